@@ -1,0 +1,141 @@
+//! Builds the built-in plugins (and the test guests) as WebAssembly components, so that
+//! `cargo build` of the server is all a user runs. The nested cargo uses its own target
+//! directory: sharing the outer one would wait forever on cargo's build lock.
+
+use std::env;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const TARGET: &str = "wasm32-wasip2";
+
+/// Built-in plugins: (crate name, artifact name). Embedded in the binary.
+const BUILTINS: &[(&str, &str)] = &[("tocsin-plugin-http", "tocsin_plugin_http")];
+
+/// Plugins that misbehave on purpose, for the runtime's limit tests. Not embedded.
+const TEST_GUESTS: &[(&str, &str)] = &[
+    ("tocsin-guest-spin", "tocsin_guest_spin"),
+    ("tocsin-guest-hog", "tocsin_guest_hog"),
+    ("tocsin-guest-trap", "tocsin_guest_trap"),
+];
+
+fn main() {
+    let manifest_dir =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = manifest_dir
+        .parent()
+        .expect("host/ lives in the workspace root")
+        .to_path_buf();
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+
+    for watched in ["wit", "plugins", "tests/guests", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed={}", root.join(watched).display());
+    }
+
+    ensure_target();
+
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target_dir = root.join("target").join("wasm-plugins");
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(&root)
+        .args(["build", "--release", "--target", TARGET, "--target-dir"])
+        .arg(&target_dir)
+        // Small, fast guests; only this nested build sees these settings.
+        .args(["--config", "profile.release.opt-level=\"s\""])
+        .args(["--config", "profile.release.lto=true"])
+        .args(["--config", "profile.release.codegen-units=1"])
+        .args(["--config", "profile.release.panic=\"abort\""]);
+    for (krate, _) in BUILTINS.iter().chain(TEST_GUESTS) {
+        cmd.args(["-p", krate]);
+    }
+    for var in [
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "CARGO_BUILD_RUSTFLAGS",
+        "TARGET",
+        "HOST",
+        "PROFILE",
+        "OUT_DIR",
+        "OPT_LEVEL",
+        "DEBUG",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_MAKEFLAGS",
+        "MAKEFLAGS",
+        "MFLAGS",
+    ] {
+        cmd.env_remove(var);
+    }
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("could not run cargo for the plugins: {e}"));
+    if !status.success() {
+        panic!("building the plugins for {TARGET} failed (see the cargo output above)");
+    }
+
+    let artifacts = target_dir.join(TARGET).join("release");
+    let mut builtins = String::from(
+        "/// Built-in plugins: (file name, component bytes).\npub const BUILTIN_PLUGINS: &[(&str, &[u8])] = &[\n",
+    );
+    for (_, artifact) in BUILTINS {
+        let path = copy_artifact(&artifacts, artifact, &out_dir);
+        writeln!(
+            builtins,
+            "    ({artifact:?}, include_bytes!({:?})),",
+            path.display().to_string()
+        )
+        .expect("write to a String");
+    }
+    builtins.push_str("];\n");
+    std::fs::write(out_dir.join("builtin_plugins.rs"), builtins).expect("write builtin_plugins.rs");
+
+    let guests = out_dir.join("test-guests");
+    std::fs::create_dir_all(&guests).expect("create the test guest folder");
+    for (_, artifact) in TEST_GUESTS {
+        copy_artifact(&artifacts, artifact, &guests);
+    }
+    println!(
+        "cargo:rustc-env=TOCSIN_TEST_GUESTS_DIR={}",
+        guests.display()
+    );
+}
+
+fn copy_artifact(from: &Path, artifact: &str, to: &Path) -> PathBuf {
+    let source = from.join(format!("{artifact}.wasm"));
+    let dest = to.join(format!("{artifact}.wasm"));
+    std::fs::copy(&source, &dest)
+        .unwrap_or_else(|e| panic!("copy {} to {}: {e}", source.display(), dest.display()));
+    dest
+}
+
+/// Installs the wasm32-wasip2 standard library through rustup when it is missing.
+fn ensure_target() {
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    let installed = sysroot
+        .as_ref()
+        .is_some_and(|s| s.join("lib/rustlib").join(TARGET).is_dir());
+    if installed {
+        return;
+    }
+    println!(
+        "cargo:warning=installing the {TARGET} target with rustup (needed to build the plugins)"
+    );
+    let added = Command::new("rustup")
+        .args(["target", "add", TARGET])
+        .status();
+    match added {
+        Ok(s) if s.success() => {}
+        _ => panic!(
+            "the {TARGET} target is missing and could not be installed; run `rustup target add {TARGET}` and build again"
+        ),
+    }
+}

@@ -1,0 +1,162 @@
+//! The response envelope: `{success, data, meta}` (plus `pagination` on lists), and the
+//! request id every response carries in `meta.requestId`.
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+tokio::task_local! {
+    /// The id of the request being served.
+    pub static REQUEST_ID: String;
+}
+
+/// The current request id, or a fresh one outside a request.
+pub fn current_request_id() -> String {
+    REQUEST_ID
+        .try_with(Clone::clone)
+        .unwrap_or_else(|_| crate::ids::new_id(crate::ids::prefix::REQUEST))
+}
+
+/// Facts about the response.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    /// `req_...`, also sent as the `X-Request-Id` header.
+    #[schema(example = "req_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
+    pub request_id: String,
+    /// When the response was made.
+    #[schema(example = "2026-11-21T09:30:00.000Z")]
+    pub timestamp: String,
+}
+
+impl Meta {
+    pub fn now() -> Meta {
+        Meta {
+            request_id: current_request_id(),
+            timestamp: crate::time::now_string(),
+        }
+    }
+}
+
+/// A successful response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SuccessBody<T> {
+    /// Always true.
+    pub success: bool,
+    pub data: T,
+    pub meta: Meta,
+}
+
+/// Paging facts of a list response.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Pagination {
+    pub page: u64,
+    pub limit: u64,
+    pub total: u64,
+    pub pages: u64,
+    pub has_next: bool,
+    pub has_prev: bool,
+}
+
+impl Pagination {
+    pub fn new(page: crate::store::Page, total: u64) -> Pagination {
+        let pages = total.div_ceil(page.limit);
+        Pagination {
+            page: page.page,
+            limit: page.limit,
+            total,
+            pages,
+            has_next: page.page < pages,
+            has_prev: page.page > 1,
+        }
+    }
+}
+
+/// A successful list response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListBody<T> {
+    /// Always true.
+    pub success: bool,
+    pub data: Vec<T>,
+    pub meta: Meta,
+    pub pagination: Pagination,
+}
+
+/// A handler's successful answer: a status and the data to wrap.
+pub struct Success<T>(pub StatusCode, pub T);
+
+impl<T> Success<T> {
+    pub fn ok(data: T) -> Self {
+        Success(StatusCode::OK, data)
+    }
+
+    pub fn created(data: T) -> Self {
+        Success(StatusCode::CREATED, data)
+    }
+}
+
+impl<T: Serialize> IntoResponse for Success<T> {
+    fn into_response(self) -> Response {
+        let body = SuccessBody {
+            success: true,
+            data: self.1,
+            meta: Meta::now(),
+        };
+        (self.0, axum::Json(body)).into_response()
+    }
+}
+
+/// A handler's list answer.
+pub struct Paged<T> {
+    pub items: Vec<T>,
+    pub pagination: Pagination,
+}
+
+impl<T: Serialize> IntoResponse for Paged<T> {
+    fn into_response(self) -> Response {
+        let body = ListBody {
+            success: true,
+            data: self.items,
+            meta: Meta::now(),
+            pagination: self.pagination,
+        };
+        axum::Json(body).into_response()
+    }
+}
+
+/// 204 No Content.
+pub struct NoContent;
+
+impl IntoResponse for NoContent {
+    fn into_response(self) -> Response {
+        StatusCode::NO_CONTENT.into_response()
+    }
+}
+
+/// Middleware: give each request an id, visible to handlers and in `X-Request-Id`.
+pub async fn request_id(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let id = crate::ids::new_id(crate::ids::prefix::REQUEST);
+    let mut response = REQUEST_ID.scope(id.clone(), next.run(req)).await;
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Page;
+
+    #[test]
+    fn pagination_counts_pages() {
+        let p = Pagination::new(Page { page: 2, limit: 10 }, 25);
+        assert_eq!((p.pages, p.has_next, p.has_prev), (3, true, true));
+        let p = Pagination::new(Page { page: 1, limit: 20 }, 0);
+        assert_eq!((p.pages, p.has_next, p.has_prev), (0, false, false));
+        let p = Pagination::new(Page { page: 5, limit: 20 }, 20);
+        assert_eq!((p.pages, p.has_next, p.has_prev), (1, false, true));
+    }
+}

@@ -1,0 +1,172 @@
+//! `ApiError`: every failure the API answers with, turned into the error envelope in one
+//! place. Handlers return `Result<_, ApiError>` and never build error JSON themselves.
+
+use super::envelope::Meta;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// One invalid field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct FieldDetail {
+    /// The field, e.g. `interval` or `headers.X-Token`.
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldDetail {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldDetail {
+        FieldDetail {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The `error` object of a failure.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorDetail {
+    /// Upper-case identifier, e.g. `VALIDATION_ERROR`.
+    #[schema(example = "VALIDATION_ERROR")]
+    pub code: String,
+    pub message: String,
+    /// Equal to the HTTP status.
+    pub status_code: u16,
+    /// Invalid fields, on validation errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Vec<FieldDetail>>,
+}
+
+/// A failed response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// Always false.
+    pub success: bool,
+    pub error: ErrorDetail,
+    pub meta: Meta,
+}
+
+/// A failure, with its status and code.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub details: Option<Vec<FieldDetail>>,
+    /// Extra headers, e.g. `Retry-After`.
+    pub headers: Vec<(&'static str, String)>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            details: None,
+            headers: Vec::new(),
+        }
+    }
+
+    /// 400 `VALIDATION_ERROR` listing the invalid fields.
+    pub fn validation(details: Vec<FieldDetail>) -> ApiError {
+        let message = match details.as_slice() {
+            [one] => format!("{} {}", one.field, one.message),
+            _ => format!("{} fields are invalid", details.len()),
+        };
+        ApiError {
+            details: Some(details),
+            ..ApiError::new(StatusCode::BAD_REQUEST, "VALIDATION_ERROR", message)
+        }
+    }
+
+    /// 400 `VALIDATION_ERROR` with a message only.
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "VALIDATION_ERROR", message)
+    }
+
+    /// 422 `UNPROCESSABLE_ENTITY`.
+    pub fn unprocessable(message: impl Into<String>) -> ApiError {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "UNPROCESSABLE_ENTITY",
+            message,
+        )
+    }
+
+    /// 404 with a resource-specific code.
+    pub fn not_found(code: &'static str, what: &str, id: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            code,
+            format!("No {what} with id `{id}`"),
+        )
+    }
+
+    pub fn unauthorized(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", message)
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::FORBIDDEN, "FORBIDDEN", message)
+    }
+
+    /// 500 without internals; the cause goes to the log.
+    pub fn internal(cause: impl std::fmt::Display) -> ApiError {
+        tracing::error!(error = %cause, request_id = %super::envelope::current_request_id(), "internal error");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL_ERROR",
+            "Something went wrong on our side; the request id identifies it in the server log",
+        )
+    }
+
+    pub fn with_details(mut self, details: Vec<FieldDetail>) -> ApiError {
+        self.details = Some(details);
+        self
+    }
+}
+
+impl From<crate::store::StoreError> for ApiError {
+    fn from(e: crate::store::StoreError) -> Self {
+        ApiError::internal(e)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            success: false,
+            error: ErrorDetail {
+                code: self.code.to_string(),
+                message: self.message,
+                status_code: self.status.as_u16(),
+                details: self.details,
+            },
+            meta: Meta::now(),
+        };
+        let mut response = (self.status, axum::Json(body)).into_response();
+        for (name, value) in self.headers {
+            if let Ok(v) = axum::http::HeaderValue::from_str(&value) {
+                response.headers_mut().insert(name, v);
+            }
+        }
+        response
+    }
+}
+
+/// Fallback for unknown routes.
+pub async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "NOT_FOUND", "No such route")
+}
+
+/// Fallback for known routes called with the wrong method.
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "METHOD_NOT_ALLOWED",
+        "This route does not accept that method",
+    )
+}

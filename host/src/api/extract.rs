@@ -1,0 +1,80 @@
+//! Extractors whose rejections speak the error envelope: bad JSON, a wrong content type,
+//! an oversized body, a malformed query string or path.
+
+use super::error::ApiError;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+/// Largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// A JSON body.
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::Json::<T>::from_request(req, state).await {
+            Ok(axum::Json(value)) => Ok(ApiJson(value)),
+            Err(rejection) => Err(json_rejection(rejection)),
+        }
+    }
+}
+
+fn json_rejection(r: JsonRejection) -> ApiError {
+    match r {
+        JsonRejection::MissingJsonContentType(_) => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "INVALID_CONTENT_TYPE",
+            "The body must be JSON with `Content-Type: application/json`",
+        ),
+        JsonRejection::JsonSyntaxError(e) => {
+            ApiError::bad_request(format!("Malformed JSON: {}", e.body_text()))
+        }
+        JsonRejection::JsonDataError(e) => {
+            ApiError::bad_request(format!("Invalid JSON: {}", e.body_text()))
+        }
+        other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "PAYLOAD_TOO_LARGE",
+            format!("The body is larger than {} KiB", MAX_BODY_BYTES / 1024),
+        ),
+        other => ApiError::bad_request(format!("Unreadable body: {}", other.body_text())),
+    }
+}
+
+/// A query string.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|q| ApiQuery(q.0))
+            .map_err(|r: QueryRejection| {
+                ApiError::bad_request(format!("Invalid query string: {}", r.body_text()))
+            })
+    }
+}
+
+/// Path parameters.
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|p| ApiPath(p.0))
+            .map_err(|r: PathRejection| {
+                ApiError::bad_request(format!("Invalid path: {}", r.body_text()))
+            })
+    }
+}

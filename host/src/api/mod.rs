@@ -1,0 +1,95 @@
+//! The REST interface: axum routers (one file per resource), the envelope, errors,
+//! authentication, paging and the OpenAPI document. Handlers read the store and call the
+//! engine; they never run checks or send anything themselves.
+
+pub mod auth;
+pub mod envelope;
+pub mod error;
+pub mod extract;
+pub mod health;
+pub mod monitor_input;
+pub mod monitors;
+pub mod openapi;
+pub mod paging;
+pub mod plugins;
+
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::plugins::PluginHost;
+use crate::store::Store;
+use axum::extract::DefaultBodyLimit;
+use axum::response::IntoResponse;
+use axum::{Extension, Router};
+use std::sync::Arc;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// What handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Store,
+    pub plugins: Arc<PluginHost>,
+    pub config: Arc<Config>,
+    pub clock: SharedClock,
+}
+
+/// The routes of `/v1`, with their OpenAPI description.
+fn v1_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(monitors::create_monitor, monitors::list_monitors))
+        .routes(routes!(
+            monitors::get_monitor,
+            monitors::update_monitor,
+            monitors::delete_monitor
+        ))
+        .routes(routes!(monitors::pause_monitor))
+        .routes(routes!(monitors::resume_monitor))
+        .routes(routes!(monitors::list_checks))
+        .routes(routes!(monitors::monitor_uptime))
+        .routes(routes!(plugins::list_plugins))
+        .routes(routes!(openapi::openapi_json))
+}
+
+/// Routes without authentication.
+fn public_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
+}
+
+/// The complete OpenAPI document.
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    let (_, mut doc) = v1_routes().split_for_parts();
+    let (_, public) = public_routes().split_for_parts();
+    doc.merge(public);
+    doc
+}
+
+/// The whole HTTP application.
+pub fn router(state: AppState) -> Router {
+    let (v1, mut doc) = v1_routes().split_for_parts();
+    let (public, public_doc) = public_routes().split_for_parts();
+    doc.merge(public_doc);
+    let rendered = openapi::OpenApiJson(Arc::new(
+        doc.to_pretty_json().unwrap_or_else(|_| "{}".into()),
+    ));
+    let v1 = v1
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_key,
+        ))
+        .layer(Extension(rendered));
+    Router::new()
+        .merge(v1)
+        .merge(public)
+        .fallback(error::not_found)
+        .method_not_allowed_fallback(error::method_not_allowed)
+        .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
+            error::ApiError::internal("a request handler panicked").into_response()
+        }))
+        .layer(axum::middleware::from_fn(envelope::request_id))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .with_state(state)
+}

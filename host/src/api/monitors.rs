@@ -1,0 +1,506 @@
+//! `/v1/monitors`: create, list, read, edit, delete, pause, resume, check history, uptime.
+
+use super::AppState;
+use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
+use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::monitor_input::{self, InputRules, MonitorInput};
+use super::paging;
+use crate::ids::{self, prefix};
+use crate::store::keys::Principal;
+use crate::store::monitors::{MonitorListQuery, MonitorRow, MonitorSort, status};
+use axum::Extension;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use utoipa::{IntoParams, ToSchema};
+
+/// Fields of a monitor on creation. The `http` and `keyword` fields apply to those types;
+/// other plugin types take their settings under `config`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct MonitorCreate {
+    /// Display name, 1 to 200 characters.
+    #[schema(example = "Public API")]
+    pub name: String,
+    /// Monitor type: `http`, or any type a loaded plugin provides (see `GET /v1/plugins`).
+    #[serde(rename = "type")]
+    #[schema(example = "http")]
+    pub kind: String,
+    /// Seconds between checks, from the server's `min_interval` (default 30) to 86400.
+    #[schema(example = 60)]
+    pub interval: u32,
+    /// Seconds before a check fails, 1 to 60, at most `interval`; default 10 (or `interval` when shorter).
+    #[schema(default = 10)]
+    pub timeout: Option<u32>,
+    /// Alert policy to attach.
+    pub alert_policy_id: Option<String>,
+    /// Regions that run the checks; default every configured region.
+    pub regions: Option<Vec<String>>,
+    /// http: full URL including scheme.
+    #[schema(example = "https://example.com/health")]
+    pub url: Option<String>,
+    /// http: GET, POST, PUT or HEAD.
+    #[schema(example = "GET")]
+    pub method: Option<String>,
+    /// http: headers sent with each check.
+    pub headers: Option<BTreeMap<String, String>>,
+    /// http: request body, POST and PUT only.
+    pub body: Option<String>,
+    /// http: whether 3xx answers are followed.
+    #[schema(default = true)]
+    pub follow_redirects: Option<bool>,
+    /// http: longest redirect chain that passes, 0 to 20.
+    #[schema(default = 10)]
+    pub max_redirects: Option<u32>,
+    /// http: status code required to pass.
+    #[schema(default = 200)]
+    pub expected_status_code: Option<u16>,
+    /// http: when true, any 2xx status passes.
+    #[schema(default = false)]
+    pub expected_status_range: Option<bool>,
+    /// http: text that must appear in the body (read up to 1 MiB).
+    pub body_contains: Option<String>,
+    /// http: text that must not appear in the body.
+    pub body_not_contains: Option<String>,
+    /// http: fail when the response takes longer than this many milliseconds.
+    pub max_response_time_ms: Option<u32>,
+    /// Settings of a plugin-provided type, checked against its JSON Schema.
+    pub config: Option<Map<String, Value>>,
+}
+
+/// A monitor as the API returns it: the creation fields (with defaults filled in) plus these.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MonitorView {
+    #[schema(example = "mon_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
+    pub id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `pending` (no check yet), `up`, `down` or `paused`.
+    #[schema(example = "up")]
+    pub status: String,
+    pub interval: u32,
+    pub timeout: u32,
+    pub alert_policy_id: Option<String>,
+    pub regions: Vec<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub last_checked_at: Option<String>,
+    pub last_response_time_ms: Option<u32>,
+    pub consecutive_failures: u32,
+    pub consecutive_successes: u32,
+    /// The type's own fields follow (for `http`: `url`, `method`, `headers`, ...).
+    #[serde(flatten)]
+    #[schema(additional_properties)]
+    pub type_fields: Map<String, Value>,
+}
+
+/// Query of the monitor list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct MonitorListParams {
+    /// Page number, from 1.
+    pub page: Option<String>,
+    /// Items per page, 1 to 100 (default 20).
+    pub limit: Option<String>,
+    /// `pending`, `up`, `down` or `paused`.
+    pub status: Option<String>,
+    /// `createdAt` (default), `updatedAt`, `name` or `status`.
+    pub sort_by: Option<String>,
+    /// `asc` or `desc` (default).
+    pub order: Option<String>,
+}
+
+/// Query of check history.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CheckListParams {
+    pub page: Option<String>,
+    pub limit: Option<String>,
+    /// Oldest check time included (ISO 8601).
+    pub from: Option<String>,
+    /// Newest check time included (ISO 8601).
+    pub to: Option<String>,
+}
+
+/// Query of uptime.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct UptimeParams {
+    /// Window start (ISO 8601); default 24 hours before `to`.
+    pub from: Option<String>,
+    /// Window end (ISO 8601); default now.
+    pub to: Option<String>,
+}
+
+/// One check that ran.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckView {
+    #[schema(example = "chk_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
+    pub id: String,
+    pub checked_at: String,
+    pub ok: bool,
+    /// Why it failed.
+    pub reason: Option<String>,
+    pub status_code: Option<i32>,
+    /// None when it timed out.
+    pub response_time_ms: Option<i32>,
+    pub region: String,
+}
+
+/// Uptime over a window.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UptimeView {
+    pub monitor_id: String,
+    pub from: String,
+    pub to: String,
+    /// Percentage of passed checks; null without checks.
+    pub uptime_percent: Option<f64>,
+    pub total_checks: u64,
+    pub up_checks: u64,
+    pub down_checks: u64,
+    pub mean_response_time_ms: Option<f64>,
+    pub p95_response_time_ms: Option<i32>,
+}
+
+fn rules(state: &AppState) -> (u32, Vec<String>) {
+    (state.config.min_interval, state.config.region_names())
+}
+
+fn body_object(body: Value) -> Result<Map<String, Value>, ApiError> {
+    match body {
+        Value::Object(o) => Ok(o),
+        _ => Err(ApiError::bad_request("The body must be a JSON object")),
+    }
+}
+
+async fn check_policy(_state: &AppState, input: &MonitorInput) -> Result<(), ApiError> {
+    // Alert policies arrive with the incidents feature; until then no id can exist.
+    if let Some(id) = &input.alert_policy_id {
+        return Err(ApiError::unprocessable(format!(
+            "No alert policy `{id}` exists in this workspace"
+        ))
+        .with_details(vec![FieldDetail::new("alertPolicyId", "does not exist")]));
+    }
+    Ok(())
+}
+
+async fn find(state: &AppState, p: &Principal, id: &str) -> Result<MonitorRow, ApiError> {
+    state
+        .store
+        .monitor(&p.workspace_id, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("MONITOR_NOT_FOUND", "monitor", id))
+}
+
+/// Create a monitor.
+#[utoipa::path(post, path = "/v1/monitors", tag = "monitors", request_body = MonitorCreate,
+    responses(
+        (status = 201, description = "The created monitor", body = SuccessBody<MonitorView>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 422, description = "Unknown type or alert policy, or timeout longer than interval", body = ErrorBody),
+    ))]
+pub async fn create_monitor(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Success<Value>, ApiError> {
+    let object = body_object(body)?;
+    let (min_interval, regions) = rules(&state);
+    let input = monitor_input::validate(
+        object,
+        &InputRules {
+            min_interval,
+            regions: &regions,
+        },
+        &state.plugins,
+    )
+    .await?;
+    check_policy(&state, &input).await?;
+    let now = state.clock.now_ms();
+    let row = MonitorRow {
+        id: ids::new_id(prefix::MONITOR),
+        workspace_id: p.workspace_id.clone(),
+        name: input.name,
+        kind: input.kind,
+        config: input.config,
+        interval_secs: i32::try_from(input.interval_secs).unwrap_or(i32::MAX),
+        timeout_secs: i32::try_from(input.timeout_secs).unwrap_or(i32::MAX),
+        alert_policy_id: input.alert_policy_id,
+        regions: serde_json::to_string(&input.regions).unwrap_or_else(|_| "[]".into()),
+        status: status::PENDING.into(),
+        created_at: now,
+        updated_at: now,
+        last_checked_at: None,
+        last_response_time_ms: None,
+        consecutive_failures: 0,
+        consecutive_successes: 0,
+        region_cursor: 0,
+    };
+    let saved = state.store.insert_monitor(row).await?;
+    Ok(Success::created(monitor_input::view(&saved, &regions)))
+}
+
+/// List monitors.
+#[utoipa::path(get, path = "/v1/monitors", tag = "monitors", params(MonitorListParams),
+    responses(
+        (status = 200, description = "A page of monitors", body = ListBody<MonitorView>),
+        (status = 400, description = "Invalid parameters", body = ErrorBody),
+    ))]
+pub async fn list_monitors(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiQuery(q): ApiQuery<MonitorListParams>,
+) -> Result<Paged<Value>, ApiError> {
+    let mut errors = Vec::new();
+    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let order = paging::order(q.order.as_deref(), &mut errors);
+    let sort = match q.sort_by.as_deref() {
+        None | Some("createdAt") => MonitorSort::CreatedAt,
+        Some("updatedAt") => MonitorSort::UpdatedAt,
+        Some("name") => MonitorSort::Name,
+        Some("status") => MonitorSort::Status,
+        Some(_) => {
+            errors.push(FieldDetail::new(
+                "sortBy",
+                "must be createdAt, updatedAt, name or status",
+            ));
+            MonitorSort::CreatedAt
+        }
+    };
+    if let Some(s) = &q.status {
+        if !status::ALL.contains(&s.as_str()) {
+            errors.push(FieldDetail::new(
+                "status",
+                "must be pending, up, down or paused",
+            ));
+        }
+    }
+    paging::finish(errors)?;
+    let query = MonitorListQuery {
+        status: q.status,
+        sort,
+        order,
+        page,
+    };
+    let (rows, total) = state.store.list_monitors(&p.workspace_id, &query).await?;
+    let regions = state.config.region_names();
+    Ok(Paged {
+        items: rows
+            .iter()
+            .map(|r| monitor_input::view(r, &regions))
+            .collect(),
+        pagination: Pagination::new(page, total),
+    })
+}
+
+/// Get one monitor.
+#[utoipa::path(get, path = "/v1/monitors/{id}", tag = "monitors", params(("id" = String, Path, description = "Monitor id")),
+    responses(
+        (status = 200, description = "The monitor", body = SuccessBody<MonitorView>),
+        (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn get_monitor(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Success<Value>, ApiError> {
+    let row = find(&state, &p, &id).await?;
+    Ok(Success::ok(monitor_input::view(
+        &row,
+        &state.config.region_names(),
+    )))
+}
+
+/// Change some fields of a monitor. Absent fields keep their values; `null` clears a nullable field.
+#[utoipa::path(patch, path = "/v1/monitors/{id}", tag = "monitors", params(("id" = String, Path, description = "Monitor id")),
+    request_body(content = Object, description = "Fields to change, as in MonitorCreate (`type` cannot change)"),
+    responses(
+        (status = 200, description = "The updated monitor", body = SuccessBody<MonitorView>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
+        (status = 422, description = "Unknown alert policy, or timeout longer than interval", body = ErrorBody),
+    ))]
+pub async fn update_monitor(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Success<Value>, ApiError> {
+    let patch = body_object(body)?;
+    let row = find(&state, &p, &id).await?;
+    let merged = monitor_input::merge_patch(&row, patch)?;
+    let (min_interval, regions) = rules(&state);
+    let input = monitor_input::validate(
+        merged,
+        &InputRules {
+            min_interval,
+            regions: &regions,
+        },
+        &state.plugins,
+    )
+    .await?;
+    check_policy(&state, &input).await?;
+    let updated = MonitorRow {
+        name: input.name,
+        config: input.config,
+        interval_secs: i32::try_from(input.interval_secs).unwrap_or(i32::MAX),
+        timeout_secs: i32::try_from(input.timeout_secs).unwrap_or(i32::MAX),
+        alert_policy_id: input.alert_policy_id,
+        regions: serde_json::to_string(&input.regions).unwrap_or_else(|_| "[]".into()),
+        updated_at: state.clock.now_ms(),
+        ..row
+    };
+    let saved = state.store.update_monitor(updated).await?;
+    Ok(Success::ok(monitor_input::view(&saved, &regions)))
+}
+
+/// Delete a monitor and its check history.
+#[utoipa::path(delete, path = "/v1/monitors/{id}", tag = "monitors", params(("id" = String, Path, description = "Monitor id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn delete_monitor(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<NoContent, ApiError> {
+    if state.store.delete_monitor(&p.workspace_id, &id).await? {
+        Ok(NoContent)
+    } else {
+        Err(ApiError::not_found("MONITOR_NOT_FOUND", "monitor", &id))
+    }
+}
+
+async fn set_paused(
+    state: AppState,
+    p: Principal,
+    id: String,
+    paused: bool,
+) -> Result<Success<Value>, ApiError> {
+    let now = state.clock.now_ms();
+    let (row, _changed) = state
+        .store
+        .set_monitor_paused(&p.workspace_id, &id, paused, now)
+        .await?
+        .ok_or_else(|| ApiError::not_found("MONITOR_NOT_FOUND", "monitor", &id))?;
+    Ok(Success::ok(monitor_input::view(
+        &row,
+        &state.config.region_names(),
+    )))
+}
+
+/// Pause a monitor: no checks run until it is resumed. Pausing a paused monitor changes nothing.
+#[utoipa::path(post, path = "/v1/monitors/{id}/pause", tag = "monitors", params(("id" = String, Path, description = "Monitor id")),
+    responses(
+        (status = 200, description = "The paused monitor", body = SuccessBody<MonitorView>),
+        (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn pause_monitor(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Success<Value>, ApiError> {
+    set_paused(state, p, id, true).await
+}
+
+/// Resume a paused monitor; it is checked at once and its state starts from `pending`.
+#[utoipa::path(post, path = "/v1/monitors/{id}/resume", tag = "monitors", params(("id" = String, Path, description = "Monitor id")),
+    responses(
+        (status = 200, description = "The resumed monitor", body = SuccessBody<MonitorView>),
+        (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn resume_monitor(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Success<Value>, ApiError> {
+    set_paused(state, p, id, false).await
+}
+
+/// A monitor's check history, newest first.
+#[utoipa::path(get, path = "/v1/monitors/{id}/checks", tag = "monitors",
+    params(("id" = String, Path, description = "Monitor id"), CheckListParams),
+    responses(
+        (status = 200, description = "A page of checks", body = ListBody<CheckView>),
+        (status = 400, description = "Invalid parameters", body = ErrorBody),
+        (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn list_checks(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<CheckListParams>,
+) -> Result<Paged<CheckView>, ApiError> {
+    let mut errors = Vec::new();
+    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let from = paging::timestamp("from", q.from.as_deref(), &mut errors);
+    let to = paging::timestamp("to", q.to.as_deref(), &mut errors);
+    paging::finish(errors)?;
+    let row = find(&state, &p, &id).await?;
+    let (rows, total) = state.store.list_checks(&row.id, from, to, page).await?;
+    Ok(Paged {
+        items: rows
+            .into_iter()
+            .map(|c| CheckView {
+                id: c.id,
+                checked_at: crate::time::format_ms(c.checked_at),
+                ok: c.ok,
+                reason: c.reason,
+                status_code: c.status_code,
+                response_time_ms: c.response_time_ms,
+                region: c.region,
+            })
+            .collect(),
+        pagination: Pagination::new(page, total),
+    })
+}
+
+/// Uptime percentage, check counts and response times over a window (default: the last 24 hours).
+#[utoipa::path(get, path = "/v1/monitors/{id}/uptime", tag = "monitors",
+    params(("id" = String, Path, description = "Monitor id"), UptimeParams),
+    responses(
+        (status = 200, description = "Uptime figures", body = SuccessBody<UptimeView>),
+        (status = 400, description = "Invalid parameters", body = ErrorBody),
+        (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn monitor_uptime(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<UptimeParams>,
+) -> Result<Success<UptimeView>, ApiError> {
+    let mut errors = Vec::new();
+    let from = paging::timestamp("from", q.from.as_deref(), &mut errors);
+    let to = paging::timestamp("to", q.to.as_deref(), &mut errors);
+    paging::finish(errors)?;
+    let to = to.unwrap_or_else(|| state.clock.now_ms());
+    let from = from.unwrap_or(to - 24 * 3_600_000);
+    if from > to {
+        return Err(ApiError::validation(vec![FieldDetail::new(
+            "from",
+            "must not be after to",
+        )]));
+    }
+    let row = find(&state, &p, &id).await?;
+    let stats = state.store.uptime(&row.id, from, to).await?;
+    Ok(Success::ok(UptimeView {
+        monitor_id: row.id,
+        from: crate::time::format_ms(from),
+        to: crate::time::format_ms(to),
+        uptime_percent: (stats.total > 0).then(|| stats.up as f64 * 100.0 / stats.total as f64),
+        total_checks: stats.total,
+        up_checks: stats.up,
+        down_checks: stats.down,
+        mean_response_time_ms: stats.mean_response_ms,
+        p95_response_time_ms: stats.p95_response_ms,
+    }))
+}

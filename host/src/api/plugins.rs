@@ -1,0 +1,91 @@
+//! `GET /v1/plugins`: the loaded monitor and channel plugins.
+
+use super::AppState;
+use super::envelope::{ListBody, Paged, Pagination};
+use super::error::{ApiError, ErrorBody};
+use super::extract::ApiQuery;
+use super::paging;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// A loaded plugin.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginView {
+    /// The monitor or channel type it provides.
+    #[schema(example = "http")]
+    pub name: String,
+    /// `monitor` or `channel`.
+    pub kind: String,
+    pub version: String,
+    pub description: String,
+    /// JSON Schema of the type's settings.
+    #[schema(value_type = Object)]
+    pub config_schema: serde_json::Value,
+    /// Host capabilities it uses: `http`, `net`, `tls`, `smtp`.
+    pub capabilities: Vec<String>,
+    /// Contract version it was built against, e.g. `0.1.0`.
+    pub contract: String,
+    /// `builtin` or the file it was loaded from.
+    pub source: String,
+}
+
+/// Query of the plugin list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PluginListParams {
+    pub page: Option<String>,
+    pub limit: Option<String>,
+    /// `monitor` or `channel`.
+    pub kind: Option<String>,
+}
+
+/// List loaded plugins, monitors first, by name.
+#[utoipa::path(get, path = "/v1/plugins", tag = "plugins", params(PluginListParams),
+    responses(
+        (status = 200, description = "Loaded plugins", body = ListBody<PluginView>),
+        (status = 400, description = "Invalid parameters", body = ErrorBody),
+    ))]
+pub async fn list_plugins(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<PluginListParams>,
+) -> Result<Paged<PluginView>, ApiError> {
+    let mut errors = Vec::new();
+    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    if let Some(kind) = &q.kind {
+        if kind != "monitor" && kind != "channel" {
+            errors.push(super::error::FieldDetail::new(
+                "kind",
+                "must be monitor or channel",
+            ));
+        }
+    }
+    paging::finish(errors)?;
+    let all: Vec<PluginView> = state
+        .plugins
+        .descriptions()
+        .into_iter()
+        .filter(|d| q.kind.as_deref().is_none_or(|k| k == d.kind))
+        .map(|d| PluginView {
+            name: d.name,
+            kind: d.kind.to_string(),
+            version: d.version,
+            description: d.description,
+            config_schema: d.config_schema,
+            capabilities: d.capabilities.into_iter().map(String::from).collect(),
+            contract: d.contract,
+            source: d.source,
+        })
+        .collect();
+    let total = all.len() as u64;
+    let items = all
+        .into_iter()
+        .skip(usize::try_from(page.offset()).unwrap_or(usize::MAX))
+        .take(page.limit as usize)
+        .collect();
+    Ok(Paged {
+        items,
+        pagination: Pagination::new(page, total),
+    })
+}

@@ -1,0 +1,194 @@
+//! Starting and stopping the server: database, bootstrap, plugins, scheduler, HTTP.
+
+use crate::api::{self, AppState};
+use crate::clock::{SharedClock, SystemClock};
+use crate::config::Config;
+use crate::engine::Recorder;
+use crate::plugins::PluginHost;
+use crate::scheduler::Scheduler;
+use crate::store::Store;
+use anyhow::Context;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// Make rustls use the ring provider everywhere (reqwest, TLS checks).
+pub fn install_crypto_provider() {
+    // Fails only when a provider is already installed, which is what we want anyway.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Connect to the configured database and apply migrations.
+pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
+    let store = Store::connect(&config.database_url)
+        .await
+        .with_context(|| {
+            format!(
+                "cannot open the database at {}",
+                redact(&config.database_url)
+            )
+        })?;
+    store
+        .migrate()
+        .await
+        .context("database migrations failed")?;
+    Ok(store)
+}
+
+/// Hide a password in a database URL for messages.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Load the built-in plugins and those in `plugins_dir`.
+pub async fn load_plugins(config: &Config) -> anyhow::Result<PluginHost> {
+    let cache = config.data_dir.join("cache").join("plugins");
+    let mut host = PluginHost::new(Some(cache)).context("cannot start the plugin runtime")?;
+    host.load_all(PluginHost::builtin_sources()).await;
+    host.load_all(PluginHost::directory_sources(&config.plugins_dir))
+        .await;
+    Ok(host)
+}
+
+fn write_bootstrap_key(data_dir: &Path, secret: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::create_dir_all(data_dir)?;
+    let path = data_dir.join("bootstrap-admin.key");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&path)?;
+    writeln!(file, "{secret}")
+}
+
+/// Run the server until SIGINT or SIGTERM.
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    install_crypto_provider();
+    let started = std::time::Instant::now();
+    let config = Arc::new(config);
+    let clock: SharedClock = Arc::new(SystemClock);
+    let store = open_store(&config).await?;
+
+    if let Some(b) = store
+        .bootstrap(
+            config.bootstrap_plan,
+            config.bootstrap_key.clone(),
+            clock.now_ms(),
+        )
+        .await
+        .context("cannot create the first workspace")?
+    {
+        println!(
+            "Created workspace {} with an admin API key (shown once):\n\n    {}\n",
+            b.workspace_id, b.key_secret
+        );
+        match write_bootstrap_key(&config.data_dir, &b.key_secret) {
+            Ok(()) => println!(
+                "The key is also in {}",
+                config.data_dir.join("bootstrap-admin.key").display()
+            ),
+            Err(e) => tracing::warn!(error = %e, "could not write bootstrap-admin.key"),
+        }
+    }
+
+    let plugins = Arc::new(load_plugins(&config).await?);
+    let (recorder, recorder_task) = Recorder::spawn(store.clone());
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let scheduler = Scheduler::new(
+        store.clone(),
+        plugins.clone(),
+        recorder,
+        config.region.clone(),
+        clock.clone(),
+    );
+    let scheduler_task = tokio::spawn(scheduler.run(shutdown_rx.clone()));
+
+    let state = AppState {
+        store: store.clone(),
+        plugins: plugins.clone(),
+        config: config.clone(),
+        clock,
+    };
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let address = listener.local_addr()?;
+    tracing::info!(
+        address = %address,
+        database = %redact(&config.database_url),
+        region = %config.region,
+        plugins = plugins.descriptions().len(),
+        pooling = plugins.is_pooling(),
+        startup_ms = started.elapsed().as_millis() as u64,
+        "Tocsin is listening"
+    );
+    println!("Tocsin is listening on http://{address}");
+
+    let mut rx = shutdown_rx.clone();
+    axum::serve(listener, api::router(state))
+        .with_graceful_shutdown(async move {
+            tokio::select! {
+                _ = shutdown_signal() => {}
+                _ = rx.changed() => {}
+            }
+        })
+        .await
+        .context("the HTTP server failed")?;
+
+    tracing::info!("shutting down");
+    let _ = shutdown_tx.send(true);
+    let _ = scheduler_task.await;
+    // The recorder drains what checks already handed over once every sender is gone.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), recorder_task).await;
+    store.close().await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn redacts_passwords_only() {
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact("sqlite://./data/t.db"), "sqlite://./data/t.db");
+    }
+}

@@ -1,0 +1,563 @@
+//! The server's one typed configuration, built once at start-up from a TOML file, then
+//! `TOCSIN_*` environment variables, then command-line flags (each overriding the last).
+//! Every setting has a default, so the server runs with no file at all. This is the only
+//! module that reads the environment.
+
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A workspace plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Plan {
+    Free,
+    Pro,
+    Business,
+    Enterprise,
+}
+
+impl Plan {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plan::Free => "free",
+            Plan::Pro => "pro",
+            Plan::Business => "business",
+            Plan::Enterprise => "enterprise",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Plan> {
+        match text {
+            "free" => Some(Plan::Free),
+            "pro" => Some(Plan::Pro),
+            "business" => Some(Plan::Business),
+            "enterprise" => Some(Plan::Enterprise),
+            _ => None,
+        }
+    }
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Pretty,
+    Json,
+}
+
+/// How the SMTP relay is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SmtpTls {
+    None,
+    Starttls,
+    Tls,
+}
+
+/// A probe region and the addresses its checks come from.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Region {
+    pub name: String,
+    #[serde(default)]
+    pub ipv4: Vec<String>,
+    #[serde(default)]
+    pub ipv6: Vec<String>,
+}
+
+/// The SMTP relay used by e-mail channels.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmtpConfig {
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub from: Option<String>,
+    pub tls: Option<SmtpTls>,
+}
+
+/// The Telegram Bot API used by telegram channels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TelegramConfig {
+    pub bot_token: Option<String>,
+    pub api_base: String,
+}
+
+/// The complete configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    pub database_url: String,
+    pub public_url: String,
+    /// Shortest monitor interval accepted, in seconds.
+    pub min_interval: u32,
+    pub allow_insecure_webhooks: bool,
+    pub webhook_retry_schedule: Vec<Duration>,
+    pub rate_limit_per_minute: u32,
+    pub bootstrap_key: Option<String>,
+    pub bootstrap_plan: Plan,
+    pub plugins_dir: PathBuf,
+    /// The region this node runs checks for.
+    pub region: String,
+    pub regions: Vec<Region>,
+    pub smtp: SmtpConfig,
+    pub telegram: TelegramConfig,
+    pub tls_extra_roots: Option<PathBuf>,
+    pub log_format: LogFormat,
+    /// Log filter in `tracing` syntax (e.g. `info,tocsin=debug`).
+    pub log_filter: String,
+}
+
+/// The TOML file. Unknown keys are refused, so a typo is an error rather than a silent default.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    listen: Option<String>,
+    data_dir: Option<PathBuf>,
+    database_url: Option<String>,
+    public_url: Option<String>,
+    min_interval: Option<u32>,
+    allow_insecure_webhooks: Option<bool>,
+    webhook_retry_schedule: Option<String>,
+    rate_limit_per_minute: Option<u32>,
+    bootstrap_key: Option<String>,
+    bootstrap_plan: Option<Plan>,
+    plugins_dir: Option<PathBuf>,
+    region: Option<String>,
+    regions: Option<Vec<Region>>,
+    smtp: Option<SmtpConfig>,
+    telegram: Option<FileTelegram>,
+    tls_extra_roots: Option<PathBuf>,
+    log_format: Option<LogFormat>,
+    log_filter: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTelegram {
+    bot_token: Option<String>,
+    api_base: Option<String>,
+}
+
+/// Settings given as command-line flags; `None` leaves the file/env value.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub listen: Option<String>,
+    pub data_dir: Option<PathBuf>,
+    pub database_url: Option<String>,
+    pub region: Option<String>,
+    pub min_interval: Option<u32>,
+}
+
+/// A configuration error, naming the setting.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{setting}: {message}")]
+    Invalid {
+        setting: &'static str,
+        message: String,
+    },
+}
+
+fn invalid(setting: &'static str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        setting,
+        message: message.into(),
+    }
+}
+
+impl Config {
+    /// Load the configuration the way `tocsin serve` does: the file named by `--config`
+    /// (or `tocsin.toml` when it exists), then the process environment, then `overrides`.
+    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Config, ConfigError> {
+        let env = |name: &str| std::env::var(name).ok();
+        Self::build(file, &env, overrides)
+    }
+
+    /// Build from a file, an environment lookup and flag overrides.
+    pub fn build(
+        file: Option<&Path>,
+        env: &dyn Fn(&str) -> Option<String>,
+        overrides: &Overrides,
+    ) -> Result<Config, ConfigError> {
+        let default_file = Path::new("tocsin.toml");
+        let file_config = match file {
+            Some(path) => read_file(path)?,
+            None if default_file.is_file() => read_file(default_file)?,
+            None => FileConfig::default(),
+        };
+        let f = file_config;
+
+        let listen_text = overrides
+            .listen
+            .clone()
+            .or_else(|| env("TOCSIN_LISTEN"))
+            .or(f.listen)
+            .unwrap_or_else(|| "127.0.0.1:8080".into());
+        let listen: SocketAddr = listen_text.parse().map_err(|_| {
+            invalid(
+                "listen",
+                format!("`{listen_text}` is not an address such as 127.0.0.1:8080"),
+            )
+        })?;
+
+        let data_dir = overrides
+            .data_dir
+            .clone()
+            .or_else(|| env("TOCSIN_DATA_DIR").map(PathBuf::from))
+            .or(f.data_dir)
+            .unwrap_or_else(|| PathBuf::from("./data"));
+
+        let database_url = overrides
+            .database_url
+            .clone()
+            .or_else(|| env("TOCSIN_DATABASE_URL"))
+            .or(f.database_url)
+            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("tocsin.db").display()));
+        if !(database_url.starts_with("sqlite:")
+            || database_url.starts_with("postgres://")
+            || database_url.starts_with("postgresql://"))
+        {
+            return Err(invalid(
+                "database_url",
+                "must start with sqlite:// or postgres://",
+            ));
+        }
+
+        let public_url = env("TOCSIN_PUBLIC_URL")
+            .or(f.public_url)
+            .unwrap_or_else(|| format!("http://{listen}"))
+            .trim_end_matches('/')
+            .to_string();
+
+        let min_interval = match overrides.min_interval {
+            Some(v) => v,
+            None => match env("TOCSIN_MIN_INTERVAL") {
+                Some(text) => parse_number("min_interval", &text)?,
+                None => f.min_interval.unwrap_or(30),
+            },
+        };
+        if !(1..=86_400).contains(&min_interval) {
+            return Err(invalid("min_interval", "must be from 1 to 86400 seconds"));
+        }
+
+        let allow_insecure_webhooks = match env("TOCSIN_ALLOW_INSECURE_WEBHOOKS") {
+            Some(text) => parse_bool("allow_insecure_webhooks", &text)?,
+            None => f.allow_insecure_webhooks.unwrap_or(false),
+        };
+
+        let schedule_text = env("TOCSIN_WEBHOOK_RETRY_SCHEDULE")
+            .or(f.webhook_retry_schedule)
+            .unwrap_or_else(|| "10s,1m,5m,30m,2h,6h,12h".into());
+        let webhook_retry_schedule =
+            parse_schedule(&schedule_text).map_err(|m| invalid("webhook_retry_schedule", m))?;
+
+        let rate_limit_per_minute = match env("TOCSIN_RATE_LIMIT_PER_MINUTE") {
+            Some(text) => parse_number("rate_limit_per_minute", &text)?,
+            None => f.rate_limit_per_minute.unwrap_or(600),
+        };
+        if rate_limit_per_minute == 0 {
+            return Err(invalid("rate_limit_per_minute", "must be at least 1"));
+        }
+
+        let bootstrap_key = env("TOCSIN_BOOTSTRAP_KEY").or(f.bootstrap_key);
+        if let Some(key) = &bootstrap_key {
+            if !crate::store::keys::is_well_formed_secret(key) {
+                return Err(invalid(
+                    "bootstrap_key",
+                    "must be `tcs_` followed by 40 letters and digits",
+                ));
+            }
+        }
+        let bootstrap_plan = match env("TOCSIN_BOOTSTRAP_PLAN") {
+            Some(text) => Plan::parse(&text).ok_or_else(|| {
+                invalid(
+                    "bootstrap_plan",
+                    "must be free, pro, business or enterprise",
+                )
+            })?,
+            None => f.bootstrap_plan.unwrap_or(Plan::Enterprise),
+        };
+
+        let plugins_dir = env("TOCSIN_PLUGINS_DIR")
+            .map(PathBuf::from)
+            .or(f.plugins_dir)
+            .unwrap_or_else(|| data_dir.join("plugins"));
+
+        let regions = f.regions.unwrap_or_else(|| {
+            vec![Region {
+                name: "local".into(),
+                ipv4: vec![],
+                ipv6: vec![],
+            }]
+        });
+        if regions.is_empty() {
+            return Err(invalid("regions", "must list at least one region"));
+        }
+        let region = overrides
+            .region
+            .clone()
+            .or_else(|| env("TOCSIN_REGION"))
+            .or(f.region)
+            .unwrap_or_else(|| regions[0].name.clone());
+        if !regions.iter().any(|r| r.name == region) {
+            return Err(invalid(
+                "region",
+                format!("`{region}` is not one of the configured regions"),
+            ));
+        }
+
+        let mut smtp = f.smtp.unwrap_or_default();
+        if let Some(v) = env("TOCSIN_SMTP_HOST") {
+            smtp.host = Some(v);
+        }
+        if let Some(v) = env("TOCSIN_SMTP_PORT") {
+            smtp.port = Some(parse_number("smtp.port", &v)?);
+        }
+        if let Some(v) = env("TOCSIN_SMTP_USERNAME") {
+            smtp.username = Some(v);
+        }
+        if let Some(v) = env("TOCSIN_SMTP_PASSWORD") {
+            smtp.password = Some(v);
+        }
+        if let Some(v) = env("TOCSIN_SMTP_FROM") {
+            smtp.from = Some(v);
+        }
+        if let Some(v) = env("TOCSIN_SMTP_TLS") {
+            smtp.tls = Some(match v.as_str() {
+                "none" => SmtpTls::None,
+                "starttls" => SmtpTls::Starttls,
+                "tls" => SmtpTls::Tls,
+                _ => return Err(invalid("smtp.tls", "must be none, starttls or tls")),
+            });
+        }
+
+        let file_telegram = f.telegram.unwrap_or_default();
+        let telegram = TelegramConfig {
+            bot_token: env("TOCSIN_TELEGRAM_BOT_TOKEN").or(file_telegram.bot_token),
+            api_base: env("TOCSIN_TELEGRAM_API_BASE")
+                .or(file_telegram.api_base)
+                .unwrap_or_else(|| "https://api.telegram.org".into())
+                .trim_end_matches('/')
+                .to_string(),
+        };
+
+        let tls_extra_roots = env("TOCSIN_TLS_EXTRA_ROOTS")
+            .map(PathBuf::from)
+            .or(f.tls_extra_roots);
+
+        let log_format = match env("TOCSIN_LOG_FORMAT") {
+            Some(v) => match v.as_str() {
+                "pretty" => LogFormat::Pretty,
+                "json" => LogFormat::Json,
+                _ => return Err(invalid("log_format", "must be pretty or json")),
+            },
+            None => f.log_format.unwrap_or(LogFormat::Pretty),
+        };
+
+        let log_filter = env("TOCSIN_LOG")
+            .or(f.log_filter)
+            .unwrap_or_else(|| "info,sqlx=warn,sea_orm=warn,cranelift=warn,wasmtime=warn".into());
+
+        Ok(Config {
+            listen,
+            data_dir,
+            database_url,
+            public_url,
+            min_interval,
+            allow_insecure_webhooks,
+            webhook_retry_schedule,
+            rate_limit_per_minute,
+            bootstrap_key,
+            bootstrap_plan,
+            plugins_dir,
+            region,
+            regions,
+            smtp,
+            telegram,
+            tls_extra_roots,
+            log_format,
+            log_filter,
+        })
+    }
+
+    /// Names of the configured regions.
+    pub fn region_names(&self) -> Vec<String> {
+        self.regions.iter().map(|r| r.name.clone()).collect()
+    }
+}
+
+fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+fn parse_number<T: std::str::FromStr>(setting: &'static str, text: &str) -> Result<T, ConfigError> {
+    text.trim()
+        .parse()
+        .map_err(|_| invalid(setting, format!("`{text}` is not a valid number")))
+}
+
+fn parse_bool(setting: &'static str, text: &str) -> Result<bool, ConfigError> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(invalid(setting, format!("`{text}` is not true or false"))),
+    }
+}
+
+/// Parse a duration such as `10s`, `5m`, `2h`, `1d` or `250ms`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration such as 10s or 5m"))?;
+    let ms = match unit {
+        "ms" => n,
+        "s" | "" => n * 1000,
+        "m" => n * 60_000,
+        "h" => n * 3_600_000,
+        "d" => n * 86_400_000,
+        _ => {
+            return Err(format!(
+                "`{text}` has an unknown unit (use ms, s, m, h or d)"
+            ));
+        }
+    };
+    Ok(Duration::from_millis(ms))
+}
+
+/// Parse a comma-separated retry schedule.
+pub fn parse_schedule(text: &str) -> Result<Vec<Duration>, String> {
+    let steps: Vec<Duration> = text
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(parse_duration)
+        .collect::<Result<_, _>>()?;
+    if steps.len() > 20 {
+        return Err("has more than 20 steps".into());
+    }
+    Ok(steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::io::Write;
+
+    fn build(
+        file: Option<&Path>,
+        env: &[(&str, &str)],
+        o: &Overrides,
+    ) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::build(file, &move |k| map.get(k).cloned(), o)
+    }
+
+    #[test]
+    fn everything_has_a_default() {
+        let c = build(None, &[], &Overrides::default()).expect("defaults");
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.database_url, "sqlite://./data/tocsin.db");
+        assert_eq!(c.public_url, "http://127.0.0.1:8080");
+        assert_eq!(c.min_interval, 30);
+        assert_eq!(c.webhook_retry_schedule.len(), 7);
+        assert_eq!(c.webhook_retry_schedule[6], Duration::from_secs(12 * 3600));
+        assert_eq!(c.region, "local");
+        assert_eq!(c.plugins_dir, PathBuf::from("./data/plugins"));
+        assert_eq!(c.bootstrap_plan, Plan::Enterprise);
+        assert_eq!(c.telegram.api_base, "https://api.telegram.org");
+    }
+
+    #[test]
+    fn file_then_env_then_flags() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.toml");
+        let mut f = std::fs::File::create(&path).expect("create");
+        writeln!(
+            f,
+            "listen = \"127.0.0.1:9000\"\nmin_interval = 5\ndata_dir = \"/srv/t\"\n\
+             [[regions]]\nname = \"eu\"\nipv4 = [\"192.0.2.0/24\"]\n[[regions]]\nname = \"us\"\n\
+             [smtp]\nhost = \"mail\"\ntls = \"starttls\""
+        )
+        .expect("write");
+        let c = build(
+            Some(&path),
+            &[("TOCSIN_MIN_INTERVAL", "2"), ("TOCSIN_REGION", "us")],
+            &Overrides::default(),
+        )
+        .expect("valid");
+        assert_eq!(c.listen.port(), 9000);
+        assert_eq!(c.min_interval, 2);
+        assert_eq!(c.region, "us");
+        assert_eq!(c.database_url, "sqlite:///srv/t/tocsin.db");
+        assert_eq!(c.smtp.tls, Some(SmtpTls::Starttls));
+        assert_eq!(c.regions[0].ipv4, ["192.0.2.0/24"]);
+        let o = Overrides {
+            min_interval: Some(1),
+            region: Some("eu".into()),
+            ..Default::default()
+        };
+        let c = build(Some(&path), &[("TOCSIN_MIN_INTERVAL", "2")], &o).expect("valid");
+        assert_eq!((c.min_interval, c.region.as_str()), (1, "eu"));
+    }
+
+    #[test]
+    fn rejects_bad_values_naming_the_setting() {
+        let err = |env: &[(&str, &str)]| {
+            build(None, env, &Overrides::default())
+                .expect_err("invalid")
+                .to_string()
+        };
+        assert!(err(&[("TOCSIN_LISTEN", "nope")]).starts_with("listen:"));
+        assert!(err(&[("TOCSIN_MIN_INTERVAL", "0")]).starts_with("min_interval:"));
+        assert!(err(&[("TOCSIN_REGION", "mars")]).starts_with("region:"));
+        assert!(err(&[("TOCSIN_BOOTSTRAP_KEY", "short")]).starts_with("bootstrap_key:"));
+        assert!(
+            err(&[("TOCSIN_WEBHOOK_RETRY_SCHEDULE", "10x")]).starts_with("webhook_retry_schedule:")
+        );
+        assert!(err(&[("TOCSIN_DATABASE_URL", "mysql://x")]).starts_with("database_url:"));
+    }
+
+    #[test]
+    fn unknown_file_keys_are_errors() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.toml");
+        std::fs::write(&path, "lisen = \"127.0.0.1:1\"\n").expect("write");
+        let e = build(Some(&path), &[], &Overrides::default()).expect_err("typo");
+        assert!(e.to_string().contains("lisen"));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert!(parse_duration("h").is_err());
+        assert_eq!(parse_schedule("1s, 2s").map(|s| s.len()), Ok(2));
+    }
+}

@@ -1,0 +1,74 @@
+//! Prefixed identifiers (`mon_01J...`): a ULID behind a resource prefix, so ids sort by
+//! creation time and say what they name.
+
+/// Resource prefixes, as DECISIONS.md lists them.
+pub mod prefix {
+    pub const MONITOR: &str = "mon_";
+    pub const WORKSPACE: &str = "ws_";
+    pub const API_KEY: &str = "key_";
+    pub const CHECK: &str = "chk_";
+    pub const REQUEST: &str = "req_";
+}
+
+/// A new identifier with the given prefix.
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}{}", ulid::Ulid::new())
+}
+
+/// Whether `id` has the prefix and a well-formed ULID after it.
+pub fn is_valid(id: &str, prefix: &str) -> bool {
+    id.strip_prefix(prefix)
+        .is_some_and(|rest| rest.len() == 26 && ulid::Ulid::from_string(rest).is_ok())
+}
+
+/// `n` random characters from the base62 alphabet, from the operating system's CSPRNG.
+pub fn random_base62(n: usize) -> String {
+    const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut out = String::with_capacity(n);
+    let mut buf = [0u8; 64];
+    while out.len() < n {
+        if getrandom::fill(&mut buf).is_err() {
+            // The OS random source is part of the platform contract; without it no secret is safe.
+            panic!("the operating system's random number generator is unavailable");
+        }
+        // 248 = 4 * 62: rejecting larger bytes keeps every character equally likely.
+        for b in buf.iter().filter(|b| **b < 248) {
+            if out.len() == n {
+                break;
+            }
+            out.push(ALPHABET[usize::from(*b % 62)] as char);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_carry_prefix_and_validate() {
+        let id = new_id(prefix::MONITOR);
+        assert!(id.starts_with("mon_"));
+        assert_eq!(id.len(), 30);
+        assert!(is_valid(&id, prefix::MONITOR));
+        assert!(!is_valid(&id, prefix::WORKSPACE));
+        assert!(!is_valid("mon_nope", prefix::MONITOR));
+    }
+
+    #[test]
+    fn ids_sort_by_creation() {
+        let a = new_id(prefix::CHECK);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = new_id(prefix::CHECK);
+        assert!(a < b);
+    }
+
+    #[test]
+    fn base62_has_requested_length_and_alphabet() {
+        let s = random_base62(40);
+        assert_eq!(s.len(), 40);
+        assert!(s.chars().all(|c| c.is_ascii_alphanumeric()));
+        assert_ne!(s, random_base62(40));
+    }
+}

@@ -1,0 +1,16 @@
+//! Tocsin: uptime monitoring and alerting where every monitor type and notification
+//! channel is a sandboxed WebAssembly component.
+//!
+//! Data flows one way: `scheduler` -> `plugins` -> `store` -> `engine`. The `api` reads the
+//! store and calls the engine.
+
+pub mod api;
+pub mod app;
+pub mod clock;
+pub mod config;
+pub mod engine;
+pub mod ids;
+pub mod plugins;
+pub mod scheduler;
+pub mod store;
+pub mod time;

@@ -1,0 +1,282 @@
+//! The `http` host interface: one HTTP exchange on a plugin's behalf, with the call's
+//! remaining budget as its timeout, redirects followed one by one (or not at all), and
+//! the body read up to a cap.
+
+use super::bindings::http::{Error, Host, Request, Response};
+use super::bindings::types::Header;
+use super::limits;
+use super::state::{CallContext, CallState};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, LOCATION};
+use reqwest::{Method, StatusCode, Url};
+use std::time::{Duration, Instant};
+
+/// Build the shared client: no automatic redirects, no connection reuse (every check
+/// measures a real connect, as a visitor would see it), rustls for TLS.
+pub fn build_client() -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(0)
+        .user_agent(concat!(
+            "Tocsin/",
+            env!("CARGO_PKG_VERSION"),
+            " (uptime monitor)"
+        ))
+        .connect_timeout(Duration::from_secs(60))
+        .build()
+}
+
+impl Host for CallState {
+    async fn send(&mut self, req: Request) -> Result<Response, Error> {
+        if !self.call.grants.http {
+            return Err(Error::Denied(format!(
+                "plugin `{}` was not granted the http capability",
+                self.call.plugin
+            )));
+        }
+        send(&self.call, req).await
+    }
+}
+
+/// Perform the exchange. Public for the benchmarks' native baseline.
+pub async fn send(call: &CallContext, req: Request) -> Result<Response, Error> {
+    let prepared = prepare(&req)?;
+    let budget_ms = u32::try_from(call.budget.as_millis()).unwrap_or(u32::MAX);
+    // The plugin may ask for less time than it has, never for more.
+    let requested = Duration::from_millis(u64::from(req.timeout_ms));
+    let allowed = requested.min(call.remaining());
+    let reported_ms = req.timeout_ms.min(budget_ms);
+    if allowed.is_zero() {
+        return Err(Error::Timeout(reported_ms));
+    }
+    let max_body = req.max_body_bytes.min(limits::HTTP_MAX_BODY_BYTES) as usize;
+    match tokio::time::timeout(
+        allowed,
+        exchange(&call.services.http_client, prepared, &req, max_body),
+    )
+    .await
+    {
+        Ok(result) => result,
+        Err(_) => Err(Error::Timeout(reported_ms)),
+    }
+}
+
+struct Prepared {
+    method: Method,
+    url: Url,
+    headers: HeaderMap,
+}
+
+fn prepare(req: &Request) -> Result<Prepared, Error> {
+    let method = match req.method.to_ascii_uppercase().as_str() {
+        "GET" => Method::GET,
+        "POST" => Method::POST,
+        "PUT" => Method::PUT,
+        "HEAD" => Method::HEAD,
+        "PATCH" => Method::PATCH,
+        "DELETE" => Method::DELETE,
+        "OPTIONS" => Method::OPTIONS,
+        other => {
+            return Err(Error::InvalidRequest(format!(
+                "unsupported method `{other}`"
+            )));
+        }
+    };
+    let url = Url::parse(&req.url).map_err(|e| Error::InvalidRequest(format!("bad URL: {e}")))?;
+    if url.scheme() != "http" && url.scheme() != "https" {
+        return Err(Error::InvalidRequest(
+            "only http and https URLs are allowed".into(),
+        ));
+    }
+    let mut headers = HeaderMap::new();
+    for Header { name, value } in &req.headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| Error::InvalidRequest(format!("bad header name `{name}`")))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| Error::InvalidRequest(format!("bad value for header `{name}`")))?;
+        headers.append(name, value);
+    }
+    Ok(Prepared {
+        method,
+        url,
+        headers,
+    })
+}
+
+async fn exchange(
+    client: &reqwest::Client,
+    p: Prepared,
+    req: &Request,
+    max_body: usize,
+) -> Result<Response, Error> {
+    let started = Instant::now();
+    let mut method = p.method;
+    let mut url = p.url;
+    let mut body = req.body.clone();
+    let mut redirects = 0u32;
+    loop {
+        let mut builder = client
+            .request(method.clone(), url.clone())
+            .headers(p.headers.clone());
+        if let Some(b) = &body {
+            builder = builder.body(b.clone());
+        }
+        let mut response = builder.send().await.map_err(transport_error)?;
+        let status = response.status();
+        if req.follow_redirects && status.is_redirection() {
+            if let Some(next) = redirect_target(&url, response.headers()) {
+                if redirects >= req.max_redirects {
+                    return Err(Error::TooManyRedirects(req.max_redirects));
+                }
+                redirects += 1;
+                // As browsers do: 303 always, and 301/302 after a POST, become a GET without body.
+                if status == StatusCode::SEE_OTHER
+                    || ((status == StatusCode::MOVED_PERMANENTLY || status == StatusCode::FOUND)
+                        && method == Method::POST)
+                {
+                    if method != Method::HEAD {
+                        method = Method::GET;
+                    }
+                    body = None;
+                }
+                url = next;
+                continue;
+            }
+        }
+        let remote_address = response.remote_addr().map(|a| a.to_string());
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(n, v)| Header {
+                name: n.as_str().to_string(),
+                value: String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            })
+            .collect();
+        let mut collected = Vec::new();
+        let mut truncated = false;
+        while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
+            let room = max_body.saturating_sub(collected.len());
+            if chunk.len() > room {
+                collected.extend_from_slice(&chunk[..room]);
+                truncated = true;
+                break;
+            }
+            collected.extend_from_slice(&chunk);
+        }
+        return Ok(Response {
+            status: status.as_u16(),
+            headers,
+            body: collected,
+            body_truncated: truncated,
+            elapsed_ms: u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX),
+            redirects,
+            final_url: url.to_string(),
+            remote_address,
+        });
+    }
+}
+
+fn redirect_target(base: &Url, headers: &HeaderMap) -> Option<Url> {
+    let location = headers.get(LOCATION)?.to_str().ok()?;
+    let next = base.join(location).ok()?;
+    matches!(next.scheme(), "http" | "https").then_some(next)
+}
+
+/// Sort a transport error into the contract's variants, keeping its detail.
+fn transport_error(e: reqwest::Error) -> Error {
+    let detail = error_chain(&e);
+    let lower = detail.to_ascii_lowercase();
+    if e.is_timeout() {
+        return Error::Other(format!("timed out: {detail}"));
+    }
+    if lower.contains("connection refused") {
+        return Error::ConnectionRefused(detail);
+    }
+    if lower.contains("dns error")
+        || lower.contains("failed to lookup address")
+        || lower.contains("name or service not known")
+    {
+        return Error::Dns(detail);
+    }
+    if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
+        return Error::Tls(detail);
+    }
+    if e.is_builder() {
+        return Error::InvalidRequest(detail);
+    }
+    Error::Other(detail)
+}
+
+/// The innermost useful messages of an error chain, joined.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = current {
+        let text = err.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        current = err.source();
+    }
+    // The outermost reqwest message repeats the URL; the causes say what happened.
+    if parts.len() > 1 {
+        parts.remove(0);
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(method: &str, url: &str) -> Request {
+        Request {
+            method: method.into(),
+            url: url.into(),
+            headers: vec![Header {
+                name: "X-A".into(),
+                value: "1".into(),
+            }],
+            body: None,
+            timeout_ms: 1000,
+            follow_redirects: true,
+            max_redirects: 3,
+            max_body_bytes: 10,
+        }
+    }
+
+    #[test]
+    fn prepare_refuses_what_it_cannot_send() {
+        assert!(prepare(&request("GET", "http://127.0.0.1/")).is_ok());
+        assert!(matches!(
+            prepare(&request("BREW", "http://127.0.0.1/")),
+            Err(Error::InvalidRequest(_))
+        ));
+        assert!(matches!(
+            prepare(&request("GET", "file:///etc/passwd")),
+            Err(Error::InvalidRequest(_))
+        ));
+        assert!(matches!(
+            prepare(&request("GET", "not a url")),
+            Err(Error::InvalidRequest(_))
+        ));
+        let mut r = request("GET", "http://127.0.0.1/");
+        r.headers.push(Header {
+            name: "bad name".into(),
+            value: "x".into(),
+        });
+        assert!(matches!(prepare(&r), Err(Error::InvalidRequest(_))));
+    }
+
+    #[test]
+    fn redirect_targets_resolve_relative_locations() {
+        let base = Url::parse("http://127.0.0.1:8000/a/b").expect("url");
+        let mut h = HeaderMap::new();
+        h.insert(LOCATION, HeaderValue::from_static("../c?x=1"));
+        assert_eq!(
+            redirect_target(&base, &h).map(|u| u.to_string()),
+            Some("http://127.0.0.1:8000/c?x=1".into())
+        );
+        h.insert(LOCATION, HeaderValue::from_static("ftp://x/"));
+        assert_eq!(redirect_target(&base, &h), None);
+    }
+}

@@ -1,0 +1,233 @@
+//! Everything that touches wasmtime directly: one `Engine` (epoch interruption, pooling
+//! allocator when the address space allows), the epoch ticker, compiling with an on-disk
+//! cache, and running one call in a fresh `Store` under its limits and deadline.
+
+use super::limits;
+use super::state::{CallContext, CallState};
+use std::future::Future;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use wasmtime::component::{Component, Linker};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
+};
+
+/// Why a plugin call failed (as opposed to the plugin reporting a failed check).
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum CallError {
+    #[error("plugin did not finish within {0} ms and was stopped")]
+    Deadline(u64),
+    #[error("plugin exceeded its memory limit of {0} MiB")]
+    Memory(usize),
+    #[error("plugin crashed: {0}")]
+    Trap(String),
+    #[error("plugin could not be started: {0}")]
+    Instantiate(String),
+}
+
+/// The wasmtime engine and its ticker. Cheap to share.
+pub struct Runtime {
+    engine: Engine,
+    pooling: bool,
+    cache_dir: Option<PathBuf>,
+    stop_ticker: Arc<AtomicBool>,
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.stop_ticker.store(true, Ordering::Relaxed);
+    }
+}
+
+fn base_config() -> Config {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    config
+}
+
+impl Runtime {
+    /// Build the engine. `cache_dir` keeps compiled plugins across restarts.
+    pub fn new(cache_dir: Option<PathBuf>) -> anyhow::Result<Runtime> {
+        let (engine, pooling) = match pooled_engine() {
+            Ok(engine) => (engine, true),
+            Err(e) => {
+                tracing::info!(reason = %e, "pooling allocator unavailable; using on-demand instance allocation");
+                (Engine::new(&base_config())?, false)
+            }
+        };
+        let stop_ticker = Arc::new(AtomicBool::new(false));
+        let ticker_engine = engine.weak();
+        let stop = stop_ticker.clone();
+        std::thread::Builder::new()
+            .name("tocsin-epoch".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(limits::EPOCH_TICK);
+                    match ticker_engine.upgrade() {
+                        Some(engine) => engine.increment_epoch(),
+                        None => break,
+                    }
+                }
+            })?;
+        Ok(Runtime {
+            engine,
+            pooling,
+            cache_dir,
+            stop_ticker,
+        })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Whether instances come from the pooling allocator.
+    pub fn is_pooling(&self) -> bool {
+        self.pooling
+    }
+
+    /// A linker with WASI p2 (granting nothing) and nothing else yet.
+    pub fn new_linker(&self) -> anyhow::Result<Linker<CallState>> {
+        let mut linker = Linker::new(&self.engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        Ok(linker)
+    }
+
+    /// Compile a component, or load it from the cache when this engine compiled it before.
+    pub fn compile(&self, bytes: &[u8]) -> anyhow::Result<Component> {
+        let Some(dir) = &self.cache_dir else {
+            return Ok(Component::new(&self.engine, bytes)?);
+        };
+        let path = dir.join(format!("{}.cwasm", self.cache_key(bytes)));
+        if path.is_file() {
+            match load_precompiled(&self.engine, &path) {
+                Ok(component) => return Ok(component),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "ignoring unusable compile cache entry")
+                }
+            }
+        }
+        let serialized = self.engine.precompile_component(bytes)?;
+        match write_atomically(dir, &path, &serialized) {
+            Ok(()) => load_precompiled(&self.engine, &path),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "could not write the compile cache");
+                Ok(Component::new(&self.engine, bytes)?)
+            }
+        }
+    }
+
+    fn cache_key(&self, bytes: &[u8]) -> String {
+        use sha2::{Digest, Sha256};
+        // DefaultHasher::new() has fixed keys: stable within one build, which is all the
+        // engine half needs (another build has another compatibility hash anyway).
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.engine
+            .precompile_compatibility_hash()
+            .hash(&mut hasher);
+        format!(
+            "{}-{:016x}",
+            hex::encode(Sha256::digest(bytes)),
+            hasher.finish()
+        )
+    }
+
+    /// A fresh store for one call, with limits and a hard deadline.
+    pub fn new_store(&self, call: CallContext, hard_deadline: Instant) -> Store<CallState> {
+        let mut store = Store::new(&self.engine, CallState::new(call));
+        store.limiter(|state| &mut state.limits);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= hard_deadline {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        store
+    }
+
+    /// Run `f` against a fresh store: the call gets `call.budget` plus the margin, then it
+    /// is stopped. Any failure is turned into a `CallError` and the store is dropped.
+    pub async fn call<R, F>(&self, call: CallContext, f: F) -> Result<R, CallError>
+    where
+        R: Send,
+        F: for<'s> FnOnce(
+            &'s mut Store<CallState>,
+        )
+            -> Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 's>>,
+    {
+        let allowed = call.budget + limits::DEADLINE_MARGIN;
+        let hard_deadline = Instant::now() + allowed;
+        let allowed_ms = u64::try_from(allowed.as_millis()).unwrap_or(u64::MAX);
+        let mut store = self.new_store(call, hard_deadline);
+        // The epoch callback stops a guest busy in wasm; this stops one stuck in a host call.
+        let outcome = tokio::time::timeout(allowed + limits::EPOCH_TICK * 5, f(&mut store)).await;
+        match outcome {
+            Ok(Ok(value)) => Ok(value),
+            Err(_) => Err(CallError::Deadline(allowed_ms)),
+            Ok(Err(e)) => {
+                if store.data().limits.memory_exceeded {
+                    Err(CallError::Memory(limits::MEMORY_LIMIT_BYTES >> 20))
+                } else if Instant::now() >= hard_deadline
+                    || e.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt)
+                {
+                    Err(CallError::Deadline(allowed_ms))
+                } else {
+                    Err(CallError::Trap(describe_trap(&e)))
+                }
+            }
+        }
+    }
+}
+
+/// A one-line reason for a failed call.
+fn describe_trap(e: &wasmtime::Error) -> String {
+    if let Some(trap) = e.downcast_ref::<wasmtime::Trap>() {
+        return trap.to_string();
+    }
+    let root = e.root_cause().to_string();
+    root.lines().next().unwrap_or("unknown error").to_string()
+}
+
+fn pooled_engine() -> anyhow::Result<Engine> {
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(limits::POOL_INSTANCES)
+        .total_core_instances(limits::POOL_INSTANCES * 4)
+        .total_memories(limits::POOL_INSTANCES * 2)
+        .total_tables(limits::POOL_INSTANCES * 4)
+        .total_stacks(limits::POOL_INSTANCES)
+        .max_memories_per_component(limits::MAX_MEMORIES as u32)
+        .max_tables_per_component(limits::MAX_TABLES as u32)
+        .max_core_instances_per_component(limits::MAX_INSTANCES as u32)
+        .max_memory_size(limits::MEMORY_LIMIT_BYTES)
+        .table_elements(limits::MAX_TABLE_ELEMENTS)
+        // Keeping a little memory mapped between calls avoids page-fault storms when
+        // thousands of short calls reuse the same slots.
+        .linear_memory_keep_resident(1 << 20)
+        .table_keep_resident(64 << 10);
+    let mut config = base_config();
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    Ok(Engine::new(&config)?)
+}
+
+#[allow(unsafe_code)]
+fn load_precompiled(engine: &Engine, path: &Path) -> anyhow::Result<Component> {
+    // SAFETY: the file was written by `precompile_component` of an engine with the same
+    // compatibility hash (it is part of the file name), in a directory only this server
+    // writes to; wasmtime still checks the header and refuses incompatible artifacts.
+    Ok(unsafe { Component::deserialize_file(engine, path) }?)
+}
+
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".{}.tmp", ulid::Ulid::new()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}

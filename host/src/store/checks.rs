@@ -1,0 +1,138 @@
+//! Check results: batched inserts, history pages and uptime figures.
+
+use super::entities::check_result;
+use super::{Page, Store, StoreError};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+};
+
+/// A check result as stored.
+pub type CheckRow = check_result::Model;
+
+/// Rows per INSERT statement; keeps statements under SQLite's bound-parameter limit.
+const INSERT_CHUNK: usize = 500;
+
+/// Uptime figures over a window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UptimeStats {
+    pub total: u64,
+    pub up: u64,
+    pub down: u64,
+    pub mean_response_ms: Option<f64>,
+    pub p95_response_ms: Option<i32>,
+}
+
+impl Store {
+    /// Insert many results in few statements.
+    pub async fn insert_checks(
+        conn: &impl ConnectionTrait,
+        rows: Vec<CheckRow>,
+    ) -> Result<(), StoreError> {
+        let mut rows = rows.into_iter().peekable();
+        while rows.peek().is_some() {
+            let chunk: Vec<check_result::ActiveModel> = rows
+                .by_ref()
+                .take(INSERT_CHUNK)
+                .map(sea_orm::IntoActiveModel::into_active_model)
+                .collect();
+            check_result::Entity::insert_many(chunk)
+                .exec_without_returning(conn)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// A page of a monitor's results, newest first, within `[from, to]`.
+    pub async fn list_checks(
+        &self,
+        monitor_id: &str,
+        from: Option<i64>,
+        to: Option<i64>,
+        page: Page,
+    ) -> Result<(Vec<CheckRow>, u64), StoreError> {
+        let mut select =
+            check_result::Entity::find().filter(check_result::Column::MonitorId.eq(monitor_id));
+        if let Some(from) = from {
+            select = select.filter(check_result::Column::CheckedAt.gte(from));
+        }
+        if let Some(to) = to {
+            select = select.filter(check_result::Column::CheckedAt.lte(to));
+        }
+        let total = select.clone().count(self.db()).await?;
+        let rows = select
+            .order_by_desc(check_result::Column::CheckedAt)
+            .order_by_desc(check_result::Column::Id)
+            .offset(page.offset())
+            .limit(page.limit)
+            .all(self.db())
+            .await?;
+        Ok((rows, total))
+    }
+
+    /// Uptime, counts and response times of a monitor within `[from, to]`.
+    pub async fn uptime(
+        &self,
+        monitor_id: &str,
+        from: i64,
+        to: i64,
+    ) -> Result<UptimeStats, StoreError> {
+        let rows: Vec<(bool, Option<i32>)> = check_result::Entity::find()
+            .select_only()
+            .column(check_result::Column::Ok)
+            .column(check_result::Column::ResponseTimeMs)
+            .filter(check_result::Column::MonitorId.eq(monitor_id))
+            .filter(check_result::Column::CheckedAt.gte(from))
+            .filter(check_result::Column::CheckedAt.lte(to))
+            .into_tuple()
+            .all(self.db())
+            .await?;
+        Ok(summarise(&rows))
+    }
+}
+
+/// Figures from (ok, response time) pairs.
+pub fn summarise(rows: &[(bool, Option<i32>)]) -> UptimeStats {
+    let total = rows.len() as u64;
+    let up = rows.iter().filter(|(ok, _)| *ok).count() as u64;
+    let mut times: Vec<i32> = rows.iter().filter_map(|(_, t)| *t).collect();
+    times.sort_unstable();
+    let mean_response_ms = if times.is_empty() {
+        None
+    } else {
+        Some(times.iter().map(|t| f64::from(*t)).sum::<f64>() / times.len() as f64)
+    };
+    // Nearest-rank percentile.
+    let p95_response_ms = if times.is_empty() {
+        None
+    } else {
+        let rank = ((times.len() as f64) * 0.95).ceil() as usize;
+        times.get(rank.saturating_sub(1)).copied()
+    };
+    UptimeStats {
+        total,
+        up,
+        down: total - up,
+        mean_response_ms,
+        p95_response_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summarises_counts_and_percentiles() {
+        let mut rows: Vec<(bool, Option<i32>)> = (1..=100).map(|t| (true, Some(t))).collect();
+        rows.push((false, None));
+        let s = summarise(&rows);
+        assert_eq!((s.total, s.up, s.down), (101, 100, 1));
+        assert_eq!(s.p95_response_ms, Some(95));
+        assert_eq!(s.mean_response_ms, Some(50.5));
+        let empty = summarise(&[]);
+        assert_eq!(
+            (empty.total, empty.mean_response_ms, empty.p95_response_ms),
+            (0, None, None)
+        );
+    }
+}

@@ -1,0 +1,203 @@
+//! Workspaces and API keys: creation, the first-start bootstrap and authentication.
+
+use super::entities::{api_key, workspace};
+use super::{Store, StoreError};
+use crate::clock::Millis;
+use crate::config::Plan;
+use crate::ids::{self, prefix};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter,
+};
+use sha2::{Digest, Sha256};
+
+/// Fixed textual prefix of every key secret.
+pub const SECRET_PREFIX: &str = "tcs_";
+/// Random characters after the prefix (base62: 40 characters carry over 238 bits).
+pub const SECRET_RANDOM_CHARS: usize = 40;
+
+/// What an API key may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Everything.
+    Admin,
+    /// Everything but API keys and member changes.
+    Write,
+    /// GET only.
+    Read,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Write => "write",
+            Role::Read => "read",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Role> {
+        match text {
+            "admin" => Some(Role::Admin),
+            "write" => Some(Role::Write),
+            "read" => Some(Role::Read),
+            _ => None,
+        }
+    }
+}
+
+/// An authenticated caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub key_id: String,
+    pub key_name: String,
+    pub workspace_id: String,
+    pub role: Role,
+}
+
+/// Whether `secret` has the shape of a key secret (`tcs_` + 40 base62 characters).
+pub fn is_well_formed_secret(secret: &str) -> bool {
+    secret.strip_prefix(SECRET_PREFIX).is_some_and(|rest| {
+        rest.len() == SECRET_RANDOM_CHARS && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
+}
+
+/// A new random key secret.
+pub fn generate_secret() -> String {
+    format!("{SECRET_PREFIX}{}", ids::random_base62(SECRET_RANDOM_CHARS))
+}
+
+/// The stored form of a secret: lowercase hex SHA-256.
+pub fn hash_secret(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+/// A new workspace webhook signing secret.
+pub fn generate_webhook_secret() -> String {
+    format!("whsec_{}", ids::random_base62(32))
+}
+
+/// What the first start created.
+#[derive(Debug, Clone)]
+pub struct Bootstrap {
+    pub workspace_id: String,
+    pub key_secret: String,
+}
+
+impl Store {
+    /// Create a workspace.
+    pub async fn create_workspace(
+        &self,
+        name: &str,
+        plan: Plan,
+        now: Millis,
+    ) -> Result<workspace::Model, StoreError> {
+        let model = workspace::ActiveModel {
+            id: Set(ids::new_id(prefix::WORKSPACE)),
+            name: Set(name.to_string()),
+            plan: Set(plan.as_str().to_string()),
+            webhook_secret: Set(generate_webhook_secret()),
+            created_at: Set(now),
+            updated_at: Set(now),
+        };
+        Ok(model.insert(self.db()).await?)
+    }
+
+    /// Fetch a workspace.
+    pub async fn workspace(&self, id: &str) -> Result<Option<workspace::Model>, StoreError> {
+        Ok(workspace::Entity::find_by_id(id.to_string())
+            .one(self.db())
+            .await?)
+    }
+
+    /// Create an API key; `secret` is generated when not given. Returns the key and its secret.
+    pub async fn create_api_key(
+        &self,
+        workspace_id: &str,
+        name: &str,
+        role: Role,
+        secret: Option<String>,
+        now: Millis,
+    ) -> Result<(api_key::Model, String), StoreError> {
+        let secret = secret.unwrap_or_else(generate_secret);
+        let model = api_key::ActiveModel {
+            id: Set(ids::new_id(prefix::API_KEY)),
+            workspace_id: Set(workspace_id.to_string()),
+            name: Set(name.to_string()),
+            role: Set(role.as_str().to_string()),
+            prefix: Set(secret.chars().take(8).collect()),
+            secret_hash: Set(hash_secret(&secret)),
+            created_at: Set(now),
+            last_used_at: Set(None),
+            revoked_at: Set(None),
+        };
+        Ok((model.insert(self.db()).await?, secret))
+    }
+
+    /// On an empty database, create workspace "Default" and one admin key.
+    /// Returns `None` when a workspace already exists.
+    pub async fn bootstrap(
+        &self,
+        plan: Plan,
+        secret: Option<String>,
+        now: Millis,
+    ) -> Result<Option<Bootstrap>, StoreError> {
+        if workspace::Entity::find().count(self.db()).await? > 0 {
+            return Ok(None);
+        }
+        let ws = self.create_workspace("Default", plan, now).await?;
+        let (_, key_secret) = self
+            .create_api_key(&ws.id, "bootstrap admin", Role::Admin, secret, now)
+            .await?;
+        Ok(Some(Bootstrap {
+            workspace_id: ws.id,
+            key_secret,
+        }))
+    }
+
+    /// Find the live key behind a secret.
+    pub async fn authenticate(&self, secret: &str) -> Result<Option<Principal>, StoreError> {
+        if !is_well_formed_secret(secret) {
+            return Ok(None);
+        }
+        let key = api_key::Entity::find()
+            .filter(api_key::Column::SecretHash.eq(hash_secret(secret)))
+            .filter(api_key::Column::RevokedAt.is_null())
+            .one(self.db())
+            .await?;
+        let Some(key) = key else { return Ok(None) };
+        let role = Role::parse(&key.role).ok_or_else(|| {
+            StoreError::Corrupt(format!("key {} has unknown role {}", key.id, key.role))
+        })?;
+        Ok(Some(Principal {
+            key_id: key.id,
+            key_name: key.name,
+            workspace_id: key.workspace_id,
+            role,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_have_the_documented_shape() {
+        let s = generate_secret();
+        assert!(s.starts_with("tcs_"));
+        assert_eq!(s.len(), 44);
+        assert!(is_well_formed_secret(&s));
+        assert!(!is_well_formed_secret("tcs_short"));
+        assert!(!is_well_formed_secret(&s.replacen("tcs_", "tcx_", 1)));
+        assert_eq!(hash_secret("a").len(), 64);
+        assert!(generate_webhook_secret().starts_with("whsec_"));
+    }
+
+    #[test]
+    fn roles_round_trip() {
+        for r in [Role::Admin, Role::Write, Role::Read] {
+            assert_eq!(Role::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(Role::parse("owner"), None);
+    }
+}

@@ -1,0 +1,197 @@
+//! Persistence: sea-orm over SQLite (the embedded default) or PostgreSQL, with the same
+//! migrations and queries on both. Everything the server keeps goes through here.
+
+pub mod checks;
+pub mod entities;
+pub mod keys;
+pub mod monitors;
+
+use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr};
+use std::time::Duration;
+use tocsin_migrations::{Migrator, MigratorTrait};
+use tokio::sync::broadcast;
+
+/// A failure of the database.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Db(#[from] DbErr),
+    #[error("cannot create the data directory {path}: {source}")]
+    DataDir {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("stored data is inconsistent: {0}")]
+    Corrupt(String),
+}
+
+/// Something changed about a monitor; the scheduler listens for these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MonitorChange {
+    /// Created, edited, paused or resumed: reload it.
+    Upserted(String),
+    /// Deleted: stop checking it.
+    Deleted(String),
+}
+
+/// The database handle shared by the whole server.
+#[derive(Clone)]
+pub struct Store {
+    db: DatabaseConnection,
+    changes: broadcast::Sender<MonitorChange>,
+}
+
+impl Store {
+    /// Connect to `url` (`sqlite://path` or `postgres://...`), creating a SQLite file when needed.
+    pub async fn connect(url: &str) -> Result<Store, StoreError> {
+        let mut options = ConnectOptions::new(sqlite_create_mode(url));
+        options
+            .sqlx_logging(false)
+            .connect_timeout(Duration::from_secs(10))
+            .acquire_timeout(Duration::from_secs(30));
+        if url.starts_with("sqlite:") {
+            if let Some(parent) = sqlite_path(url).and_then(|p| p.parent().map(|p| p.to_path_buf()))
+            {
+                if !parent.as_os_str().is_empty() {
+                    std::fs::create_dir_all(&parent).map_err(|source| StoreError::DataDir {
+                        path: parent.display().to_string(),
+                        source,
+                    })?;
+                }
+            }
+            // One writer at a time is SQLite's model; WAL lets readers run beside it.
+            options
+                .max_connections(8)
+                .min_connections(1)
+                .map_sqlx_sqlite_opts(|o| {
+                    o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
+                        .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
+                        .busy_timeout(Duration::from_secs(10))
+                        .foreign_keys(true)
+                });
+        } else {
+            options.max_connections(16).min_connections(1);
+        }
+        let db = Database::connect(options).await?;
+        let (changes, _) = broadcast::channel(4096);
+        Ok(Store { db, changes })
+    }
+
+    /// Apply every pending migration.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        Migrator::up(&self.db, None).await?;
+        Ok(())
+    }
+
+    /// The connection pool.
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.db
+    }
+
+    /// Which database this is.
+    pub fn backend(&self) -> DbBackend {
+        self.db.get_database_backend()
+    }
+
+    /// Whether the database answers.
+    pub async fn ping(&self) -> bool {
+        self.db.ping().await.is_ok()
+    }
+
+    /// Listen for monitor changes.
+    pub fn subscribe_monitor_changes(&self) -> broadcast::Receiver<MonitorChange> {
+        self.changes.subscribe()
+    }
+
+    pub(crate) fn publish(&self, change: MonitorChange) {
+        // No listener (e.g. the CLI) is fine.
+        let _ = self.changes.send(change);
+    }
+
+    /// Close the pool.
+    pub async fn close(self) {
+        let _ = self.db.close().await;
+    }
+}
+
+fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or("");
+    if path.is_empty() || path == ":memory:" {
+        return None;
+    }
+    Some(std::path::PathBuf::from(path))
+}
+
+/// SQLite URLs get `mode=rwc` so that a fresh data directory just works.
+fn sqlite_create_mode(url: &str) -> String {
+    if url.starts_with("sqlite:") && !url.contains("mode=") && !url.contains(":memory:") {
+        if url.contains('?') {
+            format!("{url}&mode=rwc")
+        } else {
+            format!("{url}?mode=rwc")
+        }
+    } else {
+        url.to_string()
+    }
+}
+
+/// Paging parameters after validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    /// 1-based page number.
+    pub page: u64,
+    pub limit: u64,
+}
+
+impl Page {
+    pub fn offset(&self) -> u64 {
+        (self.page - 1) * self.limit
+    }
+}
+
+/// Sort direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    Asc,
+    Desc,
+}
+
+/// Whether a SQL error is a unique-constraint violation.
+pub fn is_unique_violation(err: &DbErr) -> bool {
+    matches!(
+        err.sql_err(),
+        Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+    )
+}
+
+/// Run `f` on `conn`; helper for code that works inside or outside a transaction.
+pub async fn execute_raw(conn: &impl ConnectionTrait, sql: &str) -> Result<(), StoreError> {
+    conn.execute_unprepared(sql).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_urls_get_create_mode() {
+        assert_eq!(
+            sqlite_create_mode("sqlite://./data/t.db"),
+            "sqlite://./data/t.db?mode=rwc"
+        );
+        assert_eq!(
+            sqlite_create_mode("sqlite://x.db?mode=ro"),
+            "sqlite://x.db?mode=ro"
+        );
+        assert_eq!(sqlite_create_mode("postgres://h/db"), "postgres://h/db");
+        assert_eq!(
+            sqlite_path("sqlite://./data/t.db?x=1"),
+            Some("./data/t.db".into())
+        );
+        assert_eq!(sqlite_path("sqlite::memory:"), None);
+    }
+}

@@ -1,0 +1,222 @@
+//! Monitor rows: create, read, list, update, delete, and what the scheduler loads.
+
+use super::entities::{check_result, monitor};
+use super::{MonitorChange, Order, Page, Store, StoreError};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
+};
+
+/// A monitor as stored.
+pub type MonitorRow = monitor::Model;
+
+/// Monitor states.
+pub mod status {
+    pub const PENDING: &str = "pending";
+    pub const UP: &str = "up";
+    pub const DOWN: &str = "down";
+    pub const PAUSED: &str = "paused";
+    pub const ALL: [&str; 4] = [PENDING, UP, DOWN, PAUSED];
+}
+
+/// Fields of monitor lists that can be sorted on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MonitorSort {
+    CreatedAt,
+    UpdatedAt,
+    Name,
+    Status,
+}
+
+/// A validated list request.
+#[derive(Debug, Clone)]
+pub struct MonitorListQuery {
+    pub status: Option<String>,
+    pub sort: MonitorSort,
+    pub order: Order,
+    pub page: Page,
+}
+
+impl Store {
+    /// Insert a new monitor.
+    pub async fn insert_monitor(&self, row: MonitorRow) -> Result<MonitorRow, StoreError> {
+        let id = row.id.clone();
+        let saved = row
+            .into_active_model()
+            .reset_all()
+            .insert(self.db())
+            .await?;
+        self.publish(MonitorChange::Upserted(id));
+        Ok(saved)
+    }
+
+    /// One monitor of a workspace.
+    pub async fn monitor(
+        &self,
+        workspace_id: &str,
+        id: &str,
+    ) -> Result<Option<MonitorRow>, StoreError> {
+        Ok(monitor::Entity::find_by_id(id.to_string())
+            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+            .one(self.db())
+            .await?)
+    }
+
+    /// A page of a workspace's monitors and the total count.
+    pub async fn list_monitors(
+        &self,
+        workspace_id: &str,
+        q: &MonitorListQuery,
+    ) -> Result<(Vec<MonitorRow>, u64), StoreError> {
+        let mut select =
+            monitor::Entity::find().filter(monitor::Column::WorkspaceId.eq(workspace_id));
+        if let Some(status) = &q.status {
+            select = select.filter(monitor::Column::Status.eq(status.as_str()));
+        }
+        let total = select.clone().count(self.db()).await?;
+        let column = match q.sort {
+            MonitorSort::CreatedAt => monitor::Column::CreatedAt,
+            MonitorSort::UpdatedAt => monitor::Column::UpdatedAt,
+            MonitorSort::Name => monitor::Column::Name,
+            MonitorSort::Status => monitor::Column::Status,
+        };
+        let order = match q.order {
+            Order::Asc => sea_orm::Order::Asc,
+            Order::Desc => sea_orm::Order::Desc,
+        };
+        let rows = select
+            .order_by(column, order.clone())
+            .order_by(monitor::Column::Id, order)
+            .offset(q.page.offset())
+            .limit(q.page.limit)
+            .all(self.db())
+            .await?;
+        Ok((rows, total))
+    }
+
+    /// Save an edited monitor (every column but the check counters, which only checks move).
+    pub async fn update_monitor(&self, row: MonitorRow) -> Result<MonitorRow, StoreError> {
+        let id = row.id.clone();
+        let mut active = row.into_active_model().reset_all();
+        active.consecutive_failures = sea_orm::ActiveValue::NotSet;
+        active.consecutive_successes = sea_orm::ActiveValue::NotSet;
+        active.last_checked_at = sea_orm::ActiveValue::NotSet;
+        active.last_response_time_ms = sea_orm::ActiveValue::NotSet;
+        let saved = active.update(self.db()).await?;
+        self.publish(MonitorChange::Upserted(id));
+        Ok(saved)
+    }
+
+    /// Pause or resume. Returns the monitor and whether its state changed.
+    pub async fn set_monitor_paused(
+        &self,
+        workspace_id: &str,
+        id: &str,
+        paused: bool,
+        now: i64,
+    ) -> Result<Option<(MonitorRow, bool)>, StoreError> {
+        let Some(row) = self.monitor(workspace_id, id).await? else {
+            return Ok(None);
+        };
+        let is_paused = row.status == status::PAUSED;
+        if is_paused == paused {
+            return Ok(Some((row, false)));
+        }
+        // Resuming starts afresh: the next check decides the state.
+        let new_status = if paused {
+            status::PAUSED
+        } else {
+            status::PENDING
+        };
+        let mut active = row.into_active_model();
+        active.status = Set(new_status.to_string());
+        active.updated_at = Set(now);
+        if !paused {
+            active.consecutive_failures = Set(0);
+            active.consecutive_successes = Set(0);
+        }
+        let saved = active.update(self.db()).await?;
+        self.publish(MonitorChange::Upserted(id.to_string()));
+        Ok(Some((saved, true)))
+    }
+
+    /// Delete a monitor and its check history. Returns whether it existed.
+    pub async fn delete_monitor(&self, workspace_id: &str, id: &str) -> Result<bool, StoreError> {
+        let txn = self.db().begin().await?;
+        let deleted = monitor::Entity::delete_many()
+            .filter(monitor::Column::Id.eq(id))
+            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+            .exec(&txn)
+            .await?
+            .rows_affected;
+        if deleted > 0 {
+            check_result::Entity::delete_many()
+                .filter(check_result::Column::MonitorId.eq(id))
+                .exec(&txn)
+                .await?;
+        }
+        txn.commit().await?;
+        if deleted > 0 {
+            self.publish(MonitorChange::Deleted(id.to_string()));
+        }
+        Ok(deleted > 0)
+    }
+
+    /// Every monitor that is not paused, for the scheduler.
+    pub async fn active_monitors(&self) -> Result<Vec<MonitorRow>, StoreError> {
+        Ok(monitor::Entity::find()
+            .filter(monitor::Column::Status.ne(status::PAUSED))
+            .all(self.db())
+            .await?)
+    }
+
+    /// One monitor by id in any workspace, for the scheduler.
+    pub async fn monitor_by_id(&self, id: &str) -> Result<Option<MonitorRow>, StoreError> {
+        Ok(monitor::Entity::find_by_id(id.to_string())
+            .one(self.db())
+            .await?)
+    }
+
+    /// Monitors among `ids`, inside a transaction or not.
+    pub async fn monitors_by_ids(
+        conn: &impl ConnectionTrait,
+        ids: Vec<String>,
+    ) -> Result<Vec<MonitorRow>, StoreError> {
+        Ok(monitor::Entity::find()
+            .filter(monitor::Column::Id.is_in(ids))
+            .all(conn)
+            .await?)
+    }
+
+    /// Write the outcome-driven columns of a monitor (counters, status, last check).
+    pub async fn save_monitor_health(
+        conn: &impl ConnectionTrait,
+        id: &str,
+        health: &crate::engine::health::Health,
+        last_checked_at: i64,
+        last_response_time_ms: Option<i32>,
+    ) -> Result<(), StoreError> {
+        monitor::Entity::update_many()
+            .col_expr(
+                monitor::Column::ConsecutiveFailures,
+                Expr::value(health.consecutive_failures),
+            )
+            .col_expr(
+                monitor::Column::ConsecutiveSuccesses,
+                Expr::value(health.consecutive_successes),
+            )
+            .col_expr(monitor::Column::Status, Expr::value(health.status.clone()))
+            .col_expr(monitor::Column::LastCheckedAt, Expr::value(last_checked_at))
+            .col_expr(
+                monitor::Column::LastResponseTimeMs,
+                Expr::value(last_response_time_ms),
+            )
+            .filter(monitor::Column::Id.eq(id))
+            // A pause that landed while the check ran wins.
+            .filter(monitor::Column::Status.ne(status::PAUSED))
+            .exec(conn)
+            .await?;
+        Ok(())
+    }
+}

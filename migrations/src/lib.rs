@@ -1,0 +1,17 @@
+//! Tocsin's database schema, as an ordered list of migrations that run on SQLite and
+//! PostgreSQL alike. A released migration never changes; a schema change is a new file.
+
+pub use sea_orm_migration::MigratorTrait;
+use sea_orm_migration::prelude::*;
+
+mod m0001_initial;
+
+/// Every migration, oldest first.
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![Box::new(m0001_initial::Migration)]
+    }
+}

@@ -1,0 +1,334 @@
+//! End to end: the REST contract of a running server: envelope, authentication, every
+//! error code a client can cause, paging and sorting, and the OpenAPI document.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{ADMIN_KEY, Server};
+
+fn http_monitor(name: &str) -> Value {
+    json!({"name": name, "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 3600})
+}
+
+#[test]
+fn the_rest_contract() {
+    let server = Server::start(&[]);
+    let api = server.client();
+
+    // --- authentication -------------------------------------------------------------
+    api.without_key()
+        .get("/v1/monitors")
+        .assert_error(401, "UNAUTHORIZED");
+    api.with_key("tcs_0000000000000000000000000000000000000000")
+        .get("/v1/monitors")
+        .assert_error(401, "UNAUTHORIZED");
+    api.with_key("not-a-key")
+        .get("/v1/openapi.json")
+        .assert_error(401, "UNAUTHORIZED");
+    let r = api.raw("GET", "/v1/monitors", None, vec![]);
+    assert_eq!(r.status, 200);
+    // Public routes need no key.
+    assert_eq!(api.without_key().get("/healthz").status, 200);
+    assert_eq!(
+        api.without_key().get("/readyz").body["data"]["status"],
+        "ok"
+    );
+
+    // --- create, with defaults filled in ------------------------------------------------
+    let r = api.post("/v1/monitors", &http_monitor("Public API"));
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["success"], true);
+    assert!(
+        r.body["meta"]["requestId"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("req_"))
+    );
+    assert!(
+        r.body["meta"]["timestamp"]
+            .as_str()
+            .is_some_and(|s| s.ends_with('Z') && s.len() == 24)
+    );
+    assert_eq!(
+        r.headers["x-request-id"].to_str().ok(),
+        r.body["meta"]["requestId"].as_str()
+    );
+    let m = &r.body["data"];
+    let id = m["id"].as_str().expect("id").to_string();
+    assert!(id.starts_with("mon_") && id.len() == 30);
+    assert_eq!(m["status"], "pending");
+    assert_eq!(m["timeout"], 10);
+    assert_eq!(m["expectedStatusCode"], 200);
+    assert_eq!(m["followRedirects"], true);
+    assert_eq!(m["maxRedirects"], 10);
+    assert_eq!(m["expectedStatusRange"], false);
+    assert_eq!(m["regions"], json!(["local"]));
+    assert_eq!(m["alertPolicyId"], Value::Null);
+    assert!(m["createdAt"].as_str().is_some_and(|s| s.ends_with('Z')));
+
+    // --- read, patch --------------------------------------------------------------------
+    let r = api.get(&format!("/v1/monitors/{id}"));
+    assert_eq!(r.body["data"]["name"], "Public API");
+    let r = api.patch(
+        &format!("/v1/monitors/{id}"),
+        &json!({"name": "Renamed", "bodyContains": "ok", "timeout": 5}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["data"]["name"], "Renamed");
+    assert_eq!(r.body["data"]["bodyContains"], "ok");
+    assert_eq!(r.body["data"]["url"], "http://127.0.0.1:9/");
+    let r = api.patch(
+        &format!("/v1/monitors/{id}"),
+        &json!({"bodyContains": null}),
+    );
+    assert_eq!(r.body["data"]["bodyContains"], Value::Null);
+    // A failed patch changes nothing.
+    api.patch(
+        &format!("/v1/monitors/{id}"),
+        &json!({"name": "", "maxRedirects": 99}),
+    )
+    .assert_error(400, "VALIDATION_ERROR");
+    api.patch(&format!("/v1/monitors/{id}"), &json!({"type": "ping"}))
+        .assert_error(400, "VALIDATION_ERROR");
+    assert_eq!(
+        api.get(&format!("/v1/monitors/{id}")).body["data"]["name"],
+        "Renamed"
+    );
+
+    // --- validation: 400 with details -----------------------------------------------------
+    let r = api.post(
+        "/v1/monitors",
+        &json!({"type": "http", "method": "FETCH", "interval": 0, "url": "ftp://x", "surprise": 1}),
+    );
+    r.assert_error(400, "VALIDATION_ERROR");
+    let fields: Vec<&str> = r.body["error"]["details"]
+        .as_array()
+        .expect("details")
+        .iter()
+        .filter_map(|d| d["field"].as_str())
+        .collect();
+    for f in ["name", "interval", "url", "method", "surprise"] {
+        assert!(fields.contains(&f), "missing {f} in {fields:?}");
+    }
+    api.post("/v1/monitors", &json!({"name": "x", "type": "http", "url": "http://a/", "method": "GET", "interval": "60"})).assert_error(400, "VALIDATION_ERROR");
+    api.post("/v1/monitors", &json!({"name": "x", "type": "http", "url": "http://a/", "method": "GET", "interval": 60, "id": "mon_x"})).assert_error(400, "VALIDATION_ERROR");
+    api.post("/v1/monitors", &json!({"name": "x", "type": "http", "url": "http://a/", "method": "GET", "interval": 60, "regions": ["mars"]})).assert_error(400, "VALIDATION_ERROR");
+    api.post("/v1/monitors", &json!([1, 2]))
+        .assert_error(400, "VALIDATION_ERROR");
+
+    // --- 422: well-formed but unusable ------------------------------------------------------
+    api.post(
+        "/v1/monitors",
+        &json!({"name": "x", "type": "carrier-pigeon", "interval": 60}),
+    )
+    .assert_error(422, "UNPROCESSABLE_ENTITY");
+    api.post("/v1/monitors", &json!({"name": "x", "type": "http", "url": "http://a/", "method": "GET", "interval": 5, "timeout": 6})).assert_error(422, "UNPROCESSABLE_ENTITY");
+    api.post("/v1/monitors", &json!({"name": "x", "type": "http", "url": "http://a/", "method": "GET", "interval": 60, "alertPolicyId": "pol_01JD6Z3Y5N8Q2W7R4T6V9X0B1C"})).assert_error(422, "UNPROCESSABLE_ENTITY");
+
+    // --- framework rejections in the envelope ----------------------------------------------
+    api.raw(
+        "POST",
+        "/v1/monitors",
+        Some("application/json"),
+        b"{not json".to_vec(),
+    )
+    .assert_error(400, "VALIDATION_ERROR");
+    api.raw("POST", "/v1/monitors", Some("text/plain"), b"{}".to_vec())
+        .assert_error(400, "INVALID_CONTENT_TYPE");
+    api.raw("POST", "/v1/monitors", None, b"{}".to_vec())
+        .assert_error(400, "INVALID_CONTENT_TYPE");
+    let big = format!("{{\"name\": \"{}\"}}", "x".repeat(1_100_000));
+    api.raw(
+        "POST",
+        "/v1/monitors",
+        Some("application/json"),
+        big.into_bytes(),
+    )
+    .assert_error(413, "PAYLOAD_TOO_LARGE");
+    api.get("/v1/nothing-here").assert_error(404, "NOT_FOUND");
+    api.without_key()
+        .get("/nothing")
+        .assert_error(404, "NOT_FOUND");
+    api.request("PUT", "/v1/monitors", None)
+        .assert_error(405, "METHOD_NOT_ALLOWED");
+    api.get("/v1/monitors?limit=0")
+        .assert_error(400, "VALIDATION_ERROR");
+    api.get("/v1/monitors?limit=101")
+        .assert_error(400, "VALIDATION_ERROR");
+    api.get("/v1/monitors?page=0")
+        .assert_error(400, "VALIDATION_ERROR");
+    api.get("/v1/monitors?status=sideways")
+        .assert_error(400, "VALIDATION_ERROR");
+    api.get("/v1/monitors?sortBy=colour")
+        .assert_error(400, "VALIDATION_ERROR");
+    api.get("/v1/monitors?order=up")
+        .assert_error(400, "VALIDATION_ERROR");
+    api.get(&format!("/v1/monitors/{id}/checks?from=yesterday"))
+        .assert_error(400, "VALIDATION_ERROR");
+
+    // --- 404 for unknown ids -----------------------------------------------------------------
+    let ghost = "mon_01JD6Z3Y5N8Q2W7R4T6V9X0B1C";
+    api.get(&format!("/v1/monitors/{ghost}"))
+        .assert_error(404, "MONITOR_NOT_FOUND");
+    api.patch(&format!("/v1/monitors/{ghost}"), &json!({"name": "x"}))
+        .assert_error(404, "MONITOR_NOT_FOUND");
+    api.delete(&format!("/v1/monitors/{ghost}"))
+        .assert_error(404, "MONITOR_NOT_FOUND");
+    api.request("POST", &format!("/v1/monitors/{ghost}/pause"), None)
+        .assert_error(404, "MONITOR_NOT_FOUND");
+    api.get(&format!("/v1/monitors/{ghost}/uptime"))
+        .assert_error(404, "MONITOR_NOT_FOUND");
+
+    // --- listing: paging, sorting, filtering ---------------------------------------------------
+    for name in ["b", "c", "a"] {
+        assert_eq!(api.post("/v1/monitors", &http_monitor(name)).status, 201);
+    }
+    let r = api.get("/v1/monitors?limit=2");
+    assert_eq!(
+        r.body["pagination"],
+        json!({"page": 1, "limit": 2, "total": 4, "pages": 2, "hasNext": true, "hasPrev": false})
+    );
+    // Newest first by default.
+    assert_eq!(r.body["data"][0]["name"], "a");
+    let r = api.get("/v1/monitors?page=2&limit=2");
+    assert_eq!(r.body["data"].as_array().map(Vec::len), Some(2));
+    assert_eq!(r.body["pagination"]["hasPrev"], true);
+    let r = api.get("/v1/monitors?page=9");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["data"], json!([]));
+    let r = api.get("/v1/monitors?sortBy=name&order=asc");
+    let names: Vec<&str> = r.body["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter_map(|m| m["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Renamed", "a", "b", "c"]);
+    assert_eq!(
+        api.request("POST", &format!("/v1/monitors/{id}/pause"), None)
+            .status,
+        200
+    );
+    let r = api.get("/v1/monitors?status=paused");
+    assert_eq!(r.body["pagination"]["total"], 1);
+    assert_eq!(r.body["data"][0]["id"], id.as_str());
+    assert_eq!(
+        api.get("/v1/monitors?status=down").body["pagination"]["total"],
+        0
+    );
+
+    // --- delete ---------------------------------------------------------------------------------
+    let r = api.delete(&format!("/v1/monitors/{id}"));
+    assert_eq!(r.status, 204);
+    assert_eq!(r.body, Value::Null);
+    api.get(&format!("/v1/monitors/{id}"))
+        .assert_error(404, "MONITOR_NOT_FOUND");
+
+    // --- plugins ----------------------------------------------------------------------------------
+    let r = api.get("/v1/plugins");
+    let http = r.body["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .find(|p| p["name"] == "http")
+        .cloned()
+        .expect("http plugin");
+    assert_eq!(http["kind"], "monitor");
+    assert_eq!(http["contract"], "0.1.0");
+    assert_eq!(http["source"], "builtin");
+    assert_eq!(
+        http["configSchema"]["properties"]["maxRedirects"]["maximum"],
+        20
+    );
+
+    // --- the OpenAPI document describes what the server serves -----------------------------------
+    let r = api.get("/v1/openapi.json");
+    assert_eq!(r.status, 200);
+    let doc = r.body;
+    assert!(
+        doc["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3.1")),
+        "{}",
+        doc["openapi"]
+    );
+    for path in [
+        "/v1/monitors",
+        "/v1/monitors/{id}",
+        "/v1/monitors/{id}/pause",
+        "/v1/monitors/{id}/resume",
+        "/v1/monitors/{id}/checks",
+        "/v1/monitors/{id}/uptime",
+        "/v1/plugins",
+        "/v1/openapi.json",
+        "/healthz",
+        "/readyz",
+    ] {
+        assert!(
+            doc["paths"][path].is_object(),
+            "{path} missing from the OpenAPI document"
+        );
+    }
+    assert!(doc["paths"]["/v1/monitors/{id}"]["delete"].is_object());
+    assert!(
+        doc["components"]["schemas"]["MonitorCreate"]["properties"]["expectedStatusRange"]
+            .is_object()
+    );
+    assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
+    assert_eq!(ADMIN_KEY.len(), 44);
+}
+
+#[test]
+fn broken_and_clashing_plugins_do_not_stop_the_server() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let plugins = temp.path().join("plugins");
+    std::fs::create_dir_all(&plugins).expect("plugins dir");
+    std::fs::write(plugins.join("garbage.wasm"), b"\0asm but not really").expect("write");
+    // The same plugin twice: the second is refused for its name.
+    let trap = std::fs::read(
+        std::path::Path::new(env!("TOCSIN_TEST_GUESTS_DIR")).join("tocsin_guest_trap.wasm"),
+    )
+    .expect("trap guest");
+    std::fs::write(plugins.join("a-trap.wasm"), &trap).expect("write");
+    std::fs::write(plugins.join("b-trap-again.wasm"), &trap).expect("write");
+    let server = Server::start_in(temp.path(), &[]);
+    let api = server.client();
+    let names: Vec<String> = api.get("/v1/plugins").body["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter_map(|p| p["name"].as_str().map(String::from))
+        .collect();
+    assert!(names.contains(&"http".to_string()));
+    assert_eq!(names.iter().filter(|n| *n == "test-trap").count(), 1);
+    let log = server.log();
+    assert!(
+        log.contains("garbage.wasm"),
+        "the broken plugin is named in the log"
+    );
+    assert!(
+        log.contains("already loaded"),
+        "the clash is explained in the log"
+    );
+
+    // A monitor of the trapping type fails its own checks, and the server keeps serving.
+    let r = api.post(
+        "/v1/monitors",
+        &json!({"name": "t", "type": "test-trap", "interval": 1, "config": {}}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.body["data"]["id"].as_str().expect("id").to_string();
+    let check = support::wait_for("a failed check", std::time::Duration::from_secs(20), || {
+        api.get(&format!("/v1/monitors/{id}/checks")).body["data"]
+            .as_array()?
+            .first()
+            .cloned()
+    });
+    assert_eq!(check["ok"], false);
+    assert!(
+        check["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("Monitor plugin failed: plugin crashed")),
+        "{check}"
+    );
+    assert_eq!(api.get("/healthz").status, 200);
+}

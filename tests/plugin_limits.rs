@@ -1,0 +1,224 @@
+//! A plugin that loops, eats memory or traps fails only its own call; the runtime and
+//! other plugins keep working. Also: the compile cache, and refusals at load time.
+
+#[path = "support/target.rs"]
+mod target;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tocsin::plugins::{CallError, CheckRequest, LoadError, PluginHost, PluginSource};
+
+fn guest(name: &str) -> PluginSource {
+    let path = Path::new(env!("TOCSIN_TEST_GUESTS_DIR")).join(format!("tocsin_guest_{name}.wasm"));
+    PluginSource {
+        origin: path.display().to_string(),
+        bytes: std::fs::read(&path).expect("test guest built by build.rs"),
+    }
+}
+
+fn request(config: &str, timeout_ms: u32) -> CheckRequest {
+    CheckRequest {
+        config: config.into(),
+        timeout_ms,
+        monitor_id: "mon_test".into(),
+        region: "local".into(),
+        settings: "{}".into(),
+    }
+}
+
+async fn host() -> Arc<PluginHost> {
+    tocsin::app::install_crypto_provider();
+    let mut host = PluginHost::new(None).expect("runtime");
+    let mut sources = PluginHost::builtin_sources();
+    sources.extend(["spin", "hog", "trap"].map(guest));
+    let refused = host.load_all(sources).await;
+    assert!(
+        refused.is_empty(),
+        "refused: {:?}",
+        refused
+            .iter()
+            .map(|(o, e)| format!("{o}: {e}"))
+            .collect::<Vec<_>>()
+    );
+    Arc::new(host)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_looping_plugin_is_stopped_at_its_deadline() {
+    let host = host().await;
+    let spin = host.monitor("test-spin").expect("spin loaded");
+    let started = Instant::now();
+    let err = host
+        .check(&spin, request("{}", 300))
+        .await
+        .expect_err("must not finish");
+    let elapsed = started.elapsed();
+    assert_eq!(err, CallError::Deadline(800));
+    assert!(err.to_string().contains("did not finish within 800 ms"));
+    // Stopped near its deadline (budget + margin), not left running.
+    assert!(elapsed >= Duration::from_millis(800), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_hog_is_stopped_at_its_cap() {
+    let host = host().await;
+    let hog = host.monitor("test-hog").expect("hog loaded");
+    let err = host
+        .check(&hog, request("{}", 5000))
+        .await
+        .expect_err("must not finish");
+    assert_eq!(err, CallError::Memory(64));
+    assert_eq!(
+        err.to_string(),
+        "plugin exceeded its memory limit of 64 MiB"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trapping_plugin_fails_its_call() {
+    let host = host().await;
+    let trap = host.monitor("test-trap").expect("trap loaded");
+    match host.check(&trap, request("{}", 1000)).await {
+        Err(CallError::Trap(reason)) => assert!(reason.contains("unreachable"), "{reason}"),
+        other => panic!("expected a trap, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misbehaving_plugins_leave_others_working() {
+    let target = target::Target::start();
+    let host = host().await;
+    let http = host.monitor("http").expect("http loaded");
+    let config = format!(
+        r#"{{"url":"{}","method":"GET","bodyContains":"all ok"}}"#,
+        target.url("/ok")
+    );
+
+    // Run the three bad guests at the same time as good checks.
+    let mut bad = Vec::new();
+    for name in ["test-spin", "test-hog", "test-trap"] {
+        let host = host.clone();
+        bad.push(tokio::spawn(async move {
+            let p = host.monitor(name).expect("loaded");
+            host.check(&p, request("{}", 1500)).await
+        }));
+    }
+    for _ in 0..5 {
+        let outcome = host
+            .check(&http, request(&config, 2000))
+            .await
+            .expect("http check runs");
+        assert!(outcome.ok, "{:?}", outcome.reason);
+    }
+    for task in bad {
+        assert!(task.await.expect("task").is_err());
+    }
+    // And after them, the same plugins run again from fresh instances.
+    let outcome = host
+        .check(&http, request(&config, 2000))
+        .await
+        .expect("http check runs");
+    assert!(outcome.ok);
+    assert!(
+        host.check(
+            &host.monitor("test-trap").expect("trap"),
+            request("{}", 500)
+        )
+        .await
+        .is_err()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_plugin_validates_configs() {
+    let host = host().await;
+    let http = host.monitor("http").expect("http loaded");
+    let normalized = host
+        .validate_monitor_config(
+            &http,
+            r#"{"url":"http://127.0.0.1/","method":"get"}"#.into(),
+        )
+        .await
+        .expect("call")
+        .expect("valid");
+    let v: serde_json::Value = serde_json::from_str(&normalized).expect("json");
+    assert_eq!(v["method"], "GET");
+    assert_eq!(v["maxRedirects"], 10);
+    let problems = host
+        .validate_monitor_config(
+            &http,
+            r#"{"url":"nope","method":"GET","maxRedirects":50}"#.into(),
+        )
+        .await
+        .expect("call")
+        .expect_err("invalid");
+    let fields: Vec<_> = problems.iter().map(|p| p.field.as_str()).collect();
+    assert_eq!(fields, ["url", "maxRedirects"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_refusals_and_the_compile_cache() {
+    tocsin::app::install_crypto_provider();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let mut host = PluginHost::new(Some(cache.path().to_path_buf())).expect("runtime");
+    assert!(
+        host.load_all(PluginHost::builtin_sources())
+            .await
+            .is_empty()
+    );
+    let cached: Vec<_> = std::fs::read_dir(cache.path())
+        .expect("cache dir")
+        .flatten()
+        .collect();
+    assert_eq!(cached.len(), 1, "one compiled artifact per component");
+
+    // The same name twice is refused, naming the one already loaded.
+    let again = host
+        .load(PluginHost::builtin_sources().remove(0))
+        .await
+        .expect_err("clash");
+    assert!(
+        matches!(
+            again,
+            LoadError::Clash {
+                kind: "monitor",
+                ..
+            }
+        ),
+        "{again}"
+    );
+    // Not a component at all.
+    let junk = host
+        .load(PluginSource {
+            origin: "junk".into(),
+            bytes: b"hello".to_vec(),
+        })
+        .await
+        .expect_err("junk");
+    assert!(matches!(junk, LoadError::Compile(_)), "{junk}");
+
+    // A second host loads from the cache (and still works).
+    let mut warm = PluginHost::new(Some(cache.path().to_path_buf())).expect("runtime");
+    assert!(
+        warm.load_all(PluginHost::builtin_sources())
+            .await
+            .is_empty()
+    );
+    assert!(warm.monitor("http").is_some());
+    // A corrupt cache entry is ignored and replaced.
+    for entry in std::fs::read_dir(cache.path())
+        .expect("cache dir")
+        .flatten()
+    {
+        std::fs::write(entry.path(), b"corrupt").expect("corrupt");
+    }
+    let mut third = PluginHost::new(Some(cache.path().to_path_buf())).expect("runtime");
+    assert!(
+        third
+            .load_all(PluginHost::builtin_sources())
+            .await
+            .is_empty()
+    );
+}

@@ -1,0 +1,393 @@
+//! The store on both backends: SQLite always, PostgreSQL when `TOCSIN_TEST_DATABASE_URL`
+//! names a server (each run gets its own database there, dropped afterwards).
+
+use sea_orm::{ConnectionTrait, Database};
+use tocsin::config::Plan;
+use tocsin::engine::CheckRecord;
+use tocsin::engine::recorder::write_batch;
+use tocsin::store::keys::Role;
+use tocsin::store::monitors::{MonitorListQuery, MonitorRow, MonitorSort};
+use tocsin::store::{MonitorChange, Order, Page, Store};
+
+const NOW: i64 = 1_795_253_400_000;
+
+fn monitor(id: &str, ws: &str, name: &str, created_at: i64) -> MonitorRow {
+    MonitorRow {
+        id: id.into(),
+        workspace_id: ws.into(),
+        name: name.into(),
+        kind: "http".into(),
+        config: r#"{"url":"http://127.0.0.1/","method":"GET"}"#.into(),
+        interval_secs: 60,
+        timeout_secs: 10,
+        alert_policy_id: None,
+        regions: "[]".into(),
+        status: "pending".into(),
+        created_at,
+        updated_at: created_at,
+        last_checked_at: None,
+        last_response_time_ms: None,
+        consecutive_failures: 0,
+        consecutive_successes: 0,
+        region_cursor: 0,
+    }
+}
+
+fn record(monitor_id: &str, ws: &str, at: i64, ok: bool, rt: Option<u32>) -> CheckRecord {
+    CheckRecord {
+        monitor_id: monitor_id.into(),
+        workspace_id: ws.into(),
+        checked_at: at,
+        ok,
+        reason: (!ok).then(|| "Expected status 200, got 503".to_string()),
+        status_code: Some(if ok { 200 } else { 503 }),
+        response_time_ms: rt,
+        region: "local".into(),
+        details: "{}".into(),
+    }
+}
+
+fn page(page: u64, limit: u64) -> Page {
+    Page { page, limit }
+}
+
+/// Everything the store promises, against one backend.
+async fn exercise(store: Store) {
+    store.migrate().await.expect("migrations run");
+    // Running them again is a no-op.
+    store.migrate().await.expect("migrations are idempotent");
+
+    // --- bootstrap and keys -------------------------------------------------------
+    let secret = "tcs_StoreTestKey000000000000000000000000001".to_string();
+    let boot = store
+        .bootstrap(Plan::Business, Some(secret.clone()), NOW)
+        .await
+        .expect("bootstrap")
+        .expect("first start");
+    assert_eq!(boot.key_secret, secret);
+    assert!(
+        store
+            .bootstrap(Plan::Business, None, NOW)
+            .await
+            .expect("bootstrap")
+            .is_none(),
+        "only on an empty database"
+    );
+    let ws = store
+        .workspace(&boot.workspace_id)
+        .await
+        .expect("query")
+        .expect("workspace");
+    assert_eq!(
+        (ws.name.as_str(), ws.plan.as_str()),
+        ("Default", "business")
+    );
+    assert!(ws.webhook_secret.starts_with("whsec_"));
+    let p = store
+        .authenticate(&secret)
+        .await
+        .expect("query")
+        .expect("valid key");
+    assert_eq!(
+        (p.workspace_id.as_str(), p.role),
+        (boot.workspace_id.as_str(), Role::Admin)
+    );
+    assert!(
+        store
+            .authenticate("tcs_0000000000000000000000000000000000000000")
+            .await
+            .expect("query")
+            .is_none()
+    );
+    assert!(
+        store
+            .authenticate("garbage")
+            .await
+            .expect("query")
+            .is_none()
+    );
+    let other = store
+        .create_workspace("Other", Plan::Free, NOW)
+        .await
+        .expect("workspace");
+    let (_, read_secret) = store
+        .create_api_key(&other.id, "ci", Role::Read, None, NOW)
+        .await
+        .expect("key");
+    assert_eq!(
+        store
+            .authenticate(&read_secret)
+            .await
+            .expect("query")
+            .map(|p| p.role),
+        Some(Role::Read)
+    );
+
+    // --- monitors -----------------------------------------------------------------
+    let ws_id = boot.workspace_id.clone();
+    let mut changes = store.subscribe_monitor_changes();
+    for (i, name) in ["beta", "alpha", "gamma"].iter().enumerate() {
+        store
+            .insert_monitor(monitor(&format!("mon_{i}"), &ws_id, name, NOW + i as i64))
+            .await
+            .expect("insert");
+    }
+    store
+        .insert_monitor(monitor("mon_other", &other.id, "theirs", NOW))
+        .await
+        .expect("insert");
+    assert_eq!(
+        changes.recv().await.expect("change"),
+        MonitorChange::Upserted("mon_0".into())
+    );
+
+    let q = |sort, order, status: Option<&str>, p| MonitorListQuery {
+        status: status.map(String::from),
+        sort,
+        order,
+        page: p,
+    };
+    let (rows, total) = store
+        .list_monitors(
+            &ws_id,
+            &q(MonitorSort::CreatedAt, Order::Desc, None, page(1, 2)),
+        )
+        .await
+        .expect("list");
+    assert_eq!(total, 3, "other workspaces' monitors are not counted");
+    assert_eq!(
+        rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["gamma", "alpha"]
+    );
+    let (rows, _) = store
+        .list_monitors(&ws_id, &q(MonitorSort::Name, Order::Asc, None, page(1, 10)))
+        .await
+        .expect("list");
+    assert_eq!(
+        rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["alpha", "beta", "gamma"]
+    );
+    let (rows, _) = store
+        .list_monitors(&ws_id, &q(MonitorSort::Name, Order::Asc, None, page(2, 2)))
+        .await
+        .expect("list");
+    assert_eq!(rows.len(), 1);
+    assert!(
+        store
+            .monitor(&other.id, "mon_0")
+            .await
+            .expect("query")
+            .is_none(),
+        "scoped by workspace"
+    );
+
+    let mut edited = store
+        .monitor(&ws_id, "mon_0")
+        .await
+        .expect("query")
+        .expect("monitor");
+    edited.name = "beta 2".into();
+    edited.updated_at = NOW + 100;
+    // Counters are not overwritten by edits.
+    edited.consecutive_failures = 99;
+    let saved = store.update_monitor(edited).await.expect("update");
+    assert_eq!(saved.name, "beta 2");
+    assert_eq!(
+        store
+            .monitor(&ws_id, "mon_0")
+            .await
+            .expect("q")
+            .expect("m")
+            .consecutive_failures,
+        0
+    );
+
+    // --- check results through the engine's batch writer ---------------------------
+    let batch = vec![
+        record("mon_0", &ws_id, NOW + 1_000, true, Some(10)),
+        record("mon_0", &ws_id, NOW + 2_000, false, Some(20)),
+        record("mon_0", &ws_id, NOW + 3_000, false, None),
+        record("mon_1", &ws_id, NOW + 1_000, true, Some(30)),
+        record("mon_gone", &ws_id, NOW + 1_000, true, Some(1)),
+    ];
+    write_batch(&store, &batch).await.expect("batch written");
+    let m0 = store.monitor(&ws_id, "mon_0").await.expect("q").expect("m");
+    assert_eq!(
+        (
+            m0.status.as_str(),
+            m0.consecutive_failures,
+            m0.consecutive_successes
+        ),
+        ("down", 2, 0)
+    );
+    assert_eq!(m0.last_checked_at, Some(NOW + 3_000));
+    assert_eq!(m0.last_response_time_ms, None);
+    let m1 = store.monitor(&ws_id, "mon_1").await.expect("q").expect("m");
+    assert_eq!(
+        (m1.status.as_str(), m1.last_response_time_ms),
+        ("up", Some(30))
+    );
+    write_batch(
+        &store,
+        &[record("mon_0", &ws_id, NOW + 4_000, true, Some(5))],
+    )
+    .await
+    .expect("batch");
+    assert_eq!(
+        store
+            .monitor(&ws_id, "mon_0")
+            .await
+            .expect("q")
+            .expect("m")
+            .status,
+        "up"
+    );
+
+    let (checks, total) = store
+        .list_checks("mon_0", None, None, page(1, 10))
+        .await
+        .expect("checks");
+    assert_eq!(total, 4);
+    assert_eq!(checks[0].checked_at, NOW + 4_000, "newest first");
+    assert_eq!(
+        checks[1].reason.as_deref(),
+        Some("Expected status 200, got 503")
+    );
+    let (window, total) = store
+        .list_checks("mon_0", Some(NOW + 2_000), Some(NOW + 3_000), page(1, 10))
+        .await
+        .expect("checks");
+    assert_eq!((window.len(), total), (2, 2));
+    assert_eq!(
+        store
+            .list_checks("mon_gone", None, None, page(1, 10))
+            .await
+            .expect("checks")
+            .1,
+        0,
+        "results of unknown monitors are dropped"
+    );
+
+    let up = store
+        .uptime("mon_0", NOW, NOW + 10_000)
+        .await
+        .expect("uptime");
+    assert_eq!((up.total, up.up, up.down), (4, 2, 2));
+    assert_eq!(up.p95_response_ms, Some(20));
+
+    // --- pause, resume, delete --------------------------------------------------------
+    let (paused, changed) = store
+        .set_monitor_paused(&ws_id, "mon_1", true, NOW)
+        .await
+        .expect("pause")
+        .expect("exists");
+    assert!(changed);
+    assert_eq!(paused.status, "paused");
+    assert!(
+        !store
+            .set_monitor_paused(&ws_id, "mon_1", true, NOW)
+            .await
+            .expect("pause")
+            .expect("exists")
+            .1
+    );
+    // A check that finishes after the pause does not unpause it.
+    write_batch(
+        &store,
+        &[record("mon_1", &ws_id, NOW + 5_000, true, Some(1))],
+    )
+    .await
+    .expect("batch");
+    assert_eq!(
+        store
+            .monitor(&ws_id, "mon_1")
+            .await
+            .expect("q")
+            .expect("m")
+            .status,
+        "paused"
+    );
+    let active: Vec<String> = store
+        .active_monitors()
+        .await
+        .expect("active")
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert!(!active.contains(&"mon_1".to_string()));
+    let (resumed, _) = store
+        .set_monitor_paused(&ws_id, "mon_1", false, NOW)
+        .await
+        .expect("resume")
+        .expect("exists");
+    assert_eq!(resumed.status, "pending");
+
+    assert!(
+        !store
+            .delete_monitor(&other.id, "mon_0")
+            .await
+            .expect("delete"),
+        "not across workspaces"
+    );
+    assert!(store.delete_monitor(&ws_id, "mon_0").await.expect("delete"));
+    assert!(!store.delete_monitor(&ws_id, "mon_0").await.expect("delete"));
+    assert_eq!(
+        store
+            .list_checks("mon_0", None, None, page(1, 10))
+            .await
+            .expect("checks")
+            .1,
+        0,
+        "history goes with the monitor"
+    );
+    assert!(store.ping().await);
+}
+
+#[tokio::test]
+async fn store_on_sqlite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!(
+        "sqlite://{}",
+        dir.path().join("nested/dir/tocsin.db").display()
+    );
+    let store = Store::connect(&url)
+        .await
+        .expect("sqlite opens, creating its directory");
+    exercise(store).await;
+}
+
+#[tokio::test]
+async fn store_on_postgres() {
+    let Ok(base) = std::env::var("TOCSIN_TEST_DATABASE_URL") else {
+        eprintln!(
+            "SKIPPED store_on_postgres: set TOCSIN_TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to test PostgreSQL"
+        );
+        return;
+    };
+    let name = format!(
+        "tocsin_test_{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    );
+    let admin = Database::connect(&base)
+        .await
+        .expect("connect to TOCSIN_TEST_DATABASE_URL");
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
+        .await
+        .expect("create test database");
+    let url = match base.rfind('/') {
+        Some(i) if base[..i].contains("://") && i > base.find("://").unwrap_or(0) + 2 => {
+            format!("{}/{name}", &base[..i])
+        }
+        _ => format!("{base}/{name}"),
+    };
+    let store = Store::connect(&url)
+        .await
+        .expect("connect to the test database");
+    exercise(store.clone()).await;
+    store.close().await;
+    admin
+        .execute_unprepared(&format!("DROP DATABASE \"{name}\" WITH (FORCE)"))
+        .await
+        .expect("drop test database");
+}

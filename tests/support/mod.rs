@@ -1,0 +1,256 @@
+//! Shared pieces of the end-to-end tests: a `tocsin serve` child process on loopback and
+//! a small API client. Each test gets its own data directory and port.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The admin key every test server starts with.
+pub const ADMIN_KEY: &str = "tcs_TestAdminKey0000000000000000000000000001";
+
+/// A free loopback port (the listener is closed again before the server binds it).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// A running `tocsin serve`.
+pub struct Server {
+    pub base: String,
+    pub data_dir: PathBuf,
+    child: Child,
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl Server {
+    /// Start a server on SQLite in a fresh data directory, with `min_interval` 1.
+    pub fn start(extra_env: &[(&str, &str)]) -> Server {
+        let temp = tempfile::tempdir().expect("tempdir");
+        let data_dir = temp.path().to_path_buf();
+        let mut server = Server::start_in(&data_dir, extra_env);
+        server._temp = Some(temp);
+        server
+    }
+
+    /// Start a server on an existing data directory (for restarts).
+    pub fn start_in(data_dir: &Path, extra_env: &[(&str, &str)]) -> Server {
+        let port = free_port();
+        let log =
+            std::fs::File::create(data_dir.join(format!("server-{port}.log"))).expect("log file");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tocsin"));
+        cmd.arg("serve")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("TOCSIN_LISTEN", format!("127.0.0.1:{port}"))
+            .env("TOCSIN_DATA_DIR", data_dir)
+            .env("TOCSIN_MIN_INTERVAL", "1")
+            .env("TOCSIN_BOOTSTRAP_KEY", ADMIN_KEY)
+            .env("TOCSIN_LOG", "info,tower_http=warn")
+            .current_dir(data_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("start tocsin");
+        let server = Server {
+            base: format!("http://127.0.0.1:{port}"),
+            data_dir: data_dir.to_path_buf(),
+            child,
+            _temp: None,
+        };
+        server.wait_ready();
+        server
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Ok(r) = reqwest::blocking::get(format!("{}/readyz", self.base)) {
+                if r.status().is_success() {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("tocsin did not become ready; log:\n{}", self.log());
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        let mut out = String::new();
+        if let Ok(entries) = std::fs::read_dir(&self.data_dir) {
+            for e in entries.flatten() {
+                if e.file_name().to_string_lossy().starts_with("server-") {
+                    out.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+                }
+            }
+        }
+        out
+    }
+
+    /// A client with the admin key.
+    pub fn client(&self) -> Api {
+        Api {
+            base: self.base.clone(),
+            key: Some(ADMIN_KEY.to_string()),
+            http: reqwest::blocking::Client::new(),
+        }
+    }
+
+    /// Stop with SIGKILL.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A response: status and JSON body (Null when empty).
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+/// A small blocking API client.
+pub struct Api {
+    pub base: String,
+    pub key: Option<String>,
+    pub http: reqwest::blocking::Client,
+}
+
+impl Api {
+    pub fn without_key(&self) -> Api {
+        Api {
+            base: self.base.clone(),
+            key: None,
+            http: self.http.clone(),
+        }
+    }
+
+    pub fn with_key(&self, key: &str) -> Api {
+        Api {
+            base: self.base.clone(),
+            key: Some(key.to_string()),
+            http: self.http.clone(),
+        }
+    }
+
+    pub fn request(&self, method: &str, path: &str, body: Option<&Value>) -> Reply {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(k) = &self.key {
+            req = req.bearer_auth(k);
+        }
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        Reply::from(req.send().expect("request"))
+    }
+
+    pub fn raw(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: Vec<u8>,
+    ) -> Reply {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .body(body);
+        if let Some(k) = &self.key {
+            req = req.bearer_auth(k);
+        }
+        if let Some(ct) = content_type {
+            req = req.header("content-type", ct);
+        }
+        Reply::from(req.send().expect("request"))
+    }
+
+    pub fn get(&self, path: &str) -> Reply {
+        self.request("GET", path, None)
+    }
+
+    pub fn post(&self, path: &str, body: &Value) -> Reply {
+        self.request("POST", path, Some(body))
+    }
+
+    pub fn patch(&self, path: &str, body: &Value) -> Reply {
+        self.request("PATCH", path, Some(body))
+    }
+
+    pub fn delete(&self, path: &str) -> Reply {
+        self.request("DELETE", path, None)
+    }
+}
+
+impl Reply {
+    fn from(r: reqwest::blocking::Response) -> Reply {
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let text = r.text().unwrap_or_default();
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        Reply {
+            status,
+            body,
+            headers,
+        }
+    }
+
+    /// Assert the error envelope with `status` and `code`.
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status, status, "body: {}", self.body);
+        assert_eq!(self.body["success"], false, "body: {}", self.body);
+        assert_eq!(self.body["error"]["code"], code, "body: {}", self.body);
+        assert_eq!(
+            self.body["error"]["statusCode"], status,
+            "body: {}",
+            self.body
+        );
+        assert!(
+            self.body["meta"]["requestId"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("req_")),
+            "body: {}",
+            self.body
+        );
+        assert!(
+            self.body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty())
+        );
+    }
+}
+
+/// Poll `f` until it returns Some, or panic after `timeout`.
+pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        if Instant::now() > deadline {
+            panic!("timed out waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
