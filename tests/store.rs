@@ -58,7 +58,7 @@ async fn exercise(store: Store) {
     store.migrate().await.expect("migrations are idempotent");
 
     // --- bootstrap and keys -------------------------------------------------------
-    let secret = "tcs_StoreTestKey000000000000000000000000001".to_string();
+    let secret = "tcs_StoreTestKey0000000000000000000000000001".to_string();
     let boot = store
         .bootstrap(Plan::Business, Some(secret.clone()), NOW)
         .await

@@ -272,13 +272,13 @@ impl Config {
         }
 
         let bootstrap_key = env("TOCSIN_BOOTSTRAP_KEY").or(f.bootstrap_key);
-        if let Some(key) = &bootstrap_key {
-            if !crate::store::keys::is_well_formed_secret(key) {
-                return Err(invalid(
-                    "bootstrap_key",
-                    "must be `tcs_` followed by 40 letters and digits",
-                ));
-            }
+        if let Some(key) = &bootstrap_key
+            && !crate::store::keys::is_well_formed_secret(key)
+        {
+            return Err(invalid(
+                "bootstrap_key",
+                "must be `tcs_` followed by 40 letters and digits",
+            ));
         }
         let bootstrap_plan = match env("TOCSIN_BOOTSTRAP_PLAN") {
             Some(text) => Plan::parse(&text).ok_or_else(|| {

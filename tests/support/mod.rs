@@ -71,12 +71,13 @@ impl Server {
     }
 
     fn wait_ready(&self) {
+        tocsin::app::install_crypto_provider();
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
-            if let Ok(r) = reqwest::blocking::get(format!("{}/readyz", self.base)) {
-                if r.status().is_success() {
-                    return;
-                }
+            if let Ok(r) = reqwest::blocking::get(format!("{}/readyz", self.base))
+                && r.status().is_success()
+            {
+                return;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -98,6 +99,7 @@ impl Server {
 
     /// A client with the admin key.
     pub fn client(&self) -> Api {
+        tocsin::app::install_crypto_provider();
         Api {
             base: self.base.clone(),
             key: Some(ADMIN_KEY.to_string()),

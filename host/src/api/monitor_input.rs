@@ -158,15 +158,14 @@ pub fn merge_patch(
             ));
             continue;
         }
-        if key == "config" {
-            if let (Some(Value::Object(existing)), Value::Object(changes)) =
+        if key == "config"
+            && let (Some(Value::Object(existing)), Value::Object(changes)) =
                 (merged.get_mut("config"), &value)
-            {
-                for (k, v) in changes {
-                    existing.insert(k.clone(), v.clone());
-                }
-                continue;
+        {
+            for (k, v) in changes {
+                existing.insert(k.clone(), v.clone());
             }
+            continue;
         }
         merged.insert(key, value);
     }

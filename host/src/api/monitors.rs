@@ -275,13 +275,13 @@ pub async fn list_monitors(
             MonitorSort::CreatedAt
         }
     };
-    if let Some(s) = &q.status {
-        if !status::ALL.contains(&s.as_str()) {
-            errors.push(FieldDetail::new(
-                "status",
-                "must be pending, up, down or paused",
-            ));
-        }
+    if let Some(s) = &q.status
+        && !status::ALL.contains(&s.as_str())
+    {
+        errors.push(FieldDetail::new(
+            "status",
+            "must be pending, up, down or paused",
+        ));
     }
     paging::finish(errors)?;
     let query = MonitorListQuery {

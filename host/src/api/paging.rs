@@ -11,7 +11,7 @@ pub fn page(page: Option<&str>, limit: Option<&str>, errors: &mut Vec<FieldDetai
     let page_n = match page {
         None => 1,
         Some(text) => match text.parse::<u64>() {
-            Ok(n) if n >= 1 && n <= 1_000_000 => n,
+            Ok(n) if (1..=1_000_000).contains(&n) => n,
             _ => {
                 errors.push(FieldDetail::new("page", "must be an integer of at least 1"));
                 1

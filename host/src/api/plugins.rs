@@ -53,13 +53,14 @@ pub async fn list_plugins(
 ) -> Result<Paged<PluginView>, ApiError> {
     let mut errors = Vec::new();
     let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
-    if let Some(kind) = &q.kind {
-        if kind != "monitor" && kind != "channel" {
-            errors.push(super::error::FieldDetail::new(
-                "kind",
-                "must be monitor or channel",
-            ));
-        }
+    if let Some(kind) = &q.kind
+        && kind != "monitor"
+        && kind != "channel"
+    {
+        errors.push(super::error::FieldDetail::new(
+            "kind",
+            "must be monitor or channel",
+        ));
     }
     paging::finish(errors)?;
     let all: Vec<PluginView> = state

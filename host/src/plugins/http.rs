@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 /// Build the shared client: no automatic redirects, no connection reuse (every check
 /// measures a real connect, as a visitor would see it), rustls for TLS.
 pub fn build_client() -> Result<reqwest::Client, reqwest::Error> {
+    crate::app::install_crypto_provider();
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .pool_max_idle_per_host(0)
@@ -122,25 +123,26 @@ async fn exchange(
         }
         let mut response = builder.send().await.map_err(transport_error)?;
         let status = response.status();
-        if req.follow_redirects && status.is_redirection() {
-            if let Some(next) = redirect_target(&url, response.headers()) {
-                if redirects >= req.max_redirects {
-                    return Err(Error::TooManyRedirects(req.max_redirects));
-                }
-                redirects += 1;
-                // As browsers do: 303 always, and 301/302 after a POST, become a GET without body.
-                if status == StatusCode::SEE_OTHER
-                    || ((status == StatusCode::MOVED_PERMANENTLY || status == StatusCode::FOUND)
-                        && method == Method::POST)
-                {
-                    if method != Method::HEAD {
-                        method = Method::GET;
-                    }
-                    body = None;
-                }
-                url = next;
-                continue;
+        if req.follow_redirects
+            && status.is_redirection()
+            && let Some(next) = redirect_target(&url, response.headers())
+        {
+            if redirects >= req.max_redirects {
+                return Err(Error::TooManyRedirects(req.max_redirects));
             }
+            redirects += 1;
+            // As browsers do: 303 always, and 301/302 after a POST, become a GET without body.
+            if status == StatusCode::SEE_OTHER
+                || ((status == StatusCode::MOVED_PERMANENTLY || status == StatusCode::FOUND)
+                    && method == Method::POST)
+            {
+                if method != Method::HEAD {
+                    method = Method::GET;
+                }
+                body = None;
+            }
+            url = next;
+            continue;
         }
         let remote_address = response.remote_addr().map(|a| a.to_string());
         let headers = response

@@ -219,10 +219,13 @@ fn pooled_engine() -> anyhow::Result<Engine> {
 
 #[allow(unsafe_code)]
 fn load_precompiled(engine: &Engine, path: &Path) -> anyhow::Result<Component> {
+    // Read into memory rather than mapping the file: a cache file changed or truncated
+    // under a running server must not take the process down.
+    let bytes = std::fs::read(path)?;
     // SAFETY: the file was written by `precompile_component` of an engine with the same
     // compatibility hash (it is part of the file name), in a directory only this server
     // writes to; wasmtime still checks the header and refuses incompatible artifacts.
-    Ok(unsafe { Component::deserialize_file(engine, path) }?)
+    Ok(unsafe { Component::deserialize(engine, &bytes) }?)
 }
 
 fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -119,6 +119,11 @@ impl Store {
         now: Millis,
     ) -> Result<(api_key::Model, String), StoreError> {
         let secret = secret.unwrap_or_else(generate_secret);
+        if !is_well_formed_secret(&secret) {
+            return Err(StoreError::Invalid(
+                "an API key secret is `tcs_` followed by 40 letters and digits".into(),
+            ));
+        }
         let model = api_key::ActiveModel {
             id: Set(ids::new_id(prefix::API_KEY)),
             workspace_id: Set(workspace_id.to_string()),

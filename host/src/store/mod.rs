@@ -23,6 +23,8 @@ pub enum StoreError {
     },
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
+    #[error("invalid input: {0}")]
+    Invalid(String),
 }
 
 /// Something changed about a monitor; the scheduler listens for these.
@@ -51,13 +53,12 @@ impl Store {
             .acquire_timeout(Duration::from_secs(30));
         if url.starts_with("sqlite:") {
             if let Some(parent) = sqlite_path(url).and_then(|p| p.parent().map(|p| p.to_path_buf()))
+                && !parent.as_os_str().is_empty()
             {
-                if !parent.as_os_str().is_empty() {
-                    std::fs::create_dir_all(&parent).map_err(|source| StoreError::DataDir {
-                        path: parent.display().to_string(),
-                        source,
-                    })?;
-                }
+                std::fs::create_dir_all(&parent).map_err(|source| StoreError::DataDir {
+                    path: parent.display().to_string(),
+                    source,
+                })?;
             }
             // One writer at a time is SQLite's model; WAL lets readers run beside it.
             options

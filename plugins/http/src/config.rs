@@ -135,17 +135,17 @@ pub fn from_object(object: &Map<String, Value>) -> Result<HttpConfig, Vec<FieldP
     }
 
     let url = r.string("url", true);
-    if let Some(url) = &url {
-        if let Err(message) = check_url(url) {
-            r.problems.push(problem("url", message));
-        }
+    if let Some(url) = &url
+        && let Err(message) = check_url(url)
+    {
+        r.problems.push(problem("url", message));
     }
     let method = r.string("method", true).map(|m| m.to_ascii_uppercase());
-    if let Some(m) = &method {
-        if !METHODS.contains(&m.as_str()) {
-            r.problems
-                .push(problem("method", "must be one of GET, POST, PUT, HEAD"));
-        }
+    if let Some(m) = &method
+        && !METHODS.contains(&m.as_str())
+    {
+        r.problems
+            .push(problem("method", "must be one of GET, POST, PUT, HEAD"));
     }
     let headers = match object.get("headers") {
         None | Some(Value::Null) => BTreeMap::new(),
@@ -176,13 +176,13 @@ pub fn from_object(object: &Map<String, Value>) -> Result<HttpConfig, Vec<FieldP
         }
     };
     let body = r.string("body", false);
-    if body.is_some() {
-        if let Some(m) = &method {
-            if m != "POST" && m != "PUT" {
-                r.problems
-                    .push(problem("body", "is only allowed with POST and PUT"));
-            }
-        }
+    if body.is_some()
+        && let Some(m) = &method
+        && m != "POST"
+        && m != "PUT"
+    {
+        r.problems
+            .push(problem("body", "is only allowed with POST and PUT"));
     }
     let follow_redirects = r.boolean("followRedirects", true);
     let max_redirects = r
@@ -341,7 +341,7 @@ mod tests {
             parse(r#"{"url":"http:///x","method":"GET","headers":{"bad name":"v","X-Ok":"a\nb"}}"#)
                 .expect_err("invalid");
         let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(fields, ["url", "headers.X-Ok", "headers.bad name"]);
+        assert_eq!(fields, ["url", "headers.bad name", "headers.X-Ok"]);
         assert!(parse("[1]").is_err());
         assert!(parse("not json").is_err());
     }

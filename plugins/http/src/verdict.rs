@@ -34,7 +34,7 @@ pub struct Verdict {
 
 /// Seconds as people write them: `10 s`, `1.5 s`.
 pub fn seconds(ms: u32) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{:.1} s", f64::from(ms) / 1000.0)
@@ -59,23 +59,23 @@ pub fn judge(config: &HttpConfig, exchange: &Exchange<'_>) -> Verdict {
             config.expected_status_code, exchange.status
         ));
     }
-    if let Some(needle) = &config.body_contains {
-        if !contains(exchange.body, needle.as_bytes()) {
-            return fail(format!("Response body does not contain \"{needle}\""));
-        }
+    if let Some(needle) = &config.body_contains
+        && !contains(exchange.body, needle.as_bytes())
+    {
+        return fail(format!("Response body does not contain \"{needle}\""));
     }
-    if let Some(needle) = &config.body_not_contains {
-        if contains(exchange.body, needle.as_bytes()) {
-            return fail(format!("Response body contains \"{needle}\""));
-        }
+    if let Some(needle) = &config.body_not_contains
+        && contains(exchange.body, needle.as_bytes())
+    {
+        return fail(format!("Response body contains \"{needle}\""));
     }
-    if let Some(limit) = config.max_response_time_ms {
-        if exchange.elapsed_ms > limit {
-            return fail(format!(
-                "Response took {} ms, over the limit of {limit} ms",
-                exchange.elapsed_ms
-            ));
-        }
+    if let Some(limit) = config.max_response_time_ms
+        && exchange.elapsed_ms > limit
+    {
+        return fail(format!(
+            "Response took {} ms, over the limit of {limit} ms",
+            exchange.elapsed_ms
+        ));
     }
     Verdict {
         ok: true,

@@ -40,4 +40,7 @@ impl Guest for HogGuest {
     }
 }
 
+// Component exports only mean something in a WebAssembly build; native builds (unit
+// tests) leave them out.
+#[cfg(target_arch = "wasm32")]
 export!(HogGuest);

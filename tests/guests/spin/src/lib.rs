@@ -39,4 +39,7 @@ impl Guest for SpinGuest {
     }
 }
 
+// Component exports only mean something in a WebAssembly build; native builds (unit
+// tests) leave them out.
+#[cfg(target_arch = "wasm32")]
 export!(SpinGuest);
