@@ -10,7 +10,12 @@ use std::process::Command;
 const TARGET: &str = "wasm32-wasip2";
 
 /// Built-in plugins: (crate name, artifact name). Embedded in the binary.
-const BUILTINS: &[(&str, &str)] = &[("tocsin-plugin-http", "tocsin_plugin_http")];
+const BUILTINS: &[(&str, &str)] = &[
+    ("tocsin-plugin-http", "tocsin_plugin_http"),
+    ("tocsin-plugin-webhook", "tocsin_plugin_webhook"),
+    ("tocsin-plugin-email", "tocsin_plugin_email"),
+    ("tocsin-plugin-telegram", "tocsin_plugin_telegram"),
+];
 
 /// Plugins that misbehave on purpose, for the runtime's limit tests. Not embedded.
 const TEST_GUESTS: &[(&str, &str)] = &[

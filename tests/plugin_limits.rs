@@ -29,7 +29,7 @@ fn request(config: &str, timeout_ms: u32) -> CheckRequest {
 
 async fn host() -> Arc<PluginHost> {
     tocsin::app::install_crypto_provider();
-    let mut host = PluginHost::new(None).expect("runtime");
+    let mut host = PluginHost::new(None, &Default::default()).expect("runtime");
     let mut sources = PluginHost::builtin_sources();
     sources.extend(["spin", "hog", "trap"].map(guest));
     let refused = host.load_all(sources).await;
@@ -162,7 +162,8 @@ async fn the_http_plugin_validates_configs() {
 async fn load_refusals_and_the_compile_cache() {
     tocsin::app::install_crypto_provider();
     let cache = tempfile::tempdir().expect("tempdir");
-    let mut host = PluginHost::new(Some(cache.path().to_path_buf())).expect("runtime");
+    let mut host =
+        PluginHost::new(Some(cache.path().to_path_buf()), &Default::default()).expect("runtime");
     assert!(
         host.load_all(PluginHost::builtin_sources())
             .await
@@ -172,7 +173,11 @@ async fn load_refusals_and_the_compile_cache() {
         .expect("cache dir")
         .flatten()
         .collect();
-    assert_eq!(cached.len(), 1, "one compiled artifact per component");
+    assert_eq!(
+        cached.len(),
+        PluginHost::builtin_sources().len(),
+        "one compiled artifact per component"
+    );
 
     // The same name twice is refused, naming the one already loaded.
     let again = host
@@ -200,7 +205,8 @@ async fn load_refusals_and_the_compile_cache() {
     assert!(matches!(junk, LoadError::Compile(_)), "{junk}");
 
     // A second host loads from the cache (and still works).
-    let mut warm = PluginHost::new(Some(cache.path().to_path_buf())).expect("runtime");
+    let mut warm =
+        PluginHost::new(Some(cache.path().to_path_buf()), &Default::default()).expect("runtime");
     assert!(
         warm.load_all(PluginHost::builtin_sources())
             .await
@@ -214,7 +220,8 @@ async fn load_refusals_and_the_compile_cache() {
     {
         std::fs::write(entry.path(), b"corrupt").expect("corrupt");
     }
-    let mut third = PluginHost::new(Some(cache.path().to_path_buf())).expect("runtime");
+    let mut third =
+        PluginHost::new(Some(cache.path().to_path_buf()), &Default::default()).expect("runtime");
     assert!(
         third
             .load_all(PluginHost::builtin_sources())

@@ -4,6 +4,8 @@
 use sea_orm::{ConnectionTrait, Database};
 use tocsin::config::Plan;
 use tocsin::engine::CheckRecord;
+use tocsin::engine::EngineContext;
+use tocsin::engine::actions;
 use tocsin::engine::recorder::write_batch;
 use tocsin::store::keys::Role;
 use tocsin::store::monitors::{MonitorListQuery, MonitorRow, MonitorSort};
@@ -53,6 +55,7 @@ fn page(page: u64, limit: u64) -> Page {
 
 /// Everything the store promises, against one backend.
 async fn exercise(store: Store) {
+    let ctx = EngineContext::new("https://tocsin.test");
     store.migrate().await.expect("migrations run");
     // Running them again is a no-op.
     store.migrate().await.expect("migrations are idempotent");
@@ -210,7 +213,9 @@ async fn exercise(store: Store) {
         record("mon_1", &ws_id, NOW + 1_000, true, Some(30)),
         record("mon_gone", &ws_id, NOW + 1_000, true, Some(1)),
     ];
-    write_batch(&store, &batch).await.expect("batch written");
+    write_batch(&store, &ctx, &batch)
+        .await
+        .expect("batch written");
     let m0 = store.monitor(&ws_id, "mon_0").await.expect("q").expect("m");
     assert_eq!(
         (
@@ -229,6 +234,7 @@ async fn exercise(store: Store) {
     );
     write_batch(
         &store,
+        &ctx,
         &[record("mon_0", &ws_id, NOW + 4_000, true, Some(5))],
     )
     .await
@@ -276,24 +282,21 @@ async fn exercise(store: Store) {
     assert_eq!(up.p95_response_ms, Some(20));
 
     // --- pause, resume, delete --------------------------------------------------------
-    let (paused, changed) = store
-        .set_monitor_paused(&ws_id, "mon_1", true, NOW)
+    let (paused, changed) = actions::set_paused(&store, &ctx, &ws_id, "mon_1", true, NOW)
         .await
-        .expect("pause")
-        .expect("exists");
+        .expect("pause");
     assert!(changed);
     assert_eq!(paused.status, "paused");
     assert!(
-        !store
-            .set_monitor_paused(&ws_id, "mon_1", true, NOW)
+        !actions::set_paused(&store, &ctx, &ws_id, "mon_1", true, NOW)
             .await
             .expect("pause")
-            .expect("exists")
             .1
     );
     // A check that finishes after the pause does not unpause it.
     write_batch(
         &store,
+        &ctx,
         &[record("mon_1", &ws_id, NOW + 5_000, true, Some(1))],
     )
     .await
@@ -315,22 +318,27 @@ async fn exercise(store: Store) {
         .map(|m| m.id)
         .collect();
     assert!(!active.contains(&"mon_1".to_string()));
-    let (resumed, _) = store
-        .set_monitor_paused(&ws_id, "mon_1", false, NOW)
+    let (resumed, _) = actions::set_paused(&store, &ctx, &ws_id, "mon_1", false, NOW)
         .await
-        .expect("resume")
-        .expect("exists");
+        .expect("resume");
     assert_eq!(resumed.status, "pending");
 
     assert!(
-        !store
-            .delete_monitor(&other.id, "mon_0")
+        !actions::delete_monitor(&store, &other.id, "mon_0", NOW)
             .await
             .expect("delete"),
         "not across workspaces"
     );
-    assert!(store.delete_monitor(&ws_id, "mon_0").await.expect("delete"));
-    assert!(!store.delete_monitor(&ws_id, "mon_0").await.expect("delete"));
+    assert!(
+        actions::delete_monitor(&store, &ws_id, "mon_0", NOW)
+            .await
+            .expect("delete")
+    );
+    assert!(
+        !actions::delete_monitor(&store, &ws_id, "mon_0", NOW)
+            .await
+            .expect("delete")
+    );
     assert_eq!(
         store
             .list_checks("mon_0", None, None, page(1, 10))

@@ -43,12 +43,14 @@ async fn run() {
 
     // Start-up: compile (cold) versus load from the cache (warm).
     let t = Instant::now();
-    let mut cold = PluginHost::new(Some(cache.path().to_path_buf())).expect("host");
+    let mut cold =
+        PluginHost::new(Some(cache.path().to_path_buf()), &Default::default()).expect("host");
     cold.load_all(PluginHost::builtin_sources()).await;
     let cold_ms = t.elapsed().as_secs_f64() * 1e3;
     drop(cold);
     let t = Instant::now();
-    let mut host = PluginHost::new(Some(cache.path().to_path_buf())).expect("host");
+    let mut host =
+        PluginHost::new(Some(cache.path().to_path_buf()), &Default::default()).expect("host");
     host.load_all(PluginHost::builtin_sources()).await;
     let warm_ms = t.elapsed().as_secs_f64() * 1e3;
     println!(
@@ -84,6 +86,7 @@ async fn run() {
     let check_config = format!(r#"{{"url":"{url}","method":"GET","bodyContains":"all ok"}}"#);
     let services = Arc::new(HostServices {
         http_client: tocsin::plugins::http::build_client().expect("client"),
+        smtp: None,
     });
     let native_request = || Request {
         method: "GET".into(),

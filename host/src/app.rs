@@ -3,7 +3,8 @@
 use crate::api::{self, AppState};
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::Config;
-use crate::engine::Recorder;
+use crate::engine::{EngineContext, Recorder};
+use crate::outbox::worker::{DeliverySettings, OutboxWorker};
 use crate::plugins::PluginHost;
 use crate::scheduler::Scheduler;
 use crate::store::Store;
@@ -52,7 +53,8 @@ pub fn redact(url: &str) -> String {
 /// Load the built-in plugins and those in `plugins_dir`.
 pub async fn load_plugins(config: &Config) -> anyhow::Result<PluginHost> {
     let cache = config.data_dir.join("cache").join("plugins");
-    let mut host = PluginHost::new(Some(cache)).context("cannot start the plugin runtime")?;
+    let mut host =
+        PluginHost::new(Some(cache), &config.smtp).context("cannot start the plugin runtime")?;
     host.load_all(PluginHost::builtin_sources()).await;
     host.load_all(PluginHost::directory_sources(&config.plugins_dir))
         .await;
@@ -105,7 +107,14 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
 
     let plugins = Arc::new(load_plugins(&config).await?);
-    let (recorder, recorder_task) = Recorder::spawn(store.clone());
+    let engine = EngineContext::new(&config.public_url);
+    if store.backend() == sea_orm::DbBackend::Sqlite {
+        // One node owns a SQLite database: leases left by a crash belong to nobody.
+        crate::outbox::worker::release_all_leases(&store)
+            .await
+            .context("cannot reset delivery leases")?;
+    }
+    let (recorder, recorder_task) = Recorder::spawn(store.clone(), engine.clone());
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let scheduler = Scheduler::new(
         store.clone(),
@@ -115,12 +124,32 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         clock.clone(),
     );
     let scheduler_task = tokio::spawn(scheduler.run(shutdown_rx.clone()));
+    let outbox = OutboxWorker {
+        store: store.clone(),
+        plugins: plugins.clone(),
+        ctx: engine.clone(),
+        settings: Arc::new(DeliverySettings {
+            schedule: config.webhook_retry_schedule.clone(),
+            telegram_api_base: config.telegram.api_base.clone(),
+            telegram_bot_token: config.telegram.bot_token.clone(),
+            allow_insecure_webhooks: config.allow_insecure_webhooks,
+        }),
+        clock: clock.clone(),
+    };
+    let outbox_task = tokio::spawn(outbox.run(shutdown_rx.clone()));
+    let escalation_task = tokio::spawn(crate::engine::escalation::run(
+        store.clone(),
+        engine.clone(),
+        clock.clone(),
+        shutdown_rx.clone(),
+    ));
 
     let state = AppState {
         store: store.clone(),
         plugins: plugins.clone(),
         config: config.clone(),
         clock,
+        engine,
     };
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -151,6 +180,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tracing::info!("shutting down");
     let _ = shutdown_tx.send(true);
     let _ = scheduler_task.await;
+    let _ = escalation_task.await;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(12), outbox_task).await;
     // The recorder drains what checks already handed over once every sender is gone.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), recorder_task).await;
     store.close().await;

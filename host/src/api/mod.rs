@@ -2,16 +2,22 @@
 //! authentication, paging and the OpenAPI document. Handlers read the store and call the
 //! engine; they never run checks or send anything themselves.
 
+pub mod alert_policies;
 pub mod auth;
+pub mod channel_input;
+pub mod channels;
+pub mod deliveries;
 pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod health;
+pub mod incidents;
 pub mod monitor_input;
 pub mod monitors;
 pub mod openapi;
 pub mod paging;
 pub mod plugins;
+pub mod workspace;
 
 use crate::clock::SharedClock;
 use crate::config::Config;
@@ -32,6 +38,7 @@ pub struct AppState {
     pub plugins: Arc<PluginHost>,
     pub config: Arc<Config>,
     pub clock: SharedClock,
+    pub engine: crate::engine::EngineContext,
 }
 
 /// The routes of `/v1`, with their OpenAPI description.
@@ -47,6 +54,32 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(monitors::resume_monitor))
         .routes(routes!(monitors::list_checks))
         .routes(routes!(monitors::monitor_uptime))
+        .routes(routes!(
+            alert_policies::create_policy,
+            alert_policies::list_policies
+        ))
+        .routes(routes!(
+            alert_policies::get_policy,
+            alert_policies::update_policy,
+            alert_policies::delete_policy
+        ))
+        .routes(routes!(channels::create_channel, channels::list_channels))
+        .routes(routes!(
+            channels::get_channel,
+            channels::update_channel,
+            channels::delete_channel
+        ))
+        .routes(routes!(channels::test_channel))
+        .routes(routes!(incidents::list_incidents))
+        .routes(routes!(incidents::get_incident))
+        .routes(routes!(incidents::acknowledge))
+        .routes(routes!(incidents::resolve))
+        .routes(routes!(deliveries::list_deliveries))
+        .routes(routes!(deliveries::get_delivery))
+        .routes(routes!(deliveries::redeliver))
+        .routes(routes!(workspace::get_workspace))
+        .routes(routes!(workspace::get_webhook_secret))
+        .routes(routes!(workspace::rotate_webhook_secret))
         .routes(routes!(plugins::list_plugins))
         .routes(routes!(openapi::openapi_json))
 }

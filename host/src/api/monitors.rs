@@ -181,9 +181,18 @@ fn body_object(body: Value) -> Result<Map<String, Value>, ApiError> {
     }
 }
 
-async fn check_policy(_state: &AppState, input: &MonitorInput) -> Result<(), ApiError> {
-    // Alert policies arrive with the incidents feature; until then no id can exist.
-    if let Some(id) = &input.alert_policy_id {
+async fn check_policy(
+    state: &AppState,
+    p: &Principal,
+    input: &MonitorInput,
+) -> Result<(), ApiError> {
+    if let Some(id) = &input.alert_policy_id
+        && state
+            .store
+            .alert_policy(&p.workspace_id, id)
+            .await?
+            .is_none()
+    {
         return Err(ApiError::unprocessable(format!(
             "No alert policy `{id}` exists in this workspace"
         ))
@@ -223,7 +232,7 @@ pub async fn create_monitor(
         &state.plugins,
     )
     .await?;
-    check_policy(&state, &input).await?;
+    check_policy(&state, &p, &input).await?;
     let now = state.clock.now_ms();
     let row = MonitorRow {
         id: ids::new_id(prefix::MONITOR),
@@ -347,7 +356,7 @@ pub async fn update_monitor(
         &state.plugins,
     )
     .await?;
-    check_policy(&state, &input).await?;
+    check_policy(&state, &p, &input).await?;
     let updated = MonitorRow {
         name: input.name,
         config: input.config,
@@ -362,7 +371,7 @@ pub async fn update_monitor(
     Ok(Success::ok(monitor_input::view(&saved, &regions)))
 }
 
-/// Delete a monitor and its check history.
+/// Delete a monitor and its check history; its unresolved incident is resolved without notifications.
 #[utoipa::path(delete, path = "/v1/monitors/{id}", tag = "monitors", params(("id" = String, Path, description = "Monitor id")),
     responses(
         (status = 204, description = "Deleted"),
@@ -373,10 +382,11 @@ pub async fn delete_monitor(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<NoContent, ApiError> {
-    if state.store.delete_monitor(&p.workspace_id, &id).await? {
-        Ok(NoContent)
-    } else {
-        Err(ApiError::not_found("MONITOR_NOT_FOUND", "monitor", &id))
+    let now = state.clock.now_ms();
+    match crate::engine::actions::delete_monitor(&state.store, &p.workspace_id, &id, now).await {
+        Ok(true) => Ok(NoContent),
+        Ok(false) => Err(ApiError::not_found("MONITOR_NOT_FOUND", "monitor", &id)),
+        Err(e) => Err(ApiError::internal(e)),
     }
 }
 
@@ -387,18 +397,29 @@ async fn set_paused(
     paused: bool,
 ) -> Result<Success<Value>, ApiError> {
     let now = state.clock.now_ms();
-    let (row, _changed) = state
-        .store
-        .set_monitor_paused(&p.workspace_id, &id, paused, now)
-        .await?
-        .ok_or_else(|| ApiError::not_found("MONITOR_NOT_FOUND", "monitor", &id))?;
+    let result = crate::engine::actions::set_paused(
+        &state.store,
+        &state.engine,
+        &p.workspace_id,
+        &id,
+        paused,
+        now,
+    )
+    .await;
+    let (row, _changed) = match result {
+        Ok(r) => r,
+        Err(crate::engine::actions::ActionError::NotFound) => {
+            return Err(ApiError::not_found("MONITOR_NOT_FOUND", "monitor", &id));
+        }
+        Err(e) => return Err(ApiError::internal(e)),
+    };
     Ok(Success::ok(monitor_input::view(
         &row,
         &state.config.region_names(),
     )))
 }
 
-/// Pause a monitor: no checks run until it is resumed. Pausing a paused monitor changes nothing.
+/// Pause a monitor: no checks run until it is resumed; emits `monitor.paused`. Pausing a paused monitor changes nothing.
 #[utoipa::path(post, path = "/v1/monitors/{id}/pause", tag = "monitors", params(("id" = String, Path, description = "Monitor id")),
     responses(
         (status = 200, description = "The paused monitor", body = SuccessBody<MonitorView>),
@@ -412,7 +433,7 @@ pub async fn pause_monitor(
     set_paused(state, p, id, true).await
 }
 
-/// Resume a paused monitor; it is checked at once and its state starts from `pending`.
+/// Resume a paused monitor; it is checked within a few seconds and its state starts from `pending`; emits `monitor.resumed`.
 #[utoipa::path(post, path = "/v1/monitors/{id}/resume", tag = "monitors", params(("id" = String, Path, description = "Monitor id")),
     responses(
         (status = 200, description = "The resumed monitor", body = SuccessBody<MonitorView>),

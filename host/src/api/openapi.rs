@@ -19,6 +19,11 @@ use utoipa::{Modify, OpenApi};
     components(schemas(ErrorBody, super::error::FieldDetail)),
     tags(
         (name = "monitors", description = "Monitors and their checks"),
+        (name = "alert-policies", description = "When incidents open and resolve, and who hears"),
+        (name = "channels", description = "Stored notification channels"),
+        (name = "incidents", description = "Outages and their timelines"),
+        (name = "deliveries", description = "Notifications sent (the outbox) and their attempts"),
+        (name = "workspace", description = "The caller's workspace and its webhook secret"),
         (name = "plugins", description = "Loaded monitor and channel plugins"),
         (name = "health", description = "Liveness and readiness, without authentication"),
         (name = "meta", description = "The API description"),

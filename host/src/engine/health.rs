@@ -1,13 +1,14 @@
-//! The monitor state machine: consecutive failures and successes against thresholds.
+//! Monitor health: consecutive failure and success counters, and the state shown to users.
+//! A monitor is `down` exactly while it has an unresolved incident.
 
 use crate::store::monitors::status;
 
-/// Thresholds that move a monitor between `up` and `down`.
+/// Thresholds that open and resolve incidents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Thresholds {
-    /// Consecutive failures before the monitor is down.
+    /// Consecutive failures before an incident opens.
     pub failure: u32,
-    /// Consecutive successes before a down monitor is up again.
+    /// Consecutive successes before it resolves.
     pub recovery: u32,
 }
 
@@ -29,36 +30,32 @@ pub struct Health {
     pub status: String,
 }
 
-/// Apply one check outcome. A success resets the failures and a failure the successes.
-pub fn apply(previous: &Health, ok: bool, t: Thresholds) -> Health {
-    let was_down = previous.status == status::DOWN;
+/// Count one outcome: a success resets the failures and a failure the successes.
+pub fn count(previous: &Health, ok: bool) -> Health {
     if ok {
-        let successes = previous.consecutive_successes.saturating_add(1);
-        let status = if was_down && (successes as u32) < t.recovery {
-            status::DOWN
-        } else {
-            status::UP
-        };
         Health {
             consecutive_failures: 0,
-            consecutive_successes: successes,
-            status: status.into(),
+            consecutive_successes: previous.consecutive_successes.saturating_add(1),
+            status: previous.status.clone(),
         }
     } else {
-        let failures = previous.consecutive_failures.saturating_add(1);
-        let status = if was_down || failures as u32 >= t.failure {
-            status::DOWN
-        } else if previous.status == status::PENDING {
-            // Not yet enough evidence either way.
-            status::PENDING
-        } else {
-            status::UP
-        };
         Health {
-            consecutive_failures: failures,
+            consecutive_failures: previous.consecutive_failures.saturating_add(1),
             consecutive_successes: 0,
-            status: status.into(),
+            status: previous.status.clone(),
         }
+    }
+}
+
+/// The state after a check: `down` while an incident is unresolved; otherwise `up`, except
+/// that a monitor that has never passed stays `pending` through failures below the threshold.
+pub fn status_after(previous: &str, ok: bool, incident_open: bool) -> &'static str {
+    if incident_open {
+        status::DOWN
+    } else if ok || previous == status::UP || previous == status::DOWN {
+        status::UP
+    } else {
+        status::PENDING
     }
 }
 
@@ -66,80 +63,34 @@ pub fn apply(previous: &Health, ok: bool, t: Thresholds) -> Health {
 mod tests {
     use super::*;
 
-    fn run(start: &str, outcomes: &[bool], t: Thresholds) -> Vec<String> {
-        let mut h = Health {
-            consecutive_failures: 0,
+    #[test]
+    fn counters_reset_each_other() {
+        let h = Health {
+            consecutive_failures: 3,
             consecutive_successes: 0,
-            status: start.into(),
+            status: "down".into(),
         };
-        outcomes
-            .iter()
-            .map(|ok| {
-                h = apply(&h, *ok, t);
-                h.status.clone()
-            })
-            .collect()
+        let h = count(&h, true);
+        assert_eq!((h.consecutive_failures, h.consecutive_successes), (0, 1));
+        let h = count(&count(&h, true), false);
+        assert_eq!((h.consecutive_failures, h.consecutive_successes), (1, 0));
     }
 
     #[test]
-    fn goes_down_at_the_failure_threshold() {
-        let s = run("up", &[false, false, false], Thresholds::default());
-        assert_eq!(s, ["up", "down", "down"]);
-        let s = run(
+    fn status_follows_the_incident() {
+        assert_eq!(status_after("up", false, true), "down");
+        assert_eq!(
+            status_after("down", true, true),
+            "down",
+            "recovering but not yet resolved"
+        );
+        assert_eq!(status_after("down", true, false), "up");
+        assert_eq!(
+            status_after("up", false, false),
             "up",
-            &[false, false, false],
-            Thresholds {
-                failure: 3,
-                recovery: 1,
-            },
+            "one failure below the threshold"
         );
-        assert_eq!(s, ["up", "up", "down"]);
-    }
-
-    #[test]
-    fn recovers_at_the_recovery_threshold() {
-        let t = Thresholds {
-            failure: 1,
-            recovery: 3,
-        };
-        let s = run("up", &[false, true, true, false, true, true, true], t);
-        assert_eq!(s, ["down", "down", "down", "down", "down", "down", "up"]);
-    }
-
-    #[test]
-    fn a_success_resets_failures_and_vice_versa() {
-        let t = Thresholds::default();
-        let s = run("up", &[false, true, false, true], t);
-        assert_eq!(s, ["up", "up", "up", "up"]);
-        let h = apply(
-            &Health {
-                consecutive_failures: 5,
-                consecutive_successes: 0,
-                status: "down".into(),
-            },
-            true,
-            Thresholds {
-                failure: 2,
-                recovery: 2,
-            },
-        );
-        assert_eq!(
-            (
-                h.consecutive_failures,
-                h.consecutive_successes,
-                h.status.as_str()
-            ),
-            (0, 1, "down")
-        );
-    }
-
-    #[test]
-    fn pending_until_evidence() {
-        assert_eq!(run("pending", &[false], Thresholds::default()), ["pending"]);
-        assert_eq!(run("pending", &[true], Thresholds::default()), ["up"]);
-        assert_eq!(
-            run("pending", &[false, false], Thresholds::default()),
-            ["pending", "down"]
-        );
+        assert_eq!(status_after("pending", false, false), "pending");
+        assert_eq!(status_after("pending", true, false), "up");
     }
 }

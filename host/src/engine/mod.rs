@@ -1,8 +1,13 @@
-//! What check outcomes mean: consecutive counters, monitor state, and (with alert
-//! policies) incidents. The engine receives check records from the scheduler and writes
-//! them, with every state change they cause, in one transaction.
+//! What check outcomes mean: consecutive counters, monitor state, incidents, escalation
+//! and the events they cause. The engine receives check records from the scheduler and
+//! writes them, with every state change they cause, in one transaction.
 
+pub mod actions;
+pub mod escalation;
+pub mod events;
 pub mod health;
+pub mod incidents;
+pub mod policy;
 pub mod recorder;
 
-pub use recorder::{CheckRecord, Recorder};
+pub use recorder::{CheckRecord, EngineContext, Recorder};

@@ -1,13 +1,21 @@
-//! Writes check results in batches: each batch is one transaction that inserts the results
-//! and moves every affected monitor's counters and state.
+//! Writes check results in batches. Each batch is one transaction: the results, every
+//! affected monitor's counters and state, the incidents they open or resolve, and the
+//! notifications those cause. A crash loses either all of it or none.
 
-use super::health::{self, Health, Thresholds};
+use super::events;
+use super::health::{self, Health};
+use super::incidents::{self, Ctx};
+use super::policy::{self, Rules};
 use crate::ids::{self, prefix};
 use crate::store::checks::CheckRow;
+use crate::store::entities::{alert_policy, incident, workspace};
+use crate::store::monitors::{MonitorRow, status};
 use crate::store::{Store, StoreError};
-use sea_orm::TransactionTrait;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, TransactionTrait};
+use serde_json::{Map, Value};
 use std::collections::HashMap;
-use tokio::sync::mpsc;
+use std::sync::Arc;
+use tokio::sync::{Notify, mpsc};
 
 /// Most records written in one transaction.
 const MAX_BATCH: usize = 1000;
@@ -29,6 +37,24 @@ pub struct CheckRecord {
     pub details: String,
 }
 
+/// What the engine needs from the server around it.
+#[derive(Clone)]
+pub struct EngineContext {
+    /// Base of incident links, e.g. `https://status.example.com`.
+    pub public_url: String,
+    /// Woken when outbox rows were committed.
+    pub outbox_wakeup: Arc<Notify>,
+}
+
+impl EngineContext {
+    pub fn new(public_url: &str) -> EngineContext {
+        EngineContext {
+            public_url: public_url.to_string(),
+            outbox_wakeup: Arc::new(Notify::new()),
+        }
+    }
+}
+
 /// Sends records to the writer task.
 #[derive(Clone)]
 pub struct Recorder {
@@ -37,9 +63,9 @@ pub struct Recorder {
 
 impl Recorder {
     /// Start the writer task.
-    pub fn spawn(store: Store) -> (Recorder, tokio::task::JoinHandle<()>) {
+    pub fn spawn(store: Store, ctx: EngineContext) -> (Recorder, tokio::task::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
-        let task = tokio::spawn(write_loop(store, rx));
+        let task = tokio::spawn(write_loop(store, ctx, rx));
         (Recorder { tx }, task)
     }
 
@@ -51,12 +77,12 @@ impl Recorder {
     }
 }
 
-async fn write_loop(store: Store, mut rx: mpsc::Receiver<CheckRecord>) {
+async fn write_loop(store: Store, ctx: EngineContext, mut rx: mpsc::Receiver<CheckRecord>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let mut attempt = 0;
         loop {
-            match write_batch(&store, &batch).await {
+            match write_batch(&store, &ctx, &batch).await {
                 Ok(()) => break,
                 Err(e) if attempt < 3 => {
                     attempt += 1;
@@ -73,39 +99,125 @@ async fn write_loop(store: Store, mut rx: mpsc::Receiver<CheckRecord>) {
     }
 }
 
-/// Write one batch: results plus monitor health, atomically.
-pub async fn write_batch(store: &Store, batch: &[CheckRecord]) -> Result<(), StoreError> {
+/// Write one batch atomically.
+pub async fn write_batch(
+    store: &Store,
+    ctx: &EngineContext,
+    batch: &[CheckRecord],
+) -> Result<(), StoreError> {
     let txn = store.db().begin().await?;
-    let ids: Vec<String> = {
-        let mut ids: Vec<String> = batch.iter().map(|r| r.monitor_id.clone()).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
-    };
-    let monitors = Store::monitors_by_ids(&txn, ids).await?;
-    let mut healths: HashMap<String, Health> = monitors
+    let mut ids: Vec<String> = batch.iter().map(|r| r.monitor_id.clone()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let monitors: HashMap<String, MonitorRow> = Store::monitors_by_ids(&txn, ids.clone())
+        .await?
         .into_iter()
-        .filter(|m| m.status != crate::store::monitors::status::PAUSED)
-        .map(|m| {
-            (
-                m.id,
-                Health {
-                    consecutive_failures: m.consecutive_failures,
-                    consecutive_successes: m.consecutive_successes,
-                    status: m.status,
-                },
-            )
-        })
+        .filter(|m| m.status != status::PAUSED)
+        .map(|m| (m.id.clone(), m))
         .collect();
 
+    let policy_ids: Vec<String> = monitors
+        .values()
+        .filter_map(|m| m.alert_policy_id.clone())
+        .collect();
+    let policies = if policy_ids.is_empty() {
+        Vec::new()
+    } else {
+        alert_policy::Entity::find()
+            .filter(alert_policy::Column::Id.is_in(policy_ids))
+            .all(&txn)
+            .await?
+    };
+    let rules = policy::load_rules(&txn, &policies).await?;
+    let mut open: HashMap<String, incident::Model> = incident::Entity::find()
+        .filter(incident::Column::OpenKey.is_in(ids))
+        .all(&txn)
+        .await?
+        .into_iter()
+        .map(|i| (i.monitor_id.clone(), i))
+        .collect();
+    let mut ws_ids: Vec<String> = monitors.values().map(|m| m.workspace_id.clone()).collect();
+    ws_ids.sort_unstable();
+    ws_ids.dedup();
+    let workspaces: HashMap<String, String> = workspace::Entity::find()
+        .filter(workspace::Column::Id.is_in(ws_ids))
+        .all(&txn)
+        .await?
+        .into_iter()
+        .map(|w| (w.id, w.name))
+        .collect();
+
+    let mut healths: HashMap<String, Health> = monitors
+        .values()
+        .map(|m| {
+            let h = Health {
+                consecutive_failures: m.consecutive_failures,
+                consecutive_successes: m.consecutive_successes,
+                status: m.status.clone(),
+            };
+            (m.id.clone(), h)
+        })
+        .collect();
+    let no_policy = Rules::default();
     let mut rows = Vec::with_capacity(batch.len());
     let mut last: HashMap<String, (i64, Option<i32>)> = HashMap::new();
+    let mut notified = false;
     for record in batch {
         // Results of monitors deleted or paused while their check ran are dropped.
-        let Some(h) = healths.get_mut(&record.monitor_id) else {
+        let (Some(m), Some(h)) = (
+            monitors.get(&record.monitor_id),
+            healths.get_mut(&record.monitor_id),
+        ) else {
             continue;
         };
-        *h = health::apply(h, record.ok, Thresholds::default());
+        let r = m
+            .alert_policy_id
+            .as_ref()
+            .and_then(|p| rules.get(p))
+            .unwrap_or(&no_policy);
+        let counted = health::count(h, record.ok);
+        let ictx = Ctx {
+            public_url: &ctx.public_url,
+            workspace_id: &m.workspace_id,
+            workspace_name: workspaces.get(&m.workspace_id).map_or("", String::as_str),
+            now: record.checked_at,
+        };
+        if !record.ok
+            && counted.consecutive_failures as u32 >= r.thresholds.failure
+            && !open.contains_key(&m.id)
+        {
+            let details: Map<String, Value> =
+                serde_json::from_str(&record.details).unwrap_or_default();
+            let failure = events::failure_object(
+                record.reason.as_deref().unwrap_or("Check failed"),
+                record.status_code,
+                record.response_time_ms,
+                &record.region,
+                &details,
+            );
+            let inc = incidents::open(
+                &txn,
+                &ictx,
+                &m.id,
+                events::monitor_object(m),
+                m.alert_policy_id.as_deref(),
+                r,
+                failure,
+            )
+            .await?;
+            notified = true;
+            open.insert(m.id.clone(), inc);
+        } else if record.ok
+            && counted.consecutive_successes as u32 >= r.thresholds.recovery
+            && let Some(inc) = open.remove(&m.id)
+        {
+            incidents::resolve(&txn, &ictx, inc, r, None).await?;
+            notified = true;
+        }
+        *h = Health {
+            status: health::status_after(&h.status, record.ok, open.contains_key(&m.id)).into(),
+            ..counted
+        };
         let rt = record
             .response_time_ms
             .map(|v| i32::try_from(v).unwrap_or(i32::MAX));
@@ -130,5 +242,8 @@ pub async fn write_batch(store: &Store, batch: &[CheckRecord]) -> Result<(), Sto
         }
     }
     txn.commit().await?;
+    if notified {
+        ctx.outbox_wakeup.notify_one();
+    }
     Ok(())
 }

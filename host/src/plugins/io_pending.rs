@@ -1,8 +1,8 @@
 //! Host interfaces whose contract is part of 0.1.0 but whose I/O this server version does
-//! not perform yet (`net`, `tls`, `smtp`). A plugin that calls them gets a clear error
+//! not perform yet (`net`, `tls`). A plugin that calls them gets a clear error
 //! result, never a trap, so it can report the reason in its own outcome.
 
-use super::bindings::{net, smtp, tls};
+use super::bindings::{net, tls};
 use super::state::CallState;
 
 const PENDING: &str = "is not available in this server version";
@@ -36,11 +36,5 @@ impl tls::Host for CallState {
         _req: tls::InspectRequest,
     ) -> Result<tls::InspectResult, tls::Error> {
         Err(tls::Error::Other(format!("TLS inspection {PENDING}")))
-    }
-}
-
-impl smtp::Host for CallState {
-    async fn send(&mut self, _msg: smtp::Message) -> Result<(), smtp::Error> {
-        Err(smtp::Error::NotConfigured(format!("e-mail {PENDING}")))
     }
 }

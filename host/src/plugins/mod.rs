@@ -8,6 +8,7 @@ mod io_pending;
 pub mod limits;
 mod log;
 pub mod runtime;
+pub mod smtp;
 pub mod state;
 
 use bindings::channel_v0_1::{Channel, ChannelPre};
@@ -177,14 +178,19 @@ fn valid_plugin_name(name: &str) -> bool {
 
 impl PluginHost {
     /// Create an empty host. `cache_dir` keeps compiled components across restarts.
-    pub fn new(cache_dir: Option<PathBuf>) -> anyhow::Result<PluginHost> {
+    pub fn new(
+        cache_dir: Option<PathBuf>,
+        smtp: &crate::config::SmtpConfig,
+    ) -> anyhow::Result<PluginHost> {
         let runtime = Runtime::new(cache_dir)?;
         let mut monitor_linker = runtime.new_linker()?;
         Monitor::add_to_linker::<CallState, HasSelf<CallState>>(&mut monitor_linker, |s| s)?;
         let mut channel_linker = runtime.new_linker()?;
         Channel::add_to_linker::<CallState, HasSelf<CallState>>(&mut channel_linker, |s| s)?;
+        let smtp = smtp::SmtpRelay::from_config(smtp).map_err(anyhow::Error::msg)?;
         let services = Arc::new(HostServices {
             http_client: http::build_client()?,
+            smtp,
         });
         Ok(PluginHost {
             runtime,

@@ -21,6 +21,8 @@ pub struct Grants {
 pub struct HostServices {
     /// Never follows redirects itself; the http import follows them one by one.
     pub http_client: reqwest::Client,
+    /// The configured SMTP relay, if any.
+    pub smtp: Option<super::smtp::SmtpRelay>,
 }
 
 /// Facts about the running call.

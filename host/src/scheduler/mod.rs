@@ -21,6 +21,9 @@ pub const MAX_CONCURRENT_CHECKS: usize = crate::plugins::limits::POOL_INSTANCES 
 
 /// After a restart, overdue monitors are spread over at most this long.
 const RESTART_SPREAD: Duration = Duration::from_secs(30);
+/// New and resumed monitors get their first check within this long (less for shorter
+/// intervals), so a script that creates thousands at once does not fire them together.
+const FIRST_CHECK_SPREAD: Duration = Duration::from_secs(5);
 
 /// What the scheduler keeps per monitor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,8 +188,8 @@ impl Scheduler {
             // Unchanged schedule: keep the rhythm. Changed interval: never wait longer than it.
             Some(slot) if slot.monitor.interval == m.interval => slot.due,
             Some(slot) => slot.due.min(now + m.interval),
-            // New or resumed: check now.
-            None => now,
+            // New or resumed: check soon.
+            None => now + phase(&m.id, m.interval.min(FIRST_CHECK_SPREAD)),
         };
         self.insert(m, due);
     }

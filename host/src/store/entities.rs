@@ -105,3 +105,162 @@ pub mod check_result {
 
     impl ActiveModelBehavior for ActiveModel {}
 }
+
+/// Alert policies. `channels` and `escalation` are JSON text.
+pub mod alert_policy {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "alert_policies")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub name: String,
+        pub failure_threshold: i32,
+        pub recovery_threshold: i32,
+        pub notify_on_recovery: bool,
+        pub channels: String,
+        pub escalation: Option<String>,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Stored notification channels. `config` is JSON text (may hold write-only secrets).
+pub mod channel {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "channels")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub name: String,
+        pub kind: String,
+        pub config: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Incidents. `open_key` is the monitor id while unresolved, NULL afterwards (unique).
+pub mod incident {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "incidents")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub monitor_id: String,
+        pub policy_id: Option<String>,
+        pub status: String,
+        pub open_key: Option<String>,
+        pub created_at: i64,
+        pub acknowledged_at: Option<i64>,
+        pub acknowledged_by: Option<String>,
+        pub resolved_at: Option<i64>,
+        pub escalate_at: Option<i64>,
+        pub escalated_at: Option<i64>,
+        /// JSON: the failure that opened it.
+        pub failure: String,
+        /// JSON: the monitor as the event payload describes it.
+        pub monitor: String,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// The timeline of an incident.
+pub mod incident_event {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "incident_events")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub incident_id: String,
+        pub at: i64,
+        pub kind: String,
+        pub details: String,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// The outbox: one row per notification to one channel, sent at least once.
+pub mod delivery {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "deliveries")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub incident_id: Option<String>,
+        pub monitor_id: Option<String>,
+        pub channel_id: Option<String>,
+        pub channel_kind: String,
+        pub channel_config: String,
+        pub event: String,
+        pub payload: String,
+        pub status: String,
+        pub attempts: i32,
+        pub next_attempt_at: i64,
+        pub lease_until: Option<i64>,
+        pub last_error: Option<String>,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub delivered_at: Option<i64>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Each attempt at a delivery.
+pub mod delivery_attempt {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "delivery_attempts")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub delivery_id: String,
+        pub attempt: i32,
+        pub at: i64,
+        pub ok: bool,
+        pub status_code: Option<i32>,
+        pub error: Option<String>,
+        pub duration_ms: i32,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

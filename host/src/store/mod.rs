@@ -1,8 +1,10 @@
 //! Persistence: sea-orm over SQLite (the embedded default) or PostgreSQL, with the same
 //! migrations and queries on both. Everything the server keeps goes through here.
 
+pub mod alerting;
 pub mod checks;
 pub mod entities;
+pub mod incidents;
 pub mod keys;
 pub mod monitors;
 

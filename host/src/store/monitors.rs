@@ -4,8 +4,8 @@ use super::entities::{check_result, monitor};
 use super::{MonitorChange, Order, Page, Store, StoreError};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect,
 };
 
 /// A monitor as stored.
@@ -108,57 +108,23 @@ impl Store {
         Ok(saved)
     }
 
-    /// Pause or resume. Returns the monitor and whether its state changed.
-    pub async fn set_monitor_paused(
-        &self,
+    /// Delete a monitor and its check history inside a transaction. Returns whether it existed.
+    pub async fn delete_monitor_in(
+        conn: &impl ConnectionTrait,
         workspace_id: &str,
         id: &str,
-        paused: bool,
-        now: i64,
-    ) -> Result<Option<(MonitorRow, bool)>, StoreError> {
-        let Some(row) = self.monitor(workspace_id, id).await? else {
-            return Ok(None);
-        };
-        let is_paused = row.status == status::PAUSED;
-        if is_paused == paused {
-            return Ok(Some((row, false)));
-        }
-        // Resuming starts afresh: the next check decides the state.
-        let new_status = if paused {
-            status::PAUSED
-        } else {
-            status::PENDING
-        };
-        let mut active = row.into_active_model();
-        active.status = Set(new_status.to_string());
-        active.updated_at = Set(now);
-        if !paused {
-            active.consecutive_failures = Set(0);
-            active.consecutive_successes = Set(0);
-        }
-        let saved = active.update(self.db()).await?;
-        self.publish(MonitorChange::Upserted(id.to_string()));
-        Ok(Some((saved, true)))
-    }
-
-    /// Delete a monitor and its check history. Returns whether it existed.
-    pub async fn delete_monitor(&self, workspace_id: &str, id: &str) -> Result<bool, StoreError> {
-        let txn = self.db().begin().await?;
+    ) -> Result<bool, StoreError> {
         let deleted = monitor::Entity::delete_many()
             .filter(monitor::Column::Id.eq(id))
             .filter(monitor::Column::WorkspaceId.eq(workspace_id))
-            .exec(&txn)
+            .exec(conn)
             .await?
             .rows_affected;
         if deleted > 0 {
             check_result::Entity::delete_many()
                 .filter(check_result::Column::MonitorId.eq(id))
-                .exec(&txn)
+                .exec(conn)
                 .await?;
-        }
-        txn.commit().await?;
-        if deleted > 0 {
-            self.publish(MonitorChange::Deleted(id.to_string()));
         }
         Ok(deleted > 0)
     }

@@ -1,0 +1,421 @@
+//! `/v1/alert-policies`: when incidents open and resolve, who hears, and escalation.
+
+use super::AppState;
+use super::channel_input;
+use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
+use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::paging;
+use crate::config::Plan;
+use crate::ids;
+use crate::store::alerting::PolicyRow;
+use crate::store::keys::Principal;
+use axum::Extension;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use utoipa::{IntoParams, ToSchema};
+
+const FIELDS: [&str; 6] = [
+    "name",
+    "failureThreshold",
+    "recoveryThreshold",
+    "notifyOnRecovery",
+    "channels",
+    "escalation",
+];
+
+/// A channel on a policy: a stored channel (`{"channelId": "ch_..."}`) or an inline one
+/// (`{"type": "email", "target": "..."}`, `{"type": "telegram", "chatId": "..."}`,
+/// `{"type": "webhook", "url": "https://..."}`).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct PolicyChannel {
+    pub channel_id: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub target: Option<String>,
+    pub chat_id: Option<String>,
+    pub url: Option<String>,
+}
+
+/// Escalation of unacknowledged incidents (Business and Enterprise plans).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct EscalationBody {
+    /// Minutes to wait for acknowledgement, 1 to 10080.
+    pub delay_minutes: u32,
+    pub channels: Vec<PolicyChannel>,
+}
+
+/// An alert policy, as created and returned.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct PolicyBody {
+    #[schema(read_only, example = "pol_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
+    pub id: Option<String>,
+    pub name: String,
+    /// Consecutive failures before an incident opens, 1 to 100.
+    #[schema(default = 2)]
+    pub failure_threshold: Option<u32>,
+    /// Consecutive successes before it resolves, 1 to 100.
+    #[schema(default = 1)]
+    pub recovery_threshold: Option<u32>,
+    /// Whether channels hear about recovery.
+    #[schema(default = true)]
+    pub notify_on_recovery: Option<bool>,
+    pub channels: Vec<PolicyChannel>,
+    pub escalation: Option<EscalationBody>,
+    #[schema(read_only)]
+    pub created_at: Option<String>,
+    #[schema(read_only)]
+    pub updated_at: Option<String>,
+}
+
+/// Paging of the policy list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PolicyListParams {
+    pub page: Option<String>,
+    pub limit: Option<String>,
+}
+
+fn view(row: &PolicyRow) -> Value {
+    let channels: Value = serde_json::from_str(&row.channels).unwrap_or(Value::Array(vec![]));
+    let escalation: Value = row
+        .escalation
+        .as_deref()
+        .and_then(|e| serde_json::from_str(e).ok())
+        .unwrap_or(Value::Null);
+    let escalation = match escalation {
+        Value::Object(mut e) => {
+            if let Some(c) = e.get("channels").cloned() {
+                e.insert("channels".into(), channel_input::visible_list(&c));
+            }
+            Value::Object(e)
+        }
+        other => other,
+    };
+    json!({
+        "id": row.id,
+        "name": row.name,
+        "failureThreshold": row.failure_threshold,
+        "recoveryThreshold": row.recovery_threshold,
+        "notifyOnRecovery": row.notify_on_recovery,
+        "channels": channel_input::visible_list(&channels),
+        "escalation": escalation,
+        "createdAt": crate::time::format_ms(row.created_at),
+        "updatedAt": crate::time::format_ms(row.updated_at),
+    })
+}
+
+fn threshold(
+    object: &Map<String, Value>,
+    field: &str,
+    default: i32,
+    errors: &mut Vec<FieldDetail>,
+) -> i32 {
+    match object.get(field) {
+        None | Some(Value::Null) => default,
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=100).contains(&n) => n as i32,
+            _ => {
+                errors.push(FieldDetail::new(field, "must be an integer from 1 to 100"));
+                default
+            }
+        },
+    }
+}
+
+struct Validated {
+    name: String,
+    failure: i32,
+    recovery: i32,
+    notify_on_recovery: bool,
+    channels: String,
+    escalation: Option<String>,
+}
+
+async fn validate(
+    state: &AppState,
+    p: &Principal,
+    object: &Map<String, Value>,
+) -> Result<Validated, ApiError> {
+    let mut errors = Vec::new();
+    for key in object.keys() {
+        if !FIELDS.contains(&key.as_str())
+            && !["id", "createdAt", "updatedAt"].contains(&key.as_str())
+        {
+            errors.push(FieldDetail::new(key, "is not a field of an alert policy"));
+        }
+    }
+    let name = match object.get("name") {
+        Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 200 => {
+            s.trim().to_string()
+        }
+        None | Some(Value::Null) => {
+            errors.push(FieldDetail::new("name", "is required"));
+            String::new()
+        }
+        _ => {
+            errors.push(FieldDetail::new("name", "must be 1 to 200 characters"));
+            String::new()
+        }
+    };
+    let failure = threshold(object, "failureThreshold", 2, &mut errors);
+    let recovery = threshold(object, "recoveryThreshold", 1, &mut errors);
+    let notify_on_recovery = match object.get("notifyOnRecovery") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            errors.push(FieldDetail::new(
+                "notifyOnRecovery",
+                "must be true or false",
+            ));
+            true
+        }
+    };
+    let escalation = match object.get("escalation") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(e)) => {
+            let delay = match e.get("delayMinutes").and_then(Value::as_u64) {
+                Some(d) if (1..=10_080).contains(&d) => d,
+                _ => {
+                    errors.push(FieldDetail::new(
+                        "escalation.delayMinutes",
+                        "must be an integer from 1 to 10080",
+                    ));
+                    0
+                }
+            };
+            for key in e.keys() {
+                if key != "delayMinutes" && key != "channels" {
+                    errors.push(FieldDetail::new(
+                        format!("escalation.{key}"),
+                        "is not a field of an escalation",
+                    ));
+                }
+            }
+            Some((delay, e.get("channels").cloned()))
+        }
+        Some(_) => {
+            errors.push(FieldDetail::new("escalation", "must be an object or null"));
+            None
+        }
+    };
+    paging::finish(errors)?;
+    let channels = channel_input::validate_channel_list(
+        state,
+        &p.workspace_id,
+        object.get("channels"),
+        "channels",
+    )
+    .await?;
+    let escalation = match escalation {
+        None => None,
+        Some((delay, channels)) => {
+            let ws = state
+                .store
+                .workspace(&p.workspace_id)
+                .await?
+                .ok_or_else(|| ApiError::internal("workspace vanished"))?;
+            if matches!(Plan::parse(&ws.plan), Some(Plan::Free | Plan::Pro)) {
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "PLAN_UPGRADE_REQUIRED",
+                    format!(
+                        "Escalation needs the Business or Enterprise plan; this workspace is on {}",
+                        ws.plan
+                    ),
+                ));
+            }
+            let list = channel_input::validate_channel_list(
+                state,
+                &p.workspace_id,
+                channels.as_ref(),
+                "escalation.channels",
+            )
+            .await?;
+            Some(json!({"delayMinutes": delay, "channels": list}).to_string())
+        }
+    };
+    Ok(Validated {
+        name,
+        failure,
+        recovery,
+        notify_on_recovery,
+        channels: channels.to_string(),
+        escalation,
+    })
+}
+
+fn object_of(body: Value) -> Result<Map<String, Value>, ApiError> {
+    match body {
+        Value::Object(o) => Ok(o),
+        _ => Err(ApiError::bad_request("The body must be a JSON object")),
+    }
+}
+
+async fn find(state: &AppState, p: &Principal, id: &str) -> Result<PolicyRow, ApiError> {
+    state
+        .store
+        .alert_policy(&p.workspace_id, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("ALERT_POLICY_NOT_FOUND", "alert policy", id))
+}
+
+/// Create an alert policy.
+#[utoipa::path(post, path = "/v1/alert-policies", tag = "alert-policies", request_body = PolicyBody,
+    responses(
+        (status = 201, description = "The created policy", body = SuccessBody<PolicyBody>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 403, description = "PLAN_UPGRADE_REQUIRED: escalation on a free or pro workspace", body = ErrorBody),
+        (status = 422, description = "Unknown channel or channel type", body = ErrorBody),
+    ))]
+pub async fn create_policy(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Success<Value>, ApiError> {
+    let object = object_of(body)?;
+    if object.contains_key("id") {
+        return Err(ApiError::validation(vec![FieldDetail::new(
+            "id",
+            "is read-only",
+        )]));
+    }
+    let v = validate(&state, &p, &object).await?;
+    let now = state.clock.now_ms();
+    let row = PolicyRow {
+        id: ids::new_id("pol_"),
+        workspace_id: p.workspace_id.clone(),
+        name: v.name,
+        failure_threshold: v.failure,
+        recovery_threshold: v.recovery,
+        notify_on_recovery: v.notify_on_recovery,
+        channels: v.channels,
+        escalation: v.escalation,
+        created_at: now,
+        updated_at: now,
+    };
+    let saved = state.store.insert_alert_policy(row).await?;
+    Ok(Success::created(view(&saved)))
+}
+
+/// List alert policies, newest first.
+#[utoipa::path(get, path = "/v1/alert-policies", tag = "alert-policies", params(PolicyListParams),
+    responses((status = 200, description = "A page of policies", body = ListBody<PolicyBody>)))]
+pub async fn list_policies(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiQuery(q): ApiQuery<PolicyListParams>,
+) -> Result<Paged<Value>, ApiError> {
+    let mut errors = Vec::new();
+    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    paging::finish(errors)?;
+    let (rows, total) = state
+        .store
+        .list_alert_policies(&p.workspace_id, page)
+        .await?;
+    Ok(Paged {
+        items: rows.iter().map(view).collect(),
+        pagination: Pagination::new(page, total),
+    })
+}
+
+/// Get an alert policy.
+#[utoipa::path(get, path = "/v1/alert-policies/{id}", tag = "alert-policies", params(("id" = String, Path, description = "Policy id")),
+    responses(
+        (status = 200, description = "The policy", body = SuccessBody<PolicyBody>),
+        (status = 404, description = "ALERT_POLICY_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn get_policy(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Success<Value>, ApiError> {
+    Ok(Success::ok(view(&find(&state, &p, &id).await?)))
+}
+
+/// Change fields of an alert policy; absent fields keep their values.
+#[utoipa::path(patch, path = "/v1/alert-policies/{id}", tag = "alert-policies", params(("id" = String, Path, description = "Policy id")),
+    request_body(content = Object, description = "Fields to change, as in PolicyBody"),
+    responses(
+        (status = 200, description = "The updated policy", body = SuccessBody<PolicyBody>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 403, description = "PLAN_UPGRADE_REQUIRED", body = ErrorBody),
+        (status = 404, description = "ALERT_POLICY_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn update_policy(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Success<Value>, ApiError> {
+    let patch = object_of(body)?;
+    let row = find(&state, &p, &id).await?;
+    let current = view(&row);
+    let mut merged = Map::new();
+    for f in FIELDS {
+        merged.insert(f.to_string(), current[f].clone());
+    }
+    for (k, v) in patch {
+        merged.insert(k, v);
+    }
+    merged.remove("id");
+    merged.remove("createdAt");
+    merged.remove("updatedAt");
+    // Stored channels keep write-only settings the view hides: reuse the stored list when
+    // the patch does not replace it.
+    let keep_channels = !merged
+        .get("channels")
+        .is_some_and(|c| *c != current["channels"]);
+    let mut v = validate(&state, &p, &merged).await?;
+    if keep_channels {
+        v.channels = row.channels.clone();
+    }
+    let saved = state
+        .store
+        .update_alert_policy(PolicyRow {
+            name: v.name,
+            failure_threshold: v.failure,
+            recovery_threshold: v.recovery,
+            notify_on_recovery: v.notify_on_recovery,
+            channels: v.channels,
+            escalation: v.escalation,
+            updated_at: state.clock.now_ms(),
+            ..row
+        })
+        .await?;
+    Ok(Success::ok(view(&saved)))
+}
+
+/// Delete an alert policy. Its monitors keep running without notifications.
+#[utoipa::path(delete, path = "/v1/alert-policies/{id}", tag = "alert-policies", params(("id" = String, Path, description = "Policy id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, description = "ALERT_POLICY_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn delete_policy(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<NoContent, ApiError> {
+    if state
+        .store
+        .delete_alert_policy(&p.workspace_id, &id)
+        .await?
+    {
+        Ok(NoContent)
+    } else {
+        Err(ApiError::not_found(
+            "ALERT_POLICY_NOT_FOUND",
+            "alert policy",
+            &id,
+        ))
+    }
+}

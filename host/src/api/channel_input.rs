@@ -1,0 +1,173 @@
+//! Validating notification channel settings, shared by stored channels and the inline
+//! channels of alert policies. The channel plugin checks its own fields; the server adds
+//! its own rules (webhooks must use HTTPS unless `allow_insecure_webhooks`).
+
+use super::AppState;
+use super::error::{ApiError, FieldDetail};
+use serde_json::{Map, Value};
+
+/// Fields never returned by the API.
+pub const WRITE_ONLY: [&str; 1] = ["botToken"];
+
+/// Check one channel's settings with its plugin. `prefix` names the field path in errors
+/// (e.g. `channels[0].`). Returns the normalised settings (JSON text).
+pub async fn validate_settings(
+    state: &AppState,
+    kind: &str,
+    settings: Map<String, Value>,
+    prefix: &str,
+) -> Result<String, ApiError> {
+    let Some(plugin) = state.plugins.channel(kind) else {
+        let known: Vec<String> = state
+            .plugins
+            .descriptions()
+            .into_iter()
+            .filter(|d| d.kind == "channel")
+            .map(|d| d.name)
+            .collect();
+        return Err(ApiError::unprocessable(format!(
+            "No loaded plugin provides the channel type `{kind}` (available: {})",
+            known.join(", ")
+        ))
+        .with_details(vec![FieldDetail::new(
+            format!("{prefix}type"),
+            "is not a loaded channel type",
+        )]));
+    };
+    if kind == "webhook"
+        && !state.config.allow_insecure_webhooks
+        && let Some(url) = settings.get("url").and_then(Value::as_str)
+        && !url.starts_with("https://")
+    {
+        return Err(ApiError::validation(vec![FieldDetail::new(
+            format!("{prefix}url"),
+            "must be an https:// URL (the server does not allow insecure webhooks)",
+        )]));
+    }
+    match state
+        .plugins
+        .validate_channel_config(&plugin, Value::Object(settings).to_string())
+        .await
+    {
+        Ok(Ok(normalized)) => Ok(normalized),
+        Ok(Err(problems)) => Err(ApiError::validation(
+            problems
+                .into_iter()
+                .map(|p| FieldDetail::new(format!("{prefix}{}", p.field), p.message))
+                .collect(),
+        )),
+        Err(e) => Err(ApiError::unprocessable(format!(
+            "The `{kind}` plugin could not check the settings: {e}"
+        ))),
+    }
+}
+
+/// Settings as the API shows them: write-only fields removed.
+pub fn visible(settings: &str) -> Map<String, Value> {
+    let mut map: Map<String, Value> = serde_json::from_str(settings).unwrap_or_default();
+    for f in WRITE_ONLY {
+        map.remove(f);
+    }
+    map
+}
+
+/// Validate a policy's list of channels: each item is `{"channelId": "ch_..."}` (it must
+/// exist in the workspace) or an inline channel `{"type": ..., ...settings}`. Returns the
+/// stored form.
+pub async fn validate_channel_list(
+    state: &AppState,
+    workspace_id: &str,
+    value: Option<&Value>,
+    field: &str,
+) -> Result<Value, ApiError> {
+    let Some(Value::Array(items)) = value else {
+        return Err(ApiError::validation(vec![FieldDetail::new(
+            field,
+            "must be a non-empty list of channels",
+        )]));
+    };
+    if items.is_empty() || items.len() > 20 {
+        return Err(ApiError::validation(vec![FieldDetail::new(
+            field,
+            "must list 1 to 20 channels",
+        )]));
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let prefix = format!("{field}[{i}].");
+        let Some(object) = item.as_object() else {
+            return Err(ApiError::validation(vec![FieldDetail::new(
+                format!("{field}[{i}]"),
+                "must be an object",
+            )]));
+        };
+        if let Some(id) = object.get("channelId") {
+            let Some(id) = id.as_str() else {
+                return Err(ApiError::validation(vec![FieldDetail::new(
+                    format!("{prefix}channelId"),
+                    "must be a string",
+                )]));
+            };
+            if object.len() > 1 {
+                return Err(ApiError::validation(vec![FieldDetail::new(
+                    format!("{field}[{i}]"),
+                    "a channel reference takes only channelId",
+                )]));
+            }
+            if state.store.channel(workspace_id, id).await?.is_none() {
+                return Err(ApiError::unprocessable(format!(
+                    "No channel `{id}` exists in this workspace"
+                ))
+                .with_details(vec![FieldDetail::new(
+                    format!("{prefix}channelId"),
+                    "does not exist",
+                )]));
+            }
+            out.push(serde_json::json!({"channelId": id}));
+            continue;
+        }
+        let Some(kind) = object.get("type").and_then(Value::as_str) else {
+            return Err(ApiError::validation(vec![FieldDetail::new(
+                format!("{prefix}type"),
+                "is required (or give channelId)",
+            )]));
+        };
+        let mut settings = object.clone();
+        settings.remove("type");
+        let normalized = validate_settings(state, kind, settings, &prefix).await?;
+        let mut stored: Map<String, Value> = serde_json::from_str(&normalized).unwrap_or_default();
+        stored.insert("type".into(), Value::from(kind));
+        // Keep `type` first for readability.
+        let mut ordered = Map::new();
+        ordered.insert("type".into(), Value::from(kind));
+        for (k, v) in stored {
+            if k != "type" {
+                ordered.insert(k, v);
+            }
+        }
+        out.push(Value::Object(ordered));
+    }
+    Ok(Value::Array(out))
+}
+
+/// A stored channel list as the API shows it.
+pub fn visible_list(stored: &Value) -> Value {
+    match stored {
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| match item {
+                    Value::Object(o) => {
+                        let mut o = o.clone();
+                        for f in WRITE_ONLY {
+                            o.remove(f);
+                        }
+                        Value::Object(o)
+                    }
+                    other => other.clone(),
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,338 @@
+//! `/v1/channels`: stored notification channels, and a test button.
+
+use super::AppState;
+use super::channel_input;
+use super::deliveries::{self, DeliveryView};
+use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
+use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::paging;
+use crate::engine::events::{EventBody, kind};
+use crate::engine::policy::Target;
+use crate::ids;
+use crate::outbox::{self, Origin};
+use crate::store::alerting::ChannelRow;
+use crate::store::keys::Principal;
+use axum::Extension;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use std::time::Duration;
+use utoipa::{IntoParams, ToSchema};
+
+/// How long the test button waits for the first attempt to finish.
+const TEST_WAIT: Duration = Duration::from_secs(15);
+
+/// A stored channel.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ChannelBody {
+    #[schema(read_only, example = "ch_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
+    pub id: Option<String>,
+    /// Unique within the workspace.
+    pub name: String,
+    /// `email`, `telegram`, `webhook`, or a type a loaded plugin provides.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// email: recipient address.
+    pub target: Option<String>,
+    /// telegram: chat id.
+    pub chat_id: Option<String>,
+    /// telegram: bot token, write-only (defaults to the server's).
+    #[schema(write_only)]
+    pub bot_token: Option<String>,
+    /// webhook: HTTPS URL.
+    pub url: Option<String>,
+    #[schema(read_only)]
+    pub created_at: Option<String>,
+    #[schema(read_only)]
+    pub updated_at: Option<String>,
+}
+
+/// Paging of the channel list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ChannelListParams {
+    pub page: Option<String>,
+    pub limit: Option<String>,
+}
+
+fn view(row: &ChannelRow) -> Value {
+    let mut o = Map::new();
+    o.insert("id".into(), Value::from(row.id.clone()));
+    o.insert("name".into(), Value::from(row.name.clone()));
+    o.insert("type".into(), Value::from(row.kind.clone()));
+    o.extend(channel_input::visible(&row.config));
+    o.insert(
+        "createdAt".into(),
+        Value::from(crate::time::format_ms(row.created_at)),
+    );
+    o.insert(
+        "updatedAt".into(),
+        Value::from(crate::time::format_ms(row.updated_at)),
+    );
+    Value::Object(o)
+}
+
+async fn find(state: &AppState, p: &Principal, id: &str) -> Result<ChannelRow, ApiError> {
+    state
+        .store
+        .channel(&p.workspace_id, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("CHANNEL_NOT_FOUND", "channel", id))
+}
+
+/// Validate a full channel object; returns (name, type, settings).
+async fn validate(
+    state: &AppState,
+    object: Map<String, Value>,
+) -> Result<(String, String, String), ApiError> {
+    let mut errors = Vec::new();
+    let name = match object.get("name") {
+        Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 200 => {
+            s.trim().to_string()
+        }
+        None | Some(Value::Null) => {
+            errors.push(FieldDetail::new("name", "is required"));
+            String::new()
+        }
+        _ => {
+            errors.push(FieldDetail::new("name", "must be 1 to 200 characters"));
+            String::new()
+        }
+    };
+    let kind = match object.get("type") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        _ => {
+            errors.push(FieldDetail::new(
+                "type",
+                "is required: email, telegram, webhook or a plugin's channel type",
+            ));
+            String::new()
+        }
+    };
+    for ro in ["id", "createdAt", "updatedAt"] {
+        if object.contains_key(ro) {
+            errors.push(FieldDetail::new(ro, "is read-only"));
+        }
+    }
+    paging::finish(errors)?;
+    let mut settings = object;
+    settings.remove("name");
+    settings.remove("type");
+    let normalized = channel_input::validate_settings(state, &kind, settings, "").await?;
+    Ok((name, kind, normalized))
+}
+
+fn conflict(name: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "CONFLICT",
+        format!("A channel named `{name}` already exists in this workspace"),
+    )
+}
+
+/// Create a stored channel.
+#[utoipa::path(post, path = "/v1/channels", tag = "channels", request_body = ChannelBody,
+    responses(
+        (status = 201, description = "The created channel", body = SuccessBody<ChannelBody>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 409, description = "CONFLICT: the name is taken", body = ErrorBody),
+        (status = 422, description = "No plugin provides the type", body = ErrorBody),
+    ))]
+pub async fn create_channel(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Success<Value>, ApiError> {
+    let Value::Object(object) = body else {
+        return Err(ApiError::bad_request("The body must be a JSON object"));
+    };
+    let (name, kind, config) = validate(&state, object).await?;
+    let now = state.clock.now_ms();
+    let row = ChannelRow {
+        id: ids::new_id("ch_"),
+        workspace_id: p.workspace_id.clone(),
+        name: name.clone(),
+        kind,
+        config,
+        created_at: now,
+        updated_at: now,
+    };
+    match state.store.insert_channel(row).await {
+        Ok(saved) => Ok(Success::created(view(&saved))),
+        Err(crate::store::StoreError::Db(e)) if crate::store::is_unique_violation(&e) => {
+            Err(conflict(&name))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// List stored channels, newest first.
+#[utoipa::path(get, path = "/v1/channels", tag = "channels", params(ChannelListParams),
+    responses((status = 200, description = "A page of channels", body = ListBody<ChannelBody>)))]
+pub async fn list_channels(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiQuery(q): ApiQuery<ChannelListParams>,
+) -> Result<Paged<Value>, ApiError> {
+    let mut errors = Vec::new();
+    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    paging::finish(errors)?;
+    let (rows, total) = state.store.list_channels(&p.workspace_id, page).await?;
+    Ok(Paged {
+        items: rows.iter().map(view).collect(),
+        pagination: Pagination::new(page, total),
+    })
+}
+
+/// Get a stored channel (write-only settings are not shown).
+#[utoipa::path(get, path = "/v1/channels/{id}", tag = "channels", params(("id" = String, Path, description = "Channel id")),
+    responses(
+        (status = 200, description = "The channel", body = SuccessBody<ChannelBody>),
+        (status = 404, description = "CHANNEL_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn get_channel(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Success<Value>, ApiError> {
+    Ok(Success::ok(view(&find(&state, &p, &id).await?)))
+}
+
+/// Change a stored channel; absent fields keep their values (`type` cannot change).
+#[utoipa::path(patch, path = "/v1/channels/{id}", tag = "channels", params(("id" = String, Path, description = "Channel id")),
+    request_body(content = Object, description = "Fields to change, as in ChannelBody"),
+    responses(
+        (status = 200, description = "The updated channel", body = SuccessBody<ChannelBody>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 404, description = "CHANNEL_NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "CONFLICT: the name is taken", body = ErrorBody),
+    ))]
+pub async fn update_channel(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Success<Value>, ApiError> {
+    let Value::Object(patch) = body else {
+        return Err(ApiError::bad_request("The body must be a JSON object"));
+    };
+    let row = find(&state, &p, &id).await?;
+    if patch
+        .get("type")
+        .is_some_and(|t| t.as_str() != Some(row.kind.as_str()))
+    {
+        return Err(ApiError::validation(vec![FieldDetail::new(
+            "type",
+            "cannot be changed; create a new channel instead",
+        )]));
+    }
+    let mut merged: Map<String, Value> = serde_json::from_str(&row.config).unwrap_or_default();
+    merged.insert("name".into(), Value::from(row.name.clone()));
+    merged.insert("type".into(), Value::from(row.kind.clone()));
+    for (k, v) in patch {
+        merged.insert(k, v);
+    }
+    let (name, _, config) = validate(&state, merged).await?;
+    let updated = ChannelRow {
+        name: name.clone(),
+        config,
+        updated_at: state.clock.now_ms(),
+        ..row
+    };
+    match state.store.update_channel(updated).await {
+        Ok(saved) => Ok(Success::ok(view(&saved))),
+        Err(crate::store::StoreError::Db(e)) if crate::store::is_unique_violation(&e) => {
+            Err(conflict(&name))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Delete a stored channel. Policies that refer to it skip it from then on.
+#[utoipa::path(delete, path = "/v1/channels/{id}", tag = "channels", params(("id" = String, Path, description = "Channel id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, description = "CHANNEL_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn delete_channel(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<NoContent, ApiError> {
+    if state.store.delete_channel(&p.workspace_id, &id).await? {
+        Ok(NoContent)
+    } else {
+        Err(ApiError::not_found("CHANNEL_NOT_FOUND", "channel", &id))
+    }
+}
+
+/// Send a test notification now: an `incident.created` event marked `"test": true`. Answers
+/// with the delivery record after its first attempt (or after 15 s, still pending).
+#[utoipa::path(post, path = "/v1/channels/{id}/test", tag = "channels", params(("id" = String, Path, description = "Channel id")),
+    responses(
+        (status = 200, description = "The test delivery", body = SuccessBody<DeliveryView>),
+        (status = 404, description = "CHANNEL_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn test_channel(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Success<Value>, ApiError> {
+    let ch = find(&state, &p, &id).await?;
+    let ws = state
+        .store
+        .workspace(&p.workspace_id)
+        .await?
+        .ok_or_else(|| ApiError::internal("workspace vanished"))?;
+    let now = state.clock.now_ms();
+    let body = EventBody {
+        event: kind::INCIDENT_CREATED,
+        at_ms: now,
+        monitor: json!({"id": "mon_test", "name": "Test monitor", "type": "http", "url": "https://example.com/"}),
+        workspace_id: ws.id.clone(),
+        workspace_name: ws.name.clone(),
+        incident: Some(
+            json!({"id": "inc_test", "url": format!("{}/incidents/inc_test", state.config.public_url), "status": "open", "createdAt": crate::time::format_ms(now)}),
+        ),
+        failure: Some(
+            json!({"reason": "This is a test notification from Tocsin", "statusCode": 503, "responseTime": 42, "region": state.config.region}),
+        ),
+        ssl: None,
+        test: true,
+    };
+    let target = Target {
+        kind: ch.kind.clone(),
+        config: ch.config.clone(),
+        channel_id: Some(ch.id.clone()),
+    };
+    let delivery_id = outbox::enqueue(
+        state.store.db(),
+        &Origin {
+            workspace_id: &ws.id,
+            incident_id: None,
+            monitor_id: None,
+        },
+        &target,
+        &body,
+        now,
+    )
+    .await?;
+    state.engine.outbox_wakeup.notify_one();
+    let deadline = tokio::time::Instant::now() + TEST_WAIT;
+    loop {
+        let d = state
+            .store
+            .delivery(&p.workspace_id, &delivery_id)
+            .await?
+            .ok_or_else(|| ApiError::internal("test delivery vanished"))?;
+        if d.attempts > 0 || tokio::time::Instant::now() >= deadline {
+            let attempts = state.store.delivery_attempts(&d.id).await?;
+            return Ok(Success::ok(deliveries::view(&d, Some(&attempts))));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -1,0 +1,174 @@
+//! `/v1/webhook-deliveries`: the outbox, its attempts, and redelivery by hand.
+
+use super::AppState;
+use super::envelope::{ListBody, Paged, Pagination, Success, SuccessBody};
+use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::extract::{ApiPath, ApiQuery};
+use super::paging;
+use crate::outbox::status;
+use crate::store::entities::{delivery, delivery_attempt};
+use crate::store::keys::Principal;
+use axum::Extension;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use utoipa::{IntoParams, ToSchema};
+
+/// One notification to one channel.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct DeliveryView {
+    /// `whd_...`; also the payload's `webhookId` and the `X-Service-Webhook-ID` header.
+    pub id: String,
+    pub event: String,
+    /// `pending`, `succeeded` or `failed`.
+    pub status: String,
+    pub channel_id: Option<String>,
+    pub channel_type: String,
+    pub incident_id: Option<String>,
+    pub monitor_id: Option<String>,
+    pub attempts: u32,
+    pub next_attempt_at: Option<String>,
+    pub last_error: Option<String>,
+    pub created_at: String,
+    pub delivered_at: Option<String>,
+    /// The event payload as sent.
+    #[schema(value_type = Object)]
+    pub payload: Value,
+    /// Every attempt (on `GET /{id}`).
+    pub attempt_log: Option<Vec<AttemptView>>,
+}
+
+/// One attempt.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptView {
+    pub attempt: u32,
+    pub at: String,
+    pub ok: bool,
+    pub status_code: Option<i32>,
+    pub error: Option<String>,
+    pub duration_ms: i32,
+}
+
+/// Filters of the delivery list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct DeliveryListParams {
+    pub page: Option<String>,
+    pub limit: Option<String>,
+    pub channel_id: Option<String>,
+    /// `pending`, `succeeded` or `failed`.
+    pub status: Option<String>,
+    pub incident_id: Option<String>,
+}
+
+/// The API view of a delivery.
+pub fn view(d: &delivery::Model, attempts: Option<&[delivery_attempt::Model]>) -> Value {
+    let mut v = json!({
+        "id": d.id,
+        "webhookId": d.id,
+        "event": d.event,
+        "status": d.status,
+        "channelId": d.channel_id,
+        "channelType": d.channel_kind,
+        "incidentId": d.incident_id,
+        "monitorId": d.monitor_id,
+        "attempts": d.attempts,
+        "nextAttemptAt": (d.status == status::PENDING).then(|| crate::time::format_ms(d.next_attempt_at)),
+        "lastError": d.last_error,
+        "createdAt": crate::time::format_ms(d.created_at),
+        "deliveredAt": d.delivered_at.map(crate::time::format_ms),
+        "payload": serde_json::from_str::<Value>(&d.payload).unwrap_or(Value::Null),
+    });
+    if let Some(list) = attempts {
+        v["attemptLog"] = Value::Array(
+            list.iter()
+                .map(|a| {
+                    json!({"attempt": a.attempt, "at": crate::time::format_ms(a.at), "ok": a.ok, "statusCode": a.status_code, "error": a.error, "durationMs": a.duration_ms})
+                })
+                .collect(),
+        );
+    }
+    v
+}
+
+/// List deliveries, newest first.
+#[utoipa::path(get, path = "/v1/webhook-deliveries", tag = "deliveries", params(DeliveryListParams),
+    responses(
+        (status = 200, description = "A page of deliveries", body = ListBody<DeliveryView>),
+        (status = 400, description = "Invalid parameters", body = ErrorBody),
+    ))]
+pub async fn list_deliveries(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiQuery(q): ApiQuery<DeliveryListParams>,
+) -> Result<Paged<Value>, ApiError> {
+    let mut errors = Vec::new();
+    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    if let Some(s) = &q.status
+        && !status::ALL.contains(&s.as_str())
+    {
+        errors.push(FieldDetail::new(
+            "status",
+            "must be pending, succeeded or failed",
+        ));
+    }
+    paging::finish(errors)?;
+    let (rows, total) = state
+        .store
+        .list_deliveries(
+            &p.workspace_id,
+            q.channel_id.as_deref(),
+            q.status.as_deref(),
+            q.incident_id.as_deref(),
+            page,
+        )
+        .await?;
+    Ok(Paged {
+        items: rows.iter().map(|d| view(d, None)).collect(),
+        pagination: Pagination::new(page, total),
+    })
+}
+
+/// Get a delivery with every attempt.
+#[utoipa::path(get, path = "/v1/webhook-deliveries/{id}", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")),
+    responses(
+        (status = 200, description = "The delivery", body = SuccessBody<DeliveryView>),
+        (status = 404, description = "DELIVERY_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn get_delivery(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Success<Value>, ApiError> {
+    let d = state
+        .store
+        .delivery(&p.workspace_id, &id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("DELIVERY_NOT_FOUND", "delivery", &id))?;
+    let attempts = state.store.delivery_attempts(&d.id).await?;
+    Ok(Success::ok(view(&d, Some(&attempts))))
+}
+
+/// Send a delivery again now, with the same `webhookId` (one more attempt).
+#[utoipa::path(post, path = "/v1/webhook-deliveries/{id}/redeliver", tag = "deliveries", params(("id" = String, Path, description = "Delivery id")),
+    responses(
+        (status = 200, description = "The delivery, pending again", body = SuccessBody<DeliveryView>),
+        (status = 404, description = "DELIVERY_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn redeliver(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Success<Value>, ApiError> {
+    let d = state
+        .store
+        .redeliver(&p.workspace_id, &id, state.clock.now_ms())
+        .await?
+        .ok_or_else(|| ApiError::not_found("DELIVERY_NOT_FOUND", "delivery", &id))?;
+    state.engine.outbox_wakeup.notify_one();
+    Ok(Success::ok(view(&d, None)))
+}

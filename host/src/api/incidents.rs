@@ -1,0 +1,290 @@
+//! `/v1/incidents`: list, view, acknowledge and resolve.
+
+use super::AppState;
+use super::envelope::{ListBody, Paged, Pagination, Success, SuccessBody};
+use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::extract::{ApiPath, ApiQuery};
+use super::paging;
+use crate::engine::actions::{self, ActionError};
+use crate::engine::incidents::status;
+use crate::store::entities::{incident, incident_event};
+use crate::store::incidents::IncidentFilter;
+use crate::store::keys::Principal;
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header::CONTENT_TYPE};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use utoipa::{IntoParams, ToSchema};
+
+/// An incident.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct IncidentView {
+    #[schema(example = "inc_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
+    pub id: String,
+    /// Dashboard link.
+    pub url: String,
+    /// `open`, `acknowledged` or `resolved`.
+    pub status: String,
+    pub created_at: String,
+    pub acknowledged_at: Option<String>,
+    pub resolved_at: Option<String>,
+    pub duration_seconds: Option<i64>,
+    pub monitor_id: String,
+    /// The monitor as event payloads describe it.
+    #[schema(value_type = Object)]
+    pub monitor: Value,
+    /// The failure that opened it.
+    #[schema(value_type = Object)]
+    pub failure: Value,
+    /// Name of the API key that acknowledged it.
+    pub acknowledged_by: Option<String>,
+    pub escalated_at: Option<String>,
+    /// What happened, oldest first (on `GET /{id}` and actions).
+    pub timeline: Option<Vec<TimelineEntry>>,
+}
+
+/// One entry of an incident's timeline.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TimelineEntry {
+    /// `created`, `notified`, `escalated`, `acknowledged` or `resolved`.
+    pub kind: String,
+    pub at: String,
+    #[schema(value_type = Object)]
+    pub details: Value,
+}
+
+/// Filters of the incident list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct IncidentListParams {
+    pub page: Option<String>,
+    pub limit: Option<String>,
+    /// Created at or after (ISO 8601).
+    pub from: Option<String>,
+    /// Created at or before (ISO 8601).
+    pub to: Option<String>,
+    /// `open`, `acknowledged` or `resolved`.
+    pub status: Option<String>,
+    pub monitor_id: Option<String>,
+    /// `createdAt` (default) or `resolvedAt`.
+    pub sort_by: Option<String>,
+    /// `asc` or `desc` (default).
+    pub order: Option<String>,
+}
+
+/// Optional body of the acknowledgement.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcknowledgeBody {
+    /// A note for the timeline.
+    pub note: Option<String>,
+}
+
+fn view(
+    state: &AppState,
+    i: &incident::Model,
+    timeline: Option<&[incident_event::Model]>,
+) -> Value {
+    let mut v = json!({
+        "id": i.id,
+        "url": format!("{}/incidents/{}", state.config.public_url, i.id),
+        "status": i.status,
+        "createdAt": crate::time::format_ms(i.created_at),
+        "acknowledgedAt": i.acknowledged_at.map(crate::time::format_ms),
+        "resolvedAt": i.resolved_at.map(crate::time::format_ms),
+        "durationSeconds": i.resolved_at.map(|r| (r - i.created_at) / 1000),
+        "monitorId": i.monitor_id,
+        "monitor": serde_json::from_str::<Value>(&i.monitor).unwrap_or(Value::Null),
+        "failure": serde_json::from_str::<Value>(&i.failure).unwrap_or(Value::Null),
+        "acknowledgedBy": i.acknowledged_by,
+        "escalatedAt": i.escalated_at.map(crate::time::format_ms),
+    });
+    if let Some(t) = timeline {
+        v["timeline"] = Value::Array(
+            t.iter()
+                .map(|e| json!({"kind": e.kind, "at": crate::time::format_ms(e.at), "details": serde_json::from_str::<Value>(&e.details).unwrap_or(Value::Null)}))
+                .collect(),
+        );
+    }
+    v
+}
+
+async fn with_timeline(state: &AppState, i: &incident::Model) -> Result<Value, ApiError> {
+    let timeline = state.store.incident_timeline(&i.id).await?;
+    Ok(view(state, i, Some(&timeline)))
+}
+
+fn action_error(e: ActionError, id: &str) -> ApiError {
+    match e {
+        ActionError::NotFound => ApiError::not_found("INCIDENT_NOT_FOUND", "incident", id),
+        ActionError::Resolved => ApiError::new(
+            StatusCode::CONFLICT,
+            "INCIDENT_RESOLVED",
+            "The incident is already resolved",
+        ),
+        ActionError::Store(e) => ApiError::internal(e),
+    }
+}
+
+/// List incidents.
+#[utoipa::path(get, path = "/v1/incidents", tag = "incidents", params(IncidentListParams),
+    responses(
+        (status = 200, description = "A page of incidents", body = ListBody<IncidentView>),
+        (status = 400, description = "Invalid parameters", body = ErrorBody),
+    ))]
+pub async fn list_incidents(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiQuery(q): ApiQuery<IncidentListParams>,
+) -> Result<Paged<Value>, ApiError> {
+    let mut errors = Vec::new();
+    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let order = paging::order(q.order.as_deref(), &mut errors);
+    let from = paging::timestamp("from", q.from.as_deref(), &mut errors);
+    let to = paging::timestamp("to", q.to.as_deref(), &mut errors);
+    if let Some(s) = &q.status
+        && !status::ALL.contains(&s.as_str())
+    {
+        errors.push(FieldDetail::new(
+            "status",
+            "must be open, acknowledged or resolved",
+        ));
+    }
+    let by_resolved = match q.sort_by.as_deref() {
+        None | Some("createdAt") => false,
+        Some("resolvedAt") => true,
+        Some(_) => {
+            errors.push(FieldDetail::new(
+                "sortBy",
+                "must be createdAt or resolvedAt",
+            ));
+            false
+        }
+    };
+    paging::finish(errors)?;
+    let filter = IncidentFilter {
+        from,
+        to,
+        status: q.status,
+        monitor_id: q.monitor_id,
+        by_resolved,
+    };
+    let (rows, total) = state
+        .store
+        .list_incidents(&p.workspace_id, &filter, order, page)
+        .await?;
+    Ok(Paged {
+        items: rows.iter().map(|i| view(&state, i, None)).collect(),
+        pagination: Pagination::new(page, total),
+    })
+}
+
+/// Get an incident with its timeline.
+#[utoipa::path(get, path = "/v1/incidents/{id}", tag = "incidents", params(("id" = String, Path, description = "Incident id")),
+    responses(
+        (status = 200, description = "The incident", body = SuccessBody<IncidentView>),
+        (status = 404, description = "INCIDENT_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn get_incident(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Success<Value>, ApiError> {
+    let i = state
+        .store
+        .incident(&p.workspace_id, &id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("INCIDENT_NOT_FOUND", "incident", &id))?;
+    Ok(Success::ok(with_timeline(&state, &i).await?))
+}
+
+/// Read the optional JSON body of an acknowledgement.
+fn note_of(headers: &HeaderMap, body: &Bytes) -> Result<Option<String>, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let json = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !json {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "INVALID_CONTENT_TYPE",
+            "The body must be JSON with `Content-Type: application/json`",
+        ));
+    }
+    let parsed: AcknowledgeBody = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("Invalid JSON: {e}")))?;
+    if parsed
+        .note
+        .as_ref()
+        .is_some_and(|n| n.chars().count() > 2000)
+    {
+        return Err(ApiError::validation(vec![FieldDetail::new(
+            "note",
+            "must be at most 2000 characters",
+        )]));
+    }
+    Ok(parsed.note)
+}
+
+/// Acknowledge an incident: pending escalation no longer applies. Acknowledging an
+/// acknowledged incident changes nothing; a resolved one answers 409.
+#[utoipa::path(post, path = "/v1/incidents/{id}/acknowledge", tag = "incidents", params(("id" = String, Path, description = "Incident id")),
+    request_body(content = Option<AcknowledgeBody>, description = "Optional note"),
+    responses(
+        (status = 200, description = "The incident", body = SuccessBody<IncidentView>),
+        (status = 404, description = "INCIDENT_NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "INCIDENT_RESOLVED", body = ErrorBody),
+    ))]
+pub async fn acknowledge(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Success<Value>, ApiError> {
+    let note = note_of(&headers, &body)?;
+    let i = actions::acknowledge(
+        &state.store,
+        &state.engine,
+        &p.workspace_id,
+        &id,
+        &p.key_name,
+        note.as_deref(),
+        state.clock.now_ms(),
+    )
+    .await
+    .map_err(|e| action_error(e, &id))?;
+    Ok(Success::ok(with_timeline(&state, &i).await?))
+}
+
+/// Resolve an incident by hand, with the same event and notifications as recovery.
+#[utoipa::path(post, path = "/v1/incidents/{id}/resolve", tag = "incidents", params(("id" = String, Path, description = "Incident id")),
+    responses(
+        (status = 200, description = "The incident", body = SuccessBody<IncidentView>),
+        (status = 404, description = "INCIDENT_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn resolve(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Success<Value>, ApiError> {
+    let i = actions::resolve(
+        &state.store,
+        &state.engine,
+        &p.workspace_id,
+        &id,
+        &p.key_name,
+        state.clock.now_ms(),
+    )
+    .await
+    .map_err(|e| action_error(e, &id))?;
+    Ok(Success::ok(with_timeline(&state, &i).await?))
+}

@@ -1,0 +1,211 @@
+//! What an alert policy means to the engine: thresholds, who is told, and escalation.
+//!
+//! Stored forms (JSON text in `alert_policies`):
+//! - `channels`: a list whose items are `{"channelId": "ch_..."}` (a stored channel) or an
+//!   inline channel `{"type": "email", "target": "..."}`;
+//! - `escalation`: `{"delayMinutes": 15, "channels": [...]}` or NULL.
+
+use super::health::Thresholds;
+use crate::store::StoreError;
+use crate::store::entities::{alert_policy, channel};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// One place a notification goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Channel type, e.g. `webhook`.
+    pub kind: String,
+    /// The channel plugin's configuration (JSON object text).
+    pub config: String,
+    /// The stored channel, when the policy refers to one.
+    pub channel_id: Option<String>,
+}
+
+/// Escalation of unacknowledged incidents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escalation {
+    pub delay_minutes: u32,
+    pub channels: Vec<Target>,
+}
+
+/// A policy, ready to act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rules {
+    pub thresholds: Thresholds,
+    pub notify_on_recovery: bool,
+    pub channels: Vec<Target>,
+    pub escalation: Option<Escalation>,
+}
+
+impl Default for Rules {
+    /// A monitor without a policy: default thresholds, nobody notified.
+    fn default() -> Self {
+        Rules {
+            thresholds: Thresholds::default(),
+            notify_on_recovery: true,
+            channels: Vec::new(),
+            escalation: None,
+        }
+    }
+}
+
+/// An inline channel object split into its type and its configuration.
+pub fn split_inline(item: &Map<String, Value>) -> Option<(String, Map<String, Value>)> {
+    let kind = item.get("type")?.as_str()?.to_string();
+    let mut config = item.clone();
+    config.remove("type");
+    Some((kind, config))
+}
+
+fn targets(items: &Value, stored: &HashMap<String, channel::Model>) -> Vec<Target> {
+    let Some(items) = items.as_array() else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|item| {
+            let item = item.as_object()?;
+            if let Some(id) = item.get("channelId").and_then(Value::as_str) {
+                match stored.get(id) {
+                    Some(c) => Some(Target {
+                        kind: c.kind.clone(),
+                        config: c.config.clone(),
+                        channel_id: Some(c.id.clone()),
+                    }),
+                    None => {
+                        tracing::warn!(
+                            channel = id,
+                            "an alert policy refers to a channel that no longer exists; skipped"
+                        );
+                        None
+                    }
+                }
+            } else {
+                let (kind, config) = split_inline(item)?;
+                Some(Target {
+                    kind,
+                    config: Value::Object(config).to_string(),
+                    channel_id: None,
+                })
+            }
+        })
+        .collect()
+}
+
+fn channel_ids(items: &Value, into: &mut Vec<String>) {
+    if let Some(items) = items.as_array() {
+        for item in items {
+            if let Some(id) = item.get("channelId").and_then(Value::as_str) {
+                into.push(id.to_string());
+            }
+        }
+    }
+}
+
+/// Turn stored policies into rules, resolving stored channels in one query.
+pub async fn load_rules(
+    conn: &impl ConnectionTrait,
+    policies: &[alert_policy::Model],
+) -> Result<HashMap<String, Rules>, StoreError> {
+    let mut parsed = Vec::with_capacity(policies.len());
+    let mut ids = Vec::new();
+    for p in policies {
+        let channels: Value = serde_json::from_str(&p.channels).unwrap_or(Value::Array(vec![]));
+        let escalation: Option<Value> = p
+            .escalation
+            .as_deref()
+            .and_then(|e| serde_json::from_str(e).ok());
+        channel_ids(&channels, &mut ids);
+        if let Some(e) = &escalation {
+            channel_ids(&e["channels"], &mut ids);
+        }
+        parsed.push((p, channels, escalation));
+    }
+    let stored: HashMap<String, channel::Model> = if ids.is_empty() {
+        HashMap::new()
+    } else {
+        channel::Entity::find()
+            .filter(channel::Column::Id.is_in(ids))
+            .all(conn)
+            .await?
+            .into_iter()
+            .map(|c| (c.id.clone(), c))
+            .collect()
+    };
+    Ok(parsed
+        .into_iter()
+        .map(|(p, channels, escalation)| {
+            // A stored channel of another workspace never counts.
+            let mine: HashMap<String, channel::Model> = stored
+                .iter()
+                .filter(|(_, c)| c.workspace_id == p.workspace_id)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let rules = Rules {
+                thresholds: Thresholds {
+                    failure: u32::try_from(p.failure_threshold).unwrap_or(2).max(1),
+                    recovery: u32::try_from(p.recovery_threshold).unwrap_or(1).max(1),
+                },
+                notify_on_recovery: p.notify_on_recovery,
+                channels: targets(&channels, &mine),
+                escalation: escalation.map(|e| Escalation {
+                    delay_minutes: e["delayMinutes"]
+                        .as_u64()
+                        .and_then(|v| u32::try_from(v).ok())
+                        .unwrap_or(0),
+                    channels: targets(&e["channels"], &mine),
+                }),
+            };
+            (p.id.clone(), rules)
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_and_stored_channels_become_targets() {
+        let mut stored = HashMap::new();
+        stored.insert(
+            "ch_1".to_string(),
+            channel::Model {
+                id: "ch_1".into(),
+                workspace_id: "ws".into(),
+                name: "ops".into(),
+                kind: "telegram".into(),
+                config: r#"{"chatId":"42"}"#.into(),
+                created_at: 0,
+                updated_at: 0,
+            },
+        );
+        let items: Value = serde_json::from_str(
+            r#"[{"type":"email","target":"a@example.com"},{"channelId":"ch_1"},{"channelId":"ch_gone"}]"#,
+        )
+        .expect("json");
+        let t = targets(&items, &stored);
+        assert_eq!(t.len(), 2);
+        assert_eq!(
+            (
+                t[0].kind.as_str(),
+                t[0].config.as_str(),
+                t[0].channel_id.as_deref()
+            ),
+            ("email", r#"{"target":"a@example.com"}"#, None)
+        );
+        assert_eq!(
+            (t[1].kind.as_str(), t[1].channel_id.as_deref()),
+            ("telegram", Some("ch_1"))
+        );
+    }
+
+    #[test]
+    fn no_policy_means_default_thresholds_and_silence() {
+        let r = Rules::default();
+        assert_eq!((r.thresholds.failure, r.thresholds.recovery), (2, 1));
+        assert!(r.channels.is_empty() && r.escalation.is_none());
+    }
+}

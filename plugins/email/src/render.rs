@@ -1,0 +1,267 @@
+//! E-mail messages: the configuration and rendering an event as subject, text and HTML.
+
+use serde_json::{Map, Value, json};
+
+/// A rendered message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mail {
+    pub subject: String,
+    pub text: String,
+    pub html: String,
+}
+
+/// A plausible address: one `@`, something on both sides, a dot in the domain, no spaces.
+pub fn plausible_address(a: &str) -> bool {
+    match a.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !a.chars().any(|c| c.is_whitespace() || c == '<' || c == '>')
+                && !domain.contains('@')
+                && a.len() <= 254
+        }
+        None => false,
+    }
+}
+
+/// Validate `{"target": "ops@example.com"}`.
+pub fn validate(text: &str) -> Result<String, Vec<(String, String)>> {
+    let object: Map<String, Value> = serde_json::from_str(text)
+        .map_err(|_| vec![("config".to_string(), "must be a JSON object".to_string())])?;
+    let mut problems = Vec::new();
+    for key in object.keys() {
+        if key != "target" {
+            problems.push((
+                key.clone(),
+                "is not a field of an email channel".to_string(),
+            ));
+        }
+    }
+    match object.get("target") {
+        Some(Value::String(a)) if plausible_address(a.trim()) => {}
+        Some(_) => problems.push(("target".into(), "must be an e-mail address".into())),
+        None => problems.push(("target".into(), "is required".into())),
+    }
+    if problems.is_empty() {
+        Ok(json!({"target": object["target"].as_str().unwrap_or_default().trim()}).to_string())
+    } else {
+        Err(problems)
+    }
+}
+
+/// The recipient of a validated configuration.
+pub fn recipient(config: &str) -> Result<String, String> {
+    let v: Value = serde_json::from_str(config)
+        .map_err(|_| "The channel configuration is not JSON".to_string())?;
+    v["target"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| "The channel has no target address".to_string())
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn duration(seconds: i64) -> String {
+    let (h, m, s) = (seconds / 3600, (seconds % 3600) / 60, seconds % 60);
+    match (h, m) {
+        (0, 0) => format!("{s} s"),
+        (0, _) => format!("{m} min {s} s"),
+        _ => format!("{h} h {m} min"),
+    }
+}
+
+/// Render an event payload.
+pub fn render(payload: &str) -> Result<Mail, String> {
+    let p: Value =
+        serde_json::from_str(payload).map_err(|_| "The event payload is not JSON".to_string())?;
+    let name = p["monitor"]["name"].as_str().unwrap_or("monitor");
+    let place = p["monitor"]["url"]
+        .as_str()
+        .or_else(|| p["monitor"]["hostname"].as_str());
+    let test = if p["test"] == Value::Bool(true) {
+        "[Test] "
+    } else {
+        ""
+    };
+    let mut facts: Vec<(String, String)> = Vec::new();
+    if let Some(place) = place {
+        facts.push(("Target".into(), place.into()));
+    }
+    let (subject, headline) = match p["event"].as_str().unwrap_or("") {
+        "incident.created" => {
+            let reason = p["failure"]["reason"]
+                .as_str()
+                .unwrap_or("The check failed");
+            facts.push(("Reason".into(), reason.into()));
+            if let Some(code) = p["failure"]["statusCode"].as_u64() {
+                facts.push(("Status code".into(), code.to_string()));
+            }
+            if let Some(region) = p["failure"]["region"].as_str() {
+                facts.push(("Region".into(), region.into()));
+            }
+            (format!("{test}DOWN: {name}"), format!("{name} is down"))
+        }
+        "incident.resolved" => {
+            if let Some(s) = p["incident"]["durationSeconds"].as_i64() {
+                facts.push(("Down for".into(), duration(s)));
+            }
+            (
+                format!("{test}RECOVERED: {name}"),
+                format!("{name} is back up"),
+            )
+        }
+        "incident.acknowledged" => (
+            format!("{test}Acknowledged: {name}"),
+            format!("The incident on {name} was acknowledged"),
+        ),
+        "monitor.paused" => (
+            format!("{test}Paused: {name}"),
+            format!("{name} was paused"),
+        ),
+        "monitor.resumed" => (
+            format!("{test}Resumed: {name}"),
+            format!("{name} was resumed"),
+        ),
+        kind @ ("ssl.expiry_warning" | "ssl.expiry_critical") => {
+            let days = p["ssl"]["daysRemaining"].as_i64().unwrap_or(0);
+            if let Some(at) = p["ssl"]["expiresAt"].as_str() {
+                facts.push(("Expires".into(), at.into()));
+            }
+            if let Some(issuer) = p["ssl"]["issuer"].as_str() {
+                facts.push(("Issuer".into(), issuer.into()));
+            }
+            let level = if kind == "ssl.expiry_critical" {
+                "CRITICAL"
+            } else {
+                "Warning"
+            };
+            (
+                format!("{test}{level}: certificate for {name} expires in {days} days"),
+                format!("The certificate of {name} expires in {days} days"),
+            )
+        }
+        other => (format!("{test}{other}: {name}"), format!("{other}: {name}")),
+    };
+    if let Some(at) = p["timestamp"].as_str() {
+        facts.push(("When".into(), at.into()));
+    }
+    let link = p["incident"]["url"].as_str();
+    let mut text = format!("{headline}\n\n");
+    for (k, v) in &facts {
+        text.push_str(&format!("{k}: {v}\n"));
+    }
+    if let Some(url) = link {
+        text.push_str(&format!("\nIncident: {url}\n"));
+    }
+    let mut html = format!(
+        "<!doctype html><html><body style=\"font-family:system-ui,sans-serif;color:#1f2328\"><h2 style=\"margin:0 0 12px\">{}</h2><table style=\"border-collapse:collapse\">",
+        escape(&headline)
+    );
+    for (k, v) in &facts {
+        html.push_str(&format!(
+            "<tr><td style=\"padding:2px 12px 2px 0;color:#57606a\">{}</td><td style=\"padding:2px 0\">{}</td></tr>",
+            escape(k),
+            escape(v)
+        ));
+    }
+    html.push_str("</table>");
+    if let Some(url) = link {
+        html.push_str(&format!(
+            "<p><a href=\"{}\">Open the incident</a></p>",
+            escape(url)
+        ));
+    }
+    html.push_str("</body></html>");
+    Ok(Mail {
+        subject,
+        text,
+        html,
+    })
+}
+
+/// JSON Schema of the configuration.
+pub fn schema() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "email channel",
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["target"],
+        "properties": {"target": {"type": "string", "format": "email", "description": "Recipient address."}}
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOWN: &str = r#"{"event":"incident.created","timestamp":"2026-11-21T09:30:00.000Z","webhookId":"whd_1",
+        "incident":{"id":"inc_1","url":"https://t.example/incidents/inc_1","status":"open","createdAt":"2026-11-21T09:30:00.000Z"},
+        "monitor":{"id":"mon_1","name":"Shop <main>","type":"http","url":"https://shop.example.com/"},
+        "failure":{"reason":"Timed out after 10 s","responseTime":null,"region":"eu"},
+        "workspace":{"id":"ws_1","name":"Default"}}"#;
+
+    #[test]
+    fn down_mail_has_subject_facts_and_link() {
+        let m = render(DOWN).expect("render");
+        assert_eq!(m.subject, "DOWN: Shop <main>");
+        assert!(m.text.starts_with("Shop <main> is down\n\nTarget: https://shop.example.com/\nReason: Timed out after 10 s\nRegion: eu\n"), "{}", m.text);
+        assert!(
+            m.text
+                .ends_with("Incident: https://t.example/incidents/inc_1\n")
+        );
+        assert!(
+            m.html
+                .contains("<h2 style=\"margin:0 0 12px\">Shop &lt;main&gt; is down</h2>"),
+            "{}",
+            m.html
+        );
+        assert!(
+            m.html
+                .contains("href=\"https://t.example/incidents/inc_1\"")
+        );
+    }
+
+    #[test]
+    fn recovery_and_ssl_mails() {
+        let resolved = DOWN
+            .replace("incident.created", "incident.resolved")
+            .replace(
+                r#""status":"open""#,
+                r#""status":"resolved","durationSeconds":125"#,
+            );
+        let m = render(&resolved).expect("render");
+        assert_eq!(m.subject, "RECOVERED: Shop <main>");
+        assert!(m.text.contains("Down for: 2 min 5 s"));
+        let ssl = r#"{"event":"ssl.expiry_critical","timestamp":"t","monitor":{"name":"Shop","hostname":"shop.example.com"},"ssl":{"expiresAt":"2026-11-26T00:00:00.000Z","daysRemaining":5,"issuer":"Test CA"}}"#;
+        let m = render(ssl).expect("render");
+        assert_eq!(
+            m.subject,
+            "CRITICAL: certificate for Shop expires in 5 days"
+        );
+        assert!(m.text.contains("Issuer: Test CA"));
+    }
+
+    #[test]
+    fn addresses_and_config() {
+        assert!(plausible_address("ops@example.com"));
+        assert!(!plausible_address("ops@localhost"));
+        assert!(!plausible_address("two words@example.com"));
+        assert_eq!(
+            validate(r#"{"target":" ops@example.com "}"#),
+            Ok(r#"{"target":"ops@example.com"}"#.into())
+        );
+        assert!(validate(r#"{"target":"nope"}"#).is_err());
+        assert_eq!(
+            recipient(r#"{"target":"a@b.example"}"#),
+            Ok("a@b.example".into())
+        );
+    }
+}

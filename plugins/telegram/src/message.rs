@@ -1,0 +1,306 @@
+//! Telegram messages: configuration, rendering events as HTML-formatted text, and reading
+//! the Bot API's answer.
+
+use serde_json::{Map, Value, json};
+
+/// Where a message goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub api_base: String,
+    pub token: String,
+    pub chat_id: String,
+}
+
+/// Validate `{"chatId": "...", "botToken": "..."?}`.
+pub fn validate(text: &str) -> Result<String, Vec<(String, String)>> {
+    let object: Map<String, Value> = serde_json::from_str(text)
+        .map_err(|_| vec![("config".to_string(), "must be a JSON object".to_string())])?;
+    let mut problems = Vec::new();
+    for key in object.keys() {
+        if key != "chatId" && key != "botToken" {
+            problems.push((
+                key.clone(),
+                "is not a field of a telegram channel".to_string(),
+            ));
+        }
+    }
+    // Chat ids are numbers or @channelusernames; accept a number given as JSON too.
+    let chat_id = match object.get("chatId") {
+        Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= 64 => {
+            Some(s.trim().to_string())
+        }
+        Some(Value::Number(n)) => Some(n.to_string()),
+        None => {
+            problems.push(("chatId".into(), "is required".into()));
+            None
+        }
+        Some(_) => {
+            problems.push((
+                "chatId".into(),
+                "must be a chat id such as -1001234567890 or @channel".into(),
+            ));
+            None
+        }
+    };
+    let token = match object.get("botToken") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.contains(':') && !s.contains('/') => Some(s.clone()),
+        Some(_) => {
+            problems.push((
+                "botToken".into(),
+                "must be a bot token such as 123456:ABC-DEF".into(),
+            ));
+            None
+        }
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let mut out = Map::new();
+    out.insert("chatId".into(), Value::from(chat_id.unwrap_or_default()));
+    if let Some(t) = token {
+        out.insert("botToken".into(), Value::from(t));
+    }
+    Ok(Value::Object(out).to_string())
+}
+
+/// Combine the channel's configuration with the server's settings.
+pub fn target(config: &str, settings: &str) -> Result<Target, String> {
+    let c: Value = serde_json::from_str(config)
+        .map_err(|_| "The channel configuration is not JSON".to_string())?;
+    let s: Value = serde_json::from_str(settings).unwrap_or(Value::Null);
+    let token = c["botToken"]
+        .as_str()
+        .or_else(|| s["botToken"].as_str())
+        .ok_or("No Telegram bot token: set telegram.bot_token on the server or botToken on the channel")?;
+    let api_base = s["apiBase"]
+        .as_str()
+        .unwrap_or("https://api.telegram.org")
+        .trim_end_matches('/')
+        .to_string();
+    let chat_id = c["chatId"]
+        .as_str()
+        .ok_or("The channel has no chatId")?
+        .to_string();
+    Ok(Target {
+        api_base,
+        token: token.to_string(),
+        chat_id,
+    })
+}
+
+/// Escape text for Telegram's HTML parse mode.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// "3 h 5 min", "4 min 20 s", "12 s".
+pub fn duration(seconds: i64) -> String {
+    let (h, m, s) = (seconds / 3600, (seconds % 3600) / 60, seconds % 60);
+    match (h, m) {
+        (0, 0) => format!("{s} s"),
+        (0, _) => format!("{m} min {s} s"),
+        _ => format!("{h} h {m} min"),
+    }
+}
+
+/// Render an event payload as a message.
+pub fn render(payload: &str) -> Result<String, String> {
+    let p: Value =
+        serde_json::from_str(payload).map_err(|_| "The event payload is not JSON".to_string())?;
+    let name = escape(p["monitor"]["name"].as_str().unwrap_or("monitor"));
+    let place = p["monitor"]["url"]
+        .as_str()
+        .or_else(|| p["monitor"]["hostname"].as_str())
+        .map(escape);
+    let link = p["incident"]["url"]
+        .as_str()
+        .map(|u| format!("\n<a href=\"{}\">Open the incident</a>", escape(u)))
+        .unwrap_or_default();
+    let test = if p["test"] == Value::Bool(true) {
+        "[Test] "
+    } else {
+        ""
+    };
+    let place_line = place.map(|p| format!("\n{p}")).unwrap_or_default();
+    let text = match p["event"].as_str().unwrap_or("") {
+        "incident.created" => {
+            let reason = escape(
+                p["failure"]["reason"]
+                    .as_str()
+                    .unwrap_or("The check failed"),
+            );
+            let region = p["failure"]["region"]
+                .as_str()
+                .map(|r| format!(" (from {})", escape(r)))
+                .unwrap_or_default();
+            format!("{test}🔴 <b>DOWN</b>: {name}{place_line}\n{reason}{region}{link}")
+        }
+        "incident.resolved" => {
+            let down = p["incident"]["durationSeconds"]
+                .as_i64()
+                .map(|s| format!("\nDown for {}", duration(s)))
+                .unwrap_or_default();
+            format!("{test}✅ <b>RECOVERED</b>: {name}{place_line}{down}{link}")
+        }
+        "incident.acknowledged" => format!("{test}👀 <b>Acknowledged</b>: {name}{link}"),
+        "monitor.paused" => format!("{test}⏸ <b>Paused</b>: {name}"),
+        "monitor.resumed" => format!("{test}▶️ <b>Resumed</b>: {name}"),
+        "ssl.expiry_warning" | "ssl.expiry_critical" => {
+            let days = p["ssl"]["daysRemaining"].as_i64().unwrap_or(0);
+            let expires = escape(p["ssl"]["expiresAt"].as_str().unwrap_or("soon"));
+            let mark = if p["event"] == "ssl.expiry_critical" {
+                "🔴"
+            } else {
+                "🟠"
+            };
+            format!(
+                "{test}{mark} <b>Certificate expires in {days} days</b>: {name}{place_line}\nExpires {expires}"
+            )
+        }
+        other => format!("{test}{}: {name}", escape(other)),
+    };
+    Ok(text)
+}
+
+/// Read the Bot API's answer: Ok(detail), or Err((retryable, reason)).
+pub fn judge(status: u16, body: &[u8]) -> Result<String, (bool, String)> {
+    let answer: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let description = answer["description"].as_str().unwrap_or("no description");
+    match status {
+        200..=299 if answer["ok"] == Value::Bool(true) => {
+            Ok("Telegram accepted the message".into())
+        }
+        200..=299 => Err((
+            true,
+            format!("Telegram answered {status} without ok: {description}"),
+        )),
+        // Rate limited or server trouble: worth another try.
+        429 | 500..=599 => Err((true, format!("Telegram answered {status}: {description}"))),
+        // A wrong token or chat will not fix itself.
+        _ => Err((
+            false,
+            format!("Telegram refused the message ({status}): {description}"),
+        )),
+    }
+}
+
+/// JSON Schema of the configuration.
+pub fn schema() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "telegram channel",
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["chatId"],
+        "properties": {
+            "chatId": {"type": "string", "description": "Chat id (e.g. -1001234567890) or @channelusername."},
+            "botToken": {"type": "string", "writeOnly": true, "description": "Bot token; defaults to the server's telegram.bot_token."}
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOWN: &str = r#"{"event":"incident.created","timestamp":"2026-11-21T09:30:00.000Z","webhookId":"whd_1",
+        "incident":{"id":"inc_1","url":"https://t.example/incidents/inc_1","status":"open","createdAt":"2026-11-21T09:30:00.000Z"},
+        "monitor":{"id":"mon_1","name":"API <prod>","type":"http","url":"https://api.example.com/health"},
+        "failure":{"reason":"Expected status 200, got 503","statusCode":503,"responseTime":12,"region":"eu"},
+        "workspace":{"id":"ws_1","name":"Default"}}"#;
+
+    #[test]
+    fn down_messages_name_monitor_reason_and_link() {
+        let text = render(DOWN).expect("render");
+        assert_eq!(
+            text,
+            "🔴 <b>DOWN</b>: API &lt;prod&gt;\nhttps://api.example.com/health\nExpected status 200, got 503 (from eu)\n<a href=\"https://t.example/incidents/inc_1\">Open the incident</a>"
+        );
+    }
+
+    #[test]
+    fn recovery_messages_say_how_long() {
+        let p = DOWN
+            .replace("incident.created", "incident.resolved")
+            .replace(
+                r#""status":"open""#,
+                r#""status":"resolved","durationSeconds":3725"#,
+            );
+        let text = render(&p).expect("render");
+        assert!(
+            text.starts_with("✅ <b>RECOVERED</b>: API &lt;prod&gt;"),
+            "{text}"
+        );
+        assert!(text.contains("Down for 1 h 2 min"), "{text}");
+        assert_eq!(duration(59), "59 s");
+        assert_eq!(duration(260), "4 min 20 s");
+    }
+
+    #[test]
+    fn test_events_are_marked() {
+        let p = DOWN.replace(
+            r#""webhookId":"whd_1","#,
+            r#""webhookId":"whd_1","test":true,"#,
+        );
+        assert!(render(&p).expect("render").starts_with("[Test] 🔴"));
+    }
+
+    #[test]
+    fn tokens_come_from_the_channel_or_the_server() {
+        let t = target(
+            r#"{"chatId":"42"}"#,
+            r#"{"apiBase":"http://127.0.0.1:9/","botToken":"1:A"}"#,
+        )
+        .expect("target");
+        assert_eq!(
+            t,
+            Target {
+                api_base: "http://127.0.0.1:9".into(),
+                token: "1:A".into(),
+                chat_id: "42".into()
+            }
+        );
+        let t = target(
+            r#"{"chatId":"42","botToken":"2:B"}"#,
+            r#"{"botToken":"1:A"}"#,
+        )
+        .expect("target");
+        assert_eq!(t.token, "2:B");
+        assert!(
+            target(r#"{"chatId":"42"}"#, "{}")
+                .expect_err("no token")
+                .contains("telegram.bot_token")
+        );
+    }
+
+    #[test]
+    fn api_answers() {
+        assert!(judge(200, br#"{"ok":true,"result":{}}"#).is_ok());
+        assert_eq!(
+            judge(
+                400,
+                br#"{"ok":false,"description":"Bad Request: chat not found"}"#
+            ),
+            Err((
+                false,
+                "Telegram refused the message (400): Bad Request: chat not found".into()
+            ))
+        );
+        assert!(judge(429, b"{}").expect_err("retry").0);
+        assert!(judge(502, b"").expect_err("retry").0);
+    }
+
+    #[test]
+    fn config_validation() {
+        assert_eq!(
+            validate(r#"{"chatId":-100123}"#),
+            Ok(r#"{"chatId":"-100123"}"#.into())
+        );
+        assert!(validate(r#"{}"#).is_err());
+        assert!(validate(r#"{"chatId":"1","botToken":"nope"}"#).is_err());
+        assert!(validate(r#"{"chatId":"1","extra":true}"#).is_err());
+    }
+}
