@@ -639,3 +639,81 @@ fn policies_and_channels_validate_and_respect_plans() {
         201
     );
 }
+
+#[test]
+fn a_crash_between_an_incident_and_its_delivery_loses_nothing() {
+    let target = Target::start();
+    let receiver = Receiver::start();
+    let temp = tempfile::tempdir().expect("tempdir");
+    let env = [
+        ("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true"),
+        ("TOCSIN_WEBHOOK_RETRY_SCHEDULE", "2s,2s,2s"),
+    ];
+    let mut first = Server::start_in(temp.path(), &env);
+    let api = first.client();
+    let secret = api.get("/v1/workspace/webhook-secret").body["data"]["secret"]
+        .as_str()
+        .expect("secret")
+        .to_string();
+    receiver.set_secret(&secret);
+    let policy = create(
+        &api,
+        "/v1/alert-policies",
+        json!({"name": "p", "failureThreshold": 1,
+        "channels": [{"type": "webhook", "url": receiver.url("/pending")}, {"type": "webhook", "url": receiver.url("/done")}]}),
+    );
+    // /pending cannot take deliveries yet; /done can.
+    receiver.fail_next("/pending", 1000);
+    create(
+        &api,
+        "/v1/monitors",
+        json!({"name": "m", "type": "http", "url": target.url("/status"), "method": "GET", "interval": 1, "alertPolicyId": policy}),
+    );
+    target.set_status(500);
+    wait_for("the first attempts", Duration::from_secs(20), || {
+        (!receiver.at("/pending").is_empty() && !receiver.at("/done").is_empty()).then_some(())
+    });
+    // Crash with /pending's delivery queued for a retry.
+    first.kill();
+    receiver.fail_next("/pending", 0);
+
+    let second = Server::start_in(temp.path(), &env);
+    let api = second.client();
+    let delivered = wait_for(
+        "delivery after the restart",
+        Duration::from_secs(20),
+        || {
+            receiver
+                .at("/pending")
+                .into_iter()
+                .find(|r| r.answered == 200)
+        },
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    let pending: Vec<_> = receiver
+        .at("/pending")
+        .into_iter()
+        .filter(|r| r.answered == 200)
+        .collect();
+    assert_eq!(pending.len(), 1, "delivered once after the restart");
+    assert!(
+        receiver
+            .at("/pending")
+            .iter()
+            .all(|r| r.json["webhookId"] == delivered.json["webhookId"])
+    );
+    // What succeeded before the crash is never sent again (the monitor is still failing, so
+    // no new incident either).
+    let done: Vec<_> = receiver
+        .at("/done")
+        .into_iter()
+        .filter(|r| r.json["event"] == "incident.created")
+        .collect();
+    assert_eq!(done.len(), 1);
+    assert_eq!(api.get("/v1/incidents").body["pagination"]["total"], 1);
+    let id = delivered.json["webhookId"].as_str().expect("id");
+    assert_eq!(
+        api.get(&format!("/v1/webhook-deliveries/{id}")).body["data"]["status"],
+        "succeeded"
+    );
+}

@@ -1,0 +1,393 @@
+//! The incident engine, driven by a manual clock against a real SQLite store: every
+//! transition, the thresholds, never reopening, and escalation timing, without sleeping.
+
+use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use serde_json::json;
+use tocsin::clock::{Clock, ManualClock};
+use tocsin::config::Plan;
+use tocsin::engine::actions::{self, ActionError};
+use tocsin::engine::escalation::escalate_due;
+use tocsin::engine::recorder::write_batch;
+use tocsin::engine::{CheckRecord, EngineContext};
+use tocsin::store::Store;
+use tocsin::store::alerting::PolicyRow;
+use tocsin::store::entities::{delivery, incident};
+use tocsin::store::monitors::MonitorRow;
+
+const T0: i64 = 1_795_253_400_000;
+
+struct Fixture {
+    store: Store,
+    ctx: EngineContext,
+    clock: std::sync::Arc<ManualClock>,
+    ws: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    async fn new() -> Fixture {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::connect(&format!("sqlite://{}", dir.path().join("e.db").display()))
+            .await
+            .expect("store");
+        store.migrate().await.expect("migrate");
+        let ws = store
+            .create_workspace("Engine", Plan::Enterprise, T0)
+            .await
+            .expect("workspace")
+            .id;
+        Fixture {
+            store,
+            ctx: EngineContext::new("https://tocsin.test"),
+            clock: ManualClock::new(T0),
+            ws,
+            _dir: dir,
+        }
+    }
+
+    async fn policy(
+        &self,
+        id: &str,
+        failure: i32,
+        recovery: i32,
+        notify_on_recovery: bool,
+        escalation_minutes: Option<u32>,
+    ) {
+        let escalation = escalation_minutes.map(|m| json!({"delayMinutes": m, "channels": [{"type": "email", "target": "boss@tocsin.test"}]}).to_string());
+        self.store
+            .insert_alert_policy(PolicyRow {
+                id: id.into(),
+                workspace_id: self.ws.clone(),
+                name: id.into(),
+                failure_threshold: failure,
+                recovery_threshold: recovery,
+                notify_on_recovery,
+                channels: json!([{"type": "webhook", "url": "https://hooks.tocsin.test/x"}])
+                    .to_string(),
+                escalation,
+                created_at: T0,
+                updated_at: T0,
+            })
+            .await
+            .expect("policy");
+    }
+
+    async fn monitor(&self, id: &str, policy: Option<&str>) {
+        self.store
+            .insert_monitor(MonitorRow {
+                id: id.into(),
+                workspace_id: self.ws.clone(),
+                name: id.into(),
+                kind: "http".into(),
+                config: r#"{"url":"https://shop.tocsin.test/","method":"GET"}"#.into(),
+                interval_secs: 60,
+                timeout_secs: 10,
+                alert_policy_id: policy.map(String::from),
+                regions: "[]".into(),
+                status: "pending".into(),
+                created_at: T0,
+                updated_at: T0,
+                last_checked_at: None,
+                last_response_time_ms: None,
+                consecutive_failures: 0,
+                consecutive_successes: 0,
+                region_cursor: 0,
+            })
+            .await
+            .expect("monitor");
+    }
+
+    /// One check of `monitor` now, then a minute passes.
+    async fn check(&self, monitor: &str, ok: bool) {
+        let record = CheckRecord {
+            monitor_id: monitor.into(),
+            workspace_id: self.ws.clone(),
+            checked_at: self.clock.now_ms(),
+            ok,
+            reason: (!ok).then(|| "Connection refused".to_string()),
+            status_code: None,
+            response_time_ms: ok.then_some(20),
+            region: "eu".into(),
+            details: "{}".into(),
+        };
+        write_batch(&self.store, &self.ctx, &[record])
+            .await
+            .expect("batch");
+        self.clock.advance_ms(60_000);
+    }
+
+    async fn incidents(&self, monitor: &str) -> Vec<incident::Model> {
+        incident::Entity::find()
+            .filter(incident::Column::MonitorId.eq(monitor))
+            .all(self.store.db())
+            .await
+            .expect("incidents")
+    }
+
+    async fn deliveries(&self, event: &str, kind: &str) -> u64 {
+        delivery::Entity::find()
+            .filter(delivery::Column::Event.eq(event))
+            .filter(delivery::Column::ChannelKind.eq(kind))
+            .count(self.store.db())
+            .await
+            .expect("count")
+    }
+
+    async fn status(&self, monitor: &str) -> String {
+        self.store
+            .monitor(&self.ws, monitor)
+            .await
+            .expect("q")
+            .expect("monitor")
+            .status
+    }
+}
+
+#[tokio::test]
+async fn thresholds_open_and_resolve_exactly_once() {
+    let f = Fixture::new().await;
+    f.policy("pol_a", 3, 2, true, None).await;
+    f.monitor("mon_a", Some("pol_a")).await;
+
+    f.check("mon_a", true).await;
+    f.check("mon_a", false).await;
+    f.check("mon_a", false).await;
+    assert!(
+        f.incidents("mon_a").await.is_empty(),
+        "two failures are below a threshold of three"
+    );
+    assert_eq!(f.status("mon_a").await, "up");
+    f.check("mon_a", false).await;
+    let open = f.incidents("mon_a").await;
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].status, "open");
+    assert_eq!(
+        open[0].created_at,
+        T0 + 3 * 60_000,
+        "opened by the check that crossed the threshold"
+    );
+    assert_eq!(f.status("mon_a").await, "down");
+    assert_eq!(f.deliveries("incident.created", "webhook").await, 1);
+    let failure: serde_json::Value = serde_json::from_str(&open[0].failure).expect("json");
+    assert_eq!(
+        failure,
+        json!({"reason": "Connection refused", "responseTime": null, "region": "eu"})
+    );
+
+    // More failures: still one incident, no more notifications.
+    for _ in 0..5 {
+        f.check("mon_a", false).await;
+    }
+    assert_eq!(f.incidents("mon_a").await.len(), 1);
+    assert_eq!(f.deliveries("incident.created", "webhook").await, 1);
+
+    // A success then a failure resets the recovery count.
+    f.check("mon_a", true).await;
+    f.check("mon_a", false).await;
+    f.check("mon_a", true).await;
+    assert_eq!(f.incidents("mon_a").await[0].status, "open");
+    assert_eq!(f.status("mon_a").await, "down");
+    f.check("mon_a", true).await;
+    let done = &f.incidents("mon_a").await[0];
+    assert_eq!(done.status, "resolved");
+    assert_eq!(done.open_key, None);
+    assert_eq!(f.status("mon_a").await, "up");
+    assert_eq!(f.deliveries("incident.resolved", "webhook").await, 1);
+
+    // The next outage is a new incident; the resolved one stays resolved.
+    for _ in 0..3 {
+        f.check("mon_a", false).await;
+    }
+    let all = f.incidents("mon_a").await;
+    assert_eq!(all.len(), 2);
+    assert_eq!(all.iter().filter(|i| i.status == "resolved").count(), 1);
+}
+
+#[tokio::test]
+async fn no_policy_means_defaults_and_silence_and_recovery_can_be_quiet() {
+    let f = Fixture::new().await;
+    f.monitor("mon_plain", None).await;
+    f.check("mon_plain", false).await;
+    f.check("mon_plain", false).await;
+    assert_eq!(
+        f.incidents("mon_plain").await.len(),
+        1,
+        "default failure threshold 2"
+    );
+    f.check("mon_plain", true).await;
+    assert_eq!(
+        f.incidents("mon_plain").await[0].status,
+        "resolved",
+        "default recovery threshold 1"
+    );
+    assert_eq!(
+        delivery::Entity::find()
+            .count(f.store.db())
+            .await
+            .expect("count"),
+        0,
+        "nobody to notify"
+    );
+
+    f.policy("pol_quiet", 1, 1, false, None).await;
+    f.monitor("mon_quiet", Some("pol_quiet")).await;
+    f.check("mon_quiet", false).await;
+    f.check("mon_quiet", true).await;
+    assert_eq!(f.deliveries("incident.created", "webhook").await, 1);
+    assert_eq!(
+        f.deliveries("incident.resolved", "webhook").await,
+        0,
+        "notifyOnRecovery false"
+    );
+}
+
+#[tokio::test]
+async fn escalation_fires_once_at_its_delay_unless_acknowledged() {
+    let f = Fixture::new().await;
+    f.policy("pol_esc", 1, 1, true, Some(15)).await;
+    f.monitor("mon_esc", Some("pol_esc")).await;
+    f.monitor("mon_ack", Some("pol_esc")).await;
+    f.check("mon_esc", false).await;
+    let created = f.incidents("mon_esc").await[0].created_at;
+    // Same moment for the second monitor's incident.
+    f.clock.advance_ms(-60_000);
+    f.check("mon_ack", false).await;
+    let acked = f.incidents("mon_ack").await[0].clone();
+    actions::acknowledge(
+        &f.store,
+        &f.ctx,
+        &f.ws,
+        &acked.id,
+        "alice",
+        Some("on it"),
+        f.clock.now_ms(),
+    )
+    .await
+    .expect("ack");
+    // Acknowledging again changes nothing.
+    let again = actions::acknowledge(
+        &f.store,
+        &f.ctx,
+        &f.ws,
+        &acked.id,
+        "bob",
+        None,
+        f.clock.now_ms(),
+    )
+    .await
+    .expect("ack");
+    assert_eq!(again.acknowledged_by.as_deref(), Some("alice"));
+    assert_eq!(f.deliveries("incident.acknowledged", "webhook").await, 1);
+
+    let delay = 15 * 60_000;
+    assert_eq!(
+        escalate_due(&f.store, &f.ctx, created + delay - 1)
+            .await
+            .expect("pass"),
+        0,
+        "not before the delay"
+    );
+    assert_eq!(
+        escalate_due(&f.store, &f.ctx, created + delay)
+            .await
+            .expect("pass"),
+        1,
+        "at the delay, only the unacknowledged one"
+    );
+    assert_eq!(
+        escalate_due(&f.store, &f.ctx, created + delay + 60_000)
+            .await
+            .expect("pass"),
+        0,
+        "once"
+    );
+    assert_eq!(
+        f.deliveries("incident.created", "email").await,
+        1,
+        "the escalation channel got the DOWN notification"
+    );
+    let esc = &f.incidents("mon_esc").await[0];
+    assert_eq!(esc.escalated_at, Some(created + delay));
+    assert_eq!(f.incidents("mon_ack").await[0].escalated_at, None);
+
+    // Recovery reaches the escalation channels too, once escalated.
+    f.clock.advance_ms(delay);
+    f.check("mon_esc", true).await;
+    assert_eq!(f.deliveries("incident.resolved", "email").await, 1);
+    assert_eq!(f.deliveries("incident.resolved", "webhook").await, 1);
+
+    // Manual resolve of the acknowledged one; a resolved incident cannot be acknowledged.
+    let r = actions::resolve(
+        &f.store,
+        &f.ctx,
+        &f.ws,
+        &acked.id,
+        "alice",
+        f.clock.now_ms(),
+    )
+    .await
+    .expect("resolve");
+    assert_eq!(r.status, "resolved");
+    assert!(matches!(
+        actions::acknowledge(
+            &f.store,
+            &f.ctx,
+            &f.ws,
+            &acked.id,
+            "alice",
+            None,
+            f.clock.now_ms()
+        )
+        .await,
+        Err(ActionError::Resolved)
+    ));
+    // Manual resolve restarts the count: one more failure (threshold 1) opens a new one,
+    // but the monitor is up until then.
+    assert_eq!(f.status("mon_ack").await, "up");
+    assert!(matches!(
+        actions::resolve(&f.store, &f.ctx, "ws_other", &acked.id, "x", 0).await,
+        Err(ActionError::NotFound)
+    ));
+}
+
+#[tokio::test]
+async fn deleting_a_monitor_closes_its_incident_silently() {
+    let f = Fixture::new().await;
+    f.policy("pol_d", 1, 1, true, None).await;
+    f.monitor("mon_d", Some("pol_d")).await;
+    f.check("mon_d", false).await;
+    let before = delivery::Entity::find()
+        .count(f.store.db())
+        .await
+        .expect("count");
+    assert!(
+        actions::delete_monitor(&f.store, &f.ws, "mon_d", f.clock.now_ms())
+            .await
+            .expect("delete")
+    );
+    let inc = &f.incidents("mon_d").await[0];
+    assert_eq!(inc.status, "resolved");
+    assert_eq!(
+        delivery::Entity::find()
+            .count(f.store.db())
+            .await
+            .expect("count"),
+        before,
+        "no notifications"
+    );
+    // Pausing with an open incident leaves it open; resuming keeps the monitor down.
+    f.monitor("mon_p", Some("pol_d")).await;
+    f.check("mon_p", false).await;
+    let (m, changed) =
+        actions::set_paused(&f.store, &f.ctx, &f.ws, "mon_p", true, f.clock.now_ms())
+            .await
+            .expect("pause");
+    assert!(changed && m.status == "paused");
+    assert_eq!(f.incidents("mon_p").await[0].status, "open");
+    let (m, _) = actions::set_paused(&f.store, &f.ctx, &f.ws, "mon_p", false, f.clock.now_ms())
+        .await
+        .expect("resume");
+    assert_eq!(m.status, "down");
+    assert_eq!(f.deliveries("monitor.paused", "webhook").await, 1);
+    assert_eq!(f.deliveries("monitor.resumed", "webhook").await, 1);
+}
