@@ -240,6 +240,16 @@ fn the_rest_contract() {
         20
     );
 
+    // --- workspace and its webhook secret -----------------------------------------------------------
+    let ws = api.get("/v1/workspace").body;
+    assert_eq!((ws["data"]["name"].as_str(), ws["data"]["plan"].as_str()), (Some("Default"), Some("enterprise")));
+    assert!(ws["data"]["id"].as_str().is_some_and(|id| id.starts_with("ws_")));
+    let before = api.get("/v1/workspace/webhook-secret").body["data"]["secret"].as_str().expect("secret").to_string();
+    assert!(before.starts_with("whsec_") && before.len() == 38);
+    let rotated = api.request("POST", "/v1/workspace/webhook-secret/rotate", None).body["data"]["secret"].as_str().expect("secret").to_string();
+    assert_ne!(before, rotated);
+    assert_eq!(api.get("/v1/workspace/webhook-secret").body["data"]["secret"], rotated.as_str());
+
     // --- the OpenAPI document describes what the server serves -----------------------------------
     let r = api.get("/v1/openapi.json");
     assert_eq!(r.status, 200);
@@ -260,6 +270,21 @@ fn the_rest_contract() {
         "/v1/monitors/{id}/uptime",
         "/v1/plugins",
         "/v1/openapi.json",
+        "/v1/alert-policies",
+        "/v1/alert-policies/{id}",
+        "/v1/channels",
+        "/v1/channels/{id}",
+        "/v1/channels/{id}/test",
+        "/v1/incidents",
+        "/v1/incidents/{id}",
+        "/v1/incidents/{id}/acknowledge",
+        "/v1/incidents/{id}/resolve",
+        "/v1/webhook-deliveries",
+        "/v1/webhook-deliveries/{id}",
+        "/v1/webhook-deliveries/{id}/redeliver",
+        "/v1/workspace",
+        "/v1/workspace/webhook-secret",
+        "/v1/workspace/webhook-secret/rotate",
         "/healthz",
         "/readyz",
     ] {
