@@ -242,13 +242,31 @@ fn the_rest_contract() {
 
     // --- workspace and its webhook secret -----------------------------------------------------------
     let ws = api.get("/v1/workspace").body;
-    assert_eq!((ws["data"]["name"].as_str(), ws["data"]["plan"].as_str()), (Some("Default"), Some("enterprise")));
-    assert!(ws["data"]["id"].as_str().is_some_and(|id| id.starts_with("ws_")));
-    let before = api.get("/v1/workspace/webhook-secret").body["data"]["secret"].as_str().expect("secret").to_string();
+    assert_eq!(
+        (ws["data"]["name"].as_str(), ws["data"]["plan"].as_str()),
+        (Some("Default"), Some("enterprise"))
+    );
+    assert!(
+        ws["data"]["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("ws_"))
+    );
+    let before = api.get("/v1/workspace/webhook-secret").body["data"]["secret"]
+        .as_str()
+        .expect("secret")
+        .to_string();
     assert!(before.starts_with("whsec_") && before.len() == 38);
-    let rotated = api.request("POST", "/v1/workspace/webhook-secret/rotate", None).body["data"]["secret"].as_str().expect("secret").to_string();
+    let rotated = api
+        .request("POST", "/v1/workspace/webhook-secret/rotate", None)
+        .body["data"]["secret"]
+        .as_str()
+        .expect("secret")
+        .to_string();
     assert_ne!(before, rotated);
-    assert_eq!(api.get("/v1/workspace/webhook-secret").body["data"]["secret"], rotated.as_str());
+    assert_eq!(
+        api.get("/v1/workspace/webhook-secret").body["data"]["secret"],
+        rotated.as_str()
+    );
 
     // --- the OpenAPI document describes what the server serves -----------------------------------
     let r = api.get("/v1/openapi.json");

@@ -391,3 +391,30 @@ async fn deleting_a_monitor_closes_its_incident_silently() {
     assert_eq!(f.deliveries("monitor.paused", "webhook").await, 1);
     assert_eq!(f.deliveries("monitor.resumed", "webhook").await, 1);
 }
+
+#[tokio::test]
+async fn an_escalation_removed_from_the_policy_no_longer_fires() {
+    let f = Fixture::new().await;
+    f.policy("pol_x", 1, 1, true, Some(5)).await;
+    f.monitor("mon_x", Some("pol_x")).await;
+    f.check("mon_x", false).await;
+    let inc = f.incidents("mon_x").await.remove(0);
+    assert!(inc.escalate_at.is_some());
+    let mut policy = f
+        .store
+        .alert_policy(&f.ws, "pol_x")
+        .await
+        .expect("q")
+        .expect("policy");
+    policy.escalation = None;
+    f.store.update_alert_policy(policy).await.expect("update");
+    assert_eq!(
+        escalate_due(&f.store, &f.ctx, inc.created_at + 10 * 60_000)
+            .await
+            .expect("pass"),
+        0
+    );
+    let inc = f.incidents("mon_x").await.remove(0);
+    assert_eq!((inc.escalate_at, inc.escalated_at), (None, None));
+    assert_eq!(f.deliveries("incident.created", "email").await, 0);
+}

@@ -153,19 +153,7 @@ async fn validate(
             errors.push(FieldDetail::new(key, "is not a field of an alert policy"));
         }
     }
-    let name = match object.get("name") {
-        Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 200 => {
-            s.trim().to_string()
-        }
-        None | Some(Value::Null) => {
-            errors.push(FieldDetail::new("name", "is required"));
-            String::new()
-        }
-        _ => {
-            errors.push(FieldDetail::new("name", "must be 1 to 200 characters"));
-            String::new()
-        }
-    };
+    let name = paging::name(object.get("name"), &mut errors).unwrap_or_default();
     let failure = threshold(object, "failureThreshold", 2, &mut errors);
     let recovery = threshold(object, "recoveryThreshold", 1, &mut errors);
     let notify_on_recovery = match object.get("notifyOnRecovery") {

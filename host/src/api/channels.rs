@@ -90,19 +90,7 @@ async fn validate(
     object: Map<String, Value>,
 ) -> Result<(String, String, String), ApiError> {
     let mut errors = Vec::new();
-    let name = match object.get("name") {
-        Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 200 => {
-            s.trim().to_string()
-        }
-        None | Some(Value::Null) => {
-            errors.push(FieldDetail::new("name", "is required"));
-            String::new()
-        }
-        _ => {
-            errors.push(FieldDetail::new("name", "must be 1 to 200 characters"));
-            String::new()
-        }
-    };
+    let name = paging::name(object.get("name"), &mut errors).unwrap_or_default();
     let kind = match object.get("type") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         _ => {

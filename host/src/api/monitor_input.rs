@@ -184,23 +184,7 @@ pub async fn validate(
 ) -> Result<MonitorInput, ApiError> {
     let mut errors: Vec<FieldDetail> = Vec::new();
 
-    let name = match object.get("name") {
-        Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 200 => {
-            Some(s.trim().to_string())
-        }
-        Some(Value::String(_)) => {
-            errors.push(FieldDetail::new("name", "must be 1 to 200 characters"));
-            None
-        }
-        None | Some(Value::Null) => {
-            errors.push(FieldDetail::new("name", "is required"));
-            None
-        }
-        Some(_) => {
-            errors.push(FieldDetail::new("name", "must be a string"));
-            None
-        }
-    };
+    let name = super::paging::name(object.get("name"), &mut errors);
     let kind = match object.get("type") {
         Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
         None | Some(Value::Null) => {

@@ -62,6 +62,26 @@ pub fn timestamp(field: &str, text: Option<&str>, errors: &mut Vec<FieldDetail>)
     parsed
 }
 
+/// A required display name: 1 to 200 characters, trimmed.
+pub fn name(value: Option<&serde_json::Value>, errors: &mut Vec<FieldDetail>) -> Option<String> {
+    match value {
+        Some(serde_json::Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 200 => {
+            Some(s.trim().to_string())
+        }
+        None | Some(serde_json::Value::Null) => {
+            errors.push(FieldDetail::new("name", "is required"));
+            None
+        }
+        Some(_) => {
+            errors.push(FieldDetail::new(
+                "name",
+                "must be a string of 1 to 200 characters",
+            ));
+            None
+        }
+    }
+}
+
 /// Fail with every collected problem, if any.
 pub fn finish(errors: Vec<FieldDetail>) -> Result<(), ApiError> {
     if errors.is_empty() {

@@ -33,6 +33,23 @@ pub async fn escalate_due(
     for inc in due {
         let txn = store.db().begin().await?;
         let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
+        if rules
+            .escalation
+            .as_ref()
+            .is_none_or(|e| e.channels.is_empty())
+        {
+            // The policy no longer escalates (edited or deleted): stop waiting.
+            incident::Entity::update_many()
+                .col_expr(
+                    incident::Column::EscalateAt,
+                    sea_orm::sea_query::Expr::value(Option::<i64>::None),
+                )
+                .filter(incident::Column::Id.eq(inc.id.as_str()))
+                .exec(&txn)
+                .await?;
+            txn.commit().await?;
+            continue;
+        }
         let name = workspace::Entity::find_by_id(inc.workspace_id.clone())
             .one(&txn)
             .await?

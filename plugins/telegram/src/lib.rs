@@ -86,9 +86,22 @@ impl Guest for TelegramChannel {
             }),
             Err(e) => Err(Failure {
                 retryable: true,
-                reason: format!("Could not reach the Telegram API: {e:?}"),
+                reason: format!("Could not reach the Telegram API: {}", transport(&e)),
                 status_code: None,
             }),
+        }
+    }
+}
+
+fn transport(e: &http::Error) -> String {
+    match e {
+        http::Error::Timeout(ms) => format!("no answer within {} s", ms / 1000),
+        http::Error::Dns(d) => format!("name lookup failed ({d})"),
+        http::Error::ConnectionRefused(_) => "connection refused".into(),
+        http::Error::Tls(d) => format!("TLS error ({d})"),
+        http::Error::TooManyRedirects(_) => "redirected".into(),
+        http::Error::InvalidRequest(d) | http::Error::Denied(d) | http::Error::Other(d) => {
+            d.clone()
         }
     }
 }
