@@ -12,6 +12,7 @@ const TARGET: &str = "wasm32-wasip2";
 /// Built-in plugins: (crate name, artifact name). Embedded in the binary.
 const BUILTINS: &[(&str, &str)] = &[
     ("tocsin-plugin-http", "tocsin_plugin_http"),
+    ("tocsin-plugin-keyword", "tocsin_plugin_keyword"),
     ("tocsin-plugin-webhook", "tocsin_plugin_webhook"),
     ("tocsin-plugin-email", "tocsin_plugin_email"),
     ("tocsin-plugin-telegram", "tocsin_plugin_telegram"),

@@ -246,3 +246,85 @@ fn monitors_survive_a_restart() {
         assert_eq!(mode & 0o777, 0o600);
     }
 }
+
+#[test]
+fn keyword_monitors_look_for_text_in_the_body() {
+    let target = Target::start();
+    let server = Server::start(&[]);
+    let api = server.client();
+    let keyword = |name: &str, word: &str, mode: Option<&str>| {
+        let mut body = json!({"name": name, "type": "keyword", "url": target.url("/ok"), "method": "GET", "interval": 1, "keyword": word});
+        if let Some(m) = mode {
+            body["keywordMode"] = json!(m);
+        }
+        create(&api, body)
+    };
+    let present = keyword("present", "all ok", None);
+    let missing = keyword("missing", "goodbye", None);
+    let unwanted = keyword("unwanted", "ok", Some("absent"));
+    let clean = keyword("clean", "error", Some("absent"));
+
+    let m = api.get(&format!("/v1/monitors/{present}")).body;
+    assert_eq!(
+        (
+            m["data"]["keyword"].as_str(),
+            m["data"]["keywordMode"].as_str()
+        ),
+        (Some("all ok"), Some("present"))
+    );
+    assert_eq!(wait_for_check(&api, &present, None)["ok"], true);
+    assert_eq!(wait_for_check(&api, &clean, None)["ok"], true);
+    wait_for_check(
+        &api,
+        &missing,
+        Some("Keyword \"goodbye\" not found in the response"),
+    );
+    wait_for_check(
+        &api,
+        &unwanted,
+        Some("Keyword \"ok\" found in the response"),
+    );
+    // The http rules still apply first.
+    let status = create(
+        &api,
+        json!({"name": "s", "type": "keyword", "url": target.url("/status"), "method": "GET", "interval": 1, "keyword": "status", "expectedStatusCode": 201}),
+    );
+    wait_for_check(&api, &status, Some("Expected status 201, got 200"));
+
+    // The incident's failure names the keyword (failure.keyword in events).
+    let incident = wait_for(
+        "an incident for the missing keyword",
+        Duration::from_secs(20),
+        || {
+            api.get(&format!("/v1/incidents?monitorId={missing}")).body["data"]
+                .as_array()?
+                .first()
+                .cloned()
+        },
+    );
+    assert_eq!(incident["failure"]["keyword"], "goodbye");
+    assert_eq!(
+        incident["failure"]["reason"],
+        "Keyword \"goodbye\" not found in the response"
+    );
+
+    // Validation.
+    let r = api.post("/v1/monitors", &json!({"name": "k", "type": "keyword", "url": target.url("/ok"), "method": "GET", "interval": 60, "keywordMode": "maybe"}));
+    r.assert_error(400, "VALIDATION_ERROR");
+    let fields: Vec<&str> = r.body["error"]["details"]
+        .as_array()
+        .expect("details")
+        .iter()
+        .filter_map(|d| d["field"].as_str())
+        .collect();
+    assert_eq!(fields, ["keyword", "keywordMode"]);
+    let plugins = api.get("/v1/plugins?kind=monitor").body;
+    let schema = plugins["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .find(|p| p["name"] == "keyword")
+        .expect("keyword plugin")["configSchema"]
+        .clone();
+    assert_eq!(schema["required"], json!(["url", "method", "keyword"]));
+}

@@ -16,7 +16,8 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use utoipa::{IntoParams, ToSchema};
 
-/// Fields of a monitor on creation. The `http` and `keyword` fields apply to those types;
+/// Fields of a monitor on creation. The `http` fields apply to `http` and `keyword` monitors,
+/// `keyword` and `keywordMode` to `keyword` monitors;
 /// other plugin types take their settings under `config`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -67,6 +68,11 @@ pub struct MonitorCreate {
     pub body_not_contains: Option<String>,
     /// http: fail when the response takes longer than this many milliseconds.
     pub max_response_time_ms: Option<u32>,
+    /// keyword: text to look for in the response body (case-sensitive, first 1 MiB).
+    pub keyword: Option<String>,
+    /// keyword: `present` (default; fail when missing) or `absent` (fail when found).
+    #[schema(default = "present")]
+    pub keyword_mode: Option<String>,
     /// Settings of a plugin-provided type, checked against its JSON Schema.
     pub config: Option<Map<String, Value>>,
 }

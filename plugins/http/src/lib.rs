@@ -3,8 +3,7 @@
 // The bindings wit-bindgen generates export functions through `unsafe` glue.
 #![allow(unsafe_code)]
 
-pub mod config;
-pub mod verdict;
+use tocsin_http_checks::{config, verdict};
 
 wit_bindgen::generate!({
     path: "../../wit/v0.1.0",

@@ -107,7 +107,8 @@ pub fn transport_failure(config: &HttpConfig, failure: &TransportFailure) -> Ver
     }
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+/// Whether `needle` occurs in `haystack` (an empty needle always does).
+pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
 }
 
