@@ -13,16 +13,23 @@ const TARGET: &str = "wasm32-wasip2";
 const BUILTINS: &[(&str, &str)] = &[
     ("tocsin-plugin-http", "tocsin_plugin_http"),
     ("tocsin-plugin-keyword", "tocsin_plugin_keyword"),
+    ("tocsin-plugin-ping", "tocsin_plugin_ping"),
+    ("tocsin-plugin-ssl", "tocsin_plugin_ssl"),
     ("tocsin-plugin-webhook", "tocsin_plugin_webhook"),
     ("tocsin-plugin-email", "tocsin_plugin_email"),
     ("tocsin-plugin-telegram", "tocsin_plugin_telegram"),
 ];
 
-/// Plugins that misbehave on purpose, for the runtime's limit tests. Not embedded.
+/// Test plugins (misbehaving ones for the runtime's limit tests, and one from "outside"
+/// for capability grants). Not embedded.
 const TEST_GUESTS: &[(&str, &str)] = &[
     ("tocsin-guest-spin", "tocsin_guest_spin"),
     ("tocsin-guest-hog", "tocsin_guest_hog"),
     ("tocsin-guest-trap", "tocsin_guest_trap"),
+    ("tocsin-guest-fetch", "tocsin_guest_fetch"),
+    ("tocsin-guest-next", "tocsin_guest_next"),
+    // The Rust example plugin, so the suite loads it as a user would.
+    ("tocsin-example-tcp", "tocsin_example_tcp"),
 ];
 
 fn main() {
@@ -34,7 +41,15 @@ fn main() {
         .to_path_buf();
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
 
-    for watched in ["wit", "plugins", "tests/guests", "Cargo.lock"] {
+    for watched in [
+        "wit",
+        "sdk",
+        "plugins",
+        "tests/guests",
+        "tests/fixtures/wit",
+        "examples/plugins/rust-tcp",
+        "Cargo.lock",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
 

@@ -490,6 +490,7 @@ fn acknowledge_resolve_and_escalation() {
         &format!("/v1/incidents/{ignored_inc}/resolve"),
         None,
     );
+    assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["data"]["status"], "resolved");
     wait_for(
         "incident.resolved to the escalation channel",
@@ -518,6 +519,7 @@ fn acknowledge_resolve_and_escalation() {
         &format!("/v1/incidents/{watched_inc}/resolve"),
         None,
     );
+    assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["data"]["status"], "resolved");
     let listed = api.get("/v1/incidents?status=resolved").body;
     assert_eq!(listed["pagination"]["total"], 2);
@@ -673,7 +675,22 @@ fn a_crash_between_an_incident_and_its_delivery_loses_nothing() {
     wait_for("the first attempts", Duration::from_secs(20), || {
         (!receiver.at("/pending").is_empty() && !receiver.at("/done").is_empty()).then_some(())
     });
-    // Crash with /pending's delivery queued for a retry.
+    // Crash with /pending's delivery queued for a retry, once /done's success is on record
+    // (a crash between the receiver's 200 and that record sends it again, with the same
+    // webhookId: at least once, never lost).
+    let done_id = receiver.at("/done")[0].json["webhookId"]
+        .as_str()
+        .expect("webhookId")
+        .to_string();
+    wait_for(
+        "/done recorded as delivered",
+        Duration::from_secs(10),
+        || {
+            (api.get(&format!("/v1/webhook-deliveries/{done_id}")).body["data"]["status"]
+                == "succeeded")
+                .then_some(())
+        },
+    );
     first.kill();
     receiver.fail_next("/pending", 0);
 

@@ -77,6 +77,7 @@ async fn a_thousand_monitors_run_once_per_interval_and_spread_out() {
         Arc::new(host),
         recorder,
         "local".into(),
+        vec!["local".into()],
         clock.clone(),
     );
     let started = clock.now_ms();

@@ -249,6 +249,23 @@ async fn exercise(store: Store) {
         "up"
     );
 
+    // The daily rollup adds up across batches (the second one hits the upsert).
+    let day = tocsin::store::status_pages::day_of(NOW + 1_000);
+    let rollup: Vec<(String, i32, i32)> = store
+        .daily_uptime(vec!["mon_0".into(), "mon_1".into()], day)
+        .await
+        .expect("rollup")
+        .into_iter()
+        .map(|r| (r.monitor_id, r.total, r.up))
+        .collect();
+    let mut rollup = rollup;
+    rollup.sort();
+    assert_eq!(
+        rollup,
+        [("mon_0".to_string(), 4, 2), ("mon_1".to_string(), 1, 1)],
+        "days must not straddle NOW in this test"
+    );
+
     let (checks, total) = store
         .list_checks("mon_0", None, None, page(1, 10))
         .await

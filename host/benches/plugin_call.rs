@@ -84,9 +84,11 @@ async fn run() {
     // A full check through the plugin versus the same exchange done natively.
     let url = start_target().await;
     let check_config = format!(r#"{{"url":"{url}","method":"GET","bodyContains":"all ok"}}"#);
+    let roots = tocsin::plugins::trust::load(None).expect("roots");
     let services = Arc::new(HostServices {
-        http_client: tocsin::plugins::http::build_client().expect("client"),
+        http_client: tocsin::plugins::http::build_client(&roots.certs).expect("client"),
         smtp: None,
+        tls_verifier: roots.verifier,
     });
     let native_request = || Request {
         method: "GET".into(),

@@ -10,6 +10,9 @@ use crate::scheduler::Scheduler;
 use crate::store::Store;
 use anyhow::Context;
 use std::path::Path;
+
+/// How often key usage (`lastUsedAt`) is written.
+const KEY_USAGE_FLUSH: std::time::Duration = std::time::Duration::from_secs(30);
 use std::sync::Arc;
 use tokio::sync::watch;
 
@@ -53,8 +56,16 @@ pub fn redact(url: &str) -> String {
 /// Load the built-in plugins and those in `plugins_dir`.
 pub async fn load_plugins(config: &Config) -> anyhow::Result<PluginHost> {
     let cache = config.data_dir.join("cache").join("plugins");
-    let mut host =
-        PluginHost::new(Some(cache), &config.smtp).context("cannot start the plugin runtime")?;
+    let mut host = PluginHost::new(
+        Some(cache),
+        &crate::plugins::HostSettings {
+            smtp: config.smtp.clone(),
+            tls_extra_roots: config.tls_extra_roots.clone(),
+            plugin_grants: config.plugin_grants.clone(),
+            grant_declared: false,
+        },
+    )
+    .context("cannot start the plugin runtime")?;
     host.load_all(PluginHost::builtin_sources()).await;
     host.load_all(PluginHost::directory_sources(&config.plugins_dir))
         .await;
@@ -121,6 +132,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         plugins.clone(),
         recorder,
         config.region.clone(),
+        config.region_names(),
         clock.clone(),
     );
     let scheduler_task = tokio::spawn(scheduler.run(shutdown_rx.clone()));
@@ -144,13 +156,24 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         shutdown_rx.clone(),
     ));
 
+    let key_usage = Arc::new(crate::api::api_keys::KeyUsage::default());
     let state = AppState {
         store: store.clone(),
         plugins: plugins.clone(),
         config: config.clone(),
         clock,
         engine,
+        limiter: Arc::new(crate::api::ratelimit::RateLimiter::new(
+            config.rate_limit_per_minute,
+            config.rate_limit_burst,
+        )),
+        key_usage: key_usage.clone(),
     };
+    tokio::spawn(crate::api::api_keys::flush_usage_loop(
+        store.clone(),
+        key_usage.clone(),
+        KEY_USAGE_FLUSH,
+    ));
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
@@ -184,6 +207,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let _ = tokio::time::timeout(std::time::Duration::from_secs(12), outbox_task).await;
     // The recorder drains what checks already handed over once every sender is gone.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), recorder_task).await;
+    // Key uses not written yet.
+    if let Err(e) = store.touch_api_keys(&key_usage.drain()).await {
+        tracing::warn!(error = %e, "could not record when API keys were last used");
+    }
     store.close().await;
     Ok(())
 }

@@ -67,6 +67,22 @@ pub struct Region {
     pub ipv6: Vec<String>,
 }
 
+/// What the operator grants one plugin from `plugins_dir` (`[plugin_grants.<name>]`).
+/// Built-in plugins get what they declare; others get only what is granted here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginGrant {
+    /// Host interfaces the plugin may call: `http`, `net`, `tls`, `smtp`.
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    /// When set, the only hosts the plugin's HTTP requests (and their redirects) may reach:
+    /// exact names or addresses, or `*.example.com` for any subdomain.
+    pub http_hosts: Option<Vec<String>>,
+}
+
+/// Host capabilities a plugin can be granted.
+pub const CAPABILITIES: [&str; 4] = ["http", "net", "tls", "smtp"];
+
 /// The SMTP relay used by e-mail channels.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -98,6 +114,8 @@ pub struct Config {
     pub allow_insecure_webhooks: bool,
     pub webhook_retry_schedule: Vec<Duration>,
     pub rate_limit_per_minute: u32,
+    /// Requests a key may make at once before the per-minute rate applies.
+    pub rate_limit_burst: u32,
     pub bootstrap_key: Option<String>,
     pub bootstrap_plan: Plan,
     pub plugins_dir: PathBuf,
@@ -105,6 +123,8 @@ pub struct Config {
     pub region: String,
     pub regions: Vec<Region>,
     pub smtp: SmtpConfig,
+    /// Per-plugin grants for plugins from `plugins_dir`, by plugin name.
+    pub plugin_grants: std::collections::BTreeMap<String, PluginGrant>,
     pub telegram: TelegramConfig,
     pub tls_extra_roots: Option<PathBuf>,
     pub log_format: LogFormat,
@@ -124,12 +144,14 @@ struct FileConfig {
     allow_insecure_webhooks: Option<bool>,
     webhook_retry_schedule: Option<String>,
     rate_limit_per_minute: Option<u32>,
+    rate_limit_burst: Option<u32>,
     bootstrap_key: Option<String>,
     bootstrap_plan: Option<Plan>,
     plugins_dir: Option<PathBuf>,
     region: Option<String>,
     regions: Option<Vec<Region>>,
     smtp: Option<SmtpConfig>,
+    plugin_grants: Option<std::collections::BTreeMap<String, PluginGrant>>,
     telegram: Option<FileTelegram>,
     tls_extra_roots: Option<PathBuf>,
     log_format: Option<LogFormat>,
@@ -270,6 +292,13 @@ impl Config {
         if rate_limit_per_minute == 0 {
             return Err(invalid("rate_limit_per_minute", "must be at least 1"));
         }
+        let rate_limit_burst = match env("TOCSIN_RATE_LIMIT_BURST") {
+            Some(text) => parse_number("rate_limit_burst", &text)?,
+            None => f.rate_limit_burst.unwrap_or(100),
+        };
+        if rate_limit_burst == 0 {
+            return Err(invalid("rate_limit_burst", "must be at least 1"));
+        }
 
         let bootstrap_key = env("TOCSIN_BOOTSTRAP_KEY").or(f.bootstrap_key);
         if let Some(key) = &bootstrap_key
@@ -316,6 +345,20 @@ impl Config {
                 "region",
                 format!("`{region}` is not one of the configured regions"),
             ));
+        }
+
+        let plugin_grants = f.plugin_grants.unwrap_or_default();
+        for (name, grant) in &plugin_grants {
+            if let Some(bad) = grant
+                .capabilities
+                .iter()
+                .find(|c| !CAPABILITIES.contains(&c.as_str()))
+            {
+                return Err(invalid(
+                    "plugin_grants",
+                    format!("`{name}`: unknown capability `{bad}` (use http, net, tls or smtp)"),
+                ));
+            }
         }
 
         let mut smtp = f.smtp.unwrap_or_default();
@@ -379,12 +422,14 @@ impl Config {
             allow_insecure_webhooks,
             webhook_retry_schedule,
             rate_limit_per_minute,
+            rate_limit_burst,
             bootstrap_key,
             bootstrap_plan,
             plugins_dir,
             region,
             regions,
             smtp,
+            plugin_grants,
             telegram,
             tls_extra_roots,
             log_format,

@@ -3,7 +3,8 @@
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
-use tocsin::config::{Config, LogFormat, Overrides};
+use tocsin::config::{Config, LogFormat, Overrides, Plan};
+use tocsin::store::keys::Role;
 
 #[derive(Parser)]
 #[command(
@@ -25,6 +26,115 @@ enum Command {
     Serve(Flags),
     /// Apply database migrations and exit.
     Migrate(Flags),
+    /// Manage workspaces in the configured database (works while the server is stopped).
+    #[command(subcommand)]
+    Workspace(WorkspaceCommand),
+    /// Manage API keys in the configured database (works while the server is stopped).
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Help for webhook receivers: check a signature, send a signed test event.
+    #[command(subcommand)]
+    Webhook(WebhookCommand),
+    /// Help for plugin authors: check a component, start a new one.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+}
+
+#[derive(Subcommand)]
+enum PluginCommand {
+    /// Load a component, describe it, and with --config run one check (or one test delivery).
+    Check {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// A configuration (JSON object) to validate and run one call with.
+        #[arg(value_name = "CONFIG")]
+        with_config: Option<String>,
+        /// Time budget of the call, in seconds.
+        #[arg(long, default_value_t = 10)]
+        timeout: u64,
+    },
+    /// Create a monitor plugin project to start from.
+    New {
+        /// rust, python or js.
+        #[arg(long)]
+        lang: String,
+        /// The monitor type it provides, e.g. `dns`.
+        #[arg(long)]
+        name: String,
+        /// Where to create it (default: a folder named after the plugin).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum WebhookCommand {
+    /// Say whether a delivery's signature is valid, and why not.
+    Verify {
+        /// The workspace's webhook secret (whsec_...). Repeat to try several (rotation).
+        #[arg(long, required = true)]
+        secret: Vec<String>,
+        /// The X-Service-Timestamp header's value.
+        #[arg(long)]
+        timestamp: String,
+        /// The X-Service-Signature header's value (sha256=...).
+        #[arg(long)]
+        signature: String,
+        /// File with the raw request body, or `-` for standard input.
+        #[arg(long, value_name = "FILE")]
+        body: PathBuf,
+    },
+    /// Send a signed test `incident.created` event to a URL, as the channel test does.
+    SendTest {
+        #[arg(long)]
+        url: String,
+        /// The secret to sign with (whsec_...).
+        #[arg(long)]
+        secret: String,
+    },
+    /// Print an example of every event kind, with headers (the examples of docs/webhooks.md).
+    Examples,
+}
+
+#[derive(Subcommand)]
+enum WorkspaceCommand {
+    /// Create a workspace and print its id.
+    Create {
+        #[arg(long)]
+        name: String,
+        /// free, pro, business or enterprise.
+        #[arg(long, default_value = "free")]
+        plan: String,
+        #[command(flatten)]
+        flags: Flags,
+    },
+    /// Change a workspace's plan.
+    SetPlan {
+        #[arg(long, value_name = "ws_...")]
+        workspace: String,
+        /// free, pro, business or enterprise.
+        #[arg(long)]
+        plan: String,
+        #[command(flatten)]
+        flags: Flags,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeyCommand {
+    /// Create an API key and print its secret (shown this once).
+    Create {
+        #[arg(long, value_name = "ws_...")]
+        workspace: String,
+        /// admin, write or read.
+        #[arg(long, default_value = "admin")]
+        role: String,
+        /// A name to tell the key apart.
+        #[arg(long, default_value = "cli")]
+        name: String,
+        #[command(flatten)]
+        flags: Flags,
+    },
 }
 
 /// Flags that override the file and the environment.
@@ -73,8 +183,20 @@ fn init_logging(format: LogFormat, filter: &str) {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    let cli = match cli.command {
+        Command::Webhook(cmd) => return webhook_command(cmd),
+        Command::Plugin(cmd) => return plugin_command(cmd),
+        other => Cli {
+            config: cli.config,
+            command: other,
+        },
+    };
     let flags = match &cli.command {
         Command::Serve(f) | Command::Migrate(f) => f.clone(),
+        Command::Workspace(WorkspaceCommand::Create { flags, .. })
+        | Command::Workspace(WorkspaceCommand::SetPlan { flags, .. })
+        | Command::Key(KeyCommand::Create { flags, .. }) => flags.clone(),
+        Command::Webhook(_) | Command::Plugin(_) => Flags::default(),
     };
     let config =
         Config::load(cli.config.as_deref(), &flags.overrides()).context("invalid configuration")?;
@@ -94,6 +216,184 @@ fn main() -> anyhow::Result<()> {
                 store.close().await;
                 Ok(())
             }
+            Command::Workspace(cmd) => workspace_command(&config, cmd).await,
+            Command::Key(cmd) => key_command(&config, cmd).await,
+            Command::Webhook(cmd) => webhook_command(cmd),
+            Command::Plugin(cmd) => plugin_command(cmd),
         }
     })
+}
+
+/// Plugin helpers need neither configuration nor database.
+fn plugin_command(cmd: PluginCommand) -> anyhow::Result<()> {
+    match cmd {
+        PluginCommand::Check {
+            file,
+            with_config,
+            timeout,
+        } => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            let (report, ok) = runtime.block_on(tocsin::plugin_tools::check(
+                &file,
+                with_config.as_deref(),
+                std::time::Duration::from_secs(timeout.clamp(1, 60)),
+            ));
+            print!("{report}");
+            if ok { Ok(()) } else { std::process::exit(1) }
+        }
+        PluginCommand::New { lang, name, dir } => {
+            let dir = dir.unwrap_or_else(|| PathBuf::from(&name));
+            let files =
+                tocsin::plugin_tools::scaffold(&lang, &name, &dir).map_err(anyhow::Error::msg)?;
+            for f in files {
+                println!("created {}", f.display());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Webhook helpers need neither configuration nor database.
+fn webhook_command(cmd: WebhookCommand) -> anyhow::Result<()> {
+    use tocsin::webhook_tools;
+    match cmd {
+        WebhookCommand::Verify {
+            secret,
+            timestamp,
+            signature,
+            body,
+        } => {
+            let bytes = if body.as_os_str() == "-" {
+                let mut b = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)?;
+                b
+            } else {
+                std::fs::read(&body).with_context(|| format!("cannot read {}", body.display()))?
+            };
+            let now = chrono::Utc::now().timestamp();
+            let d = webhook_tools::diagnose(&secret, &timestamp, &signature, &bytes, now);
+            for f in &d.findings {
+                println!("{f}");
+            }
+            if d.valid {
+                Ok(())
+            } else {
+                std::process::exit(1)
+            }
+        }
+        WebhookCommand::SendTest { url, secret } => {
+            tocsin::app::install_crypto_provider();
+            let now_ms = chrono::Utc::now().timestamp_millis();
+            let (id, payload, headers) = webhook_tools::test_delivery(&secret, now_ms);
+            let roots = tocsin::plugins::trust::load(None)?;
+            // As deliveries go: no redirects, a 10 s deadline.
+            let client = tocsin::plugins::http::build_client(&roots.certs)?;
+            let started = std::time::Instant::now();
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let (status, answer) = runtime.block_on(async {
+                let mut req = client
+                    .post(&url)
+                    .timeout(std::time::Duration::from_secs(10))
+                    .body(payload);
+                for (k, v) in &headers {
+                    req = req.header(k, v);
+                }
+                let response = req
+                    .send()
+                    .await
+                    .with_context(|| format!("cannot deliver to {url}"))?;
+                let status = response.status();
+                anyhow::Ok((status, response.text().await.unwrap_or_default()))
+            })?;
+            println!(
+                "{} {} in {} ms (webhookId {id})",
+                if status.is_success() {
+                    "delivered:"
+                } else {
+                    "refused:"
+                },
+                status,
+                started.elapsed().as_millis()
+            );
+            if !answer.is_empty() {
+                println!("{}", answer.chars().take(500).collect::<String>());
+            }
+            if status.is_success() {
+                Ok(())
+            } else {
+                std::process::exit(1)
+            }
+        }
+        WebhookCommand::Examples => {
+            print!("{}", webhook_tools::examples_markdown());
+            Ok(())
+        }
+    }
+}
+
+fn parse_plan(text: &str) -> anyhow::Result<Plan> {
+    Plan::parse(text)
+        .with_context(|| format!("unknown plan `{text}`: use free, pro, business or enterprise"))
+}
+
+async fn workspace_command(config: &Config, cmd: WorkspaceCommand) -> anyhow::Result<()> {
+    let store = tocsin::app::open_store(config).await?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let result = match cmd {
+        WorkspaceCommand::Create { name, plan, .. } => {
+            let plan = parse_plan(&plan)?;
+            let name = name.trim();
+            anyhow::ensure!(
+                (1..=200).contains(&name.chars().count()),
+                "the name must have 1 to 200 characters"
+            );
+            let ws = store.create_workspace(name, plan, now).await?;
+            println!("{}", ws.id);
+            Ok(())
+        }
+        WorkspaceCommand::SetPlan {
+            workspace, plan, ..
+        } => {
+            let plan = parse_plan(&plan)?;
+            anyhow::ensure!(
+                store.set_workspace_plan(&workspace, plan, now).await?,
+                "no workspace with id `{workspace}`"
+            );
+            println!("{workspace} is now on the {} plan", plan.as_str());
+            Ok(())
+        }
+    };
+    store.close().await;
+    result
+}
+
+async fn key_command(config: &Config, cmd: KeyCommand) -> anyhow::Result<()> {
+    let store = tocsin::app::open_store(config).await?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let result = match cmd {
+        KeyCommand::Create {
+            workspace,
+            role,
+            name,
+            ..
+        } => {
+            let role = Role::parse(&role)
+                .with_context(|| format!("unknown role `{role}`: use admin, write or read"))?;
+            anyhow::ensure!(
+                store.workspace(&workspace).await?.is_some(),
+                "no workspace with id `{workspace}`"
+            );
+            let (_, secret) = store
+                .create_api_key(&workspace, name.trim(), role, None, now)
+                .await?;
+            println!("{secret}");
+            Ok(())
+        }
+    };
+    store.close().await;
+    result
 }

@@ -6,6 +6,9 @@ use sea_orm_migration::prelude::*;
 
 mod m0001_initial;
 mod m0002_incidents;
+mod m0003_certificate_notices;
+mod m0004_members;
+mod m0005_status_pages;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -16,6 +19,9 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m0001_initial::Migration),
             Box::new(m0002_incidents::Migration),
+            Box::new(m0003_certificate_notices::Migration),
+            Box::new(m0004_members::Migration),
+            Box::new(m0005_status_pages::Migration),
         ]
     }
 }

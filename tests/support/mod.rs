@@ -52,6 +52,9 @@ impl Server {
             .env("TOCSIN_MIN_INTERVAL", "1")
             .env("TOCSIN_BOOTSTRAP_KEY", ADMIN_KEY)
             .env("TOCSIN_LOG", "info,tower_http=warn")
+            // Tests poll the API quickly; the rate-limit test sets its own limits.
+            .env("TOCSIN_RATE_LIMIT_PER_MINUTE", "1000000")
+            .env("TOCSIN_RATE_LIMIT_BURST", "100000")
             .current_dir(data_dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -72,7 +75,8 @@ impl Server {
 
     fn wait_ready(&self) {
         tocsin::app::install_crypto_provider();
-        let deadline = Instant::now() + Duration::from_secs(60);
+        // Generous: a server compiling large plugins (Python, JavaScript) on a busy machine.
+        let deadline = Instant::now() + Duration::from_secs(240);
         while Instant::now() < deadline {
             if let Ok(r) = reqwest::blocking::get(format!("{}/readyz", self.base))
                 && r.status().is_success()
@@ -97,6 +101,25 @@ impl Server {
         out
     }
 
+    /// Run `tocsin <args>` against this server's data directory and return its stdout.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_tocsin"))
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("TOCSIN_DATA_DIR", &self.data_dir)
+            .env("TOCSIN_LOG", "warn")
+            .current_dir(&self.data_dir)
+            .output()
+            .expect("run tocsin");
+        assert!(
+            out.status.success(),
+            "tocsin {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
     /// A client with the admin key.
     pub fn client(&self) -> Api {
         tocsin::app::install_crypto_provider();
@@ -105,6 +128,14 @@ impl Server {
             key: Some(ADMIN_KEY.to_string()),
             http: reqwest::blocking::Client::new(),
         }
+    }
+
+    /// Stop gracefully (SIGTERM) and wait for the process to end.
+    pub fn stop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
     }
 
     /// Stop with SIGKILL.
@@ -117,6 +148,20 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
+        // A failing test shows what the server complained of.
+        if std::thread::panicking() {
+            let log = self.log();
+            let lines: Vec<&str> = log
+                .lines()
+                .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+                .collect();
+            let tail = &lines[lines.len().saturating_sub(40)..];
+            eprintln!(
+                "server {} warnings and errors:\n{}",
+                self.base,
+                tail.join("\n")
+            );
+        }
     }
 }
 

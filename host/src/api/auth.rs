@@ -4,7 +4,8 @@ use super::AppState;
 use super::error::ApiError;
 use crate::store::keys::{Principal, Role};
 use axum::extract::{Request, State};
-use axum::http::{Method, header::AUTHORIZATION};
+use axum::http::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
+use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -19,11 +20,39 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
         Ok(p) => p,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = authorize(principal.role, req.method()) {
-        return e.into_response();
-    }
-    req.extensions_mut().insert(principal);
-    next.run(req).await
+    let now = state.clock.now_ms();
+    state.key_usage.record(&principal.key_id, now);
+    let decision = state.limiter.check(&principal.key_id, now);
+    let mut response = if !decision.allowed {
+        let wait = decision
+            .retry_after
+            .map_or(1, |d| d.as_secs_f64().ceil() as u64);
+        let mut r = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "RATE_LIMITED",
+            format!(
+                "This API key is over its limit of {} requests a minute; retry in {wait} s",
+                decision.limit
+            ),
+        )
+        .into_response();
+        r.headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(wait.max(1)));
+        r
+    } else if let Err(e) = authorize(principal.role, req.method(), req.uri().path()) {
+        e.into_response()
+    } else {
+        req.extensions_mut().insert(principal);
+        next.run(req).await
+    };
+    let h = response.headers_mut();
+    h.insert("x-ratelimit-limit", HeaderValue::from(decision.limit));
+    h.insert(
+        "x-ratelimit-remaining",
+        HeaderValue::from(decision.remaining),
+    );
+    h.insert("x-ratelimit-reset", HeaderValue::from(decision.reset_secs));
+    response
 }
 
 /// `header` is the Authorization header, if any (Err when it is not visible ASCII).
@@ -49,13 +78,35 @@ async fn authenticate(
         .ok_or_else(|| ApiError::unauthorized("Unknown or revoked API key"))
 }
 
-/// Whether `role` may use `method`.
-pub fn authorize(role: Role, method: &Method) -> Result<(), ApiError> {
-    let read_only = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
-    if role == Role::Read && !read_only {
-        return Err(ApiError::forbidden("This API key is read-only"));
+/// Whether `path` is `prefix` or below it.
+fn under(path: &str, prefix: &str) -> bool {
+    path.strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// Whether `role` may use `method` on `path`: API keys and the webhook secret are for
+/// `admin` keys only; `read` keys only read; `write` keys do everything else but change
+/// members.
+pub fn authorize(role: Role, method: &Method, path: &str) -> Result<(), ApiError> {
+    if role == Role::Admin {
+        return Ok(());
     }
-    Ok(())
+    if under(path, "/v1/api-keys") {
+        return Err(ApiError::forbidden("Only admin keys may manage API keys"));
+    }
+    if under(path, "/v1/workspace/webhook-secret") {
+        return Err(ApiError::forbidden(
+            "Only admin keys may see or rotate the webhook secret",
+        ));
+    }
+    let read_only = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+    match role {
+        Role::Read if !read_only => Err(ApiError::forbidden("This API key is read-only")),
+        Role::Write if !read_only && under(path, "/v1/workspace/members") => {
+            Err(ApiError::forbidden("Only admin keys may change members"))
+        }
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -64,16 +115,43 @@ mod tests {
 
     #[test]
     fn read_keys_only_read() {
-        assert!(authorize(Role::Read, &Method::GET).is_ok());
+        assert!(authorize(Role::Read, &Method::GET, "/v1/monitors").is_ok());
         assert_eq!(
-            authorize(Role::Read, &Method::POST).map_err(|e| e.code),
+            authorize(Role::Read, &Method::POST, "/v1/monitors").map_err(|e| e.code),
             Err("FORBIDDEN")
         );
         assert_eq!(
-            authorize(Role::Read, &Method::DELETE).map_err(|e| e.status.as_u16()),
+            authorize(Role::Read, &Method::DELETE, "/v1/monitors/x").map_err(|e| e.status.as_u16()),
             Err(403)
         );
-        assert!(authorize(Role::Write, &Method::PATCH).is_ok());
-        assert!(authorize(Role::Admin, &Method::DELETE).is_ok());
+        assert!(authorize(Role::Write, &Method::PATCH, "/v1/monitors/x").is_ok());
+        assert!(authorize(Role::Admin, &Method::DELETE, "/v1/api-keys/x").is_ok());
+    }
+
+    #[test]
+    fn write_keys_neither_manage_keys_nor_change_members() {
+        for (method, path) in [
+            (Method::GET, "/v1/api-keys"),
+            (Method::POST, "/v1/api-keys"),
+            (Method::DELETE, "/v1/api-keys/key_1"),
+            (Method::POST, "/v1/workspace/members"),
+            (Method::PATCH, "/v1/workspace/members/mem_1"),
+        ] {
+            assert!(
+                authorize(Role::Write, &method, path).is_err(),
+                "{method} {path}"
+            );
+            assert!(
+                authorize(Role::Admin, &method, path).is_ok(),
+                "{method} {path}"
+            );
+        }
+        assert!(authorize(Role::Write, &Method::GET, "/v1/workspace/members").is_ok());
+        for role in [Role::Read, Role::Write] {
+            assert!(authorize(role, &Method::GET, "/v1/api-keys").is_err());
+            assert!(authorize(role, &Method::GET, "/v1/workspace/webhook-secret").is_err());
+        }
+        assert!(authorize(Role::Read, &Method::GET, "/v1/api-keysx").is_ok());
+        assert!(authorize(Role::Write, &Method::PATCH, "/v1/workspace").is_ok());
     }
 }

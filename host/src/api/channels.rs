@@ -7,7 +7,7 @@ use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBo
 use super::error::{ApiError, ErrorBody, FieldDetail};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::paging;
-use crate::engine::events::{EventBody, kind};
+use crate::engine::events;
 use crate::engine::policy::Target;
 use crate::ids;
 use crate::outbox::{self, Origin};
@@ -17,7 +17,7 @@ use axum::Extension;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::time::Duration;
 use utoipa::{IntoParams, ToSchema};
 
@@ -149,13 +149,9 @@ pub async fn create_channel(
         created_at: now,
         updated_at: now,
     };
-    match state.store.insert_channel(row).await {
-        Ok(saved) => Ok(Success::created(view(&saved))),
-        Err(crate::store::StoreError::Db(e)) if crate::store::is_unique_violation(&e) => {
-            Err(conflict(&name))
-        }
-        Err(e) => Err(e.into()),
-    }
+    let saved =
+        super::error::or_conflict(state.store.insert_channel(row).await, || conflict(&name))?;
+    Ok(Success::created(view(&saved)))
 }
 
 /// List stored channels, newest first.
@@ -231,13 +227,10 @@ pub async fn update_channel(
         updated_at: state.clock.now_ms(),
         ..row
     };
-    match state.store.update_channel(updated).await {
-        Ok(saved) => Ok(Success::ok(view(&saved))),
-        Err(crate::store::StoreError::Db(e)) if crate::store::is_unique_violation(&e) => {
-            Err(conflict(&name))
-        }
-        Err(e) => Err(e.into()),
-    }
+    let saved = super::error::or_conflict(state.store.update_channel(updated).await, || {
+        conflict(&name)
+    })?;
+    Ok(Success::ok(view(&saved)))
 }
 
 /// Delete a stored channel. Policies that refer to it skip it from then on.
@@ -277,21 +270,13 @@ pub async fn test_channel(
         .await?
         .ok_or_else(|| ApiError::internal("workspace vanished"))?;
     let now = state.clock.now_ms();
-    let body = EventBody {
-        event: kind::INCIDENT_CREATED,
-        at_ms: now,
-        monitor: json!({"id": "mon_test", "name": "Test monitor", "type": "http", "url": "https://example.com/"}),
-        workspace_id: ws.id.clone(),
-        workspace_name: ws.name.clone(),
-        incident: Some(
-            json!({"id": "inc_test", "url": format!("{}/incidents/inc_test", state.config.public_url), "status": "open", "createdAt": crate::time::format_ms(now)}),
-        ),
-        failure: Some(
-            json!({"reason": "This is a test notification from Tocsin", "statusCode": 503, "responseTime": 42, "region": state.config.region}),
-        ),
-        ssl: None,
-        test: true,
-    };
+    let body = events::test_event(
+        now,
+        &state.config.public_url,
+        &ws.id,
+        &ws.name,
+        &state.config.region,
+    );
     let target = Target {
         kind: ch.kind.clone(),
         config: ch.config.clone(),

@@ -129,6 +129,19 @@ impl ApiError {
     }
 }
 
+/// A store result in which a unique-index violation means the `conflict` answer (409).
+pub fn or_conflict<T>(
+    result: Result<T, crate::store::StoreError>,
+    conflict: impl FnOnce() -> ApiError,
+) -> Result<T, ApiError> {
+    match result {
+        Err(crate::store::StoreError::Db(e)) if crate::store::is_unique_violation(&e) => {
+            Err(conflict())
+        }
+        other => other.map_err(ApiError::from),
+    }
+}
+
 impl From<crate::store::StoreError> for ApiError {
     fn from(e: crate::store::StoreError) -> Self {
         ApiError::internal(e)

@@ -3,6 +3,7 @@
 //! engine; they never run checks or send anything themselves.
 
 pub mod alert_policies;
+pub mod api_keys;
 pub mod auth;
 pub mod channel_input;
 pub mod channels;
@@ -12,11 +13,16 @@ pub mod error;
 pub mod extract;
 pub mod health;
 pub mod incidents;
+pub mod members;
 pub mod monitor_input;
 pub mod monitors;
 pub mod openapi;
 pub mod paging;
 pub mod plugins;
+pub mod probe_ips;
+pub mod public_status;
+pub mod ratelimit;
+pub mod status_pages;
 pub mod workspace;
 
 use crate::clock::SharedClock;
@@ -39,6 +45,10 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub clock: SharedClock,
     pub engine: crate::engine::EngineContext,
+    /// Per-key token buckets.
+    pub limiter: Arc<ratelimit::RateLimiter>,
+    /// When keys were last used, written in batches.
+    pub key_usage: Arc<api_keys::KeyUsage>,
 }
 
 /// The routes of `/v1`, with their OpenAPI description.
@@ -80,6 +90,21 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(workspace::get_workspace))
         .routes(routes!(workspace::get_webhook_secret))
         .routes(routes!(workspace::rotate_webhook_secret))
+        .routes(routes!(api_keys::list_api_keys, api_keys::create_api_key))
+        .routes(routes!(api_keys::revoke_api_key))
+        .routes(routes!(workspace::update_workspace))
+        .routes(routes!(members::list_members, members::add_member))
+        .routes(routes!(members::update_member, members::remove_member))
+        .routes(routes!(probe_ips::list_probe_ips))
+        .routes(routes!(
+            status_pages::create_status_page,
+            status_pages::list_status_pages
+        ))
+        .routes(routes!(
+            status_pages::get_status_page,
+            status_pages::update_status_page,
+            status_pages::delete_status_page
+        ))
         .routes(routes!(plugins::list_plugins))
         .routes(routes!(openapi::openapi_json))
 }
@@ -89,6 +114,7 @@ fn public_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
+        .routes(routes!(public_status::status_page))
 }
 
 /// The complete OpenAPI document.

@@ -13,6 +13,13 @@ use serde_json::{Map, Value};
 /// Types whose fields sit at the top level of the monitor object.
 pub const FLAT_TYPES: [&str; 4] = ["http", "keyword", "ping", "ssl"];
 
+/// Fields of the built-in types that express the same setting two ways (ssl thresholds in
+/// days or as a share of the certificate's lifetime); a monitor has one of each pair.
+const ALTERNATIVE_FIELDS: [(&str, &str); 2] = [
+    ("warningDays", "warningPercent"),
+    ("criticalDays", "criticalPercent"),
+];
+
 /// Fields every monitor has and the API accepts.
 const COMMON_FIELDS: [&str; 6] = [
     "name",
@@ -150,6 +157,14 @@ pub fn merge_patch(
 ) -> Result<Map<String, Value>, ApiError> {
     let mut merged = editable(row);
     let mut errors = Vec::new();
+    // Setting one of two alternative fields replaces the other stored one.
+    for (a, b) in ALTERNATIVE_FIELDS {
+        for (set, other) in [(a, b), (b, a)] {
+            if patch.get(set).is_some_and(|v| !v.is_null()) && !patch.contains_key(other) {
+                merged.remove(other);
+            }
+        }
+    }
     for (key, value) in patch {
         if key == "type" && value.as_str() != Some(row.kind.as_str()) {
             errors.push(FieldDetail::new(
@@ -472,5 +487,19 @@ mod tests {
             merged["config"],
             serde_json::json!({"name":"b","expect":"1.2.3.4"})
         );
+    }
+
+    #[test]
+    fn patching_a_threshold_one_way_replaces_the_other_way() {
+        let r = row(
+            "ssl",
+            r#"{"hostname":"a","port":443,"warningDays":30,"criticalDays":7}"#,
+        );
+        let patch: Map<String, Value> =
+            serde_json::from_str(r#"{"warningPercent":25}"#).expect("json");
+        let merged = merge_patch(&r, patch).expect("valid");
+        assert_eq!(merged["warningPercent"], 25);
+        assert!(merged.get("warningDays").is_none());
+        assert_eq!(merged["criticalDays"], 7);
     }
 }

@@ -17,7 +17,8 @@ use std::collections::BTreeMap;
 use utoipa::{IntoParams, ToSchema};
 
 /// Fields of a monitor on creation. The `http` fields apply to `http` and `keyword` monitors,
-/// `keyword` and `keywordMode` to `keyword` monitors;
+/// `keyword` and `keywordMode` to `keyword` monitors, `hostname` and `packetCount` to `ping`
+/// monitors, `hostname`, `port` and the expiry thresholds to `ssl` monitors;
 /// other plugin types take their settings under `config`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -73,6 +74,28 @@ pub struct MonitorCreate {
     /// keyword: `present` (default; fail when missing) or `absent` (fail when found).
     #[schema(default = "present")]
     pub keyword_mode: Option<String>,
+    /// ping and ssl: host name or IP address (no scheme, port or path).
+    #[schema(example = "example.com")]
+    pub hostname: Option<String>,
+    /// ping: ICMP echo requests per check, 1 to 10; passes when any reply arrives.
+    #[schema(default = 3, minimum = 1, maximum = 10)]
+    pub packet_count: Option<u8>,
+    /// ssl: TCP port of the TLS service.
+    #[schema(default = 443, minimum = 1, maximum = 65535)]
+    pub port: Option<u16>,
+    /// ssl: emit `ssl.expiry_warning` when at most this many days are left (1 to 3650).
+    /// Not together with `warningPercent`.
+    #[schema(default = 30)]
+    pub warning_days: Option<u32>,
+    /// ssl: emit `ssl.expiry_critical` when at most this many days are left (0 to 3650).
+    /// Not together with `criticalPercent`.
+    #[schema(default = 7)]
+    pub critical_days: Option<u32>,
+    /// ssl: instead of `warningDays`, warn when at most this share (percent, above 0, up
+    /// to 100) of the certificate's lifetime is left.
+    pub warning_percent: Option<f64>,
+    /// ssl: instead of `criticalDays`, the share of the lifetime left for the critical notice.
+    pub critical_percent: Option<f64>,
     /// Settings of a plugin-provided type, checked against its JSON Schema.
     pub config: Option<Map<String, Value>>,
 }
@@ -158,6 +181,10 @@ pub struct CheckView {
     /// None when it timed out.
     pub response_time_ms: Option<i32>,
     pub region: String,
+    /// What the monitor type reports besides (e.g. ping: `address`, `received`; ssl:
+    /// `certificate` and `expiry`; keyword: `keyword`). An object; `{}` when nothing.
+    #[schema(value_type = Object)]
+    pub details: Value,
 }
 
 /// Uptime over a window.
@@ -485,6 +512,8 @@ pub async fn list_checks(
                 status_code: c.status_code,
                 response_time_ms: c.response_time_ms,
                 region: c.region,
+                details: serde_json::from_str(&c.details)
+                    .unwrap_or_else(|_| Value::Object(Map::new())),
             })
             .collect(),
         pagination: Pagination::new(page, total),

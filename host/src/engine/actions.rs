@@ -12,7 +12,7 @@ use crate::store::monitors::{MonitorRow, status};
 use crate::store::{MonitorChange, Store, StoreError};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel,
-    QueryFilter, TransactionTrait,
+    QueryFilter,
 };
 
 /// Why an action was refused.
@@ -82,7 +82,7 @@ pub async fn acknowledge(
     note: Option<&str>,
     now: i64,
 ) -> Result<incident::Model, ActionError> {
-    let txn = store.db().begin().await?;
+    let txn = store.begin_write().await?;
     let inc = find_incident(&txn, workspace_id, id).await?;
     match inc.status.as_str() {
         incident_status::RESOLVED => return Err(ActionError::Resolved),
@@ -114,7 +114,7 @@ pub async fn resolve(
     by: &str,
     now: i64,
 ) -> Result<incident::Model, ActionError> {
-    let txn = store.db().begin().await?;
+    let txn = store.begin_write().await?;
     let inc = find_incident(&txn, workspace_id, id).await?;
     if inc.status == incident_status::RESOLVED {
         return Ok(inc);
@@ -152,7 +152,7 @@ pub async fn set_paused(
     paused: bool,
     now: i64,
 ) -> Result<(MonitorRow, bool), ActionError> {
-    let txn = store.db().begin().await?;
+    let txn = store.begin_write().await?;
     let m = monitor::Entity::find_by_id(id.to_string())
         .filter(monitor::Column::WorkspaceId.eq(workspace_id))
         .one(&txn)
@@ -225,7 +225,7 @@ pub async fn delete_monitor(
     id: &str,
     now: i64,
 ) -> Result<bool, ActionError> {
-    let txn = store.db().begin().await?;
+    let txn = store.begin_write().await?;
     let exists = monitor::Entity::find_by_id(id.to_string())
         .filter(monitor::Column::WorkspaceId.eq(workspace_id))
         .one(&txn)

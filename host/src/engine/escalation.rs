@@ -8,7 +8,7 @@ use super::recorder::EngineContext;
 use crate::clock::SharedClock;
 use crate::store::entities::{incident, workspace};
 use crate::store::{Store, StoreError};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -31,7 +31,7 @@ pub async fn escalate_due(
         .await?;
     let mut escalated = 0;
     for inc in due {
-        let txn = store.db().begin().await?;
+        let txn = store.begin_write().await?;
         let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
         if rules
             .escalation

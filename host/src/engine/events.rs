@@ -118,6 +118,32 @@ pub struct EventBody {
     pub test: bool,
 }
 
+/// The test event of the channel test button and `tocsin webhook send-test`: an
+/// `incident.created` with `"test": true`.
+pub fn test_event(
+    at_ms: i64,
+    public_url: &str,
+    workspace_id: &str,
+    workspace_name: &str,
+    region: &str,
+) -> EventBody {
+    EventBody {
+        event: kind::INCIDENT_CREATED,
+        at_ms,
+        monitor: json!({"id": "mon_test", "name": "Test monitor", "type": "http", "url": "https://example.com/"}),
+        workspace_id: workspace_id.to_string(),
+        workspace_name: workspace_name.to_string(),
+        incident: Some(
+            json!({"id": "inc_test", "url": format!("{public_url}/incidents/inc_test"), "status": "open", "createdAt": crate::time::format_ms(at_ms)}),
+        ),
+        failure: Some(
+            json!({"reason": "This is a test notification from Tocsin", "statusCode": 503, "responseTime": 42, "region": region}),
+        ),
+        ssl: None,
+        test: true,
+    }
+}
+
 /// The payload text for one delivery (`webhook_id` is the delivery's id).
 pub fn payload(body: &EventBody, webhook_id: &str) -> String {
     let mut o = Map::new();

@@ -99,7 +99,7 @@ async fn notify(
 }
 
 /// Targets that hear about an incident: the policy's, plus the escalation's once escalated.
-fn audience<'r>(rules: &'r Rules, inc: &incident::Model) -> Vec<&'r Target> {
+pub(crate) fn audience<'r>(rules: &'r Rules, inc: &incident::Model) -> Vec<&'r Target> {
     let mut all: Vec<&Target> = rules.channels.iter().collect();
     if inc.escalated_at.is_some()
         && let Some(e) = &rules.escalation

@@ -3,6 +3,7 @@
 //! writes them, with every state change they cause, in one transaction.
 
 pub mod actions;
+pub mod certificates;
 pub mod escalation;
 pub mod events;
 pub mod health;

@@ -2,6 +2,7 @@
 //! affected monitor's counters and state, the incidents they open or resolve, and the
 //! notifications those cause. A crash loses either all of it or none.
 
+use super::certificates;
 use super::events;
 use super::health::{self, Health};
 use super::incidents::{self, Ctx};
@@ -10,10 +11,11 @@ use crate::ids::{self, prefix};
 use crate::store::checks::CheckRow;
 use crate::store::entities::{alert_policy, incident, workspace};
 use crate::store::monitors::{MonitorRow, status};
+use crate::store::status_pages::day_of;
 use crate::store::{Store, StoreError};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, TransactionTrait};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use tokio::sync::{Notify, mpsc};
 
@@ -105,7 +107,7 @@ pub async fn write_batch(
     ctx: &EngineContext,
     batch: &[CheckRecord],
 ) -> Result<(), StoreError> {
-    let txn = store.db().begin().await?;
+    let txn = store.begin_write().await?;
     let mut ids: Vec<String> = batch.iter().map(|r| r.monitor_id.clone()).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -214,6 +216,11 @@ pub async fn write_batch(
             incidents::resolve(&txn, &ictx, inc, r, None).await?;
             notified = true;
         }
+        if let Some(notice) = certificates::notice_in(&record.details)
+            && certificates::notify(&txn, &ictx, m, r, open.get(&m.id), notice).await?
+        {
+            notified = true;
+        }
         *h = Health {
             status: health::status_after(&h.status, record.ok, open.contains_key(&m.id)).into(),
             ..counted
@@ -235,7 +242,16 @@ pub async fn write_batch(
             details: record.details.clone(),
         });
     }
+    let mut daily: BTreeMap<(String, i32), (i32, i32)> = BTreeMap::new();
+    for row in &rows {
+        let e = daily
+            .entry((row.monitor_id.clone(), day_of(row.checked_at)))
+            .or_default();
+        e.0 += 1;
+        e.1 += i32::from(row.ok);
+    }
     Store::insert_checks(&txn, rows).await?;
+    Store::add_daily_uptime(&txn, &daily).await?;
     for (id, (checked_at, rt)) in &last {
         if let Some(h) = healths.get(id) {
             Store::save_monitor_health(&txn, id, h, *checked_at, *rt).await?;

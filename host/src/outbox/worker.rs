@@ -10,7 +10,7 @@ use crate::store::{Store, StoreError};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, Condition, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, TransactionTrait,
+    QueryOrder, QuerySelect,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -191,7 +191,7 @@ pub async fn record(
     now: i64,
 ) -> Result<(), StoreError> {
     let number = d.attempts + 1;
-    let txn = store.db().begin().await?;
+    let txn = store.begin_write().await?;
     delivery_attempt::ActiveModel {
         id: Set(ids::new_id("att_")),
         delivery_id: Set(d.id.clone()),

@@ -11,10 +11,16 @@ use reqwest::{Method, StatusCode, Url};
 use std::time::{Duration, Instant};
 
 /// Build the shared client: no automatic redirects, no connection reuse (every check
-/// measures a real connect, as a visitor would see it), rustls for TLS.
-pub fn build_client() -> Result<reqwest::Client, reqwest::Error> {
+/// measures a real connect, as a visitor would see it), rustls for TLS trusting `roots`.
+pub fn build_client(
+    roots: &[rustls::pki_types::CertificateDer<'static>],
+) -> Result<reqwest::Client, reqwest::Error> {
     crate::app::install_crypto_provider();
+    let certs = roots
+        .iter()
+        .filter_map(|c| reqwest::Certificate::from_der(c).ok());
     reqwest::Client::builder()
+        .tls_certs_only(certs)
         .redirect(reqwest::redirect::Policy::none())
         .pool_max_idle_per_host(0)
         .user_agent(concat!(
@@ -29,9 +35,9 @@ pub fn build_client() -> Result<reqwest::Client, reqwest::Error> {
 impl Host for CallState {
     async fn send(&mut self, req: Request) -> Result<Response, Error> {
         if !self.call.grants.http {
-            return Err(Error::Denied(format!(
-                "plugin `{}` was not granted the http capability",
-                self.call.plugin
+            return Err(Error::Denied(super::state::not_granted(
+                &self.call.plugin,
+                "http",
             )));
         }
         send(&self.call, req).await
@@ -41,6 +47,7 @@ impl Host for CallState {
 /// Perform the exchange. Public for the benchmarks' native baseline.
 pub async fn send(call: &CallContext, req: Request) -> Result<Response, Error> {
     let prepared = prepare(&req)?;
+    allowed_host(call, &prepared.url)?;
     let budget_ms = u32::try_from(call.budget.as_millis()).unwrap_or(u32::MAX);
     // The plugin may ask for less time than it has, never for more.
     let requested = Duration::from_millis(u64::from(req.timeout_ms));
@@ -50,12 +57,7 @@ pub async fn send(call: &CallContext, req: Request) -> Result<Response, Error> {
         return Err(Error::Timeout(reported_ms));
     }
     let max_body = req.max_body_bytes.min(limits::HTTP_MAX_BODY_BYTES) as usize;
-    match tokio::time::timeout(
-        allowed,
-        exchange(&call.services.http_client, prepared, &req, max_body),
-    )
-    .await
-    {
+    match tokio::time::timeout(allowed, exchange(call, prepared, &req, max_body)).await {
         Ok(result) => result,
         Err(_) => Err(Error::Timeout(reported_ms)),
     }
@@ -103,8 +105,21 @@ fn prepare(req: &Request) -> Result<Prepared, Error> {
     })
 }
 
+/// Refuse a URL whose host the plugin's allowlist does not name.
+fn allowed_host(call: &CallContext, url: &Url) -> Result<(), Error> {
+    let host = url.host_str().unwrap_or_default();
+    if call.grants.allows_http_host(host) {
+        Ok(())
+    } else {
+        Err(Error::Denied(format!(
+            "plugin `{}` may not reach `{host}`: it is not in the plugin's http_hosts",
+            call.plugin
+        )))
+    }
+}
+
 async fn exchange(
-    client: &reqwest::Client,
+    call: &CallContext,
     p: Prepared,
     req: &Request,
     max_body: usize,
@@ -115,7 +130,9 @@ async fn exchange(
     let mut body = req.body.clone();
     let mut redirects = 0u32;
     loop {
-        let mut builder = client
+        let mut builder = call
+            .services
+            .http_client
             .request(method.clone(), url.clone())
             .headers(p.headers.clone());
         if let Some(b) = &body {
@@ -141,6 +158,7 @@ async fn exchange(
                 }
                 body = None;
             }
+            allowed_host(call, &next)?;
             url = next;
             continue;
         }

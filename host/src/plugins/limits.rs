@@ -35,3 +35,7 @@ pub const POOL_INSTANCES: u32 = 1000;
 
 /// Most bytes of an HTTP response body handed to a plugin.
 pub const HTTP_MAX_BODY_BYTES: u32 = 1024 * 1024;
+
+/// Largest `details` object of a check outcome that is stored (JSON text). Larger or
+/// malformed details are stored as `{}`; the verdict itself is kept.
+pub const MAX_DETAILS_BYTES: usize = 16 * 1024;

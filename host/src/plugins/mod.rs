@@ -4,12 +4,14 @@
 
 pub mod bindings;
 pub mod http;
-mod io_pending;
 pub mod limits;
 mod log;
+pub mod net;
 pub mod runtime;
 pub mod smtp;
 pub mod state;
+pub mod tls;
+pub mod trust;
 
 use bindings::channel_v0_1::{Channel, ChannelPre};
 use bindings::monitor_v0_1::{Monitor, MonitorPre};
@@ -35,6 +37,19 @@ include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
 /// Contract versions this server loads.
 pub const SUPPORTED_CONTRACTS: &[&str] = &["0.1.0"];
 
+/// Server settings the host imports use.
+#[derive(Debug, Clone, Default)]
+pub struct HostSettings {
+    pub smtp: crate::config::SmtpConfig,
+    /// PEM file of extra trusted certificate authorities.
+    pub tls_extra_roots: Option<PathBuf>,
+    /// What plugins from `plugins_dir` are granted, by name.
+    pub plugin_grants: BTreeMap<String, crate::config::PluginGrant>,
+    /// Grant every plugin what it declares (for `tocsin plugin check` on a developer's
+    /// machine; never for a server).
+    pub grant_declared: bool,
+}
+
 /// What a loaded plugin says about itself, plus where it came from.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -49,6 +64,9 @@ pub struct PluginDescription {
     pub contract: String,
     /// `builtin` or the file it was loaded from.
     pub source: String,
+    /// The capabilities the server grants it: built-ins get what they declare; plugins from
+    /// `plugins_dir` only what `[plugin_grants.<name>]` allows.
+    pub granted: Vec<&'static str>,
 }
 
 /// A loaded monitor plugin.
@@ -104,6 +122,8 @@ pub enum LoadError {
 /// All loaded plugins and the runtime that runs them.
 pub struct PluginHost {
     runtime: Runtime,
+    plugin_grants: BTreeMap<String, crate::config::PluginGrant>,
+    grant_declared: bool,
     services: Arc<HostServices>,
     monitors: BTreeMap<String, Arc<MonitorPlugin>>,
     channels: BTreeMap<String, Arc<ChannelPlugin>>,
@@ -168,7 +188,8 @@ fn grants_for(capabilities: &[Capability]) -> Grants {
     g
 }
 
-fn valid_plugin_name(name: &str) -> bool {
+/// Whether `name` is 1 to 32 lowercase letters, digits or `-`, not starting with `-`.
+pub fn valid_plugin_name(name: &str) -> bool {
     (1..=32).contains(&name.len())
         && name
             .bytes()
@@ -178,22 +199,26 @@ fn valid_plugin_name(name: &str) -> bool {
 
 impl PluginHost {
     /// Create an empty host. `cache_dir` keeps compiled components across restarts.
-    pub fn new(
-        cache_dir: Option<PathBuf>,
-        smtp: &crate::config::SmtpConfig,
-    ) -> anyhow::Result<PluginHost> {
+    pub fn new(cache_dir: Option<PathBuf>, settings: &HostSettings) -> anyhow::Result<PluginHost> {
         let runtime = Runtime::new(cache_dir)?;
         let mut monitor_linker = runtime.new_linker()?;
         Monitor::add_to_linker::<CallState, HasSelf<CallState>>(&mut monitor_linker, |s| s)?;
         let mut channel_linker = runtime.new_linker()?;
         Channel::add_to_linker::<CallState, HasSelf<CallState>>(&mut channel_linker, |s| s)?;
-        let smtp = smtp::SmtpRelay::from_config(smtp).map_err(anyhow::Error::msg)?;
+        let smtp = smtp::SmtpRelay::from_config(&settings.smtp).map_err(anyhow::Error::msg)?;
+        let roots = trust::load(settings.tls_extra_roots.as_deref())?;
+        if roots.extra > 0 {
+            tracing::info!(count = roots.extra, "trusting extra root certificates");
+        }
         let services = Arc::new(HostServices {
-            http_client: http::build_client()?,
+            http_client: http::build_client(&roots.certs)?,
             smtp,
+            tls_verifier: roots.verifier,
         });
         Ok(PluginHost {
             runtime,
+            plugin_grants: settings.plugin_grants.clone(),
+            grant_declared: settings.grant_declared,
             services,
             monitors: BTreeMap::new(),
             channels: BTreeMap::new(),
@@ -303,7 +328,7 @@ impl PluginHost {
                         origin: existing.description.source.clone(),
                     });
                 }
-                let grants = grants_for_description(&description);
+                let (grants, description) = self.grant(description, &source.origin);
                 let plugin = MonitorPlugin {
                     name: Arc::from(description.name.as_str()),
                     description: description.clone(),
@@ -343,7 +368,7 @@ impl PluginHost {
                         origin: existing.description.source.clone(),
                     });
                 }
-                let grants = grants_for_description(&description);
+                let (grants, description) = self.grant(description, &source.origin);
                 let plugin = ChannelPlugin {
                     name: Arc::from(description.name.as_str()),
                     description: description.clone(),
@@ -396,6 +421,7 @@ impl PluginHost {
             capabilities: info.capabilities.into_iter().map(capability_name).collect(),
             contract,
             source: origin.to_string(),
+            granted: Vec::new(),
         })
     }
 
@@ -462,7 +488,7 @@ impl PluginHost {
     ) -> Result<CheckOutcome, CallError> {
         let budget = Duration::from_millis(u64::from(request.timeout_ms));
         let pre = plugin.pre.clone();
-        let ctx = self.context(&plugin.name, plugin.grants, budget);
+        let ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
         self.runtime
             .call(ctx, move |store| {
                 Box::pin(async move {
@@ -505,7 +531,7 @@ impl PluginHost {
     ) -> Result<Result<Receipt, DeliveryFailure>, CallError> {
         let budget = Duration::from_millis(u64::from(n.timeout_ms));
         let pre = plugin.pre.clone();
-        let ctx = self.context(&plugin.name, plugin.grants, budget);
+        let ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
         self.runtime
             .call(ctx, move |store| {
                 Box::pin(async move {
@@ -520,7 +546,50 @@ impl PluginHost {
     }
 }
 
-/// A plugin is granted the capabilities it declares.
+impl PluginHost {
+    /// What a plugin may call: built-ins what they declare, others what they declare and
+    /// the configuration grants.
+    fn grant(
+        &self,
+        mut description: PluginDescription,
+        origin: &str,
+    ) -> (Grants, PluginDescription) {
+        let declared = grants_for_description(&description);
+        let grants = if origin == "builtin" || self.grant_declared {
+            declared
+        } else {
+            let configured = self.plugin_grants.get(&description.name);
+            let allowed =
+                |cap: &str| configured.is_some_and(|g| g.capabilities.iter().any(|c| c == cap));
+            let g = Grants {
+                http: declared.http && allowed("http"),
+                net: declared.net && allowed("net"),
+                tls: declared.tls && allowed("tls"),
+                smtp: declared.smtp && allowed("smtp"),
+                http_hosts: configured.and_then(|c| c.http_hosts.clone()).map(Arc::from),
+            };
+            let missing: Vec<&str> = declared
+                .names()
+                .into_iter()
+                .filter(|c| !g.names().contains(c))
+                .collect();
+            if !missing.is_empty() {
+                tracing::warn!(
+                    plugin = %description.name,
+                    origin,
+                    missing = %missing.join(", "),
+                    "plugin asks for capabilities it was not granted; its calls to them will be refused (grant them under [plugin_grants.{}])",
+                    description.name
+                );
+            }
+            g
+        };
+        description.granted = grants.names();
+        (grants, description)
+    }
+}
+
+/// The capabilities a plugin declares.
 fn grants_for_description(d: &PluginDescription) -> Grants {
     let caps: Vec<Capability> = d
         .capabilities

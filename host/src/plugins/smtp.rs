@@ -99,9 +99,9 @@ impl SmtpRelay {
 impl Host for CallState {
     async fn send(&mut self, msg: Message) -> Result<(), Error> {
         if !self.call.grants.smtp {
-            return Err(Error::Denied(format!(
-                "plugin `{}` was not granted the smtp capability",
-                self.call.plugin
+            return Err(Error::Denied(super::state::not_granted(
+                &self.call.plugin,
+                "smtp",
             )));
         }
         let Some(relay) = &self.call.services.smtp else {

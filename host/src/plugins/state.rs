@@ -9,12 +9,56 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 /// Host capabilities a plugin may use.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Grants {
     pub http: bool,
     pub net: bool,
     pub tls: bool,
     pub smtp: bool,
+    /// When set, the only hosts HTTP requests (and redirects) may reach.
+    pub http_hosts: Option<Arc<[String]>>,
+}
+
+impl Grants {
+    /// Whether an HTTP request may go to `host`: any host without a list; otherwise an
+    /// exact (case-insensitive) entry, or `*.suffix` for names under `suffix`.
+    pub fn allows_http_host(&self, host: &str) -> bool {
+        let Some(list) = &self.http_hosts else {
+            return true;
+        };
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        list.iter().any(|entry| {
+            let entry = entry.to_ascii_lowercase();
+            match entry.strip_prefix("*.") {
+                Some(suffix) => host.ends_with(&format!(".{suffix}")),
+                None => host == entry,
+            }
+        })
+    }
+
+    /// The capability names granted, for listings.
+    pub fn names(&self) -> Vec<&'static str> {
+        [
+            (self.http, "http"),
+            (self.net, "net"),
+            (self.tls, "tls"),
+            (self.smtp, "smtp"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+}
+
+/// Why a call to an interface the plugin was not granted is refused.
+pub fn not_granted(plugin: &str, capability: &str) -> String {
+    format!(
+        "plugin `{plugin}` was not granted the {capability} capability (the server operator \
+         grants it under [plugin_grants.{plugin}] in the configuration)"
+    )
 }
 
 /// Services host imports use, shared by every call.
@@ -23,6 +67,8 @@ pub struct HostServices {
     pub http_client: reqwest::Client,
     /// The configured SMTP relay, if any.
     pub smtp: Option<super::smtp::SmtpRelay>,
+    /// Chain and name validation against the trusted roots, for TLS inspection.
+    pub tls_verifier: Arc<rustls::client::WebPkiServerVerifier>,
 }
 
 /// Facts about the running call.
@@ -125,5 +171,32 @@ impl WasiView for CallState {
             ctx: &mut self.wasi,
             table: &mut self.table,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_host_lists_match_exactly_or_by_subdomain() {
+        let open = Grants::default();
+        assert!(open.allows_http_host("anything.example"));
+        let g = Grants {
+            http: true,
+            http_hosts: Some(Arc::from(vec![
+                "api.example.com".to_string(),
+                "*.internal".to_string(),
+                "::1".to_string(),
+            ])),
+            ..Grants::default()
+        };
+        assert!(g.allows_http_host("API.example.com"));
+        assert!(g.allows_http_host("db.internal"));
+        assert!(g.allows_http_host("[::1]"));
+        assert!(!g.allows_http_host("internal"));
+        assert!(!g.allows_http_host("evil-api.example.com"));
+        assert!(!g.allows_http_host("api.example.com.evil"));
+        assert_eq!(g.names(), ["http"]);
     }
 }

@@ -5,12 +5,11 @@
 
 use crate::clock::SharedClock;
 use crate::engine::{CheckRecord, Recorder};
-use crate::plugins::{CheckRequest, PluginHost};
+use crate::plugins::{CheckRequest, PluginHost, limits};
 use crate::store::monitors::{MonitorRow, status};
 use crate::store::{MonitorChange, Store};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Semaphore, broadcast, watch};
@@ -34,29 +33,67 @@ pub struct ScheduledMonitor {
     pub config: String,
     pub interval: Duration,
     pub timeout: Duration,
+    /// Regions the monitor's checks rotate over; empty means every configured region.
+    pub regions: Vec<String>,
+    /// Where its rounds start within the interval (`phase`), in milliseconds.
+    pub phase_ms: i64,
 }
 
 impl ScheduledMonitor {
     fn from_row(row: &MonitorRow) -> ScheduledMonitor {
-        ScheduledMonitor {
+        let mut m = ScheduledMonitor {
             id: row.id.clone(),
             workspace_id: row.workspace_id.clone(),
             kind: row.kind.clone(),
             config: row.config.clone(),
             interval: Duration::from_secs(u64::try_from(row.interval_secs).unwrap_or(60).max(1)),
             timeout: Duration::from_secs(u64::try_from(row.timeout_secs).unwrap_or(10).max(1)),
-        }
+            regions: serde_json::from_str(&row.regions).unwrap_or_default(),
+            phase_ms: 0,
+        };
+        m.phase_ms = i64::try_from(phase(&m.id, m.interval).as_millis()).unwrap_or(0);
+        m
     }
 }
 
-/// A monitor's fixed offset within its interval.
+/// A monitor's fixed offset within its interval. The same on every node and every build
+/// (a SHA-256 of the id), so nodes agree on when a monitor's rounds are.
 pub fn phase(id: &str, interval: Duration) -> Duration {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    id.hash(&mut h);
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(id.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
     let ms = u64::try_from(interval.as_millis())
         .unwrap_or(u64::MAX)
         .max(1);
-    Duration::from_millis(h.finish() % ms)
+    Duration::from_millis(u64::from_le_bytes(first) % ms)
+}
+
+/// The round a check at `at_ms` belongs to: rounds start at the monitor's phase and last
+/// one interval; a check is counted in the round it is closest to the start of, so a few
+/// hundred milliseconds of lateness do not move it.
+pub fn round_of(at_ms: i64, phase_ms: i64, interval_ms: i64) -> i64 {
+    let interval_ms = interval_ms.max(1);
+    (at_ms - phase_ms + interval_ms / 2).div_euclid(interval_ms)
+}
+
+/// The region that runs round `round` of a monitor limited to `regions` (empty: all).
+pub fn region_for_round<'a>(
+    regions: &'a [String],
+    all: &'a [String],
+    round: i64,
+) -> Option<&'a str> {
+    let list = if regions.is_empty() { all } else { regions };
+    let n = i64::try_from(list.len()).ok().filter(|n| *n > 0)?;
+    list.get(usize::try_from(round.rem_euclid(n)).ok()?)
+        .map(String::as_str)
+}
+
+/// The first start of a round after `after_ms`.
+pub fn next_round_start(after_ms: i64, phase_ms: i64, interval_ms: i64) -> i64 {
+    let interval_ms = interval_ms.max(1);
+    let k = (after_ms - phase_ms).div_euclid(interval_ms) + 1;
+    phase_ms + k * interval_ms
 }
 
 /// Whether this node's region runs a monitor limited to `regions` (JSON list; empty = all).
@@ -69,6 +106,8 @@ struct Slot {
     monitor: Arc<ScheduledMonitor>,
     generation: u64,
     due: Instant,
+    /// `due` on the wall clock, in Unix milliseconds.
+    due_ms: i64,
 }
 
 /// Runs every active monitor of this node's region at its interval.
@@ -77,6 +116,8 @@ pub struct Scheduler {
     plugins: Arc<PluginHost>,
     recorder: Recorder,
     region: String,
+    /// Every configured region, for monitors that run in all of them.
+    all_regions: Vec<String>,
     clock: SharedClock,
     permits: Arc<Semaphore>,
     slots: HashMap<String, Slot>,
@@ -90,6 +131,7 @@ impl Scheduler {
         plugins: Arc<PluginHost>,
         recorder: Recorder,
         region: String,
+        all_regions: Vec<String>,
         clock: SharedClock,
     ) -> Scheduler {
         Scheduler {
@@ -97,6 +139,7 @@ impl Scheduler {
             plugins,
             recorder,
             region,
+            all_regions,
             clock,
             permits: Arc::new(Semaphore::new(MAX_CONCURRENT_CHECKS)),
             slots: HashMap::new(),
@@ -198,6 +241,8 @@ impl Scheduler {
         self.next_generation += 1;
         let generation = self.next_generation;
         let id = monitor.id.clone();
+        let ahead = due.saturating_duration_since(Instant::now());
+        let due_ms = self.clock.now_ms() + i64::try_from(ahead.as_millis()).unwrap_or(0);
         self.heap.push(Reverse((due, generation, id.clone())));
         self.slots.insert(
             id,
@@ -205,6 +250,7 @@ impl Scheduler {
                 monitor: Arc::new(monitor),
                 generation,
                 due,
+                due_ms,
             },
         );
     }
@@ -226,16 +272,35 @@ impl Scheduler {
                 continue; // superseded by an edit
             }
             let interval = slot.monitor.interval;
-            // Fixed rate; after a stall, skip missed rounds instead of bursting through them.
-            let mut next = due + interval;
-            if next <= now {
-                next = now + interval;
+            let interval_ms = i64::try_from(interval.as_millis())
+                .unwrap_or(i64::MAX)
+                .max(1);
+            let phase_ms = slot.monitor.phase_ms;
+            let round = round_of(slot.due_ms, phase_ms, interval_ms);
+            // Fixed rate, drifting by at most an eighth of the interval per round towards
+            // the round starts every node shares (so nodes converge on one rhythm without
+            // a check ever coming much early or late). After a stall, skip missed rounds
+            // instead of bursting through them.
+            let lag_ms = i64::try_from(now.saturating_duration_since(due).as_millis()).unwrap_or(0);
+            let natural = slot.due_ms + interval_ms;
+            let aligned = next_round_start(slot.due_ms + interval_ms / 2, phase_ms, interval_ms);
+            let max_shift = interval_ms / 8;
+            let mut next_ms = natural + (aligned - natural).clamp(-max_shift, max_shift);
+            if next_ms <= slot.due_ms + lag_ms {
+                next_ms = next_round_start(slot.due_ms + lag_ms, phase_ms, interval_ms);
             }
+            let next =
+                due + Duration::from_millis(u64::try_from(next_ms - slot.due_ms).unwrap_or(0));
             slot.due = next;
+            slot.due_ms = next_ms;
             self.heap.push(Reverse((next, generation, id)));
-            let lag = now.saturating_duration_since(due);
-            let monitor = slot.monitor.clone();
-            self.spawn_check(monitor, lag);
+            // Rounds rotate over the monitor's regions; this node runs its own region's.
+            let mine = region_for_round(&slot.monitor.regions, &self.all_regions, round)
+                .is_none_or(|r| r == self.region);
+            if mine {
+                let monitor = slot.monitor.clone();
+                self.spawn_check(monitor, now.saturating_duration_since(due));
+            }
         }
     }
 
@@ -299,10 +364,9 @@ pub async fn run_check(
             status_code: o.status_code,
             response_time_ms: o.response_time_ms,
             region: region.to_string(),
-            details: if serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(
-                &o.details,
-            )
-            .is_ok()
+            details: if o.details.len() <= limits::MAX_DETAILS_BYTES
+                && serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&o.details)
+                    .is_ok()
             {
                 o.details
             } else {
@@ -342,6 +406,25 @@ mod tests {
             "{buckets:?}"
         );
         assert_eq!(phase("mon_x", interval), phase("mon_x", interval));
+    }
+
+    #[test]
+    fn rounds_rotate_over_regions_and_tolerate_lateness() {
+        let (start, interval) = (400, 1000);
+        // A check 300 ms late or early still counts in its round.
+        assert_eq!(round_of(5_400, start, interval), 5);
+        assert_eq!(round_of(5_700, start, interval), 5);
+        assert_eq!(round_of(5_100, start, interval), 5);
+        assert_eq!(next_round_start(5_400 + 500, start, interval), 6_400);
+        assert_eq!(next_round_start(5_000, start, interval), 5_400);
+        let all: Vec<String> = vec!["eu".into(), "us".into(), "ap".into()];
+        let two: Vec<String> = vec!["us".into(), "ap".into()];
+        let seq: Vec<&str> = (0..4)
+            .filter_map(|r| region_for_round(&two, &all, r))
+            .collect();
+        assert_eq!(seq, ["us", "ap", "us", "ap"]);
+        assert_eq!(region_for_round(&[], &all, 4), Some("us"));
+        assert_eq!(region_for_round(&[], &[], 4), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use super::{Page, Store, StoreError};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect, TransactionTrait,
+    QueryOrder, QuerySelect,
 };
 
 /// A policy as stored.
@@ -65,7 +65,7 @@ impl Store {
         workspace_id: &str,
         id: &str,
     ) -> Result<bool, StoreError> {
-        let txn = self.db().begin().await?;
+        let txn = self.begin_write().await?;
         let deleted = alert_policy::Entity::delete_many()
             .filter(alert_policy::Column::Id.eq(id))
             .filter(alert_policy::Column::WorkspaceId.eq(workspace_id))

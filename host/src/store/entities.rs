@@ -264,3 +264,95 @@ pub mod delivery_attempt {
 
     impl ActiveModelBehavior for ActiveModel {}
 }
+
+/// Certificate expiry notices already sent, one per monitor, serial and threshold.
+pub mod certificate_notice {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "certificate_notices")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub monitor_id: String,
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub serial: String,
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub level: String,
+        pub notified_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// People of a workspace.
+pub mod member {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "members")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub email: String,
+        pub name: String,
+        pub role: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Public status pages.
+pub mod status_page {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "status_pages")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub slug: String,
+        pub title: String,
+        pub description: String,
+        pub public: bool,
+        /// JSON list of monitor ids, in display order.
+        pub monitor_ids: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Checks per monitor and UTC day, for uptime bars.
+pub mod daily_uptime {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "daily_uptime")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub monitor_id: String,
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub day: i32,
+        pub total: i32,
+        pub up: i32,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

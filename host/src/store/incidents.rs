@@ -31,6 +31,28 @@ impl Store {
             .await?)
     }
 
+    /// Incidents of some monitors that are unresolved or were created since `since`,
+    /// newest first (at most `limit`), for status pages.
+    pub async fn incidents_for_page(
+        &self,
+        monitor_ids: Vec<String>,
+        since: i64,
+        limit: u64,
+    ) -> Result<Vec<incident::Model>, StoreError> {
+        use sea_orm::Condition;
+        Ok(incident::Entity::find()
+            .filter(incident::Column::MonitorId.is_in(monitor_ids))
+            .filter(
+                Condition::any()
+                    .add(incident::Column::ResolvedAt.is_null())
+                    .add(incident::Column::CreatedAt.gte(since)),
+            )
+            .order_by_desc(incident::Column::CreatedAt)
+            .limit(limit)
+            .all(self.db())
+            .await?)
+    }
+
     pub async fn list_incidents(
         &self,
         workspace_id: &str,

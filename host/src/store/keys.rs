@@ -5,8 +5,10 @@ use super::{Store, StoreError};
 use crate::clock::Millis;
 use crate::config::Plan;
 use crate::ids::{self, prefix};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect,
 };
 use sha2::{Digest, Sha256};
 
@@ -102,6 +104,38 @@ impl Store {
         Ok(model.insert(self.db()).await?)
     }
 
+    /// Rename a workspace.
+    pub async fn rename_workspace(
+        &self,
+        id: &str,
+        name: &str,
+        now: Millis,
+    ) -> Result<(), StoreError> {
+        workspace::Entity::update_many()
+            .col_expr(workspace::Column::Name, Expr::value(name))
+            .col_expr(workspace::Column::UpdatedAt, Expr::value(now))
+            .filter(workspace::Column::Id.eq(id))
+            .exec(self.db())
+            .await?;
+        Ok(())
+    }
+
+    /// Set a workspace's plan. Returns whether it exists.
+    pub async fn set_workspace_plan(
+        &self,
+        id: &str,
+        plan: Plan,
+        now: Millis,
+    ) -> Result<bool, StoreError> {
+        let done = workspace::Entity::update_many()
+            .col_expr(workspace::Column::Plan, Expr::value(plan.as_str()))
+            .col_expr(workspace::Column::UpdatedAt, Expr::value(now))
+            .filter(workspace::Column::Id.eq(id))
+            .exec(self.db())
+            .await?;
+        Ok(done.rows_affected > 0)
+    }
+
     /// Fetch a workspace.
     pub async fn workspace(&self, id: &str) -> Result<Option<workspace::Model>, StoreError> {
         Ok(workspace::Entity::find_by_id(id.to_string())
@@ -157,6 +191,55 @@ impl Store {
             workspace_id: ws.id,
             key_secret,
         }))
+    }
+
+    /// The live keys of a workspace, newest first.
+    pub async fn list_api_keys(
+        &self,
+        workspace_id: &str,
+        page: super::Page,
+    ) -> Result<(Vec<api_key::Model>, u64), StoreError> {
+        let select = api_key::Entity::find()
+            .filter(api_key::Column::WorkspaceId.eq(workspace_id))
+            .filter(api_key::Column::RevokedAt.is_null());
+        let total = select.clone().count(self.db()).await?;
+        let rows = select
+            .order_by_desc(api_key::Column::CreatedAt)
+            .order_by_desc(api_key::Column::Id)
+            .offset(page.offset())
+            .limit(page.limit)
+            .all(self.db())
+            .await?;
+        Ok((rows, total))
+    }
+
+    /// Revoke a live key of the workspace. Returns whether there was one.
+    pub async fn revoke_api_key(
+        &self,
+        workspace_id: &str,
+        id: &str,
+        now: Millis,
+    ) -> Result<bool, StoreError> {
+        let done = api_key::Entity::update_many()
+            .col_expr(api_key::Column::RevokedAt, Expr::value(now))
+            .filter(api_key::Column::Id.eq(id))
+            .filter(api_key::Column::WorkspaceId.eq(workspace_id))
+            .filter(api_key::Column::RevokedAt.is_null())
+            .exec(self.db())
+            .await?;
+        Ok(done.rows_affected > 0)
+    }
+
+    /// Record when keys were last used (one statement per key, for a batch of uses).
+    pub async fn touch_api_keys(&self, uses: &[(String, Millis)]) -> Result<(), StoreError> {
+        for (id, at) in uses {
+            api_key::Entity::update_many()
+                .col_expr(api_key::Column::LastUsedAt, Expr::value(*at))
+                .filter(api_key::Column::Id.eq(id.as_str()))
+                .exec(self.db())
+                .await?;
+        }
+        Ok(())
     }
 
     /// Find the live key behind a secret.

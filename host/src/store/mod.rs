@@ -6,9 +6,14 @@ pub mod checks;
 pub mod entities;
 pub mod incidents;
 pub mod keys;
+pub mod members;
 pub mod monitors;
+pub mod status_pages;
 
-use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr};
+use sea_orm::{
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend,
+    DbErr, SqliteTransactionMode, TransactionOptions, TransactionTrait,
+};
 use std::time::Duration;
 use tocsin_migrations::{Migrator, MigratorTrait};
 use tokio::sync::broadcast;
@@ -89,6 +94,20 @@ impl Store {
     /// The connection pool.
     pub fn db(&self) -> &DatabaseConnection {
         &self.db
+    }
+
+    /// Start a transaction that will write. On SQLite it takes the write lock at BEGIN
+    /// (waiting up to the busy timeout): a deferred transaction that reads first and writes
+    /// later fails at once with "database is locked" when another connection committed in
+    /// between, which under concurrent checks and API calls turned into sporadic 500s.
+    /// PostgreSQL ignores the mode.
+    pub async fn begin_write(&self) -> Result<DatabaseTransaction, DbErr> {
+        self.db
+            .begin_with_options(TransactionOptions {
+                sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+                ..Default::default()
+            })
+            .await
     }
 
     /// Which database this is.

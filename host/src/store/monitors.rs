@@ -1,6 +1,6 @@
 //! Monitor rows: create, read, list, update, delete, and what the scheduler loads.
 
-use super::entities::{check_result, monitor};
+use super::entities::{certificate_notice, check_result, daily_uptime, monitor};
 use super::{MonitorChange, Order, Page, Store, StoreError};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -125,8 +125,29 @@ impl Store {
                 .filter(check_result::Column::MonitorId.eq(id))
                 .exec(conn)
                 .await?;
+            certificate_notice::Entity::delete_many()
+                .filter(certificate_notice::Column::MonitorId.eq(id))
+                .exec(conn)
+                .await?;
+            daily_uptime::Entity::delete_many()
+                .filter(daily_uptime::Column::MonitorId.eq(id))
+                .exec(conn)
+                .await?;
         }
         Ok(deleted > 0)
+    }
+
+    /// Monitors of a workspace among `ids`.
+    pub async fn monitors_in_workspace(
+        &self,
+        workspace_id: &str,
+        ids: Vec<String>,
+    ) -> Result<Vec<MonitorRow>, StoreError> {
+        Ok(monitor::Entity::find()
+            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+            .filter(monitor::Column::Id.is_in(ids))
+            .all(self.db())
+            .await?)
     }
 
     /// Every monitor that is not paused, for the scheduler.

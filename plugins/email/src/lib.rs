@@ -1,54 +1,40 @@
 //! The `email` channel: renders an event as a plain-text and HTML message and sends it
 //! through the server's SMTP relay.
 
-// The bindings wit-bindgen generates export functions through `unsafe` glue.
-#![allow(unsafe_code)]
-
 pub mod render;
 
-wit_bindgen::generate!({
-    path: "../../wit/v0.1.0",
-    world: "channel",
-});
-
-use exports::tocsin::plugin::channel_plugin::{Failure, Guest, Notification, Receipt};
-use tocsin::plugin::smtp;
-use tocsin::plugin::types::{Capability, FieldError, PluginInfo, PluginKind};
+use tocsin_plugin_sdk::config::{FieldProblem, problems};
+use tocsin_plugin_sdk::{
+    Capability, Channel, Delivery, Failure, Info, Receipt, export_channel, smtp,
+};
 
 struct EmailChannel;
 
-impl Guest for EmailChannel {
-    fn describe() -> PluginInfo {
-        PluginInfo {
-            name: "email".into(),
-            kind: PluginKind::Channel,
-            version: env!("CARGO_PKG_VERSION").into(),
-            description: "Sends alert e-mails through the server's SMTP relay.".into(),
-            config_schema: render::schema().to_string(),
-            capabilities: vec![Capability::Smtp],
+impl Channel for EmailChannel {
+    /// The canonical configuration, `{"target": ...}` as JSON text.
+    type Config = String;
+
+    fn info() -> Info {
+        Info {
+            name: "email",
+            version: env!("CARGO_PKG_VERSION"),
+            description: "Sends alert e-mails through the server's SMTP relay.",
+            schema: render::schema(),
+            capabilities: &[Capability::Smtp],
         }
     }
 
-    fn validate_config(config: String) -> Result<String, Vec<FieldError>> {
-        render::validate(&config).map_err(|problems| {
-            problems
-                .into_iter()
-                .map(|(field, message)| FieldError { field, message })
-                .collect()
-        })
+    fn parse(text: &str) -> Result<String, Vec<FieldProblem>> {
+        render::validate(text).map_err(problems)
     }
 
-    fn deliver(n: Notification) -> Result<Receipt, Failure> {
-        let to = render::recipient(&n.config).map_err(|reason| Failure {
-            retryable: false,
-            reason,
-            status_code: None,
-        })?;
-        let mail = render::render(&n.payload).map_err(|reason| Failure {
-            retryable: false,
-            reason,
-            status_code: None,
-        })?;
+    fn canonical(config: &String) -> serde_json::Value {
+        serde_json::from_str(config).unwrap_or_default()
+    }
+
+    fn deliver(config: String, n: Delivery) -> Result<Receipt, Failure> {
+        let to = render::recipient(&config).map_err(Failure::permanent)?;
+        let mail = render::render(&n.payload).map_err(Failure::permanent)?;
         let message = smtp::Message {
             to: vec![to],
             subject: mail.subject,
@@ -60,25 +46,14 @@ impl Guest for EmailChannel {
                 status_code: None,
                 detail: Some("Accepted by the SMTP relay".into()),
             }),
-            Err(smtp::Error::Transient(reason)) => Err(Failure {
-                retryable: true,
-                reason,
-                status_code: None,
-            }),
+            Err(smtp::Error::Transient(reason)) => Err(Failure::retry(reason)),
             Err(
                 smtp::Error::NotConfigured(reason)
                 | smtp::Error::Rejected(reason)
                 | smtp::Error::Denied(reason),
-            ) => Err(Failure {
-                retryable: false,
-                reason,
-                status_code: None,
-            }),
+            ) => Err(Failure::permanent(reason)),
         }
     }
 }
 
-// Component exports only mean something in a WebAssembly build; native builds (unit
-// tests) leave them out.
-#[cfg(target_arch = "wasm32")]
-export!(EmailChannel);
+export_channel!(EmailChannel);

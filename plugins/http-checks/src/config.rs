@@ -26,12 +26,7 @@ pub struct HttpConfig {
     pub max_response_time_ms: Option<u32>,
 }
 
-/// One field that failed validation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldProblem {
-    pub field: String,
-    pub message: String,
-}
+pub use tocsin_plugin_sdk::config::FieldProblem;
 
 fn problem(field: &str, message: impl Into<String>) -> FieldProblem {
     FieldProblem {

@@ -76,8 +76,8 @@ pub fn parse(text: &str) -> Result<KeywordConfig, Vec<FieldProblem>> {
     }
 }
 
-/// The normalised configuration as JSON text.
-pub fn to_json(c: &KeywordConfig) -> String {
+/// The normalised configuration.
+pub fn to_json(c: &KeywordConfig) -> Value {
     let mut object = match serde_json::to_value(&c.http) {
         Ok(Value::Object(o)) => o,
         _ => Map::new(),
@@ -91,7 +91,7 @@ pub fn to_json(c: &KeywordConfig) -> String {
             "absent"
         }),
     );
-    Value::Object(object).to_string()
+    Value::Object(object)
 }
 
 /// Why the body fails the keyword rule, if it does.
@@ -127,7 +127,7 @@ mod tests {
             .expect("valid");
         assert_eq!((c.keyword.as_str(), c.mode), ("healthy", Mode::Present));
         assert_eq!(c.http.expected_status_code, 200);
-        assert_eq!(parse(&to_json(&c)), Ok(c));
+        assert_eq!(parse(&to_json(&c).to_string()), Ok(c));
     }
 
     #[test]

@@ -1,54 +1,40 @@
 //! The `telegram` channel: renders an event as a short message and sends it through the
 //! Telegram Bot API (`POST <api_base>/bot<token>/sendMessage`).
 
-// The bindings wit-bindgen generates export functions through `unsafe` glue.
-#![allow(unsafe_code)]
-
 pub mod message;
 
-wit_bindgen::generate!({
-    path: "../../wit/v0.1.0",
-    world: "channel",
-});
-
-use exports::tocsin::plugin::channel_plugin::{Failure, Guest, Notification, Receipt};
-use tocsin::plugin::http;
-use tocsin::plugin::types::{Capability, FieldError, Header, PluginInfo, PluginKind};
+use tocsin_plugin_sdk::config::{FieldProblem, problems};
+use tocsin_plugin_sdk::{
+    Capability, Channel, Delivery, Failure, Header, Info, Receipt, export_channel, http,
+};
 
 struct TelegramChannel;
 
-fn permanent(reason: impl Into<String>) -> Failure {
-    Failure {
-        retryable: false,
-        reason: reason.into(),
-        status_code: None,
-    }
-}
+impl Channel for TelegramChannel {
+    /// The canonical configuration, `{"chatId": ..., "botToken"?: ...}` as JSON text.
+    type Config = String;
 
-impl Guest for TelegramChannel {
-    fn describe() -> PluginInfo {
-        PluginInfo {
-            name: "telegram".into(),
-            kind: PluginKind::Channel,
-            version: env!("CARGO_PKG_VERSION").into(),
-            description: "Sends alerts to a Telegram chat through the Bot API.".into(),
-            config_schema: message::schema().to_string(),
-            capabilities: vec![Capability::Http],
+    fn info() -> Info {
+        Info {
+            name: "telegram",
+            version: env!("CARGO_PKG_VERSION"),
+            description: "Sends alerts to a Telegram chat through the Bot API.",
+            schema: message::schema(),
+            capabilities: &[Capability::Http],
         }
     }
 
-    fn validate_config(config: String) -> Result<String, Vec<FieldError>> {
-        message::validate(&config).map_err(|problems| {
-            problems
-                .into_iter()
-                .map(|(field, message)| FieldError { field, message })
-                .collect()
-        })
+    fn parse(text: &str) -> Result<String, Vec<FieldProblem>> {
+        message::validate(text).map_err(problems)
     }
 
-    fn deliver(n: Notification) -> Result<Receipt, Failure> {
-        let target = message::target(&n.config, &n.settings).map_err(permanent)?;
-        let text = message::render(&n.payload).map_err(permanent)?;
+    fn canonical(config: &String) -> serde_json::Value {
+        serde_json::from_str(config).unwrap_or_default()
+    }
+
+    fn deliver(config: String, n: Delivery) -> Result<Receipt, Failure> {
+        let target = message::target(&config, &n.settings).map_err(Failure::permanent)?;
+        let text = message::render(&n.payload).map_err(Failure::permanent)?;
         let body = serde_json::json!({
             "chat_id": target.chat_id,
             "text": text,
@@ -79,16 +65,13 @@ impl Guest for TelegramChannel {
                     reason,
                     status_code: Some(r.status),
                 }),
-            Err(http::Error::Timeout(_)) => Err(Failure {
-                retryable: true,
-                reason: "The Telegram API did not answer in time".into(),
-                status_code: None,
-            }),
-            Err(e) => Err(Failure {
-                retryable: true,
-                reason: format!("Could not reach the Telegram API: {}", transport(&e)),
-                status_code: None,
-            }),
+            Err(http::Error::Timeout(_)) => {
+                Err(Failure::retry("The Telegram API did not answer in time"))
+            }
+            Err(e) => Err(Failure::retry(format!(
+                "Could not reach the Telegram API: {}",
+                transport(&e)
+            ))),
         }
     }
 }
@@ -106,7 +89,4 @@ fn transport(e: &http::Error) -> String {
     }
 }
 
-// Component exports only mean something in a WebAssembly build; native builds (unit
-// tests) leave them out.
-#[cfg(target_arch = "wasm32")]
-export!(TelegramChannel);
+export_channel!(TelegramChannel);

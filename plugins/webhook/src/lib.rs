@@ -1,49 +1,39 @@
 //! The `webhook` channel: POSTs the event payload, exactly as signed by the host, to the
 //! receiver's URL. No redirects are followed; any non-2xx answer is a failed attempt.
 
-// The bindings wit-bindgen generates export functions through `unsafe` glue.
-#![allow(unsafe_code)]
-
 pub mod rules;
 
-wit_bindgen::generate!({
-    path: "../../wit/v0.1.0",
-    world: "channel",
-});
-
-use exports::tocsin::plugin::channel_plugin::{Failure, Guest, Notification, Receipt};
-use tocsin::plugin::http;
-use tocsin::plugin::types::{Capability, FieldError, PluginInfo, PluginKind};
+use tocsin_plugin_sdk::config::{FieldProblem, problems};
+use tocsin_plugin_sdk::{
+    Capability, Channel, Delivery, Failure, Info, Receipt, export_channel, http,
+};
 
 struct WebhookChannel;
 
-impl Guest for WebhookChannel {
-    fn describe() -> PluginInfo {
-        PluginInfo {
-            name: "webhook".into(),
-            kind: PluginKind::Channel,
-            version: env!("CARGO_PKG_VERSION").into(),
-            description: "Posts signed JSON events to an HTTPS endpoint.".into(),
-            config_schema: rules::schema().to_string(),
-            capabilities: vec![Capability::Http],
+impl Channel for WebhookChannel {
+    /// The canonical configuration, `{"url": ...}` as JSON text.
+    type Config = String;
+
+    fn info() -> Info {
+        Info {
+            name: "webhook",
+            version: env!("CARGO_PKG_VERSION"),
+            description: "Posts signed JSON events to an HTTPS endpoint.",
+            schema: rules::schema(),
+            capabilities: &[Capability::Http],
         }
     }
 
-    fn validate_config(config: String) -> Result<String, Vec<FieldError>> {
-        rules::validate(&config).map_err(|problems| {
-            problems
-                .into_iter()
-                .map(|(field, message)| FieldError { field, message })
-                .collect()
-        })
+    fn parse(text: &str) -> Result<String, Vec<FieldProblem>> {
+        rules::validate(text).map_err(problems)
     }
 
-    fn deliver(n: Notification) -> Result<Receipt, Failure> {
-        let url = rules::url_of(&n.config).map_err(|reason| Failure {
-            retryable: false,
-            reason,
-            status_code: None,
-        })?;
+    fn canonical(config: &String) -> serde_json::Value {
+        serde_json::from_str(config).unwrap_or_default()
+    }
+
+    fn deliver(config: String, n: Delivery) -> Result<Receipt, Failure> {
+        let url = rules::url_of(&config).map_err(Failure::permanent)?;
         let request = http::Request {
             method: "POST".into(),
             url,
@@ -60,16 +50,8 @@ impl Guest for WebhookChannel {
                     status_code: Some(response.status),
                     detail: Some(detail),
                 })
-                .map_err(|reason| Failure {
-                    retryable: true,
-                    reason,
-                    status_code: Some(response.status),
-                }),
-            Err(e) => Err(Failure {
-                retryable: true,
-                reason: rules::transport_reason(&e),
-                status_code: None,
-            }),
+                .map_err(|reason| Failure::retry(reason).with_status(response.status)),
+            Err(e) => Err(Failure::retry(rules::transport_reason(&e))),
         }
     }
 }
@@ -93,7 +75,4 @@ impl rules::Describe for http::Error {
     }
 }
 
-// Component exports only mean something in a WebAssembly build; native builds (unit
-// tests) leave them out.
-#[cfg(target_arch = "wasm32")]
-export!(WebhookChannel);
+export_channel!(WebhookChannel);

@@ -1,0 +1,248 @@
+//! `/v1/api-keys`: the workspace's API keys (admin keys only). The secret is shown once,
+//! in the create response; only its SHA-256 hash is stored.
+
+use super::AppState;
+use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
+use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::paging;
+use crate::store::entities::api_key;
+use crate::store::keys::{Principal, Role};
+use axum::Extension;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use utoipa::{IntoParams, ToSchema};
+
+/// An API key as listed (never its secret).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKeyView {
+    #[schema(example = "key_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
+    pub id: String,
+    pub name: String,
+    /// `admin`, `write` or `read`.
+    pub role: String,
+    /// The first characters of the secret, to tell keys apart.
+    #[schema(example = "tcs_Ab3x")]
+    pub prefix: String,
+    pub created_at: String,
+    /// When the key last authenticated a request (to within a minute); null if never.
+    pub last_used_at: Option<String>,
+}
+
+/// A key just created: the listing fields plus the secret, shown this once.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedApiKey {
+    #[serde(flatten)]
+    pub key: ApiKeyView,
+    /// `tcs_...`: store it now; it cannot be shown again.
+    pub secret: String,
+}
+
+/// Body of `POST /v1/api-keys`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct ApiKeyCreate {
+    /// 1 to 200 characters, e.g. `terraform` or `grafana (read)`.
+    pub name: String,
+    /// `admin` (everything), `write` (everything but API keys and member changes) or `read` (GET only).
+    pub role: String,
+}
+
+/// Paging of the key list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ApiKeyListParams {
+    pub page: Option<String>,
+    pub limit: Option<String>,
+}
+
+/// When keys were last used, kept in memory and written in batches, so authenticating a
+/// request costs no database write.
+#[derive(Default)]
+pub struct KeyUsage {
+    pending: Mutex<HashMap<String, i64>>,
+}
+
+impl KeyUsage {
+    pub fn record(&self, key_id: &str, now_ms: i64) {
+        if let Ok(mut p) = self.pending.lock() {
+            p.insert(key_id.to_string(), now_ms);
+        }
+    }
+
+    /// Uses not written yet.
+    pub fn peek(&self, key_id: &str) -> Option<i64> {
+        self.pending.lock().ok()?.get(key_id).copied()
+    }
+
+    /// Take every use recorded since the last call.
+    pub fn drain(&self) -> Vec<(String, i64)> {
+        self.pending
+            .lock()
+            .map(|mut p| p.drain().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Write recorded key uses every `every` until the process stops.
+pub async fn flush_usage_loop(
+    store: crate::store::Store,
+    usage: std::sync::Arc<KeyUsage>,
+    every: std::time::Duration,
+) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let uses = usage.drain();
+        if !uses.is_empty()
+            && let Err(e) = store.touch_api_keys(&uses).await
+        {
+            tracing::warn!(error = %e, "could not record when API keys were last used");
+        }
+    }
+}
+
+fn view(state: &AppState, k: &api_key::Model) -> ApiKeyView {
+    let last = state.key_usage.peek(&k.id).or(k.last_used_at);
+    ApiKeyView {
+        id: k.id.clone(),
+        name: k.name.clone(),
+        role: k.role.clone(),
+        prefix: k.prefix.clone(),
+        created_at: crate::time::format_ms(k.created_at),
+        last_used_at: last.map(crate::time::format_ms),
+    }
+}
+
+/// List the workspace's live keys, newest first.
+#[utoipa::path(get, path = "/v1/api-keys", tag = "api-keys", params(ApiKeyListParams),
+    responses(
+        (status = 200, description = "A page of keys", body = ListBody<ApiKeyView>),
+        (status = 403, description = "FORBIDDEN: not an admin key", body = ErrorBody),
+    ))]
+pub async fn list_api_keys(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiQuery(q): ApiQuery<ApiKeyListParams>,
+) -> Result<Paged<ApiKeyView>, ApiError> {
+    let mut errors = Vec::new();
+    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    paging::finish(errors)?;
+    let (rows, total) = state.store.list_api_keys(&p.workspace_id, page).await?;
+    Ok(Paged {
+        items: rows.iter().map(|k| view(&state, k)).collect(),
+        pagination: Pagination::new(page, total),
+    })
+}
+
+/// Create a key. The answer holds its secret, shown this once.
+#[utoipa::path(post, path = "/v1/api-keys", tag = "api-keys", request_body = ApiKeyCreate,
+    responses(
+        (status = 201, description = "The key and its secret", body = SuccessBody<CreatedApiKey>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: not an admin key", body = ErrorBody),
+    ))]
+pub async fn create_api_key(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Success<CreatedApiKey>, ApiError> {
+    let Value::Object(object) = body else {
+        return Err(ApiError::bad_request("The body must be a JSON object"));
+    };
+    let (name, role) = read_create(&object)?;
+    let (key, secret) = state
+        .store
+        .create_api_key(&p.workspace_id, &name, role, None, state.clock.now_ms())
+        .await?;
+    Ok(Success::created(CreatedApiKey {
+        key: view(&state, &key),
+        secret,
+    }))
+}
+
+fn read_create(object: &Map<String, Value>) -> Result<(String, Role), ApiError> {
+    let mut errors = Vec::new();
+    let name = paging::name(object.get("name"), &mut errors);
+    let role = match object.get("role") {
+        Some(Value::String(r)) => Role::parse(r),
+        _ => None,
+    };
+    if role.is_none() {
+        errors.push(FieldDetail::new(
+            "role",
+            "is required: admin, write or read",
+        ));
+    }
+    for key in object.keys() {
+        if key != "name" && key != "role" {
+            errors.push(FieldDetail::new(key, "is not a field of an API key"));
+        }
+    }
+    paging::finish(errors)?;
+    match (name, role) {
+        (Some(n), Some(r)) => Ok((n, r)),
+        _ => Err(ApiError::bad_request("name and role are required")),
+    }
+}
+
+/// Revoke a key: it is refused from the next request on.
+#[utoipa::path(delete, path = "/v1/api-keys/{id}", tag = "api-keys", params(("id" = String, Path, description = "API key id")),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 403, description = "FORBIDDEN: not an admin key", body = ErrorBody),
+        (status = 404, description = "API_KEY_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn revoke_api_key(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<NoContent, ApiError> {
+    if state
+        .store
+        .revoke_api_key(&p.workspace_id, &id, state.clock.now_ms())
+        .await?
+    {
+        Ok(NoContent)
+    } else {
+        Err(ApiError::not_found("API_KEY_NOT_FOUND", "API key", &id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_is_kept_until_drained() {
+        let u = KeyUsage::default();
+        u.record("key_a", 10);
+        u.record("key_a", 20);
+        assert_eq!(u.peek("key_a"), Some(20));
+        assert_eq!(u.drain(), vec![("key_a".to_string(), 20)]);
+        assert_eq!(u.peek("key_a"), None);
+    }
+
+    #[test]
+    fn create_needs_a_name_and_a_known_role() {
+        let o = |t: &str| -> Map<String, Value> { serde_json::from_str(t).expect("json") };
+        assert!(read_create(&o(r#"{"name":"ci","role":"write"}"#)).is_ok());
+        for bad in [
+            r#"{"name":"ci","role":"owner"}"#,
+            r#"{"role":"read"}"#,
+            r#"{"name":"ci","role":"read","secret":"x"}"#,
+        ] {
+            assert_eq!(
+                read_create(&o(bad)).map_err(|e| e.code).err(),
+                Some("VALIDATION_ERROR"),
+                "{bad}"
+            );
+        }
+    }
+}

@@ -1,0 +1,431 @@
+//! The public side of status pages: `/status/{slug}` (server-rendered HTML, no scripts or
+//! outside assets, readable on a phone) and `/status/{slug}.json` (the same facts for
+//! machines). No key is needed; a private or unknown page answers 404.
+//!
+//! Visitors see monitor names, states, a 90-day uptime bar from the daily rollups, and
+//! incidents (open ones and those of the last 14 days) with their times: never URLs,
+//! hosts or failure reasons, which may describe internals.
+
+use super::AppState;
+use super::error::ApiError;
+use crate::store::entities::daily_uptime;
+use crate::store::monitors::status as monitor_status;
+use crate::store::status_pages::{DAY_MS, day_of};
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// Days in the uptime bar.
+pub const BAR_DAYS: i32 = 90;
+/// How far back resolved incidents are listed.
+const RECENT_INCIDENT_DAYS: i64 = 14;
+/// Most incidents listed.
+const MAX_INCIDENTS: u64 = 20;
+
+/// What a status page shows.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageView {
+    pub title: String,
+    pub description: String,
+    /// `operational`, `partial_outage` or `major_outage`.
+    pub status: &'static str,
+    pub updated_at: String,
+    pub monitors: Vec<MonitorView>,
+    pub incidents: Vec<IncidentView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MonitorView {
+    pub name: String,
+    /// `up`, `down`, `paused` or `pending`.
+    pub status: String,
+    /// Percent over the days with checks in the last 90; null without checks.
+    pub uptime_90d: Option<f64>,
+    /// Oldest first, one per day of the last 90 (UTC).
+    pub days: Vec<DayView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DayView {
+    pub date: String,
+    pub checks: i32,
+    pub uptime: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IncidentView {
+    pub monitor: String,
+    pub status: String,
+    pub created_at: String,
+    pub resolved_at: Option<String>,
+    pub duration_seconds: Option<i64>,
+}
+
+/// A public status page: HTML, or JSON when the slug ends in `.json`. No key needed.
+#[utoipa::path(get, path = "/status/{slug}", tag = "status-pages",
+    params(("slug" = String, Path, description = "The page's slug; add `.json` for JSON")),
+    security(()),
+    responses(
+        (status = 200, description = "The page (text/html), or its facts (application/json)", content_type = "text/html"),
+        (status = 404, description = "No public page with this slug"),
+    ))]
+pub async fn status_page(State(state): State<AppState>, Path(slug): Path<String>) -> Response {
+    let (slug, json) = match slug.strip_suffix(".json") {
+        Some(s) => (s.to_string(), true),
+        None => (slug, false),
+    };
+    let view = match build(&state, &slug).await {
+        Ok(Some(v)) => v,
+        Ok(None) if json => {
+            return ApiError::not_found("STATUS_PAGE_NOT_FOUND", "status page", &slug)
+                .into_response();
+        }
+        Ok(None) => return not_found_html(&slug),
+        Err(e) => return e.into_response(),
+    };
+    if json {
+        return (
+            [(header::CACHE_CONTROL, "public, max-age=30")],
+            axum::Json(view),
+        )
+            .into_response();
+    }
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=30"),
+        ],
+        render(&view),
+    )
+        .into_response()
+}
+
+async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiError> {
+    let Some(page) = state.store.status_page_by_slug(slug).await? else {
+        return Ok(None);
+    };
+    if !page.public {
+        return Ok(None);
+    }
+    let ids: Vec<String> = serde_json::from_str(&page.monitor_ids).unwrap_or_default();
+    let monitors = state
+        .store
+        .monitors_in_workspace(&page.workspace_id, ids.clone())
+        .await?;
+    let now = state.clock.now_ms();
+    let today = day_of(now);
+    let first_day = today - (BAR_DAYS - 1);
+    let rollups = state.store.daily_uptime(ids.clone(), first_day).await?;
+    let mut by_monitor: HashMap<&str, HashMap<i32, &daily_uptime::Model>> = HashMap::new();
+    for r in &rollups {
+        by_monitor
+            .entry(r.monitor_id.as_str())
+            .or_default()
+            .insert(r.day, r);
+    }
+    let mut views = Vec::new();
+    // Page order, skipping monitors deleted since.
+    for id in &ids {
+        let Some(m) = monitors.iter().find(|m| &m.id == id) else {
+            continue;
+        };
+        let days_of = by_monitor.get(m.id.as_str());
+        let mut days = Vec::with_capacity(BAR_DAYS as usize);
+        let (mut total, mut up) = (0i64, 0i64);
+        for day in first_day..=today {
+            let r = days_of.and_then(|d| d.get(&day));
+            let (t, u) = r.map_or((0, 0), |r| (r.total, r.up));
+            total += i64::from(t);
+            up += i64::from(u);
+            days.push(DayView {
+                date: crate::time::format_ms(i64::from(day) * DAY_MS)[..10].to_string(),
+                checks: t,
+                uptime: (t > 0).then(|| percent(i64::from(u), i64::from(t))),
+            });
+        }
+        views.push(MonitorView {
+            name: m.name.clone(),
+            status: m.status.clone(),
+            uptime_90d: (total > 0).then(|| percent(up, total)),
+            days,
+        });
+    }
+    let names: HashMap<&str, &str> = monitors
+        .iter()
+        .map(|m| (m.id.as_str(), m.name.as_str()))
+        .collect();
+    let incidents = state
+        .store
+        .incidents_for_page(ids, now - RECENT_INCIDENT_DAYS * DAY_MS, MAX_INCIDENTS)
+        .await?
+        .into_iter()
+        .map(|i| IncidentView {
+            monitor: names
+                .get(i.monitor_id.as_str())
+                .map_or_else(String::new, |n| n.to_string()),
+            status: i.status.clone(),
+            created_at: crate::time::format_ms(i.created_at),
+            resolved_at: i.resolved_at.map(crate::time::format_ms),
+            duration_seconds: i.resolved_at.map(|r| (r - i.created_at) / 1000),
+        })
+        .collect();
+    let down = views
+        .iter()
+        .filter(|m| m.status == monitor_status::DOWN)
+        .count();
+    let status = match down {
+        0 => "operational",
+        n if n == views.len() => "major_outage",
+        _ => "partial_outage",
+    };
+    Ok(Some(PageView {
+        title: page.title,
+        description: page.description,
+        status,
+        updated_at: crate::time::format_ms(now),
+        monitors: views,
+        incidents,
+    }))
+}
+
+fn percent(up: i64, total: i64) -> f64 {
+    (up as f64 * 10_000.0 / total as f64).floor() / 100.0
+}
+
+/// Text safe inside HTML elements and attributes.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn bar_class(uptime: Option<f64>) -> &'static str {
+    match uptime {
+        None => "none",
+        Some(u) if u >= 99.9 => "good",
+        Some(u) if u >= 99.0 => "fair",
+        Some(u) if u >= 95.0 => "poor",
+        Some(_) => "bad",
+    }
+}
+
+const STYLE: &str = "\
+*{box-sizing:border-box}\
+body{margin:0;font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#1f2933;background:#f5f7fa}\
+main{max-width:860px;margin:0 auto;padding:24px 16px 48px}\
+h1{font-size:1.75rem;margin:0 0 4px}\
+.lead{color:#52606d;margin:0 0 20px}\
+.banner{border-radius:10px;padding:16px 20px;font-weight:600;font-size:1.1rem;color:#fff;margin-bottom:24px}\
+.banner.operational{background:#2f9e44}.banner.partial_outage{background:#e67700}.banner.major_outage{background:#c92a2a}\
+section{background:#fff;border:1px solid #e4e7eb;border-radius:10px;padding:8px 20px;margin-bottom:24px}\
+h2{font-size:1.1rem;margin:16px 0 8px}\
+.monitor{padding:14px 0;border-top:1px solid #eef0f3}.monitor:first-of-type{border-top:0}\
+.row{display:flex;justify-content:space-between;align-items:baseline;gap:12px;flex-wrap:wrap}\
+.name{font-weight:600}\
+.state{font-size:.9rem;font-weight:600}.state.up{color:#2f9e44}.state.down{color:#c92a2a}.state.paused,.state.pending{color:#7b8794}\
+.bar{display:flex;gap:2px;height:34px;margin:10px 0 4px}\
+.bar span{flex:1;border-radius:2px;min-width:2px}\
+.good{background:#40c057}.fair{background:#94d82d}.poor{background:#fab005}.bad{background:#fa5252}.none{background:#dde2e6}\
+.legend{display:flex;justify-content:space-between;font-size:.8rem;color:#7b8794}\
+.incident{padding:12px 0;border-top:1px solid #eef0f3}.incident:first-of-type{border-top:0}\
+.tag{display:inline-block;font-size:.75rem;font-weight:700;text-transform:uppercase;padding:2px 8px;border-radius:99px;margin-right:8px}\
+.tag.open{background:#ffe3e3;color:#c92a2a}.tag.acknowledged{background:#fff3bf;color:#e67700}.tag.resolved{background:#d3f9d8;color:#2b8a3e}\
+.muted{color:#7b8794;font-size:.9rem}\
+footer{text-align:center;color:#9aa5b1;font-size:.85rem}\
+@media (max-width:520px){.bar{height:28px;gap:1px}h1{font-size:1.4rem}section{padding:4px 14px}}";
+
+/// The page as HTML.
+pub fn render(v: &PageView) -> String {
+    let banner = match v.status {
+        "operational" => "All systems operational",
+        "major_outage" => "Major outage",
+        _ => "Some systems are down",
+    };
+    let mut h = String::with_capacity(16 * 1024);
+    let _ = write!(
+        h,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{title}</title><style>{STYLE}</style></head><body><main>\
+         <h1>{title}</h1>",
+        title = escape(&v.title)
+    );
+    if !v.description.is_empty() {
+        let _ = write!(h, "<p class=\"lead\">{}</p>", escape(&v.description));
+    }
+    let _ = write!(
+        h,
+        "<div class=\"banner {}\" id=\"overall\">{banner}</div>",
+        v.status
+    );
+    h.push_str("<section aria-label=\"Monitors\">");
+    if v.monitors.is_empty() {
+        h.push_str("<p class=\"muted\">No monitors on this page yet.</p>");
+    }
+    for m in &v.monitors {
+        let state = match m.status.as_str() {
+            "up" => "Operational",
+            "down" => "Down",
+            "paused" => "Paused",
+            _ => "Waiting for the first check",
+        };
+        let uptime = m
+            .uptime_90d
+            .map_or("no data".to_string(), |u| format!("{u:.2}% uptime"));
+        let _ = write!(
+            h,
+            "<div class=\"monitor\"><div class=\"row\"><span class=\"name\">{}</span>\
+             <span class=\"state {}\">{state}</span></div><div class=\"bar\" role=\"img\" \
+             aria-label=\"Uptime over the last 90 days\">",
+            escape(&m.name),
+            escape(&m.status)
+        );
+        for d in &m.days {
+            let tip = match d.uptime {
+                Some(u) => format!("{}: {u:.2}% of {} checks", d.date, d.checks),
+                None => format!("{}: no checks", d.date),
+            };
+            let _ = write!(
+                h,
+                "<span class=\"{}\" title=\"{}\"></span>",
+                bar_class(d.uptime),
+                escape(&tip)
+            );
+        }
+        let _ = write!(
+            h,
+            "</div><div class=\"legend\"><span>90 days ago</span><span>{uptime}</span>\
+             <span>Today</span></div></div>"
+        );
+    }
+    h.push_str("</section><section aria-label=\"Incidents\"><h2>Incidents</h2>");
+    if v.incidents.is_empty() {
+        h.push_str("<p class=\"muted\">No incidents in the last 14 days.</p>");
+    }
+    for i in &v.incidents {
+        let when = match (&i.resolved_at, i.duration_seconds) {
+            (Some(r), Some(d)) => format!(
+                "Started {} · resolved {} after {}",
+                short_time(&i.created_at),
+                short_time(r),
+                duration(d)
+            ),
+            _ => format!("Started {} · ongoing", short_time(&i.created_at)),
+        };
+        let _ = write!(
+            h,
+            "<div class=\"incident\"><span class=\"tag {status}\">{status}</span>\
+             <strong>{monitor}</strong><div class=\"muted\">{when}</div></div>",
+            status = escape(&i.status),
+            monitor = escape(&i.monitor),
+        );
+    }
+    let _ = write!(
+        h,
+        "</section><footer>Updated {} UTC</footer></main></body></html>",
+        short_time(&v.updated_at)
+    );
+    h
+}
+
+/// `2026-11-21 09:30` from `2026-11-21T09:30:00.000Z`.
+fn short_time(iso: &str) -> String {
+    iso.get(..16).unwrap_or(iso).replace('T', " ")
+}
+
+fn duration(secs: i64) -> String {
+    match secs {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min", s / 60),
+        s if s < 86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        s => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
+fn not_found_html(slug: &str) -> Response {
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>Not found</title><style>{STYLE}</style></head><body><main>\
+         <h1>No status page here</h1><p class=\"lead\">There is no public status page \
+         called “{}”.</p></main></body></html>",
+        escape(slug)
+    );
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(
+            escape("<b>\"A&B\"</b>'"),
+            "&lt;b&gt;&quot;A&amp;B&quot;&lt;/b&gt;&#39;"
+        );
+    }
+
+    #[test]
+    fn renders_states_bars_and_incidents() {
+        let v = PageView {
+            title: "Acme <status>".into(),
+            description: String::new(),
+            status: "partial_outage",
+            updated_at: "2026-11-21T09:30:00.000Z".into(),
+            monitors: vec![MonitorView {
+                name: "API".into(),
+                status: "down".into(),
+                uptime_90d: Some(98.5),
+                days: vec![
+                    DayView {
+                        date: "2026-11-20".into(),
+                        checks: 0,
+                        uptime: None,
+                    },
+                    DayView {
+                        date: "2026-11-21".into(),
+                        checks: 100,
+                        uptime: Some(98.5),
+                    },
+                ],
+            }],
+            incidents: vec![IncidentView {
+                monitor: "API".into(),
+                status: "resolved".into(),
+                created_at: "2026-11-21T08:00:00.000Z".into(),
+                resolved_at: Some("2026-11-21T09:05:00.000Z".into()),
+                duration_seconds: Some(3900),
+            }],
+        };
+        let html = render(&v);
+        assert!(html.contains("<title>Acme &lt;status&gt;</title>"));
+        assert!(html.contains("Some systems are down"));
+        assert!(html.contains("class=\"none\" title=\"2026-11-20: no checks\""));
+        assert!(html.contains("class=\"poor\""));
+        assert!(html.contains("98.50% uptime"));
+        assert!(html.contains("after 1 h 5 min"));
+        assert!(!html.contains("<script"));
+    }
+}

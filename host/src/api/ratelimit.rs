@@ -1,0 +1,123 @@
+//! Per-key rate limiting: a token bucket per API key that refills at the configured rate
+//! per minute and holds at most the burst. Every authenticated answer says where the key
+//! stands (`X-RateLimit-Limit`, `-Remaining`, `-Reset`); a refused one adds `Retry-After`.
+//!
+//! Buckets live in memory: a restart forgives everyone, which is the usual trade for not
+//! writing to the database on every request.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Buckets not touched for this long are dropped (they would be full anyway).
+const IDLE_EVICTION_MS: i64 = 10 * 60 * 1000;
+
+/// One key's bucket.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    updated_ms: i64,
+}
+
+/// Where a key stands after a request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decision {
+    pub allowed: bool,
+    /// Requests per minute.
+    pub limit: u32,
+    /// Whole requests left right now.
+    pub remaining: u32,
+    /// Unix seconds at which the bucket is full again.
+    pub reset_secs: i64,
+    /// When refused: how long until one request is allowed.
+    pub retry_after: Option<Duration>,
+}
+
+/// Token buckets for every key.
+pub struct RateLimiter {
+    per_minute: u32,
+    burst: u32,
+    buckets: Mutex<HashMap<String, Bucket>>,
+}
+
+impl RateLimiter {
+    pub fn new(per_minute: u32, burst: u32) -> RateLimiter {
+        RateLimiter {
+            per_minute: per_minute.max(1),
+            burst: burst.max(1),
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn per_ms(&self) -> f64 {
+        f64::from(self.per_minute) / 60_000.0
+    }
+
+    /// Take one token for `key` at `now_ms`, if there is one.
+    pub fn check(&self, key: &str, now_ms: i64) -> Decision {
+        let capacity = f64::from(self.burst);
+        let per_ms = self.per_ms();
+        let mut buckets = match self.buckets.lock() {
+            Ok(b) => b,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if buckets.len() > 10_000 {
+            buckets.retain(|_, b| now_ms - b.updated_ms < IDLE_EVICTION_MS);
+        }
+        let bucket = buckets.entry(key.to_string()).or_insert(Bucket {
+            tokens: capacity,
+            updated_ms: now_ms,
+        });
+        let elapsed = (now_ms - bucket.updated_ms).max(0) as f64;
+        bucket.tokens = (bucket.tokens + elapsed * per_ms).min(capacity);
+        bucket.updated_ms = now_ms.max(bucket.updated_ms);
+        let allowed = bucket.tokens >= 1.0;
+        if allowed {
+            bucket.tokens -= 1.0;
+        }
+        let missing = capacity - bucket.tokens;
+        let reset_ms = now_ms + (missing / per_ms).ceil() as i64;
+        let retry_after = (!allowed).then(|| {
+            let wait_ms = ((1.0 - bucket.tokens) / per_ms).ceil().max(1.0);
+            Duration::from_millis(wait_ms as u64)
+        });
+        Decision {
+            allowed,
+            limit: self.per_minute,
+            remaining: bucket.tokens.floor().max(0.0) as u32,
+            reset_secs: (reset_ms + 999) / 1000,
+            retry_after,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_then_the_steady_rate() {
+        let l = RateLimiter::new(60, 3);
+        let t = 1_000_000;
+        let d: Vec<bool> = (0..4).map(|_| l.check("k", t).allowed).collect();
+        assert_eq!(d, [true, true, true, false]);
+        let refused = l.check("k", t);
+        assert_eq!(refused.remaining, 0);
+        assert_eq!(refused.retry_after, Some(Duration::from_secs(1)));
+        // One token a second at 60 a minute.
+        assert!(l.check("k", t + 1000).allowed);
+        assert!(!l.check("k", t + 1000).allowed);
+        // Other keys have their own bucket.
+        assert!(l.check("other", t).allowed);
+    }
+
+    #[test]
+    fn headers_describe_the_bucket() {
+        let l = RateLimiter::new(600, 100);
+        let d = l.check("k", 10_000);
+        assert_eq!((d.limit, d.remaining), (600, 99));
+        // One token missing refills in 100 ms.
+        assert_eq!(d.reset_secs, 11);
+        assert_eq!(d.retry_after, None);
+    }
+}

@@ -1,0 +1,328 @@
+//! `/v1/status-pages`: which monitors a public status page shows, under which slug. The
+//! pages themselves are served at `/status/{slug}` (see `public_status`).
+
+use super::AppState;
+use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
+use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::paging;
+use crate::ids;
+use crate::store::keys::Principal;
+use crate::store::status_pages::StatusPageRow;
+use axum::Extension;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::{IntoParams, ToSchema};
+
+/// Most monitors one page shows.
+pub const MAX_MONITORS: usize = 100;
+/// Longest description.
+pub const MAX_DESCRIPTION_CHARS: usize = 1000;
+
+/// A status page.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct StatusPageBody {
+    #[schema(read_only, example = "sp_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
+    pub id: Option<String>,
+    /// 3 to 64 lowercase letters, digits and `-`; unique on the server. The page is served at
+    /// `/status/{slug}` and `/status/{slug}.json`.
+    #[schema(example = "acme")]
+    pub slug: String,
+    /// 1 to 200 characters.
+    #[schema(example = "Acme status")]
+    pub title: String,
+    /// Shown under the title; up to 1000 characters.
+    #[schema(default = "")]
+    pub description: Option<String>,
+    /// A private page answers 404 to visitors.
+    #[schema(default = true)]
+    pub public: Option<bool>,
+    /// Monitors shown, in this order (up to 100).
+    pub monitor_ids: Vec<String>,
+    /// Where visitors find it.
+    #[schema(read_only, example = "https://status.example.com/status/acme")]
+    pub url: Option<String>,
+    #[schema(read_only)]
+    pub created_at: Option<String>,
+    #[schema(read_only)]
+    pub updated_at: Option<String>,
+}
+
+/// Paging of the page list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StatusPageListParams {
+    pub page: Option<String>,
+    pub limit: Option<String>,
+}
+
+fn view(state: &AppState, row: &StatusPageRow) -> StatusPageBody {
+    StatusPageBody {
+        id: Some(row.id.clone()),
+        slug: row.slug.clone(),
+        title: row.title.clone(),
+        description: Some(row.description.clone()),
+        public: Some(row.public),
+        monitor_ids: serde_json::from_str(&row.monitor_ids).unwrap_or_default(),
+        url: Some(format!("{}/status/{}", state.config.public_url, row.slug)),
+        created_at: Some(crate::time::format_ms(row.created_at)),
+        updated_at: Some(crate::time::format_ms(row.updated_at)),
+    }
+}
+
+/// Whether a slug is 3 to 64 of `a-z`, `0-9` and `-`, not starting or ending with `-`.
+pub fn valid_slug(slug: &str) -> bool {
+    (3..=64).contains(&slug.len())
+        && slug
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !slug.starts_with('-')
+        && !slug.ends_with('-')
+}
+
+/// Apply a body's fields to `row`, checking each. `creating` requires slug and title.
+async fn apply(
+    state: &AppState,
+    p: &Principal,
+    row: &mut StatusPageRow,
+    object: &Map<String, Value>,
+    creating: bool,
+) -> Result<(), ApiError> {
+    let mut errors = Vec::new();
+    for required in ["slug", "title", "monitorIds"] {
+        if creating && !object.contains_key(required) {
+            errors.push(FieldDetail::new(required, "is required"));
+        }
+    }
+    let mut monitor_ids: Option<Vec<String>> = None;
+    for (key, value) in object {
+        match (key.as_str(), value) {
+            ("slug", Value::String(s)) if valid_slug(s) => row.slug = s.clone(),
+            ("slug", _) => errors.push(FieldDetail::new(
+                "slug",
+                "must be 3 to 64 lowercase letters, digits and `-`",
+            )),
+            ("title", v) => {
+                if let Some(t) = paging::name(Some(v), &mut errors) {
+                    row.title = t;
+                }
+            }
+            ("description", Value::Null) => row.description = String::new(),
+            ("description", Value::String(d)) if d.chars().count() <= MAX_DESCRIPTION_CHARS => {
+                row.description = d.trim().to_string()
+            }
+            ("description", _) => errors.push(FieldDetail::new(
+                "description",
+                "must be a string of up to 1000 characters",
+            )),
+            ("public", Value::Bool(b)) => row.public = *b,
+            ("public", _) => errors.push(FieldDetail::new("public", "must be true or false")),
+            ("monitorIds", Value::Array(items)) if items.len() <= MAX_MONITORS => {
+                let mut ids: Vec<String> = Vec::new();
+                for item in items {
+                    match item.as_str() {
+                        Some(id) if !ids.iter().any(|i| i == id) => ids.push(id.to_string()),
+                        Some(_) => {}
+                        None => errors.push(FieldDetail::new(
+                            "monitorIds",
+                            "must be a list of monitor ids",
+                        )),
+                    }
+                }
+                monitor_ids = Some(ids);
+            }
+            ("monitorIds", _) => errors.push(FieldDetail::new(
+                "monitorIds",
+                "must be a list of up to 100 monitor ids",
+            )),
+            ("id" | "url" | "createdAt" | "updatedAt", _) => {
+                errors.push(FieldDetail::new(key, "is read-only"))
+            }
+            _ => errors.push(FieldDetail::new(key, "is not a field of a status page")),
+        }
+    }
+    paging::finish(errors)?;
+    if let Some(ids) = monitor_ids {
+        let found = state
+            .store
+            .monitors_in_workspace(&p.workspace_id, ids.clone())
+            .await?;
+        if let Some(missing) = ids.iter().find(|id| !found.iter().any(|m| &m.id == *id)) {
+            return Err(ApiError::unprocessable(format!(
+                "No monitor with id `{missing}` in this workspace"
+            )));
+        }
+        row.monitor_ids = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into());
+    }
+    Ok(())
+}
+
+fn conflict(slug: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "CONFLICT",
+        format!("The slug `{slug}` is taken; choose another"),
+    )
+}
+
+async fn save(
+    state: &AppState,
+    row: StatusPageRow,
+    insert: bool,
+) -> Result<StatusPageRow, ApiError> {
+    let slug = row.slug.clone();
+    let saved = if insert {
+        state.store.insert_status_page(row).await
+    } else {
+        state.store.update_status_page(row).await
+    };
+    super::error::or_conflict(saved, || conflict(&slug))
+}
+
+async fn find(state: &AppState, p: &Principal, id: &str) -> Result<StatusPageRow, ApiError> {
+    state
+        .store
+        .status_page(&p.workspace_id, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("STATUS_PAGE_NOT_FOUND", "status page", id))
+}
+
+/// Create a status page.
+#[utoipa::path(post, path = "/v1/status-pages", tag = "status-pages", request_body = StatusPageBody,
+    responses(
+        (status = 201, description = "The page", body = SuccessBody<StatusPageBody>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 409, description = "CONFLICT: the slug is taken", body = ErrorBody),
+        (status = 422, description = "A monitor id is not in the workspace", body = ErrorBody),
+    ))]
+pub async fn create_status_page(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Success<StatusPageBody>, ApiError> {
+    let Value::Object(object) = body else {
+        return Err(ApiError::bad_request("The body must be a JSON object"));
+    };
+    let now = state.clock.now_ms();
+    let mut row = StatusPageRow {
+        id: ids::new_id("sp_"),
+        workspace_id: p.workspace_id.clone(),
+        slug: String::new(),
+        title: String::new(),
+        description: String::new(),
+        public: true,
+        monitor_ids: "[]".into(),
+        created_at: now,
+        updated_at: now,
+    };
+    apply(&state, &p, &mut row, &object, true).await?;
+    let saved = save(&state, row, true).await?;
+    Ok(Success::created(view(&state, &saved)))
+}
+
+/// List the workspace's status pages, newest first.
+#[utoipa::path(get, path = "/v1/status-pages", tag = "status-pages", params(StatusPageListParams),
+    responses((status = 200, description = "A page of status pages", body = ListBody<StatusPageBody>)))]
+pub async fn list_status_pages(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiQuery(q): ApiQuery<StatusPageListParams>,
+) -> Result<Paged<StatusPageBody>, ApiError> {
+    let mut errors = Vec::new();
+    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    paging::finish(errors)?;
+    let (rows, total) = state.store.list_status_pages(&p.workspace_id, page).await?;
+    Ok(Paged {
+        items: rows.iter().map(|r| view(&state, r)).collect(),
+        pagination: Pagination::new(page, total),
+    })
+}
+
+/// Get a status page.
+#[utoipa::path(get, path = "/v1/status-pages/{id}", tag = "status-pages", params(("id" = String, Path, description = "Status page id")),
+    responses(
+        (status = 200, description = "The page", body = SuccessBody<StatusPageBody>),
+        (status = 404, description = "STATUS_PAGE_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn get_status_page(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Success<StatusPageBody>, ApiError> {
+    Ok(Success::ok(view(&state, &find(&state, &p, &id).await?)))
+}
+
+/// Change a status page; absent fields keep their values.
+#[utoipa::path(patch, path = "/v1/status-pages/{id}", tag = "status-pages", params(("id" = String, Path, description = "Status page id")),
+    request_body = StatusPageBody,
+    responses(
+        (status = 200, description = "The page", body = SuccessBody<StatusPageBody>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 404, description = "STATUS_PAGE_NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "CONFLICT: the slug is taken", body = ErrorBody),
+        (status = 422, description = "A monitor id is not in the workspace", body = ErrorBody),
+    ))]
+pub async fn update_status_page(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Success<StatusPageBody>, ApiError> {
+    let Value::Object(object) = body else {
+        return Err(ApiError::bad_request("The body must be a JSON object"));
+    };
+    let mut row = find(&state, &p, &id).await?;
+    apply(&state, &p, &mut row, &object, false).await?;
+    row.updated_at = state.clock.now_ms();
+    let saved = save(&state, row, false).await?;
+    Ok(Success::ok(view(&state, &saved)))
+}
+
+/// Delete a status page; its URL answers 404 from then on.
+#[utoipa::path(delete, path = "/v1/status-pages/{id}", tag = "status-pages", params(("id" = String, Path, description = "Status page id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, description = "STATUS_PAGE_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn delete_status_page(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<NoContent, ApiError> {
+    if state.store.delete_status_page(&p.workspace_id, &id).await? {
+        Ok(NoContent)
+    } else {
+        Err(ApiError::not_found(
+            "STATUS_PAGE_NOT_FOUND",
+            "status page",
+            &id,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs() {
+        for ok in ["acme", "acme-prod", "a1b", &"a".repeat(64)] {
+            assert!(valid_slug(ok), "{ok}");
+        }
+        for bad in [
+            "ab",
+            "Acme",
+            "-acme",
+            "acme-",
+            "ac me",
+            "acme.json",
+            &"a".repeat(65),
+        ] {
+            assert!(!valid_slug(bad), "{bad}");
+        }
+    }
+}

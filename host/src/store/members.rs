@@ -1,0 +1,81 @@
+//! Members of a workspace.
+
+use super::entities::member;
+use super::{Page, Store, StoreError};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect,
+};
+
+/// A member as stored.
+pub type MemberRow = member::Model;
+
+impl Store {
+    pub async fn insert_member(&self, row: MemberRow) -> Result<MemberRow, StoreError> {
+        Ok(row
+            .into_active_model()
+            .reset_all()
+            .insert(self.db())
+            .await?)
+    }
+
+    pub async fn member(
+        &self,
+        workspace_id: &str,
+        id: &str,
+    ) -> Result<Option<MemberRow>, StoreError> {
+        Ok(member::Entity::find_by_id(id.to_string())
+            .filter(member::Column::WorkspaceId.eq(workspace_id))
+            .one(self.db())
+            .await?)
+    }
+
+    /// Members of a workspace, oldest first.
+    pub async fn list_members(
+        &self,
+        workspace_id: &str,
+        page: Page,
+    ) -> Result<(Vec<MemberRow>, u64), StoreError> {
+        let select = member::Entity::find().filter(member::Column::WorkspaceId.eq(workspace_id));
+        let total = select.clone().count(self.db()).await?;
+        let rows = select
+            .order_by_asc(member::Column::CreatedAt)
+            .order_by_asc(member::Column::Id)
+            .offset(page.offset())
+            .limit(page.limit)
+            .all(self.db())
+            .await?;
+        Ok((rows, total))
+    }
+
+    /// How many members of a workspace have `role`.
+    pub async fn count_members_with_role(
+        &self,
+        workspace_id: &str,
+        role: &str,
+    ) -> Result<u64, StoreError> {
+        Ok(member::Entity::find()
+            .filter(member::Column::WorkspaceId.eq(workspace_id))
+            .filter(member::Column::Role.eq(role))
+            .count(self.db())
+            .await?)
+    }
+
+    pub async fn update_member(&self, row: MemberRow) -> Result<MemberRow, StoreError> {
+        Ok(row
+            .into_active_model()
+            .reset_all()
+            .update(self.db())
+            .await?)
+    }
+
+    pub async fn delete_member(&self, workspace_id: &str, id: &str) -> Result<bool, StoreError> {
+        let deleted = member::Entity::delete_many()
+            .filter(member::Column::Id.eq(id))
+            .filter(member::Column::WorkspaceId.eq(workspace_id))
+            .exec(self.db())
+            .await?
+            .rows_affected;
+        Ok(deleted > 0)
+    }
+}

@@ -1,0 +1,155 @@
+//! Status pages and the daily check counts behind their uptime bars.
+
+use super::entities::{daily_uptime, status_page};
+use super::{Page, Store, StoreError};
+use sea_orm::sea_query::{Alias, Expr, ExprTrait, OnConflict};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+};
+use std::collections::BTreeMap;
+
+/// A status page as stored.
+pub type StatusPageRow = status_page::Model;
+
+/// Milliseconds in a day.
+pub const DAY_MS: i64 = 86_400_000;
+
+/// The UTC day (days since 1970-01-01) of a time in milliseconds.
+pub fn day_of(ms: i64) -> i32 {
+    i32::try_from(ms.div_euclid(DAY_MS)).unwrap_or(i32::MAX)
+}
+
+impl Store {
+    pub async fn insert_status_page(
+        &self,
+        row: StatusPageRow,
+    ) -> Result<StatusPageRow, StoreError> {
+        Ok(row
+            .into_active_model()
+            .reset_all()
+            .insert(self.db())
+            .await?)
+    }
+
+    pub async fn update_status_page(
+        &self,
+        row: StatusPageRow,
+    ) -> Result<StatusPageRow, StoreError> {
+        Ok(row
+            .into_active_model()
+            .reset_all()
+            .update(self.db())
+            .await?)
+    }
+
+    pub async fn status_page(
+        &self,
+        workspace_id: &str,
+        id: &str,
+    ) -> Result<Option<StatusPageRow>, StoreError> {
+        Ok(status_page::Entity::find_by_id(id.to_string())
+            .filter(status_page::Column::WorkspaceId.eq(workspace_id))
+            .one(self.db())
+            .await?)
+    }
+
+    /// A page by its public slug, in any workspace.
+    pub async fn status_page_by_slug(
+        &self,
+        slug: &str,
+    ) -> Result<Option<StatusPageRow>, StoreError> {
+        Ok(status_page::Entity::find()
+            .filter(status_page::Column::Slug.eq(slug))
+            .one(self.db())
+            .await?)
+    }
+
+    pub async fn list_status_pages(
+        &self,
+        workspace_id: &str,
+        page: Page,
+    ) -> Result<(Vec<StatusPageRow>, u64), StoreError> {
+        let select =
+            status_page::Entity::find().filter(status_page::Column::WorkspaceId.eq(workspace_id));
+        let total = select.clone().count(self.db()).await?;
+        let rows = select
+            .order_by_desc(status_page::Column::CreatedAt)
+            .order_by_desc(status_page::Column::Id)
+            .offset(page.offset())
+            .limit(page.limit)
+            .all(self.db())
+            .await?;
+        Ok((rows, total))
+    }
+
+    pub async fn delete_status_page(
+        &self,
+        workspace_id: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        let deleted = status_page::Entity::delete_many()
+            .filter(status_page::Column::Id.eq(id))
+            .filter(status_page::Column::WorkspaceId.eq(workspace_id))
+            .exec(self.db())
+            .await?
+            .rows_affected;
+        Ok(deleted > 0)
+    }
+
+    /// Add check counts to the daily rollup: `(monitor, day) -> (total, up)`, in one
+    /// statement per 500 rows (it runs in every check batch).
+    pub async fn add_daily_uptime(
+        conn: &impl ConnectionTrait,
+        counts: &BTreeMap<(String, i32), (i32, i32)>,
+    ) -> Result<(), StoreError> {
+        let rows: Vec<daily_uptime::ActiveModel> = counts
+            .iter()
+            .map(
+                |((monitor_id, day), (total, up))| daily_uptime::ActiveModel {
+                    monitor_id: Set(monitor_id.clone()),
+                    day: Set(*day),
+                    total: Set(*total),
+                    up: Set(*up),
+                },
+            )
+            .collect();
+        let excluded = Alias::new("excluded");
+        for chunk in rows.chunks(500) {
+            daily_uptime::Entity::insert_many(chunk.to_vec())
+                .on_conflict(
+                    OnConflict::columns([
+                        daily_uptime::Column::MonitorId,
+                        daily_uptime::Column::Day,
+                    ])
+                    .value(
+                        daily_uptime::Column::Total,
+                        Expr::col((daily_uptime::Entity, daily_uptime::Column::Total))
+                            .add(Expr::col((excluded.clone(), daily_uptime::Column::Total))),
+                    )
+                    .value(
+                        daily_uptime::Column::Up,
+                        Expr::col((daily_uptime::Entity, daily_uptime::Column::Up))
+                            .add(Expr::col((excluded.clone(), daily_uptime::Column::Up))),
+                    )
+                    .to_owned(),
+                )
+                .exec_without_returning(conn)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Daily counts of some monitors from `first_day` on.
+    pub async fn daily_uptime(
+        &self,
+        monitor_ids: Vec<String>,
+        first_day: i32,
+    ) -> Result<Vec<daily_uptime::Model>, StoreError> {
+        Ok(daily_uptime::Entity::find()
+            .filter(daily_uptime::Column::MonitorId.is_in(monitor_ids))
+            .filter(daily_uptime::Column::Day.gte(first_day))
+            .all(self.db())
+            .await?)
+    }
+}

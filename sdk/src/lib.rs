@@ -1,0 +1,501 @@
+//! Write Tocsin plugins in Rust.
+//!
+//! A monitor implements [`Monitor`], a channel implements [`Channel`]; one line of
+//! [`export_monitor!`] or [`export_channel!`] turns the type into the component's exports.
+//! The SDK does the parts every plugin would otherwise repeat: `describe()` from an
+//! [`Info`], `validate-config` from [`Monitor::parse`] and [`Monitor::canonical`], a check
+//! with an invalid config answered as a failed check instead of a trap, and field problems
+//! turned into the `field-error`s the server shows per field.
+//!
+//! ```ignore
+//! use tocsin_plugin_sdk::{config::{FieldProblem, Reader}, export_monitor, CheckContext, Info, Monitor, Outcome};
+//!
+//! struct Tcp;
+//! impl Monitor for Tcp {
+//!     type Config = (String, u16);
+//!     fn info() -> Info { /* name, description, schema, capabilities */ }
+//!     fn parse(text: &str) -> Result<Self::Config, Vec<FieldProblem>> { /* Reader */ }
+//!     fn canonical(c: &Self::Config) -> serde_json::Value { /* normalized config */ }
+//!     fn check(c: Self::Config, ctx: &CheckContext) -> Outcome { /* host imports */ }
+//! }
+//! export_monitor!(Tcp);
+//! ```
+//!
+//! The host interfaces are re-exported as [`http`], [`net`], [`tls`], [`smtp`] and [`log`].
+
+// The bindings wit-bindgen generates call the host and export functions through `unsafe` glue.
+#![allow(unsafe_code)]
+
+pub mod config;
+pub mod schema;
+
+/// Bindings of the `monitor` world of the frozen `tocsin:plugin@0.1.0` contract.
+pub mod monitor {
+    wit_bindgen::generate!({
+        path: "../wit/v0.1.0",
+        world: "monitor",
+        pub_export_macro: true,
+        export_macro_name: "export_monitor_world",
+        default_bindings_module: "tocsin_plugin_sdk::monitor",
+    });
+}
+
+/// Bindings of the `channel` world of the frozen `tocsin:plugin@0.1.0` contract; the
+/// interfaces it shares with `monitor` are the same Rust types.
+pub mod channel {
+    wit_bindgen::generate!({
+        path: "../wit/v0.1.0",
+        world: "channel",
+        pub_export_macro: true,
+        export_macro_name: "export_channel_world",
+        default_bindings_module: "tocsin_plugin_sdk::channel",
+        with: {
+            "tocsin:plugin/types@0.1.0": crate::monitor::tocsin::plugin::types,
+            "tocsin:plugin/http@0.1.0": crate::monitor::tocsin::plugin::http,
+            "tocsin:plugin/log@0.1.0": crate::monitor::tocsin::plugin::log,
+        },
+    });
+}
+
+pub use channel::tocsin::plugin::smtp;
+pub use monitor::tocsin::plugin::{http, log, net, tls, types};
+pub use types::{Capability, Header};
+
+/// The contract version these bindings implement.
+pub const CONTRACT: &str = "0.1.0";
+
+use config::FieldProblem;
+use monitor::exports::tocsin::plugin::monitor_plugin::{CheckOutcome, CheckRequest};
+use types::{FieldError, PluginInfo, PluginKind};
+
+/// What `describe()` answers.
+pub struct Info {
+    /// The plugin's name: the monitor `type` or channel `type` users write.
+    pub name: &'static str,
+    /// Usually `env!("CARGO_PKG_VERSION")`.
+    pub version: &'static str,
+    /// One sentence for `GET /v1/plugins`.
+    pub description: &'static str,
+    /// JSON Schema (draft 2020-12) of the configuration; see [`schema`].
+    pub schema: serde_json::Value,
+    /// The host interfaces the plugin calls; the server grants them per plugin.
+    pub capabilities: &'static [Capability],
+}
+
+/// What a check is told besides its configuration.
+pub struct CheckContext {
+    /// The time the check may take, in milliseconds; the host stops it a little later.
+    pub timeout_ms: u32,
+    /// The monitor being checked.
+    pub monitor_id: String,
+    /// The region the check runs in.
+    pub region: String,
+    /// Server settings for this plugin, as JSON text (`{}` when none).
+    pub settings: String,
+}
+
+/// A check's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub ok: bool,
+    /// Why it failed, in words a user reads in an alert.
+    pub reason: Option<String>,
+    pub status_code: Option<u16>,
+    pub response_time_ms: Option<u32>,
+    /// Anything worth keeping with the result (shown in the API, at most 16 KiB).
+    pub details: serde_json::Value,
+}
+
+impl Outcome {
+    /// A passing check.
+    pub fn pass(response_time_ms: Option<u32>) -> Outcome {
+        Outcome {
+            ok: true,
+            reason: None,
+            status_code: None,
+            response_time_ms,
+            details: serde_json::json!({}),
+        }
+    }
+
+    /// A failing check, with the reason a user will read.
+    pub fn fail(reason: impl Into<String>) -> Outcome {
+        Outcome {
+            ok: false,
+            reason: Some(reason.into()),
+            status_code: None,
+            response_time_ms: None,
+            details: serde_json::json!({}),
+        }
+    }
+
+    /// The same outcome with details attached.
+    pub fn with_details(mut self, details: serde_json::Value) -> Outcome {
+        self.details = details;
+        self
+    }
+
+    /// The same outcome with a response time.
+    pub fn with_time(mut self, response_time_ms: u32) -> Outcome {
+        self.response_time_ms = Some(response_time_ms);
+        self
+    }
+
+    /// The same outcome with a status code.
+    pub fn with_status(mut self, status_code: u16) -> Outcome {
+        self.status_code = Some(status_code);
+        self
+    }
+}
+
+/// A monitor plugin: reads its configuration, then checks.
+pub trait Monitor {
+    /// The configuration once parsed.
+    type Config;
+    /// Name, version, description, schema and capabilities.
+    fn info() -> Info;
+    /// Parse and validate configuration text, reporting every problem by field.
+    fn parse(text: &str) -> Result<Self::Config, Vec<FieldProblem>>;
+    /// The configuration as the server should store it (defaults filled in, values
+    /// normalized).
+    fn canonical(config: &Self::Config) -> serde_json::Value;
+    /// Run one check. Failures are outcomes with a reason, never panics.
+    fn check(config: Self::Config, ctx: &CheckContext) -> Outcome;
+}
+
+/// What a channel is asked to deliver.
+pub struct Delivery {
+    /// `incident.created`, `incident.resolved`, ...
+    pub event: String,
+    /// The event as JSON text, exactly as the server signed it.
+    pub payload: String,
+    /// Headers the server wants sent (signature, ids), for channels that send HTTP.
+    pub headers: Vec<Header>,
+    /// The time the delivery may take, in milliseconds.
+    pub timeout_ms: u32,
+    /// Server settings for this plugin, as JSON text.
+    pub settings: String,
+}
+
+/// A delivered notification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    pub status_code: Option<u16>,
+    pub detail: Option<String>,
+}
+
+/// A delivery that did not happen. `retryable` ones are tried again on the retry schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub retryable: bool,
+    pub reason: String,
+    pub status_code: Option<u16>,
+}
+
+impl Failure {
+    /// A failure worth retrying (timeouts, 5xx, refused connections).
+    pub fn retry(reason: impl Into<String>) -> Failure {
+        Failure {
+            retryable: true,
+            reason: reason.into(),
+            status_code: None,
+        }
+    }
+
+    /// A failure that will not get better by retrying (bad configuration, 4xx).
+    pub fn permanent(reason: impl Into<String>) -> Failure {
+        Failure {
+            retryable: false,
+            reason: reason.into(),
+            status_code: None,
+        }
+    }
+
+    /// The same failure with the receiver's status code.
+    pub fn with_status(mut self, status_code: u16) -> Failure {
+        self.status_code = Some(status_code);
+        self
+    }
+}
+
+/// A channel plugin: reads its configuration, then delivers notifications.
+pub trait Channel {
+    /// The configuration once parsed.
+    type Config;
+    /// Name, version, description, schema and capabilities.
+    fn info() -> Info;
+    /// Parse and validate configuration text, reporting every problem by field.
+    fn parse(text: &str) -> Result<Self::Config, Vec<FieldProblem>>;
+    /// The configuration as the server should store it.
+    fn canonical(config: &Self::Config) -> serde_json::Value;
+    /// Deliver one notification.
+    fn deliver(config: Self::Config, delivery: Delivery) -> Result<Receipt, Failure>;
+}
+
+/// Field problems as the WIT `field-error`s.
+pub fn field_errors(problems: Vec<FieldProblem>) -> Vec<FieldError> {
+    problems
+        .into_iter()
+        .map(|p| FieldError {
+            field: p.field,
+            message: p.message,
+        })
+        .collect()
+}
+
+/// The words a failed check or delivery uses for an invalid configuration.
+pub fn invalid_config_reason(problems: &[FieldProblem]) -> String {
+    let all: Vec<String> = problems
+        .iter()
+        .map(|p| format!("{} {}", p.field, p.message))
+        .collect();
+    format!("Invalid configuration: {}", all.join("; "))
+}
+
+fn plugin_info(info: Info, kind: PluginKind) -> PluginInfo {
+    PluginInfo {
+        name: info.name.into(),
+        kind,
+        version: info.version.into(),
+        description: info.description.into(),
+        config_schema: info.schema.to_string(),
+        capabilities: info.capabilities.to_vec(),
+    }
+}
+
+/// The glue [`export_monitor!`] uses; not for direct use.
+#[doc(hidden)]
+pub mod __monitor {
+    use super::*;
+
+    pub fn describe<M: Monitor>() -> PluginInfo {
+        plugin_info(M::info(), PluginKind::Monitor)
+    }
+
+    pub fn validate_config<M: Monitor>(text: String) -> Result<String, Vec<FieldError>> {
+        M::parse(&text)
+            .map(|c| M::canonical(&c).to_string())
+            .map_err(field_errors)
+    }
+
+    pub fn check<M: Monitor>(req: CheckRequest) -> CheckOutcome {
+        let outcome = match M::parse(&req.config) {
+            Ok(config) => {
+                let ctx = CheckContext {
+                    timeout_ms: req.timeout_ms,
+                    monitor_id: req.monitor_id,
+                    region: req.region,
+                    settings: req.settings,
+                };
+                M::check(config, &ctx)
+            }
+            Err(problems) => Outcome::fail(invalid_config_reason(&problems)),
+        };
+        CheckOutcome {
+            ok: outcome.ok,
+            reason: outcome.reason,
+            status_code: outcome.status_code,
+            response_time_ms: outcome.response_time_ms,
+            details: outcome.details.to_string(),
+        }
+    }
+}
+
+/// The glue [`export_channel!`] uses; not for direct use.
+#[doc(hidden)]
+pub mod __channel {
+    use super::*;
+    use channel::exports::tocsin::plugin::channel_plugin as wit;
+
+    pub fn describe<C: Channel>() -> PluginInfo {
+        plugin_info(C::info(), PluginKind::Channel)
+    }
+
+    pub fn validate_config<C: Channel>(text: String) -> Result<String, Vec<FieldError>> {
+        C::parse(&text)
+            .map(|c| C::canonical(&c).to_string())
+            .map_err(field_errors)
+    }
+
+    pub fn deliver<C: Channel>(n: wit::Notification) -> Result<wit::Receipt, wit::Failure> {
+        let config = C::parse(&n.config).map_err(|problems| wit::Failure {
+            retryable: false,
+            reason: invalid_config_reason(&problems),
+            status_code: None,
+        })?;
+        let delivery = Delivery {
+            event: n.event,
+            payload: n.payload,
+            headers: n.headers,
+            timeout_ms: n.timeout_ms,
+            settings: n.settings,
+        };
+        C::deliver(config, delivery)
+            .map(|r| wit::Receipt {
+                status_code: r.status_code,
+                detail: r.detail,
+            })
+            .map_err(|f| wit::Failure {
+                retryable: f.retryable,
+                reason: f.reason,
+                status_code: f.status_code,
+            })
+    }
+}
+
+/// Export a [`Monitor`] as the component's `monitor-plugin` interface. Only a WebAssembly
+/// build exports anything, so the crate's native unit tests build too.
+#[macro_export]
+macro_rules! export_monitor {
+    ($ty:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            struct TocsinMonitorExports;
+            impl $crate::monitor::exports::tocsin::plugin::monitor_plugin::Guest
+                for TocsinMonitorExports
+            {
+                fn describe() -> $crate::types::PluginInfo {
+                    $crate::__monitor::describe::<$ty>()
+                }
+                fn validate_config(
+                    text: ::std::string::String,
+                ) -> ::std::result::Result<
+                    ::std::string::String,
+                    ::std::vec::Vec<$crate::types::FieldError>,
+                > {
+                    $crate::__monitor::validate_config::<$ty>(text)
+                }
+                fn check(
+                    req: $crate::monitor::exports::tocsin::plugin::monitor_plugin::CheckRequest,
+                ) -> $crate::monitor::exports::tocsin::plugin::monitor_plugin::CheckOutcome {
+                    $crate::__monitor::check::<$ty>(req)
+                }
+            }
+            $crate::monitor::export_monitor_world!(TocsinMonitorExports with_types_in $crate::monitor);
+        };
+        // Native builds (unit tests) export nothing, but still check the type implements
+        // the trait and count it as used.
+        #[cfg(not(target_arch = "wasm32"))]
+        const _: () = {
+            let _ = $crate::__monitor::describe::<$ty>;
+        };
+    };
+}
+
+/// Export a [`Channel`] as the component's `channel-plugin` interface. Only a WebAssembly
+/// build exports anything, so the crate's native unit tests build too.
+#[macro_export]
+macro_rules! export_channel {
+    ($ty:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            struct TocsinChannelExports;
+            impl $crate::channel::exports::tocsin::plugin::channel_plugin::Guest
+                for TocsinChannelExports
+            {
+                fn describe() -> $crate::types::PluginInfo {
+                    $crate::__channel::describe::<$ty>()
+                }
+                fn validate_config(
+                    text: ::std::string::String,
+                ) -> ::std::result::Result<
+                    ::std::string::String,
+                    ::std::vec::Vec<$crate::types::FieldError>,
+                > {
+                    $crate::__channel::validate_config::<$ty>(text)
+                }
+                fn deliver(
+                    n: $crate::channel::exports::tocsin::plugin::channel_plugin::Notification,
+                ) -> ::std::result::Result<
+                    $crate::channel::exports::tocsin::plugin::channel_plugin::Receipt,
+                    $crate::channel::exports::tocsin::plugin::channel_plugin::Failure,
+                > {
+                    $crate::__channel::deliver::<$ty>(n)
+                }
+            }
+            $crate::channel::export_channel_world!(TocsinChannelExports with_types_in $crate::channel);
+        };
+        // Native builds (unit tests) export nothing, but still check the type implements
+        // the trait and count it as used.
+        #[cfg(not(target_arch = "wasm32"))]
+        const _: () = {
+            let _ = $crate::__channel::describe::<$ty>;
+        };
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use config::Reader;
+
+    struct Echo;
+    impl Monitor for Echo {
+        type Config = String;
+        fn info() -> Info {
+            Info {
+                name: "echo",
+                version: "1.0.0",
+                description: "Passes when the word is yes.",
+                schema: schema::object(&[("word", schema::string("The word", 1, 10))], &["word"]),
+                capabilities: &[],
+            }
+        }
+        fn parse(text: &str) -> Result<String, Vec<FieldProblem>> {
+            let mut r = Reader::new(text, "echo monitor", &["word"])?;
+            let word = r.required_string("word", 10);
+            r.finish(word)
+        }
+        fn canonical(config: &String) -> serde_json::Value {
+            serde_json::json!({ "word": config })
+        }
+        fn check(config: String, ctx: &CheckContext) -> Outcome {
+            if config == "yes" {
+                Outcome::pass(Some(ctx.timeout_ms / 1000))
+            } else {
+                Outcome::fail(format!("the word was {config}"))
+            }
+        }
+    }
+
+    fn request(config: &str) -> CheckRequest {
+        CheckRequest {
+            config: config.into(),
+            timeout_ms: 5000,
+            monitor_id: "mon_1".into(),
+            region: "default".into(),
+            settings: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn the_glue_describes_validates_and_checks() {
+        let info = __monitor::describe::<Echo>();
+        assert_eq!(info.name, "echo");
+        assert!(matches!(info.kind, PluginKind::Monitor));
+        let schema: serde_json::Value =
+            serde_json::from_str(&info.config_schema).expect("schema is JSON");
+        assert_eq!(schema["required"][0], "word");
+
+        assert_eq!(
+            __monitor::validate_config::<Echo>(r#"{"word":" yes "}"#.into()).ok(),
+            Some(r#"{"word":"yes"}"#.to_string())
+        );
+        let errors =
+            __monitor::validate_config::<Echo>(r#"{"colour":1}"#.into()).expect_err("invalid");
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["colour", "word"]);
+
+        let passed = __monitor::check::<Echo>(request(r#"{"word":"yes"}"#));
+        assert!(passed.ok);
+        assert_eq!(passed.response_time_ms, Some(5));
+        let failed = __monitor::check::<Echo>(request(r#"{"word":"no"}"#));
+        assert_eq!(failed.reason.as_deref(), Some("the word was no"));
+        let invalid = __monitor::check::<Echo>(request("[]"));
+        assert!(!invalid.ok);
+        assert_eq!(
+            invalid.reason.as_deref(),
+            Some("Invalid configuration: config must be a JSON object")
+        );
+    }
+}

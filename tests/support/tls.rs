@@ -1,0 +1,216 @@
+//! TLS on loopback: a private CA and certificates made with rcgen for each test, a TLS
+//! server that answers every request with `200 ok`, and a test host in a network
+//! namespace of its own for ICMP that goes unanswered.
+
+#![allow(dead_code)]
+
+use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use std::process::Command;
+use std::sync::Arc;
+use time::{Duration as TimeDuration, OffsetDateTime};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A private certificate authority.
+pub struct TestCa {
+    pub pem: String,
+    issuer: Issuer<'static, KeyPair>,
+}
+
+impl TestCa {
+    pub fn new(name: &str) -> TestCa {
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("params");
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, name);
+        let key = KeyPair::generate().expect("key");
+        let cert = params.self_signed(&key).expect("CA certificate");
+        TestCa {
+            pem: cert.pem(),
+            issuer: Issuer::new(params, key),
+        }
+    }
+
+    /// A server certificate for `names`, valid from `from_days` to `to_days` around now.
+    pub fn leaf(&self, names: &[&str], from_days: i64, to_days: i64) -> Leaf {
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut params = CertificateParams::new(names.clone()).expect("params");
+        params
+            .distinguished_name
+            .push(DnType::CommonName, names[0].clone());
+        let now = OffsetDateTime::now_utc();
+        params.not_before = now + TimeDuration::days(from_days);
+        params.not_after = now + TimeDuration::days(to_days);
+        let key = KeyPair::generate().expect("key");
+        let cert = params.signed_by(&key, &self.issuer).expect("leaf");
+        Leaf {
+            der: cert.der().clone(),
+            key: key.serialize_der(),
+        }
+    }
+}
+
+/// A server certificate and its key.
+pub struct Leaf {
+    pub der: CertificateDer<'static>,
+    key: Vec<u8>,
+}
+
+/// A TLS server on 127.0.0.1 presenting one certificate; every request gets `200 ok`.
+pub struct TlsServer {
+    pub port: u16,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for TlsServer {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+impl TlsServer {
+    pub fn start(leaf: &Leaf) -> TlsServer {
+        tocsin::app::install_crypto_provider();
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf.key.clone()));
+        let config = rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(vec![leaf.der.clone()], key)
+            .expect("server config");
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let port = listener.local_addr().expect("addr").port();
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                loop {
+                    tokio::select! {
+                        _ = &mut stopped => break,
+                        accepted = listener.accept() => {
+                            let Ok((tcp, _)) = accepted else { continue };
+                            let acceptor = acceptor.clone();
+                            tokio::spawn(async move {
+                                let Ok(mut tls) = acceptor.accept(tcp).await else { return };
+                                // Read what the client sends (nothing, for a bare handshake).
+                                let mut buf = vec![0u8; 4096];
+                                let read = tokio::time::timeout(
+                                    std::time::Duration::from_secs(5),
+                                    tls.read(&mut buf),
+                                )
+                                .await;
+                                if let Ok(Ok(n)) = read && n > 0 {
+                                    let _ = tls
+                                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
+                                        .await;
+                                }
+                                let _ = tls.shutdown().await;
+                            });
+                        }
+                    }
+                }
+            });
+        });
+        TlsServer {
+            port,
+            stop: Some(stop),
+        }
+    }
+}
+
+/// A host in a network namespace of its own, joined to this one by a veth pair. Removed
+/// on drop. Needs root (or CAP_NET_ADMIN) and the `ip` tool; `create` says why not.
+pub struct NetnsHost {
+    name: String,
+    veth: String,
+    /// The test host's address.
+    pub address: String,
+}
+
+impl NetnsHost {
+    /// Addresses come from 10.213.<n>.0/30, <n> from the process id, so parallel test
+    /// processes do not collide.
+    pub fn create() -> Result<NetnsHost, String> {
+        let id = std::process::id() % 250;
+        let name = format!("tocsin-test-{}", std::process::id());
+        let veth = format!("tcs{id}a");
+        let peer = format!("tcs{id}b");
+        let local = format!("10.213.{id}.1/30");
+        let address = format!("10.213.{id}.2");
+        let host = NetnsHost {
+            name: name.clone(),
+            veth: veth.clone(),
+            address: address.clone(),
+        };
+        let steps: Vec<Vec<String>> = vec![
+            vec!["netns", "add", &name],
+            vec!["link", "add", &veth, "type", "veth", "peer", "name", &peer],
+            vec!["link", "set", &peer, "netns", &name],
+            vec!["addr", "add", &local, "dev", &veth],
+            vec!["link", "set", &veth, "up"],
+            vec![
+                "-n",
+                &name,
+                "addr",
+                "add",
+                &format!("{address}/30"),
+                "dev",
+                &peer,
+            ],
+            vec!["-n", &name, "link", "set", &peer, "up"],
+            vec!["-n", &name, "link", "set", "lo", "up"],
+        ]
+        .into_iter()
+        .map(|s| s.into_iter().map(str::to_string).collect())
+        .collect();
+        for args in steps {
+            run("ip", &args)?;
+        }
+        Ok(host)
+    }
+
+    /// Make the test host ignore (true) or answer (false) ICMP echo requests.
+    pub fn ignore_echo(&self, ignore: bool) {
+        let setting = format!(
+            "net.ipv4.icmp_echo_ignore_all={}",
+            if ignore { 1 } else { 0 }
+        );
+        let args: Vec<String> = ["netns", "exec", &self.name, "sysctl", "-q", "-w", &setting]
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        run("ip", &args).expect("sysctl in the namespace");
+    }
+}
+
+impl Drop for NetnsHost {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.veth])
+            .status();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
+
+fn run(program: &str, args: &[String]) -> Result<(), String> {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{program} {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
