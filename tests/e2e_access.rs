@@ -416,15 +416,29 @@ ipv4 = ["198.51.100.16/28"]
     .expect("config");
     let server = Server::start_in(dir.path(), &[]);
     let api = server.client();
+    // Only regions with a live node are listed: us-east has none yet.
     let r = api.get("/v1/probe-ips");
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(
         r.body["data"],
         json!([
-            {"region": "eu-west", "ipv4": ["203.0.113.0/28"], "ipv6": ["2001:db8:1::/64"]},
-            {"region": "us-east", "ipv4": ["198.51.100.16/28"], "ipv6": []}
+            {"region": "eu-west", "ipv4": ["203.0.113.0/28"], "ipv6": ["2001:db8:1::/64"], "nodes": 1}
         ])
     );
+    let us = Server::start_in(dir.path(), &[("TOCSIN_REGION", "us-east")]);
+    let r = wait_for(
+        "the us-east node's heartbeat",
+        Duration::from_secs(10),
+        || {
+            let r = api.get("/v1/probe-ips");
+            (r.body["data"].as_array().map(Vec::len) == Some(2)).then_some(r)
+        },
+    );
+    assert_eq!(
+        r.body["data"][1],
+        json!({"region": "us-east", "ipv4": ["198.51.100.16/28"], "ipv6": [], "nodes": 1})
+    );
+    drop(us);
     api.without_key()
         .get("/v1/probe-ips")
         .assert_error(401, "UNAUTHORIZED");

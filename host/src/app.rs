@@ -95,6 +95,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let clock: SharedClock = Arc::new(SystemClock);
     let store = open_store(&config).await?;
 
+    // Several nodes started at once create the first workspace once.
+    let startup = store
+        .startup_lock()
+        .await
+        .context("cannot take the start-up lock")?;
     if let Some(b) = store
         .bootstrap(
             config.bootstrap_plan,
@@ -116,6 +121,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             Err(e) => tracing::warn!(error = %e, "could not write bootstrap-admin.key"),
         }
     }
+    if let Some(lock) = startup {
+        lock.commit()
+            .await
+            .context("cannot release the start-up lock")?;
+    }
 
     let plugins = Arc::new(load_plugins(&config).await?);
     let engine = EngineContext::new(&config.public_url);
@@ -127,7 +137,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
     let (recorder, recorder_task) = Recorder::spawn(store.clone(), engine.clone());
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let scheduler = Scheduler::new(
+    // Every node has an id and heartbeats into the database; on PostgreSQL, where several
+    // nodes may share the database, each round of a check is claimed there before it runs.
+    let node_id = crate::ids::new_id("node");
+    let clustered = store.backend() == sea_orm::DbBackend::Postgres;
+    let mut scheduler = Scheduler::new(
         store.clone(),
         plugins.clone(),
         recorder,
@@ -135,6 +149,16 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         config.region_names(),
         clock.clone(),
     );
+    if clustered {
+        scheduler = scheduler.claiming(&node_id);
+    }
+    let heartbeat_task = tokio::spawn(heartbeat_loop(
+        store.clone(),
+        node_id.clone(),
+        config.region.clone(),
+        clock.clone(),
+        shutdown_rx.clone(),
+    ));
     let scheduler_task = tokio::spawn(scheduler.run(shutdown_rx.clone()));
     let outbox = OutboxWorker {
         store: store.clone(),
@@ -182,6 +206,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         address = %address,
         database = %redact(&config.database_url),
         region = %config.region,
+        node = %node_id,
+        claims = clustered,
         plugins = plugins.descriptions().len(),
         pooling = plugins.is_pooling(),
         startup_ms = started.elapsed().as_millis() as u64,
@@ -203,6 +229,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tracing::info!("shutting down");
     let _ = shutdown_tx.send(true);
     let _ = scheduler_task.await;
+    let _ = heartbeat_task.await;
     let _ = escalation_task.await;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(12), outbox_task).await;
     // The recorder drains what checks already handed over once every sender is gone.
@@ -233,6 +260,39 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {}
         _ = terminate => {}
+    }
+}
+
+/// Tell the database this node is alive every few seconds; leave when shutting down. Also
+/// prunes old check claims and long-dead nodes.
+async fn heartbeat_loop(
+    store: Store,
+    node_id: String,
+    region: String,
+    clock: SharedClock,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let started = clock.now_ms();
+    let mut beats: u64 = 0;
+    loop {
+        let now = clock.now_ms();
+        if let Err(e) = store.heartbeat(&node_id, &region, started, now).await {
+            tracing::warn!(error = %e, "heartbeat failed; retrying");
+        }
+        // About once a minute.
+        if beats.is_multiple_of(12)
+            && let Err(e) = store.prune_cluster(now).await
+        {
+            tracing::warn!(error = %e, "could not prune old check claims");
+        }
+        beats += 1;
+        tokio::select! {
+            _ = tokio::time::sleep(std::time::Duration::from_millis(crate::store::cluster::HEARTBEAT_MS)) => {}
+            _ = shutdown.changed() => if *shutdown.borrow() { break },
+        }
+    }
+    if let Err(e) = store.leave(&node_id).await {
+        tracing::warn!(error = %e, "could not remove this node from the node list");
     }
 }
 

@@ -9,6 +9,7 @@ mod m0002_incidents;
 mod m0003_certificate_notices;
 mod m0004_members;
 mod m0005_status_pages;
+mod m0006_cluster;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -22,6 +23,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0003_certificate_notices::Migration),
             Box::new(m0004_members::Migration),
             Box::new(m0005_status_pages::Migration),
+            Box::new(m0006_cluster::Migration),
         ]
     }
 }

@@ -1,7 +1,9 @@
-//! `/v1/probe-ips`: the addresses checks come from, per region, for firewall allow-lists.
+//! `/v1/probe-ips`: the addresses checks come from, per region with a live node, for
+//! firewall allow-lists.
 
 use super::AppState;
 use super::envelope::{Success, SuccessBody};
+use super::error::ApiError;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -13,15 +15,18 @@ pub struct ProbeRegion {
     /// CIDR blocks, e.g. `203.0.113.0/28`.
     pub ipv4: Vec<String>,
     pub ipv6: Vec<String>,
+    /// Nodes of the region that sent a heartbeat in the last 15 seconds.
+    pub nodes: usize,
 }
 
-/// The configured regions and the addresses their checks come from.
+/// The regions that have live nodes, and the addresses their checks come from.
 #[utoipa::path(get, path = "/v1/probe-ips", tag = "regions",
-    responses((status = 200, description = "Every region's source addresses", body = SuccessBody<Vec<ProbeRegion>>)))]
+    responses((status = 200, description = "Every region with a live node, and its source addresses", body = SuccessBody<Vec<ProbeRegion>>)))]
 pub async fn list_probe_ips(
     axum::extract::State(state): axum::extract::State<AppState>,
-) -> Success<Vec<ProbeRegion>> {
-    Success::ok(
+) -> Result<Success<Vec<ProbeRegion>>, ApiError> {
+    let live = state.store.live_nodes(state.clock.now_ms()).await?;
+    Ok(Success::ok(
         state
             .config
             .regions
@@ -30,7 +35,9 @@ pub async fn list_probe_ips(
                 region: r.name.clone(),
                 ipv4: r.ipv4.clone(),
                 ipv6: r.ipv6.clone(),
+                nodes: live.iter().filter(|n| n.region == r.name).count(),
             })
+            .filter(|r| r.nodes > 0)
             .collect(),
-    )
+    ))
 }

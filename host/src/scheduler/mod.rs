@@ -23,6 +23,8 @@ const RESTART_SPREAD: Duration = Duration::from_secs(30);
 /// New and resumed monitors get their first check within this long (less for shorter
 /// intervals), so a script that creates thousands at once does not fire them together.
 const FIRST_CHECK_SPREAD: Duration = Duration::from_secs(5);
+/// With several nodes, how often a node re-reads the monitors to see other nodes' edits.
+const CLUSTER_SYNC: Duration = Duration::from_secs(2);
 
 /// What the scheduler keeps per monitor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,6 +125,9 @@ pub struct Scheduler {
     slots: HashMap<String, Slot>,
     heap: BinaryHeap<Reverse<(Instant, u64, String)>>,
     next_generation: u64,
+    /// With several nodes on one database: this node's id, and each round is claimed in
+    /// the database before it runs, so one node of the region runs it.
+    claim_as: Option<Arc<str>>,
 }
 
 impl Scheduler {
@@ -145,13 +150,30 @@ impl Scheduler {
             slots: HashMap::new(),
             heap: BinaryHeap::new(),
             next_generation: 0,
+            claim_as: None,
         }
+    }
+
+    /// Claim every round in the database before running it, as node `node_id`: for
+    /// several nodes sharing one (PostgreSQL) database. A node that loses the claim skips
+    /// the round; one that dies simply stops claiming, and the others carry on.
+    pub fn claiming(mut self, node_id: &str) -> Scheduler {
+        self.claim_as = Some(Arc::from(node_id));
+        self
     }
 
     /// Run until `shutdown` turns true.
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         let mut changes = self.store.subscribe_monitor_changes();
-        self.reload_all().await;
+        self.reload_all(false).await;
+        // Other nodes' API edits reach this node by re-reading the monitors.
+        let mut sync = tokio::time::interval(if self.claim_as.is_some() {
+            CLUSTER_SYNC
+        } else {
+            Duration::from_secs(3600)
+        });
+        sync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        sync.tick().await;
         loop {
             let next_due = self.heap.peek().map(|Reverse((due, _, _))| *due);
             let sleep = tokio::time::sleep_until(
@@ -159,10 +181,11 @@ impl Scheduler {
             );
             tokio::select! {
                 _ = sleep => self.fire_due(),
+                _ = sync.tick() => if self.claim_as.is_some() { self.reload_all(true).await },
                 change = changes.recv() => match change {
                     Ok(MonitorChange::Upserted(id)) => self.reload_one(&id).await,
                     Ok(MonitorChange::Deleted(id)) => { self.slots.remove(&id); }
-                    Err(broadcast::error::RecvError::Lagged(_)) => self.reload_all().await,
+                    Err(broadcast::error::RecvError::Lagged(_)) => self.reload_all(false).await,
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
                 _ = shutdown.changed() => if *shutdown.borrow() { break },
@@ -170,7 +193,7 @@ impl Scheduler {
         }
     }
 
-    async fn reload_all(&mut self) {
+    async fn reload_all(&mut self, quiet: bool) {
         let rows = match self.store.active_monitors().await {
             Ok(rows) => rows,
             Err(e) => {
@@ -186,10 +209,20 @@ impl Scheduler {
                 continue;
             }
             seen.insert(row.id.clone());
-            if self.slots.contains_key(&row.id) {
+            let m = ScheduledMonitor::from_row(&row);
+            if let Some(slot) = self.slots.get(&row.id) {
+                // Edited elsewhere (another node's API): take the new settings, keeping the
+                // rhythm as an edit here would.
+                if *slot.monitor != m {
+                    let due = if slot.monitor.interval == m.interval {
+                        slot.due
+                    } else {
+                        slot.due.min(now + m.interval)
+                    };
+                    self.insert(m, due);
+                }
                 continue;
             }
-            let m = ScheduledMonitor::from_row(&row);
             // Resume the rhythm: due one interval after the last check, and spread those
             // already overdue over a short window rather than firing them at once.
             let due_in = match row.last_checked_at {
@@ -207,8 +240,11 @@ impl Scheduler {
             };
             self.insert(m, now + due_in);
         }
+        let before = self.slots.len();
         self.slots.retain(|id, _| seen.contains(id));
-        tracing::info!(monitors = self.slots.len(), region = %self.region, "scheduler loaded monitors");
+        if !quiet || self.slots.len() != before {
+            tracing::info!(monitors = self.slots.len(), region = %self.region, "scheduler loaded monitors");
+        }
     }
 
     async fn reload_one(&mut self, id: &str) {
@@ -299,13 +335,15 @@ impl Scheduler {
                 .is_none_or(|r| r == self.region);
             if mine {
                 let monitor = slot.monitor.clone();
-                self.spawn_check(monitor, now.saturating_duration_since(due));
+                self.spawn_check(monitor, round, now.saturating_duration_since(due));
             }
         }
     }
 
-    fn spawn_check(&self, monitor: Arc<ScheduledMonitor>, lag: Duration) {
+    fn spawn_check(&self, monitor: Arc<ScheduledMonitor>, round: i64, lag: Duration) {
         let plugins = self.plugins.clone();
+        let store = self.store.clone();
+        let claim_as = self.claim_as.clone();
         let recorder = self.recorder.clone();
         let permits = self.permits.clone();
         let region = self.region.clone();
@@ -317,6 +355,20 @@ impl Scheduler {
             let Ok(_permit) = permits.acquire_owned().await else {
                 return;
             };
+            if let Some(node) = claim_as {
+                match store
+                    .claim_round(&monitor.id, round, &node, clock.now_ms())
+                    .await
+                {
+                    Ok(true) => {}
+                    Ok(false) => return, // another node of the region runs this round
+                    Err(e) => {
+                        // Without the database the result could not be recorded either.
+                        tracing::warn!(monitor = %monitor.id, error = %e, "cannot claim a check; skipped");
+                        return;
+                    }
+                }
+            }
             let record = run_check(&plugins, &monitor, &region, clock.now_ms()).await;
             recorder.record(record).await;
         });

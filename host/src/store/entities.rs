@@ -356,3 +356,45 @@ pub mod daily_uptime {
 
     impl ActiveModelBehavior for ActiveModel {}
 }
+
+/// Nodes sharing the database, and when each was last heard from.
+pub mod node {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "nodes")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub region: String,
+        pub started_at: i64,
+        pub last_seen_at: i64,
+        pub version: String,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Which node runs a monitor's round: the primary key lets exactly one claim win.
+pub mod check_claim {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "check_claims")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub monitor_id: String,
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub round: i64,
+        pub node_id: String,
+        pub claimed_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

@@ -3,6 +3,7 @@
 
 pub mod alerting;
 pub mod checks;
+pub mod cluster;
 pub mod entities;
 pub mod incidents;
 pub mod keys;
@@ -17,6 +18,9 @@ use sea_orm::{
 use std::time::Duration;
 use tocsin_migrations::{Migrator, MigratorTrait};
 use tokio::sync::broadcast;
+
+/// The advisory lock key start-up work runs under on PostgreSQL ("tocsin" in ASCII).
+const STARTUP_LOCK: i64 = 0x746f_6373_696e;
 
 /// A failure of the database.
 #[derive(Debug, thiserror::Error)]
@@ -86,9 +90,30 @@ impl Store {
     }
 
     /// Apply every pending migration.
+    /// Apply every pending migration. On PostgreSQL, nodes starting together take turns
+    /// under an advisory lock (see [`Store::startup_lock`]): the first applies what is
+    /// pending, the others then find nothing to do.
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        Migrator::up(&self.db, None).await?;
-        Ok(())
+        let lock = self.startup_lock().await?;
+        let applied = Migrator::up(&self.db, None).await;
+        if let Some(lock) = lock {
+            lock.commit().await?;
+        }
+        Ok(applied?)
+    }
+
+    /// On PostgreSQL, wait for and take the start-up advisory lock: a transaction on its
+    /// own connection that holds it until committed. Migrations and the first workspace's
+    /// creation run under it, so several nodes started at once do each once. None on
+    /// SQLite, where one node owns the file.
+    pub async fn startup_lock(&self) -> Result<Option<DatabaseTransaction>, StoreError> {
+        if self.backend() != DbBackend::Postgres {
+            return Ok(None);
+        }
+        let lock = self.db.begin().await?;
+        lock.execute_unprepared(&format!("SELECT pg_advisory_xact_lock({STARTUP_LOCK})"))
+            .await?;
+        Ok(Some(lock))
     }
 
     /// The connection pool.

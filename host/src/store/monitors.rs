@@ -170,10 +170,18 @@ impl Store {
         conn: &impl ConnectionTrait,
         ids: Vec<String>,
     ) -> Result<Vec<MonitorRow>, StoreError> {
-        Ok(monitor::Entity::find()
+        let query = monitor::Entity::find()
             .filter(monitor::Column::Id.is_in(ids))
-            .all(conn)
-            .await?)
+            .order_by_asc(monitor::Column::Id);
+        // On PostgreSQL, lock the rows (in id order, so two writers cannot deadlock) until
+        // the transaction ends: counters and incident decisions of one monitor are made by
+        // one transaction at a time, whichever node they come from. SQLite transactions
+        // that write already hold the database's one write lock.
+        if conn.get_database_backend() == sea_orm::DbBackend::Postgres {
+            Ok(query.lock_exclusive().all(conn).await?)
+        } else {
+            Ok(query.all(conn).await?)
+        }
     }
 
     /// Write the outcome-driven columns of a monitor (counters, status, last check).

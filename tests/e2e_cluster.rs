@@ -1,0 +1,315 @@
+//! End to end on PostgreSQL: three nodes in two regions share one database. Migrations
+//! started by three processes at once run once; every due check runs exactly once per
+//! round, in a region the monitor allows; a node killed with SIGKILL has its work carried
+//! on by the others; an outage opens one incident per monitor and each delivery arrives
+//! once. Skips (visibly) without `TOCSIN_TEST_DATABASE_URL`.
+
+#[path = "support/sinks.rs"]
+mod sinks;
+mod support;
+#[path = "support/target.rs"]
+mod target;
+
+use sea_orm::{ConnectionTrait, Database, DatabaseConnection, Statement};
+use serde_json::{Value, json};
+use sinks::Receiver;
+use std::collections::{HashMap, HashSet};
+use std::process::Command;
+use std::time::Duration;
+use support::{Server, wait_for};
+use target::Target;
+
+const MONITORS: usize = 200;
+const CONFIG: &str = "[[regions]]\nname = \"eu\"\nipv4 = [\"203.0.113.0/28\"]\n\n[[regions]]\nname = \"us\"\nipv4 = [\"198.51.100.0/28\"]\n";
+
+struct TestDb {
+    admin: DatabaseConnection,
+    name: String,
+    url: String,
+}
+
+impl TestDb {
+    async fn create(base: &str) -> TestDb {
+        let name = format!(
+            "tocsin_cluster_{}",
+            ulid::Ulid::new().to_string().to_lowercase()
+        );
+        let admin = Database::connect(base)
+            .await
+            .expect("connect to TOCSIN_TEST_DATABASE_URL");
+        admin
+            .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
+            .await
+            .expect("create test database");
+        let url = match base.rfind('/') {
+            Some(i) if i > base.find("://").unwrap_or(0) + 2 => format!("{}/{name}", &base[..i]),
+            _ => format!("{base}/{name}"),
+        };
+        TestDb { admin, name, url }
+    }
+
+    async fn drop(self) {
+        let _ = self
+            .admin
+            .execute_unprepared(&format!("DROP DATABASE \"{}\" WITH (FORCE)", self.name))
+            .await;
+    }
+}
+
+/// (monitor id, checked_at, region) of every check in `[from, to)`.
+async fn checks_between(db: &DatabaseConnection, from: i64, to: i64) -> Vec<(String, i64, String)> {
+    db.query_all_raw(Statement::from_string(
+        db.get_database_backend(),
+        format!(
+            "SELECT monitor_id, checked_at, region FROM check_results \
+             WHERE checked_at >= {from} AND checked_at < {to} ORDER BY monitor_id, checked_at"
+        ),
+    ))
+    .await
+    .expect("query checks")
+    .into_iter()
+    .map(|r| {
+        (
+            r.try_get::<String>("", "monitor_id").expect("monitor_id"),
+            r.try_get::<i64>("", "checked_at").expect("checked_at"),
+            r.try_get::<String>("", "region").expect("region"),
+        )
+    })
+    .collect()
+}
+
+fn now_ms() -> i64 {
+    i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_millis(),
+    )
+    .expect("ms")
+}
+
+#[test]
+fn three_nodes_two_regions_one_database() {
+    let Ok(base) = std::env::var("TOCSIN_TEST_DATABASE_URL") else {
+        eprintln!(
+            "SKIPPED three_nodes_two_regions_one_database: set TOCSIN_TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to test several nodes on PostgreSQL"
+        );
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let test_db = rt.block_on(TestDb::create(&base));
+    let db = rt
+        .block_on(Database::connect(&test_db.url))
+        .expect("connect");
+
+    // Migrations started by three processes at once run once, and all three succeed.
+    let migrators: Vec<_> = (0..3)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_tocsin"))
+                .arg("migrate")
+                .env("TOCSIN_DATABASE_URL", &test_db.url)
+                .env("TOCSIN_LOG", "warn")
+                .spawn()
+                .expect("start tocsin migrate")
+        })
+        .collect();
+    for mut m in migrators {
+        assert!(
+            m.wait().expect("wait").success(),
+            "a concurrent migrate failed"
+        );
+    }
+    let applied = rt
+        .block_on(db.query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            "SELECT COUNT(*) AS n FROM seaql_migrations".to_string(),
+        )))
+        .expect("count")
+        .expect("row")
+        .try_get::<i64>("", "n")
+        .expect("n");
+    assert_eq!(
+        applied,
+        i64::try_from(
+            <tocsin_migrations::Migrator as tocsin_migrations::MigratorTrait>::migrations().len()
+        )
+        .expect("n")
+    );
+
+    let target = Target::start();
+    let receiver = Receiver::start();
+    let start = |region: &str| {
+        let dir = tempfile::tempdir().expect("dir");
+        std::fs::write(dir.path().join("tocsin.toml"), CONFIG).expect("config");
+        let server = Server::start_in(
+            dir.path(),
+            &[
+                ("TOCSIN_REGION", region),
+                ("TOCSIN_DATABASE_URL", test_db.url.as_str()),
+                ("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true"),
+            ],
+        );
+        (server, dir)
+    };
+    let (eu1, _d1) = start("eu");
+    let (mut eu2, _d2) = start("eu");
+    let (us, _d3) = start("us");
+    let api = eu1.client();
+    // All three see one workspace: the bootstrap ran once.
+    assert_eq!(
+        us.client().get("/v1/workspace").body["data"]["id"],
+        api.get("/v1/workspace").body["data"]["id"]
+    );
+    let probe = api.get("/v1/probe-ips").body["data"].clone();
+    assert_eq!(
+        (probe[0]["region"].clone(), probe[0]["nodes"].clone()),
+        (json!("eu"), json!(2)),
+        "{probe}"
+    );
+    assert_eq!(probe[1]["nodes"], 1, "{probe}");
+
+    let policy = api.post(
+        "/v1/alert-policies",
+        &json!({"name": "p", "failureThreshold": 2,
+                "channels": [{"type": "webhook", "url": receiver.url("/hook")}]}),
+    );
+    assert_eq!(policy.status, 201, "{}", policy.body);
+    let policy = policy.body["data"]["id"].as_str().expect("id").to_string();
+
+    // 200 monitors at 1 s: a third in eu, a third in us, a third in both. The first 20
+    // watch `/status`, which will fail, and alert through the policy; the rest `/ok`.
+    let mut allowed: HashMap<String, Vec<&str>> = HashMap::new();
+    let mut failing = Vec::new();
+    for i in 0..MONITORS {
+        let regions: Vec<&str> = match i % 3 {
+            0 => vec!["eu"],
+            1 => vec!["us"],
+            _ => vec!["eu", "us"],
+        };
+        let alerting = i < 20;
+        let mut body = json!({"name": format!("m{i}"), "type": "http", "method": "GET",
+            "url": target.url(if alerting { "/status" } else { "/ok" }), "interval": 1, "timeout": 1,
+            "regions": regions});
+        if alerting {
+            body["alertPolicyId"] = json!(policy);
+        }
+        let r = api.post("/v1/monitors", &body);
+        assert_eq!(r.status, 201, "{}", r.body);
+        let id = r.body["data"]["id"].as_str().expect("id").to_string();
+        if alerting {
+            failing.push(id.clone());
+        }
+        allowed.insert(id, regions);
+    }
+
+    // A window of rounds with all three nodes up.
+    std::thread::sleep(Duration::from_secs(4));
+    let from = now_ms();
+    std::thread::sleep(Duration::from_secs(6));
+    let to = now_ms();
+    let window = rt.block_on(checks_between(&db, from, to));
+    let mut per_monitor: HashMap<&str, Vec<i64>> = HashMap::new();
+    for (monitor, at, region) in &window {
+        let ok_regions = allowed.get(monitor).expect("a monitor of ours");
+        assert!(
+            ok_regions.contains(&region.as_str()),
+            "{monitor} checked from {region}, allowed {ok_regions:?}"
+        );
+        per_monitor.entry(monitor).or_default().push(*at);
+    }
+    assert_eq!(per_monitor.len(), MONITORS, "every monitor was checked");
+    for (monitor, times) in &per_monitor {
+        // Exactly once per round: never two checks of one monitor in one interval, and
+        // (6 s window, 1 s rounds) no round left out beyond scheduling jitter.
+        for pair in times.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= 500,
+                "{monitor} checked twice in one round: {times:?}"
+            );
+        }
+        assert!(
+            (5..=7).contains(&times.len()),
+            "{monitor}: {} checks in 6 s: {times:?}",
+            times.len()
+        );
+    }
+
+    // SIGKILL one eu node: the other eu node takes its share within two intervals.
+    eu2.kill();
+    let killed = now_ms();
+    std::thread::sleep(Duration::from_secs(5));
+    let after = rt.block_on(checks_between(&db, killed, now_ms()));
+    let eu_only: HashSet<&String> = allowed
+        .iter()
+        .filter(|(_, r)| **r == ["eu"])
+        .map(|(id, _)| id)
+        .collect();
+    for id in &eu_only {
+        let times: Vec<i64> = after
+            .iter()
+            .filter(|(m, _, _)| m == *id)
+            .map(|(_, at, _)| *at)
+            .collect();
+        let first = times.first().copied().unwrap_or(i64::MAX);
+        assert!(
+            first - killed <= 2_000,
+            "{id}: first check {} ms after the kill: {times:?}",
+            first - killed
+        );
+        assert!(times.len() >= 3, "{id}: {times:?}");
+    }
+
+    // An outage: one incident per failing monitor, each notification delivered once.
+    target.set_status(500);
+    let incidents = wait_for(
+        "an incident per failing monitor",
+        Duration::from_secs(30),
+        || {
+            let r = api.get("/v1/incidents?limit=100");
+            (r.body["pagination"]["total"].as_u64()
+                == Some(u64::try_from(failing.len()).expect("n")))
+            .then_some(r.body)
+        },
+    );
+    let mut seen = HashSet::new();
+    for inc in incidents["data"].as_array().expect("list") {
+        assert!(
+            seen.insert(inc["monitorId"].as_str().expect("monitor").to_string()),
+            "two incidents for one monitor: {inc}"
+        );
+    }
+    wait_for(
+        "20 incident.created deliveries",
+        Duration::from_secs(30),
+        || {
+            let got = receiver
+                .at("/hook")
+                .into_iter()
+                .filter(|r| r.json["event"] == "incident.created")
+                .count();
+            (got >= failing.len()).then_some(())
+        },
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let created: Vec<Value> = receiver
+        .at("/hook")
+        .into_iter()
+        .filter(|r| r.json["event"] == "incident.created")
+        .map(|r| r.json)
+        .collect();
+    let ids: HashSet<&str> = created
+        .iter()
+        .filter_map(|e| e["webhookId"].as_str())
+        .collect();
+    assert_eq!(
+        (created.len(), ids.len()),
+        (failing.len(), failing.len()),
+        "each delivery arrives once"
+    );
+    drop((eu1, us, created));
+    rt.block_on(db.close()).ok();
+    rt.block_on(test_db.drop());
+}
