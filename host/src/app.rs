@@ -139,7 +139,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     // Every node has an id and heartbeats into the database; on PostgreSQL, where several
     // nodes may share the database, each round of a check is claimed there before it runs.
-    let node_id = crate::ids::new_id("node");
+    let node_id = crate::ids::new_id("node_");
     let clustered = store.backend() == sea_orm::DbBackend::Postgres;
     let mut scheduler = Scheduler::new(
         store.clone(),
