@@ -2,7 +2,8 @@
 //! started by three processes at once run once; every due check runs exactly once per
 //! round, in a region the monitor allows; a node killed with SIGKILL has its work carried
 //! on by the others; an outage opens one incident per monitor and each delivery arrives
-//! once. Skips (visibly) without `TOCSIN_TEST_DATABASE_URL`.
+//! once; a delivery whose node is killed mid-request is finished by another node with the
+//! same `webhookId`. Skips (visibly) without `TOCSIN_TEST_DATABASE_URL`.
 
 #[path = "support/sinks.rs"]
 mod sinks;
@@ -88,8 +89,12 @@ fn now_ms() -> i64 {
     .expect("ms")
 }
 
+/// The tests here each run several nodes; they take turns so their timing holds on 2 cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn three_nodes_two_regions_one_database() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Ok(base) = std::env::var("TOCSIN_TEST_DATABASE_URL") else {
         eprintln!(
             "SKIPPED three_nodes_two_regions_one_database: set TOCSIN_TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to test several nodes on PostgreSQL"
@@ -311,5 +316,122 @@ fn three_nodes_two_regions_one_database() {
     );
     drop((eu1, us, created));
     rt.block_on(db.close()).ok();
+    rt.block_on(test_db.drop());
+}
+
+#[test]
+fn a_delivery_cut_off_by_a_node_kill_is_finished_by_another_node() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Ok(base) = std::env::var("TOCSIN_TEST_DATABASE_URL") else {
+        eprintln!(
+            "SKIPPED a_delivery_cut_off_by_a_node_kill_is_finished_by_another_node: set TOCSIN_TEST_DATABASE_URL to test several nodes on PostgreSQL"
+        );
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let test_db = rt.block_on(TestDb::create(&base));
+    let target = Target::start();
+    let receiver = Receiver::start();
+    let start = || {
+        let dir = tempfile::tempdir().expect("dir");
+        let server = Server::start_in(
+            dir.path(),
+            &[
+                ("TOCSIN_DATABASE_URL", test_db.url.as_str()),
+                ("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true"),
+            ],
+        );
+        (server, dir)
+    };
+    // Node A alone: it opens the incident and takes the delivery.
+    let (mut a, _da) = start();
+    let api_a = a.client();
+    let secret = api_a.get("/v1/workspace/webhook-secret").body["data"]["secret"]
+        .as_str()
+        .expect("secret")
+        .to_string();
+    receiver.set_secret(&secret);
+    receiver.hold_next("/hook", 1);
+    let policy = api_a.post(
+        "/v1/alert-policies",
+        &json!({"name": "p", "failureThreshold": 1,
+                "channels": [{"type": "webhook", "url": receiver.url("/hook")}]}),
+    );
+    assert_eq!(policy.status, 201, "{}", policy.body);
+    target.set_status(500);
+    let r = api_a.post(
+        "/v1/monitors",
+        &json!({"name": "down", "type": "http", "method": "GET", "url": target.url("/status"),
+                "interval": 1, "alertPolicyId": policy.body["data"]["id"]}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    // The receiver hangs on A's request; A dies before it answers.
+    let held = wait_for(
+        "node A's delivery to reach the receiver",
+        Duration::from_secs(30),
+        || receiver.at("/hook").into_iter().next(),
+    );
+    a.kill();
+    assert_eq!(held.answered, 0, "held, never answered");
+    let webhook_id = held.json["webhookId"]
+        .as_str()
+        .expect("webhookId")
+        .to_string();
+
+    // Node B finishes it once A's lease runs out: same webhookId, delivered once more.
+    let (b, _db) = start();
+    let api_b = b.client();
+    let finished = wait_for(
+        "node B to finish the delivery",
+        Duration::from_secs(60),
+        || {
+            let got = receiver.at("/hook");
+            got.iter()
+                .any(|r| r.answered == 200 && r.json["webhookId"] == webhook_id.as_str())
+                .then_some(got)
+        },
+    );
+    let same: Vec<_> = finished
+        .iter()
+        .filter(|r| r.json["webhookId"] == webhook_id.as_str())
+        .collect();
+    assert_eq!(same.len(), 2, "A's cut-off request and B's: {finished:?}");
+    assert!(
+        same.iter().all(|r| r.verified),
+        "both signed with the workspace secret"
+    );
+    assert_eq!(
+        same[1]
+            .headers
+            .get("x-service-webhook-id")
+            .map(String::as_str),
+        Some(webhook_id.as_str())
+    );
+    let delivery = wait_for(
+        "the delivery to read succeeded",
+        Duration::from_secs(10),
+        || {
+            let d = api_b
+                .get(&format!("/v1/webhook-deliveries/{webhook_id}"))
+                .body;
+            (d["data"]["status"] == "succeeded").then_some(d)
+        },
+    );
+    assert_eq!(
+        delivery["data"]["attempts"], 1,
+        "the attempt A never finished is not recorded; B's is: {delivery}"
+    );
+    // Nothing is sent a third time.
+    std::thread::sleep(Duration::from_secs(2));
+    let count = receiver
+        .at("/hook")
+        .iter()
+        .filter(|r| r.json["webhookId"] == webhook_id.as_str())
+        .count();
+    assert_eq!(count, 2);
+    drop((b, a));
     rt.block_on(test_db.drop());
 }

@@ -92,6 +92,7 @@ impl Fixture {
                 consecutive_failures: 0,
                 consecutive_successes: 0,
                 region_cursor: 0,
+                regional_confirmation: false,
             })
             .await
             .expect("monitor");
@@ -109,6 +110,7 @@ impl Fixture {
             response_time_ms: ok.then_some(20),
             region: "eu".into(),
             details: "{}".into(),
+            confirmation: None,
         };
         write_batch(&self.store, &self.ctx, &[record])
             .await

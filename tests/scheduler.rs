@@ -58,6 +58,7 @@ async fn a_thousand_monitors_run_once_per_interval_and_spread_out() {
                 consecutive_failures: 0,
                 consecutive_successes: 0,
                 region_cursor: 0,
+                regional_confirmation: false,
             })
             .await
             .expect("insert");

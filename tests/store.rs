@@ -32,6 +32,7 @@ fn monitor(id: &str, ws: &str, name: &str, created_at: i64) -> MonitorRow {
         consecutive_failures: 0,
         consecutive_successes: 0,
         region_cursor: 0,
+        regional_confirmation: false,
     }
 }
 
@@ -46,6 +47,7 @@ fn record(monitor_id: &str, ws: &str, at: i64, ok: bool, rt: Option<u32>) -> Che
         response_time_ms: rt,
         region: "local".into(),
         details: "{}".into(),
+        confirmation: None,
     }
 }
 

@@ -97,6 +97,7 @@ async fn run() {
                 consecutive_failures: 0,
                 consecutive_successes: 1,
                 region_cursor: 0,
+                regional_confirmation: false,
             })
             .await
             .expect("monitor");
@@ -137,6 +138,7 @@ async fn run() {
                 response_time_ms: None,
                 region: "local".into(),
                 details: "{}".into(),
+                confirmation: None,
             })
             .await;
         let arrival = tokio::time::timeout(Duration::from_secs(10), async {

@@ -109,6 +109,7 @@ async fn run() {
         services: services.clone(),
         budget_deadline: Instant::now() + Duration::from_secs(5),
         budget: Duration::from_secs(5),
+        region: None,
     };
     let per_round = 200u32;
     let rounds = 5;

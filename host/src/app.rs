@@ -144,7 +144,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let mut scheduler = Scheduler::new(
         store.clone(),
         plugins.clone(),
-        recorder,
+        recorder.clone(),
         config.region.clone(),
         config.region_names(),
         clock.clone(),
@@ -152,6 +152,26 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     if clustered {
         scheduler = scheduler.claiming(&node_id);
     }
+    // With more than one region, failures of monitors that ask for it are confirmed from
+    // another region before they count.
+    let confirmer_task = if config.region_names().len() > 1 {
+        let live = crate::scheduler::confirm::LiveRegions::default();
+        scheduler = scheduler.confirming(live.clone());
+        let confirmer = crate::scheduler::confirm::Confirmer {
+            store: store.clone(),
+            plugins: plugins.clone(),
+            recorder: recorder.clone(),
+            region: config.region.clone(),
+            node_id: node_id.clone(),
+            clock: clock.clone(),
+            live,
+        };
+        Some(tokio::spawn(confirmer.run(shutdown_rx.clone())))
+    } else {
+        None
+    };
+    // The scheduler and confirmer hold the only senders now; the writer ends after them.
+    drop(recorder);
     let heartbeat_task = tokio::spawn(heartbeat_loop(
         store.clone(),
         node_id.clone(),
@@ -229,6 +249,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tracing::info!("shutting down");
     let _ = shutdown_tx.send(true);
     let _ = scheduler_task.await;
+    if let Some(task) = confirmer_task {
+        let _ = task.await;
+    }
     let _ = heartbeat_task.await;
     let _ = escalation_task.await;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(12), outbox_task).await;

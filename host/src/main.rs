@@ -38,6 +38,44 @@ enum Command {
     /// Help for plugin authors: check a component, start a new one.
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// Measure checks/s, schedule lag, CPU, memory, database writes and API throughput
+    /// against a loopback target, with a native baseline for the plugin cost.
+    Bench(BenchFlags),
+    /// The benchmark's loopback target (started by `tocsin bench`).
+    #[command(hide = true)]
+    BenchTarget,
+}
+
+#[derive(Args, Clone)]
+struct BenchFlags {
+    /// Monitor counts to run, comma-separated (one run each).
+    #[arg(long, value_delimiter = ',', default_value = "1000")]
+    monitors: Vec<usize>,
+    /// Seconds between checks of each monitor.
+    #[arg(long, default_value_t = 60)]
+    interval: u32,
+    /// Seconds measured, after the warm-up (default: one interval).
+    #[arg(long)]
+    duration: Option<u64>,
+    /// Seconds run before measuring.
+    #[arg(long, default_value_t = 10)]
+    warmup: u64,
+    /// Run on PostgreSQL (`postgres://...`; a fresh database is created and dropped).
+    /// Default: SQLite in a temporary directory.
+    #[arg(long)]
+    database_url: Option<String>,
+    /// Share of monitors whose target fails, in percent (they open incidents).
+    #[arg(long, default_value_t = 1.0)]
+    failing_percent: f64,
+    /// Checks per side in the plugin-versus-native comparison.
+    #[arg(long, default_value_t = 2000)]
+    baseline_checks: usize,
+    /// Seconds of `wrk` load on each API route (0 skips it).
+    #[arg(long, default_value_t = 10)]
+    api_seconds: u64,
+    /// Also print the results as a Markdown table.
+    #[arg(long)]
+    markdown: bool,
 }
 
 #[derive(Subcommand)]
@@ -186,6 +224,8 @@ fn main() -> anyhow::Result<()> {
     let cli = match cli.command {
         Command::Webhook(cmd) => return webhook_command(cmd),
         Command::Plugin(cmd) => return plugin_command(cmd),
+        Command::BenchTarget => return tocsin::bench::target::run(),
+        Command::Bench(flags) => return bench_command(&flags),
         other => Cli {
             config: cli.config,
             command: other,
@@ -196,7 +236,9 @@ fn main() -> anyhow::Result<()> {
         Command::Workspace(WorkspaceCommand::Create { flags, .. })
         | Command::Workspace(WorkspaceCommand::SetPlan { flags, .. })
         | Command::Key(KeyCommand::Create { flags, .. }) => flags.clone(),
-        Command::Webhook(_) | Command::Plugin(_) => Flags::default(),
+        Command::Webhook(_) | Command::Plugin(_) | Command::Bench(_) | Command::BenchTarget => {
+            Flags::default()
+        }
     };
     let config =
         Config::load(cli.config.as_deref(), &flags.overrides()).context("invalid configuration")?;
@@ -220,8 +262,35 @@ fn main() -> anyhow::Result<()> {
             Command::Key(cmd) => key_command(&config, cmd).await,
             Command::Webhook(cmd) => webhook_command(cmd),
             Command::Plugin(cmd) => plugin_command(cmd),
+            Command::Bench(flags) => bench_command(&flags),
+            Command::BenchTarget => tocsin::bench::target::run(),
         }
     })
+}
+
+/// The benchmark sets up its own databases and plugins; logs only warnings.
+fn bench_command(flags: &BenchFlags) -> anyhow::Result<()> {
+    init_logging(LogFormat::Pretty, "warn");
+    let opts = tocsin::bench::BenchOptions {
+        monitors: flags.monitors.clone(),
+        interval: flags.interval.max(1),
+        duration: std::time::Duration::from_secs(
+            flags.duration.unwrap_or(u64::from(flags.interval)).max(1),
+        ),
+        warmup: std::time::Duration::from_secs(flags.warmup),
+        database_url: flags.database_url.clone(),
+        failing_percent: flags.failing_percent.clamp(0.0, 100.0),
+        baseline_checks: flags.baseline_checks.max(10),
+        api_duration: std::time::Duration::from_secs(flags.api_seconds),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let reports = runtime.block_on(tocsin::bench::run(&opts))?;
+    if flags.markdown {
+        println!("\n{}", tocsin::bench::markdown(&reports));
+    }
+    Ok(())
 }
 
 /// Plugin helpers need neither configuration nor database.

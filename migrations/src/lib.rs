@@ -10,6 +10,7 @@ mod m0003_certificate_notices;
 mod m0004_members;
 mod m0005_status_pages;
 mod m0006_cluster;
+mod m0007_confirmations;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -24,6 +25,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0004_members::Migration),
             Box::new(m0005_status_pages::Migration),
             Box::new(m0006_cluster::Migration),
+            Box::new(m0007_confirmations::Migration),
         ]
     }
 }

@@ -54,6 +54,9 @@ struct ReceiverState {
     fail_next: Mutex<HashMap<String, u32>>,
     /// When set, every request answers 503.
     down: AtomicBool,
+    /// Per path: how many more requests to hold without answering (for a minute), as a
+    /// receiver that hangs would.
+    hold_next: Mutex<HashMap<String, u32>>,
 }
 
 /// A webhook receiver. Paths: `/moved/...` answers 301; anything else 200, unless told
@@ -106,6 +109,16 @@ impl Receiver {
             .insert(path.to_string(), n);
     }
 
+    /// Hold the next `n` requests to `path` unanswered for a minute (they are recorded,
+    /// with `answered` 0).
+    pub fn hold_next(&self, path: &str, n: u32) {
+        self.state
+            .hold_next
+            .lock()
+            .expect("lock")
+            .insert(path.to_string(), n);
+    }
+
     pub fn set_down(&self, down: bool) {
         self.state.down.store(down, Ordering::SeqCst);
     }
@@ -149,7 +162,19 @@ async fn receive(
         300,
     )
     .is_ok();
-    let answered = if s.down.load(Ordering::SeqCst) {
+    let hold = {
+        let mut holds = s.hold_next.lock().expect("lock");
+        match holds.get_mut(&path) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        }
+    };
+    let answered = if hold {
+        0
+    } else if s.down.load(Ordering::SeqCst) {
         503
     } else if path.starts_with("/moved") {
         301
@@ -175,6 +200,10 @@ async fn receive(
         verified,
         answered,
     });
+    if hold {
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        return StatusCode::OK.into_response();
+    }
     match answered {
         301 => (
             StatusCode::MOVED_PERMANENTLY,

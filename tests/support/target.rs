@@ -57,6 +57,7 @@ impl Target {
             .route("/loop", get(|| async { redirect("/loop") }))
             .route("/redirect/{n}", get(chain))
             .route("/echo", any(echo))
+            .route("/fails-in/{region}", get(fails_in))
             .with_state(knobs.clone());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         std::thread::spawn(move || {
@@ -117,4 +118,18 @@ async fn echo(method: axum::http::Method, headers: HeaderMap, body: String) -> S
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-");
     format!("{method} {probe} {body}")
+}
+
+/// Fails (503) for probes of `region`, as told by the region in their `User-Agent`, and
+/// answers 200 to everyone else: a failure only one region sees.
+async fn fails_in(Path(region): Path<String>, headers: HeaderMap) -> Response {
+    let agent = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if agent.contains(&format!("region {region})")) {
+        (StatusCode::SERVICE_UNAVAILABLE, "not from here").into_response()
+    } else {
+        "ok from here".into_response()
+    }
 }

@@ -21,13 +21,14 @@ const ALTERNATIVE_FIELDS: [(&str, &str); 2] = [
 ];
 
 /// Fields every monitor has and the API accepts.
-const COMMON_FIELDS: [&str; 6] = [
+const COMMON_FIELDS: [&str; 7] = [
     "name",
     "type",
     "interval",
     "timeout",
     "alertPolicyId",
     "regions",
+    "regionalConfirmation",
 ];
 /// Fields the server sets.
 const READ_ONLY_FIELDS: [&str; 8] = [
@@ -55,6 +56,8 @@ pub struct MonitorInput {
     pub alert_policy_id: Option<String>,
     /// Empty means every configured region.
     pub regions: Vec<String>,
+    /// Re-check a failure from another of the monitor's regions before it counts.
+    pub regional_confirmation: bool,
     /// The plugin's normalised configuration (JSON text).
     pub config: String,
 }
@@ -85,6 +88,10 @@ pub fn view(row: &MonitorRow, all_regions: &[String]) -> Value {
         stored
     };
     object.insert("regions".into(), Value::from(regions));
+    object.insert(
+        "regionalConfirmation".into(),
+        Value::from(row.regional_confirmation),
+    );
     let config: Map<String, Value> = serde_json::from_str(&row.config).unwrap_or_default();
     if FLAT_TYPES.contains(&row.kind.as_str()) {
         for (k, v) in config {
@@ -140,6 +147,10 @@ pub fn editable(row: &MonitorRow) -> Map<String, Value> {
         } else {
             Value::from(regions)
         },
+    );
+    object.insert(
+        "regionalConfirmation".into(),
+        Value::from(row.regional_confirmation),
     );
     let config: Map<String, Value> = serde_json::from_str(&row.config).unwrap_or_default();
     if FLAT_TYPES.contains(&row.kind.as_str()) {
@@ -273,6 +284,17 @@ pub async fn validate(
             Vec::new()
         }
     };
+    let regional_confirmation = match object.get("regionalConfirmation") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            errors.push(FieldDetail::new(
+                "regionalConfirmation",
+                "must be true or false",
+            ));
+            false
+        }
+    };
     for field in READ_ONLY_FIELDS {
         if object.contains_key(field) {
             errors.push(FieldDetail::new(field, "is read-only"));
@@ -383,6 +405,7 @@ pub async fn validate(
         timeout_secs: u32::try_from(timeout).unwrap_or(u32::MAX),
         alert_policy_id,
         regions,
+        regional_confirmation,
         config,
     })
 }
@@ -445,6 +468,7 @@ mod tests {
             consecutive_failures: 0,
             consecutive_successes: 3,
             region_cursor: 0,
+            regional_confirmation: false,
         }
     }
 

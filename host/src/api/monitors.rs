@@ -41,6 +41,10 @@ pub struct MonitorCreate {
     pub alert_policy_id: Option<String>,
     /// Regions that run the checks; default every configured region.
     pub regions: Option<Vec<String>>,
+    /// When true, a failed check is repeated at once from another of the monitor's regions
+    /// that has a live node, and counts only if that check fails too. See docs/alerting.md.
+    #[schema(default = false)]
+    pub regional_confirmation: Option<bool>,
     /// http: full URL including scheme.
     #[schema(example = "https://example.com/health")]
     pub url: Option<String>,
@@ -116,6 +120,7 @@ pub struct MonitorView {
     pub timeout: u32,
     pub alert_policy_id: Option<String>,
     pub regions: Vec<String>,
+    pub regional_confirmation: bool,
     pub created_at: String,
     pub updated_at: String,
     pub last_checked_at: Option<String>,
@@ -185,6 +190,9 @@ pub struct CheckView {
     /// `certificate` and `expiry`; keyword: `keyword`). An object; `{}` when nothing.
     #[schema(value_type = Object)]
     pub details: Value,
+    /// False for a check kept as history only: with `regionalConfirmation`, of the two
+    /// checks of a confirmed round one counts; `details.confirmation` says how it ended.
+    pub counted: bool,
 }
 
 /// Uptime over a window.
@@ -285,6 +293,7 @@ pub async fn create_monitor(
         consecutive_failures: 0,
         consecutive_successes: 0,
         region_cursor: 0,
+        regional_confirmation: input.regional_confirmation,
     };
     let saved = state.store.insert_monitor(row).await?;
     Ok(Success::created(monitor_input::view(&saved, &regions)))
@@ -397,6 +406,7 @@ pub async fn update_monitor(
         timeout_secs: i32::try_from(input.timeout_secs).unwrap_or(i32::MAX),
         alert_policy_id: input.alert_policy_id,
         regions: serde_json::to_string(&input.regions).unwrap_or_else(|_| "[]".into()),
+        regional_confirmation: input.regional_confirmation,
         updated_at: state.clock.now_ms(),
         ..row
     };
@@ -514,6 +524,7 @@ pub async fn list_checks(
                 region: c.region,
                 details: serde_json::from_str(&c.details)
                     .unwrap_or_else(|_| Value::Object(Map::new())),
+                counted: c.counted,
             })
             .collect(),
         pagination: Pagination::new(page, total),

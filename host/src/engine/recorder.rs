@@ -17,6 +17,7 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{Notify, mpsc};
 
 /// Most records written in one transaction.
@@ -25,7 +26,7 @@ const MAX_BATCH: usize = 1000;
 const QUEUE_CAPACITY: usize = 20_000;
 
 /// The result of one check, as the scheduler hands it over.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CheckRecord {
     pub monitor_id: String,
     pub workspace_id: String,
@@ -37,6 +38,109 @@ pub struct CheckRecord {
     pub region: String,
     /// JSON object text.
     pub details: String,
+    /// Set when this record settles a request for regional confirmation.
+    #[serde(skip)]
+    pub confirmation: Option<Confirmation>,
+}
+
+/// How a record relates to a request to confirm a failure from another region.
+#[derive(Debug, Clone)]
+pub enum Confirmation {
+    /// This check, run in another region, answers request `request_id` about `original`.
+    Answer {
+        request_id: String,
+        original: Box<CheckRecord>,
+    },
+    /// Nobody answered request `request_id` by its deadline: this record, the original
+    /// failure, counts as it is.
+    Expired { request_id: String },
+}
+
+impl Confirmation {
+    fn request_id(&self) -> &str {
+        match self {
+            Confirmation::Answer { request_id, .. } | Confirmation::Expired { request_id } => {
+                request_id
+            }
+        }
+    }
+}
+
+/// Add `"confirmation": note` to a record's details.
+pub fn annotate(record: &CheckRecord, note: Value) -> CheckRecord {
+    let mut details: Map<String, Value> = serde_json::from_str(&record.details).unwrap_or_default();
+    details.insert("confirmation".into(), note);
+    CheckRecord {
+        details: Value::Object(details).to_string(),
+        confirmation: None,
+        ..record.clone()
+    }
+}
+
+/// Turn records that settle confirmation requests into what is stored, each with whether it
+/// counts towards the monitor's health (exactly one record counts per settled round).
+async fn settle(
+    txn: &impl sea_orm::ConnectionTrait,
+    batch: &[CheckRecord],
+) -> Result<Vec<(CheckRecord, bool)>, StoreError> {
+    let mut out = Vec::with_capacity(batch.len());
+    for record in batch {
+        let Some(link) = &record.confirmation else {
+            out.push((record.clone(), true));
+            continue;
+        };
+        let won = Store::settle_confirmation(txn, link.request_id()).await?;
+        match link {
+            // Settled already (it expired meanwhile): this check is kept as history only.
+            Confirmation::Answer { original, .. } if !won => out.push((
+                annotate(
+                    record,
+                    serde_json::json!({"status": "late", "of": original.region}),
+                ),
+                false,
+            )),
+            Confirmation::Answer { original, .. } if record.ok => {
+                out.push((
+                    annotate(
+                        original,
+                        serde_json::json!({"status": "unconfirmed", "by": record.region}),
+                    ),
+                    false,
+                ));
+                out.push((
+                    annotate(
+                        record,
+                        serde_json::json!({"status": "cleared", "of": original.region}),
+                    ),
+                    true,
+                ));
+            }
+            Confirmation::Answer { original, .. } => {
+                out.push((
+                    annotate(
+                        original,
+                        serde_json::json!({"status": "confirmed", "by": record.region}),
+                    ),
+                    true,
+                ));
+                out.push((
+                    annotate(
+                        record,
+                        serde_json::json!({"status": "confirming", "of": original.region}),
+                    ),
+                    false,
+                ));
+            }
+            Confirmation::Expired { .. } if won => {
+                out.push((
+                    annotate(record, serde_json::json!({"status": "expired"})),
+                    true,
+                ));
+            }
+            Confirmation::Expired { .. } => {}
+        }
+    }
+    Ok(out)
 }
 
 /// What the engine needs from the server around it.
@@ -61,14 +165,32 @@ impl EngineContext {
 #[derive(Clone)]
 pub struct Recorder {
     tx: mpsc::Sender<CheckRecord>,
+    stats: Arc<RecorderStats>,
+}
+
+/// What the writer has done so far.
+#[derive(Debug, Default)]
+pub struct RecorderStats {
+    /// Records written (committed).
+    pub records: AtomicU64,
+    /// Transactions committed.
+    pub batches: AtomicU64,
+    /// Time spent writing, in microseconds.
+    pub write_us: AtomicU64,
 }
 
 impl Recorder {
     /// Start the writer task.
     pub fn spawn(store: Store, ctx: EngineContext) -> (Recorder, tokio::task::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
-        let task = tokio::spawn(write_loop(store, ctx, rx));
-        (Recorder { tx }, task)
+        let stats = Arc::new(RecorderStats::default());
+        let task = tokio::spawn(write_loop(store, ctx, rx, stats.clone()));
+        (Recorder { tx, stats }, task)
+    }
+
+    /// The writer's counters.
+    pub fn stats(&self) -> Arc<RecorderStats> {
+        self.stats.clone()
     }
 
     /// Queue a record; waits when the writer is behind.
@@ -79,13 +201,29 @@ impl Recorder {
     }
 }
 
-async fn write_loop(store: Store, ctx: EngineContext, mut rx: mpsc::Receiver<CheckRecord>) {
+async fn write_loop(
+    store: Store,
+    ctx: EngineContext,
+    mut rx: mpsc::Receiver<CheckRecord>,
+    stats: Arc<RecorderStats>,
+) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let mut attempt = 0;
+        let started = std::time::Instant::now();
         loop {
             match write_batch(&store, &ctx, &batch).await {
-                Ok(()) => break,
+                Ok(()) => {
+                    stats
+                        .records
+                        .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                    stats.batches.fetch_add(1, Ordering::Relaxed);
+                    stats.write_us.fetch_add(
+                        u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+                        Ordering::Relaxed,
+                    );
+                    break;
+                }
                 Err(e) if attempt < 3 => {
                     attempt += 1;
                     tracing::warn!(error = %e, attempt, "writing check results failed; retrying");
@@ -108,7 +246,8 @@ pub async fn write_batch(
     batch: &[CheckRecord],
 ) -> Result<(), StoreError> {
     let txn = store.begin_write().await?;
-    let mut ids: Vec<String> = batch.iter().map(|r| r.monitor_id.clone()).collect();
+    let batch = settle(&txn, batch).await?;
+    let mut ids: Vec<String> = batch.iter().map(|(r, _)| r.monitor_id.clone()).collect();
     ids.sort_unstable();
     ids.dedup();
     let monitors: HashMap<String, MonitorRow> = Store::monitors_by_ids(&txn, ids.clone())
@@ -164,7 +303,8 @@ pub async fn write_batch(
     let mut rows = Vec::with_capacity(batch.len());
     let mut last: HashMap<String, (i64, Option<i32>)> = HashMap::new();
     let mut notified = false;
-    for record in batch {
+    let mut uncounted = Vec::new();
+    for (record, counted) in &batch {
         // Results of monitors deleted or paused while their check ran are dropped.
         let (Some(m), Some(h)) = (
             monitors.get(&record.monitor_id),
@@ -172,6 +312,10 @@ pub async fn write_batch(
         ) else {
             continue;
         };
+        if !counted {
+            uncounted.push(check_row(record, false));
+            continue;
+        }
         let r = m
             .alert_policy_id
             .as_ref()
@@ -229,19 +373,9 @@ pub async fn write_batch(
             .response_time_ms
             .map(|v| i32::try_from(v).unwrap_or(i32::MAX));
         last.insert(record.monitor_id.clone(), (record.checked_at, rt));
-        rows.push(CheckRow {
-            id: ids::new_id(prefix::CHECK),
-            monitor_id: record.monitor_id.clone(),
-            workspace_id: record.workspace_id.clone(),
-            checked_at: record.checked_at,
-            ok: record.ok,
-            reason: record.reason.clone(),
-            status_code: record.status_code.map(i32::from),
-            response_time_ms: rt,
-            region: record.region.clone(),
-            details: record.details.clone(),
-        });
+        rows.push(check_row(record, true));
     }
+    // Uptime counts the records that count; history rows added below do not.
     let mut daily: BTreeMap<(String, i32), (i32, i32)> = BTreeMap::new();
     for row in &rows {
         let e = daily
@@ -250,6 +384,7 @@ pub async fn write_batch(
         e.0 += 1;
         e.1 += i32::from(row.ok);
     }
+    rows.extend(uncounted);
     Store::insert_checks(&txn, rows).await?;
     Store::add_daily_uptime(&txn, &daily).await?;
     for (id, (checked_at, rt)) in &last {
@@ -262,4 +397,22 @@ pub async fn write_batch(
         ctx.outbox_wakeup.notify_one();
     }
     Ok(())
+}
+
+fn check_row(record: &CheckRecord, counted: bool) -> CheckRow {
+    CheckRow {
+        id: ids::new_id(prefix::CHECK),
+        monitor_id: record.monitor_id.clone(),
+        workspace_id: record.workspace_id.clone(),
+        checked_at: record.checked_at,
+        ok: record.ok,
+        reason: record.reason.clone(),
+        status_code: record.status_code.map(i32::from),
+        response_time_ms: record
+            .response_time_ms
+            .map(|v| i32::try_from(v).unwrap_or(i32::MAX)),
+        region: record.region.clone(),
+        details: record.details.clone(),
+        counted,
+    }
 }

@@ -19,7 +19,7 @@ use tokio::sync::{Semaphore, watch};
 
 /// A claimed delivery is left alone by other workers this long (the delivery timeout plus
 /// a margin); a worker that dies mid-delivery loses it after this.
-pub const LEASE_MS: i64 = 30_000;
+pub const LEASE_MS: i64 = 20_000;
 /// Receivers must answer within 10 seconds (the spec's webhook deadline).
 pub const DELIVERY_TIMEOUT_MS: u32 = 10_000;
 /// Deliveries in flight at once.

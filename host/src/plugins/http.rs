@@ -6,7 +6,7 @@ use super::bindings::http::{Error, Host, Request, Response};
 use super::bindings::types::Header;
 use super::limits;
 use super::state::{CallContext, CallState};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, LOCATION};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, LOCATION, USER_AGENT};
 use reqwest::{Method, StatusCode, Url};
 use std::time::{Duration, Instant};
 
@@ -125,6 +125,16 @@ async fn exchange(
     max_body: usize,
 ) -> Result<Response, Error> {
     let started = Instant::now();
+    let mut headers = p.headers;
+    if let Some(region) = &call.region
+        && !headers.contains_key(USER_AGENT)
+        && let Ok(agent) = HeaderValue::from_str(&format!(
+            "Tocsin/{} (uptime monitor; region {region})",
+            env!("CARGO_PKG_VERSION")
+        ))
+    {
+        headers.insert(USER_AGENT, agent);
+    }
     let mut method = p.method;
     let mut url = p.url;
     let mut body = req.body.clone();
@@ -134,7 +144,7 @@ async fn exchange(
             .services
             .http_client
             .request(method.clone(), url.clone())
-            .headers(p.headers.clone());
+            .headers(headers.clone());
         if let Some(b) = &body {
             builder = builder.body(b.clone());
         }

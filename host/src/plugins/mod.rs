@@ -297,6 +297,7 @@ impl PluginHost {
             services: self.services.clone(),
             budget_deadline: Instant::now() + limits::CONTROL_CALL_BUDGET,
             budget: limits::CONTROL_CALL_BUDGET,
+            region: None,
         };
         match world {
             World::Monitor => {
@@ -444,6 +445,12 @@ impl PluginHost {
         self.channels.get(name).cloned()
     }
 
+    /// The services host imports use (HTTP client, SMTP, TLS verifier), for native
+    /// comparisons in the benchmark.
+    pub fn services(&self) -> Arc<HostServices> {
+        self.services.clone()
+    }
+
     /// Whether instances come from the pooling allocator.
     pub fn is_pooling(&self) -> bool {
         self.runtime.is_pooling()
@@ -456,6 +463,7 @@ impl PluginHost {
             services: self.services.clone(),
             budget_deadline: Instant::now() + budget,
             budget,
+            region: None,
         }
     }
 
@@ -488,7 +496,8 @@ impl PluginHost {
     ) -> Result<CheckOutcome, CallError> {
         let budget = Duration::from_millis(u64::from(request.timeout_ms));
         let pre = plugin.pre.clone();
-        let ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
+        let mut ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
+        ctx.region = Some(Arc::from(request.region.as_str()));
         self.runtime
             .call(ctx, move |store| {
                 Box::pin(async move {

@@ -81,6 +81,9 @@ pub struct CallContext {
     pub budget_deadline: Instant,
     /// The whole budget, for messages.
     pub budget: Duration,
+    /// The probe region a check runs in; named in the `User-Agent` of its HTTP requests so
+    /// a monitored service can tell the regions apart.
+    pub region: Option<Arc<str>>,
 }
 
 impl CallContext {

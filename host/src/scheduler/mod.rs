@@ -3,6 +3,9 @@
 //! of monitors with one interval spread over that interval instead of firing together.
 //! Changes reach the scheduler through the store's change feed.
 
+pub mod confirm;
+pub mod stats;
+
 use crate::clock::SharedClock;
 use crate::engine::{CheckRecord, Recorder};
 use crate::plugins::{CheckRequest, PluginHost, limits};
@@ -23,8 +26,13 @@ const RESTART_SPREAD: Duration = Duration::from_secs(30);
 /// New and resumed monitors get their first check within this long (less for shorter
 /// intervals), so a script that creates thousands at once does not fire them together.
 const FIRST_CHECK_SPREAD: Duration = Duration::from_secs(5);
-/// With several nodes, how often a node re-reads the monitors to see other nodes' edits.
+/// With several nodes, how often a node reads the monitors other nodes changed.
 const CLUSTER_SYNC: Duration = Duration::from_secs(2);
+/// With several nodes, how often a node re-reads every monitor (to notice deletions).
+const CLUSTER_FULL_SYNC: Duration = Duration::from_secs(60);
+/// Changes are read from this long before the last read, so clocks a little apart between
+/// nodes, and transactions that commit late, miss nothing.
+const CLUSTER_SYNC_OVERLAP_MS: i64 = 10_000;
 
 /// What the scheduler keeps per monitor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,10 +47,12 @@ pub struct ScheduledMonitor {
     pub regions: Vec<String>,
     /// Where its rounds start within the interval (`phase`), in milliseconds.
     pub phase_ms: i64,
+    /// A failure is checked again from another region before it counts.
+    pub regional_confirmation: bool,
 }
 
 impl ScheduledMonitor {
-    fn from_row(row: &MonitorRow) -> ScheduledMonitor {
+    pub fn from_row(row: &MonitorRow) -> ScheduledMonitor {
         let mut m = ScheduledMonitor {
             id: row.id.clone(),
             workspace_id: row.workspace_id.clone(),
@@ -52,6 +62,7 @@ impl ScheduledMonitor {
             timeout: Duration::from_secs(u64::try_from(row.timeout_secs).unwrap_or(10).max(1)),
             regions: serde_json::from_str(&row.regions).unwrap_or_default(),
             phase_ms: 0,
+            regional_confirmation: row.regional_confirmation,
         };
         m.phase_ms = i64::try_from(phase(&m.id, m.interval).as_millis()).unwrap_or(0);
         m
@@ -128,6 +139,12 @@ pub struct Scheduler {
     /// With several nodes on one database: this node's id, and each round is claimed in
     /// the database before it runs, so one node of the region runs it.
     claim_as: Option<Arc<str>>,
+    /// Regions with a live node, for monitors whose failures another region confirms.
+    live: confirm::LiveRegions,
+    /// With several nodes: when this node last read the monitors, wall clock ms.
+    synced_at: i64,
+    /// Schedule lag, for the benchmark and diagnosis.
+    stats: Arc<stats::SchedulerStats>,
 }
 
 impl Scheduler {
@@ -151,7 +168,21 @@ impl Scheduler {
             heap: BinaryHeap::new(),
             next_generation: 0,
             claim_as: None,
+            live: confirm::LiveRegions::default(),
+            synced_at: 0,
+            stats: Arc::default(),
         }
+    }
+
+    /// Figures the scheduler keeps while it runs (schedule lag).
+    pub fn stats(&self) -> Arc<stats::SchedulerStats> {
+        self.stats.clone()
+    }
+
+    /// Send failures of monitors with regional confirmation to a live region of `live`.
+    pub fn confirming(mut self, live: confirm::LiveRegions) -> Scheduler {
+        self.live = live;
+        self
     }
 
     /// Claim every round in the database before running it, as node `node_id`: for
@@ -174,6 +205,7 @@ impl Scheduler {
         });
         sync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         sync.tick().await;
+        let mut full_sync_at = Instant::now() + CLUSTER_FULL_SYNC;
         loop {
             let next_due = self.heap.peek().map(|Reverse((due, _, _))| *due);
             let sleep = tokio::time::sleep_until(
@@ -181,7 +213,14 @@ impl Scheduler {
             );
             tokio::select! {
                 _ = sleep => self.fire_due(),
-                _ = sync.tick() => if self.claim_as.is_some() { self.reload_all(true).await },
+                _ = sync.tick() => if self.claim_as.is_some() {
+                    if Instant::now() >= full_sync_at {
+                        full_sync_at = Instant::now() + CLUSTER_FULL_SYNC;
+                        self.reload_all(true).await;
+                    } else {
+                        self.sync_changes().await;
+                    }
+                },
                 change = changes.recv() => match change {
                     Ok(MonitorChange::Upserted(id)) => self.reload_one(&id).await,
                     Ok(MonitorChange::Deleted(id)) => { self.slots.remove(&id); }
@@ -193,7 +232,35 @@ impl Scheduler {
         }
     }
 
+    /// Take the monitors changed since the last read (other nodes' API edits).
+    async fn sync_changes(&mut self) {
+        let now_ms = self.clock.now_ms();
+        let rows = match self
+            .store
+            .monitors_updated_since(self.synced_at - CLUSTER_SYNC_OVERLAP_MS)
+            .await
+        {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::warn!(error = %e, "scheduler could not read changed monitors; retrying later");
+                return;
+            }
+        };
+        self.synced_at = now_ms;
+        for row in rows {
+            let unchanged = self
+                .slots
+                .get(&row.id)
+                .is_some_and(|s| *s.monitor == ScheduledMonitor::from_row(&row));
+            if !unchanged {
+                let id = row.id.clone();
+                self.apply(&id, Some(row));
+            }
+        }
+    }
+
     async fn reload_all(&mut self, quiet: bool) {
+        let synced_at = self.clock.now_ms();
         let rows = match self.store.active_monitors().await {
             Ok(rows) => rows,
             Err(e) => {
@@ -240,6 +307,7 @@ impl Scheduler {
             };
             self.insert(m, now + due_in);
         }
+        self.synced_at = synced_at;
         let before = self.slots.len();
         self.slots.retain(|id, _| seen.contains(id));
         if !quiet || self.slots.len() != before {
@@ -255,6 +323,11 @@ impl Scheduler {
                 return;
             }
         };
+        self.apply(id, row);
+    }
+
+    /// Schedule, reschedule or drop monitor `id` given its stored row (None: deleted).
+    fn apply(&mut self, id: &str, row: Option<MonitorRow>) {
         let Some(row) =
             row.filter(|r| r.status != status::PAUSED && runs_in_region(&r.regions, &self.region))
         else {
@@ -335,12 +408,12 @@ impl Scheduler {
                 .is_none_or(|r| r == self.region);
             if mine {
                 let monitor = slot.monitor.clone();
-                self.spawn_check(monitor, round, now.saturating_duration_since(due));
+                self.spawn_check(monitor, round, due);
             }
         }
     }
 
-    fn spawn_check(&self, monitor: Arc<ScheduledMonitor>, round: i64, lag: Duration) {
+    fn spawn_check(&self, monitor: Arc<ScheduledMonitor>, round: i64, due: Instant) {
         let plugins = self.plugins.clone();
         let store = self.store.clone();
         let claim_as = self.claim_as.clone();
@@ -348,13 +421,19 @@ impl Scheduler {
         let permits = self.permits.clone();
         let region = self.region.clone();
         let clock = self.clock.clone();
-        if lag > Duration::from_secs(1) {
-            tracing::debug!(monitor = %monitor.id, lag_ms = lag.as_millis() as u64, "check started late");
-        }
+        let live = self.live.clone();
+        let all_regions = self.all_regions.clone();
+        let stats = self.stats.clone();
         tokio::spawn(async move {
             let Ok(_permit) = permits.acquire_owned().await else {
                 return;
             };
+            // Lag: from when the check was due to when it could start (a permit free).
+            let lag = due.elapsed();
+            stats.record_lag(lag);
+            if lag > Duration::from_secs(1) {
+                tracing::debug!(monitor = %monitor.id, lag_ms = lag.as_millis() as u64, "check started late");
+            }
             if let Some(node) = claim_as {
                 match store
                     .claim_round(&monitor.id, round, &node, clock.now_ms())
@@ -370,7 +449,20 @@ impl Scheduler {
                 }
             }
             let record = run_check(&plugins, &monitor, &region, clock.now_ms()).await;
-            recorder.record(record).await;
+            if !record.ok && monitor.regional_confirmation {
+                confirm::request_or_record(
+                    &store,
+                    &recorder,
+                    &live,
+                    &monitor,
+                    &all_regions,
+                    round,
+                    record,
+                )
+                .await;
+            } else {
+                recorder.record(record).await;
+            }
         });
     }
 }
@@ -416,6 +508,7 @@ pub async fn run_check(
             status_code: o.status_code,
             response_time_ms: o.response_time_ms,
             region: region.to_string(),
+            confirmation: None,
             details: if o.details.len() <= limits::MAX_DETAILS_BYTES
                 && serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&o.details)
                     .is_ok()
@@ -435,6 +528,7 @@ pub async fn run_check(
             response_time_ms: None,
             region: region.to_string(),
             details: "{}".into(),
+            confirmation: None,
         },
     }
 }

@@ -83,6 +83,7 @@ impl Store {
             .filter(check_result::Column::MonitorId.eq(monitor_id))
             .filter(check_result::Column::CheckedAt.gte(from))
             .filter(check_result::Column::CheckedAt.lte(to))
+            .filter(check_result::Column::Counted.eq(true))
             .into_tuple()
             .all(self.db())
             .await?;

@@ -72,6 +72,8 @@ pub mod monitor {
         pub consecutive_failures: i32,
         pub consecutive_successes: i32,
         pub region_cursor: i32,
+        /// Re-check a failure from another region before it counts.
+        pub regional_confirmation: bool,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -98,6 +100,8 @@ pub mod check_result {
         pub response_time_ms: Option<i32>,
         pub region: String,
         pub details: String,
+        /// False for a check kept as history only (see regional confirmation).
+        pub counted: bool,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -391,6 +395,36 @@ pub mod check_claim {
         pub round: i64,
         pub node_id: String,
         pub claimed_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// An open request to check a monitor again from another region before a failure counts.
+pub mod check_confirmation {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "check_confirmations")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub monitor_id: String,
+        pub round: i64,
+        /// The region whose check failed.
+        pub from_region: String,
+        /// The region asked to confirm.
+        pub target_region: String,
+        pub requested_at: i64,
+        /// After this the failure counts unconfirmed.
+        pub deadline_at: i64,
+        pub claimed_by: Option<String>,
+        pub lease_until: Option<i64>,
+        /// The failed check (JSON), written when the request is answered.
+        pub original: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

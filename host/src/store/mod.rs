@@ -4,6 +4,7 @@
 pub mod alerting;
 pub mod checks;
 pub mod cluster;
+pub mod confirmations;
 pub mod entities;
 pub mod incidents;
 pub mod keys;
@@ -89,7 +90,6 @@ impl Store {
         Ok(Store { db, changes })
     }
 
-    /// Apply every pending migration.
     /// Apply every pending migration. On PostgreSQL, nodes starting together take turns
     /// under an advisory lock (see [`Store::startup_lock`]): the first applies what is
     /// pending, the others then find nothing to do.

@@ -51,6 +51,26 @@ impl Store {
         Ok(saved)
     }
 
+    /// Insert many monitors in one transaction (imports and the benchmark). The scheduler
+    /// is not told; it picks them up when it (re)loads.
+    pub async fn insert_monitors(&self, rows: Vec<MonitorRow>) -> Result<(), StoreError> {
+        use sea_orm::TransactionTrait;
+        let txn = self.db().begin().await?;
+        let mut rows = rows.into_iter().peekable();
+        while rows.peek().is_some() {
+            let chunk: Vec<monitor::ActiveModel> = rows
+                .by_ref()
+                .take(500)
+                .map(IntoActiveModel::into_active_model)
+                .collect();
+            monitor::Entity::insert_many(chunk)
+                .exec_without_returning(&txn)
+                .await?;
+        }
+        txn.commit().await?;
+        Ok(())
+    }
+
     /// One monitor of a workspace.
     pub async fn monitor(
         &self,
@@ -154,6 +174,15 @@ impl Store {
     pub async fn active_monitors(&self) -> Result<Vec<MonitorRow>, StoreError> {
         Ok(monitor::Entity::find()
             .filter(monitor::Column::Status.ne(status::PAUSED))
+            .all(self.db())
+            .await?)
+    }
+
+    /// Monitors of every status changed (created, edited, paused, resumed) at or after
+    /// `since`, for nodes that follow each other's edits.
+    pub async fn monitors_updated_since(&self, since: i64) -> Result<Vec<MonitorRow>, StoreError> {
+        Ok(monitor::Entity::find()
+            .filter(monitor::Column::UpdatedAt.gte(since))
             .all(self.db())
             .await?)
     }

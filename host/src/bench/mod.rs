@@ -1,0 +1,671 @@
+//! `tocsin bench`: the scheduler, plugins and store under load, measured in one process.
+//!
+//! For each monitor count it starts a loopback target (`tocsin bench-target`, a child
+//! process so its CPU is counted apart), creates the monitors in a fresh database, and:
+//! 1. runs the same http checks natively (the host's HTTP code, no plugin) and through
+//!    the `http` plugin, interleaved, for the CPU cost of each and their ratio;
+//! 2. runs the real scheduler and recorder for a while and reports checks/s achieved
+//!    against due, schedule lag, CPU per check, memory and database writes;
+//! 3. optionally loads `GET /v1/monitors` and `GET /v1/incidents` with `wrk`.
+
+pub mod api_load;
+pub mod measure;
+pub mod target;
+
+use crate::clock::{SharedClock, SystemClock};
+use crate::config::{Config, Overrides, Plan};
+use crate::engine::{EngineContext, Recorder};
+use crate::ids::{self, prefix};
+use crate::plugins::bindings::http::Request;
+use crate::plugins::state::{CallContext, Grants};
+use crate::plugins::{CheckRequest, PluginHost};
+use crate::scheduler::Scheduler;
+use crate::store::Store;
+use crate::store::monitors::{MonitorRow, status};
+use anyhow::Context;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// The benchmark's admin key (a throwaway database).
+const BENCH_KEY: &str = "tcs_BenchAdminKey00000000000000000000000001";
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// Monitor counts, one run each.
+    pub monitors: Vec<usize>,
+    /// Seconds between checks of each monitor.
+    pub interval: u32,
+    /// Scheduler run measured, after the warm-up.
+    pub duration: Duration,
+    /// Scheduler run before measuring.
+    pub warmup: Duration,
+    /// `postgres://...` to run on PostgreSQL (a fresh database is created and dropped);
+    /// default SQLite in a temporary directory.
+    pub database_url: Option<String>,
+    /// Share of monitors whose target fails (they open incidents), in percent.
+    pub failing_percent: f64,
+    /// Checks per side for the native-versus-plugin comparison.
+    pub baseline_checks: usize,
+    /// Load the API with `wrk` for this long per route (zero: skip).
+    pub api_duration: Duration,
+}
+
+/// The figures of one run.
+#[derive(Debug, Clone)]
+pub struct BenchReport {
+    pub monitors: usize,
+    pub interval: u32,
+    pub window: Duration,
+    pub backend: &'static str,
+    pub due_per_sec: f64,
+    pub done_per_sec: f64,
+    pub lag_p50: Option<Duration>,
+    pub lag_p95: Option<Duration>,
+    pub lag_p99: Option<Duration>,
+    pub lag_max: Duration,
+    /// Server process CPU per check during the run (scheduler, plugin, HTTP, database).
+    pub cpu_per_check: Option<Duration>,
+    /// Server process CPU over the window, in cores (1.0 = one core busy).
+    pub cores: f64,
+    /// The target's CPU per check (not part of the server's cost).
+    pub target_cpu_per_check: Option<Duration>,
+    pub rss: Option<u64>,
+    pub peak_rss: Option<u64>,
+    pub rows_per_sec: f64,
+    pub transactions_per_sec: f64,
+    /// Native and plugin check cost (CPU per check) and their ratio.
+    pub native_cpu: Duration,
+    pub plugin_cpu: Duration,
+    pub native_wall: Duration,
+    pub plugin_wall: Duration,
+    pub seed_time: Duration,
+    pub api: Vec<api_load::ApiLoad>,
+}
+
+impl BenchReport {
+    /// Plugin CPU per check over native CPU per check.
+    pub fn plugin_ratio(&self) -> f64 {
+        self.plugin_cpu.as_secs_f64() / self.native_cpu.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Run every size in `opts` and return the reports (also printed as they finish).
+pub async fn run(opts: &BenchOptions) -> anyhow::Result<Vec<BenchReport>> {
+    crate::app::install_crypto_provider();
+    let mut target = Target::start()?;
+    let cache = std::env::temp_dir().join(format!("tocsin-bench-cache-{}", std::process::id()));
+    let mut reports = Vec::new();
+    let result = async {
+        for &n in &opts.monitors {
+            let report = run_one(opts, n, &target, &cache).await?;
+            print_report(&report);
+            reports.push(report);
+        }
+        anyhow::Ok(())
+    }
+    .await;
+    target.stop();
+    let _ = std::fs::remove_dir_all(&cache);
+    result?;
+    Ok(reports)
+}
+
+/// The loopback target child process.
+struct Target {
+    child: Child,
+    port: u16,
+}
+
+impl Target {
+    fn start() -> anyhow::Result<Target> {
+        let exe = std::env::current_exe().context("cannot find the tocsin binary")?;
+        let mut child = Command::new(exe)
+            .arg("bench-target")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("cannot start the benchmark target")?;
+        let stdout = child.stdout.take().context("target stdout")?;
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line)?;
+        let port = line
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .with_context(|| format!("the target did not say its port: {line:?}"))?;
+        Ok(Target { child, port })
+    }
+
+    fn pid(&self) -> String {
+        self.child.id().to_string()
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn stop(&mut self) {
+        // Closing its stdin ends it; kill in case it is stuck.
+        drop(self.child.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A database for one run, removed afterwards.
+struct BenchDb {
+    url: String,
+    dir: Option<PathBuf>,
+    postgres: Option<(sea_orm::DatabaseConnection, String)>,
+}
+
+impl BenchDb {
+    async fn create(base: Option<&str>, data_dir: &Path) -> anyhow::Result<BenchDb> {
+        use sea_orm::ConnectionTrait;
+        match base {
+            Some(base) if base.starts_with("postgres") => {
+                let name = format!(
+                    "tocsin_bench_{}",
+                    ulid::Ulid::new().to_string().to_lowercase()
+                );
+                let admin = sea_orm::Database::connect(base)
+                    .await
+                    .context("cannot connect to the benchmark database")?;
+                admin
+                    .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
+                    .await?;
+                let cut = base
+                    .rfind('/')
+                    .filter(|i| *i > base.find("://").unwrap_or(0) + 2);
+                let url = match cut {
+                    Some(i) => format!("{}/{name}", &base[..i]),
+                    None => format!("{base}/{name}"),
+                };
+                Ok(BenchDb {
+                    url,
+                    dir: None,
+                    postgres: Some((admin, name)),
+                })
+            }
+            Some(other) => anyhow::bail!("--database-url must be postgres://... ({other})"),
+            None => Ok(BenchDb {
+                url: format!("sqlite://{}", data_dir.join("tocsin.db").display()),
+                dir: Some(data_dir.to_path_buf()),
+                postgres: None,
+            }),
+        }
+    }
+
+    async fn remove(self) {
+        use sea_orm::ConnectionTrait;
+        if let Some((admin, name)) = self.postgres {
+            let _ = admin
+                .execute_unprepared(&format!("DROP DATABASE \"{name}\" WITH (FORCE)"))
+                .await;
+        }
+        if let Some(dir) = self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+async fn run_one(
+    opts: &BenchOptions,
+    n: usize,
+    target: &Target,
+    cache: &Path,
+) -> anyhow::Result<BenchReport> {
+    let data_dir = std::env::temp_dir().join(format!("tocsin-bench-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&data_dir)?;
+    let db = BenchDb::create(opts.database_url.as_deref(), &data_dir).await?;
+    let result = run_on(opts, n, target, cache, &db.url).await;
+    db.remove().await;
+    let _ = std::fs::remove_dir_all(&data_dir);
+    result
+}
+
+async fn run_on(
+    opts: &BenchOptions,
+    n: usize,
+    target: &Target,
+    cache: &Path,
+    database_url: &str,
+) -> anyhow::Result<BenchReport> {
+    let clock: SharedClock = Arc::new(SystemClock);
+    let store = Store::connect(database_url).await?;
+    store.migrate().await?;
+    let ws = store
+        .bootstrap(Plan::Enterprise, Some(BENCH_KEY.into()), clock.now_ms())
+        .await?
+        .context("the benchmark database is not empty")?;
+
+    // Monitors, as a server that has been running would have them: each last checked
+    // within the past interval, so their next checks spread over the interval.
+    let seeded = Instant::now();
+    let interval_ms = i64::from(opts.interval) * 1000;
+    let failing = ((n as f64) * opts.failing_percent / 100.0).round() as usize;
+    let now = clock.now_ms();
+    let rows: Vec<MonitorRow> = (0..n)
+        .map(|i| {
+            let id = ids::new_id(prefix::MONITOR);
+            let phase = crate::scheduler::phase(&id, Duration::from_millis(interval_ms as u64));
+            let path = if i < failing { "/fail" } else { "/ok" };
+            MonitorRow {
+                workspace_id: ws.workspace_id.clone(),
+                name: format!("bench {i}"),
+                kind: "http".into(),
+                config: serde_json::json!({"url": target.url(path), "method": "GET",
+                    "followRedirects": true, "maxRedirects": 10, "expectedStatusCode": 200,
+                    "expectedStatusRange": false, "headers": {}})
+                .to_string(),
+                interval_secs: i32::try_from(opts.interval).unwrap_or(60),
+                timeout_secs: 10.min(i32::try_from(opts.interval).unwrap_or(60)),
+                alert_policy_id: None,
+                regions: "[]".into(),
+                status: status::UP.into(),
+                created_at: now,
+                updated_at: now,
+                last_checked_at: Some(
+                    now - interval_ms + i64::try_from(phase.as_millis()).unwrap_or(0),
+                ),
+                last_response_time_ms: None,
+                consecutive_failures: 0,
+                consecutive_successes: 0,
+                region_cursor: 0,
+                regional_confirmation: false,
+                id,
+            }
+        })
+        .collect();
+    store.insert_monitors(rows).await?;
+    let seed_time = seeded.elapsed();
+
+    let mut config = Config::build(
+        None,
+        &|_| None,
+        &Overrides {
+            data_dir: Some(cache.to_path_buf()),
+            database_url: Some(database_url.to_string()),
+            ..Overrides::default()
+        },
+    )?;
+    config.rate_limit_per_minute = u32::MAX / 2;
+    config.rate_limit_burst = u32::MAX / 2;
+    let plugins = Arc::new(crate::app::load_plugins(&config).await?);
+
+    // 1. The same checks natively and through the plugin.
+    let (native_cpu, native_wall, plugin_cpu, plugin_wall) =
+        compare_native(&plugins, &target.url("/ok"), opts.baseline_checks).await?;
+
+    // 2. The scheduler and recorder on the real store.
+    let engine = EngineContext::new("http://127.0.0.1");
+    let (recorder, recorder_task) = Recorder::spawn(store.clone(), engine.clone());
+    let recorder_stats = recorder.stats();
+    let scheduler = Scheduler::new(
+        store.clone(),
+        plugins.clone(),
+        recorder,
+        "local".into(),
+        vec!["local".into()],
+        clock.clone(),
+    );
+    let lag = scheduler.stats();
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let scheduler_task = tokio::spawn(scheduler.run(shutdown_rx.clone()));
+    tokio::time::sleep(opts.warmup).await;
+
+    let lag_before = lag.snapshot();
+    let records_before = recorder_stats.records.load(Ordering::Relaxed);
+    let batches_before = recorder_stats.batches.load(Ordering::Relaxed);
+    let cpu_before = measure::cpu_time("self");
+    let target_before = measure::cpu_time(&target.pid());
+    let started = Instant::now();
+    tokio::time::sleep(opts.duration).await;
+    let window = started.elapsed();
+    let cpu = measure::cpu_time("self")
+        .zip(cpu_before)
+        .map(|(a, b)| a.saturating_sub(b));
+    let target_cpu = measure::cpu_time(&target.pid())
+        .zip(target_before)
+        .map(|(a, b)| a.saturating_sub(b));
+    let records = recorder_stats.records.load(Ordering::Relaxed) - records_before;
+    let batches = recorder_stats.batches.load(Ordering::Relaxed) - batches_before;
+    let lag_window = lag.snapshot().since(&lag_before);
+    let (rss, peak_rss) = measure::memory();
+
+    let _ = shutdown_tx.send(true);
+    let _ = scheduler_task.await;
+    let _ = tokio::time::timeout(Duration::from_secs(15), recorder_task).await;
+
+    // 3. The API with every monitor in the database.
+    let api = if opts.api_duration.is_zero() {
+        Vec::new()
+    } else if !api_load::available() {
+        eprintln!("wrk is not installed (apt-get install wrk): skipping the API load figures");
+        Vec::new()
+    } else {
+        load_api(
+            store.clone(),
+            plugins.clone(),
+            config,
+            clock,
+            opts.api_duration,
+        )
+        .await?
+    };
+    let backend = match store.backend() {
+        sea_orm::DbBackend::Postgres => "PostgreSQL",
+        _ => "SQLite",
+    };
+    store.close().await;
+
+    let per_check = |total: Option<Duration>| {
+        total
+            .filter(|_| records > 0)
+            .map(|t| t / u32::try_from(records).unwrap_or(u32::MAX))
+    };
+    let secs = window.as_secs_f64();
+    Ok(BenchReport {
+        monitors: n,
+        interval: opts.interval,
+        window,
+        backend,
+        due_per_sec: n as f64 / f64::from(opts.interval),
+        done_per_sec: records as f64 / secs,
+        lag_p50: lag_window.quantile(0.50),
+        lag_p95: lag_window.quantile(0.95),
+        lag_p99: lag_window.quantile(0.99),
+        lag_max: Duration::from_micros(lag_window.max_us),
+        cpu_per_check: per_check(cpu),
+        cores: cpu.map_or(0.0, |c| c.as_secs_f64() / secs),
+        target_cpu_per_check: per_check(target_cpu),
+        rss,
+        peak_rss,
+        rows_per_sec: records as f64 / secs,
+        transactions_per_sec: batches as f64 / secs,
+        native_cpu,
+        plugin_cpu,
+        native_wall,
+        plugin_wall,
+        seed_time,
+        api,
+    })
+}
+
+/// CPU and wall time per check, natively and through the `http` plugin, from interleaved
+/// rounds of `count` checks each, 32 at a time: (native cpu, native wall, plugin cpu, plugin wall).
+async fn compare_native(
+    plugins: &Arc<PluginHost>,
+    url: &str,
+    count: usize,
+) -> anyhow::Result<(Duration, Duration, Duration, Duration)> {
+    let http = plugins
+        .monitor("http")
+        .context("the http plugin is not loaded")?;
+    let services = plugins.services();
+    let config = serde_json::json!({"url": url, "method": "GET", "followRedirects": true,
+        "maxRedirects": 10, "expectedStatusCode": 200, "expectedStatusRange": false,
+        "headers": {}})
+    .to_string();
+    let native = {
+        let url = url.to_string();
+        move || {
+            let services = services.clone();
+            let url = url.clone();
+            async move {
+                let ctx = CallContext {
+                    plugin: Arc::from("native"),
+                    grants: Grants {
+                        http: true,
+                        ..Grants::default()
+                    },
+                    services,
+                    budget_deadline: std::time::Instant::now() + Duration::from_secs(10),
+                    budget: Duration::from_secs(10),
+                    region: Some(Arc::from("local")),
+                };
+                let r = crate::plugins::http::send(
+                    &ctx,
+                    Request {
+                        method: "GET".into(),
+                        url,
+                        headers: vec![],
+                        body: None,
+                        timeout_ms: 10_000,
+                        follow_redirects: true,
+                        max_redirects: 10,
+                        max_body_bytes: 1 << 20,
+                    },
+                )
+                .await;
+                matches!(r, Ok(resp) if resp.status == 200)
+            }
+        }
+    };
+    let wasm = {
+        let plugins = plugins.clone();
+        move || {
+            let plugins = plugins.clone();
+            let http = http.clone();
+            let config = config.clone();
+            async move {
+                let r = plugins
+                    .check(
+                        &http,
+                        CheckRequest {
+                            config,
+                            timeout_ms: 10_000,
+                            monitor_id: "mon_bench".into(),
+                            region: "local".into(),
+                            settings: "{}".into(),
+                        },
+                    )
+                    .await;
+                matches!(r, Ok(o) if o.ok)
+            }
+        }
+    };
+    // A warm-up round of each, then three measured rounds of each, alternating.
+    let mut totals = [(Duration::ZERO, Duration::ZERO); 2];
+    for round in 0..4 {
+        let n = if round == 0 { count / 4 + 1 } else { count };
+        let a = timed_batch(n, native.clone()).await?;
+        let b = timed_batch(n, wasm.clone()).await?;
+        if round > 0 {
+            totals[0].0 += a.0;
+            totals[0].1 += a.1;
+            totals[1].0 += b.0;
+            totals[1].1 += b.1;
+        }
+    }
+    let per = |d: Duration| d / u32::try_from(count * 3).unwrap_or(u32::MAX).max(1);
+    Ok((
+        per(totals[0].0),
+        per(totals[0].1),
+        per(totals[1].0),
+        per(totals[1].1),
+    ))
+}
+
+/// Run `n` calls of `f`, 32 at a time; (process CPU, wall time). Fails if any call fails.
+async fn timed_batch<F, Fut>(n: usize, f: F) -> anyhow::Result<(Duration, Duration)>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = bool> + Send + 'static,
+{
+    use futures::StreamExt;
+    let cpu = measure::cpu_time("self");
+    let started = Instant::now();
+    let ok = futures::stream::iter((0..n).map(|_| tokio::spawn(f())))
+        .buffer_unordered(32)
+        .filter(|r| std::future::ready(matches!(r, Ok(true))))
+        .count()
+        .await;
+    let wall = started.elapsed();
+    let cpu = measure::cpu_time("self")
+        .zip(cpu)
+        .map_or(Duration::ZERO, |(a, b)| a.saturating_sub(b));
+    anyhow::ensure!(ok == n, "{} of {n} baseline checks failed", n - ok);
+    Ok((cpu, wall))
+}
+
+/// Serve the API on loopback and load two list routes with `wrk`.
+async fn load_api(
+    store: Store,
+    plugins: Arc<PluginHost>,
+    config: Config,
+    clock: SharedClock,
+    duration: Duration,
+) -> anyhow::Result<Vec<api_load::ApiLoad>> {
+    let limiter = Arc::new(crate::api::ratelimit::RateLimiter::new(
+        config.rate_limit_per_minute,
+        config.rate_limit_burst,
+    ));
+    let state = crate::api::AppState {
+        store,
+        plugins,
+        config: Arc::new(config),
+        clock,
+        engine: EngineContext::new("http://127.0.0.1"),
+        limiter,
+        key_usage: Arc::default(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, crate::api::router(state))
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+    let mut out = Vec::new();
+    for path in ["/v1/monitors?limit=100", "/v1/incidents?limit=100"] {
+        let base = base.clone();
+        let load = tokio::task::spawn_blocking(move || {
+            api_load::run(&base, path, BENCH_KEY, 1, 16, duration)
+        })
+        .await??;
+        out.push(load);
+    }
+    let _ = stop.send(());
+    let _ = server.await;
+    Ok(out)
+}
+
+fn ms(d: Option<Duration>) -> String {
+    d.map_or("-".into(), |d| format!("{:.1} ms", d.as_secs_f64() * 1e3))
+}
+
+fn us(d: Option<Duration>) -> String {
+    d.map_or("-".into(), |d| format!("{:.0} µs", d.as_secs_f64() * 1e6))
+}
+
+fn mib(b: Option<u64>) -> String {
+    b.map_or("-".into(), |b| format!("{:.0} MiB", b as f64 / 1048576.0))
+}
+
+/// Print one run's figures.
+pub fn print_report(r: &BenchReport) {
+    println!(
+        "\n== {} http monitors every {} s on {} ({:.0} s measured; monitors created in {:.1} s)",
+        r.monitors,
+        r.interval,
+        r.backend,
+        r.window.as_secs_f64(),
+        r.seed_time.as_secs_f64()
+    );
+    println!(
+        "checks/s        {:.0} done of {:.0} due ({:.1} %)",
+        r.done_per_sec,
+        r.due_per_sec,
+        100.0 * r.done_per_sec / r.due_per_sec.max(1e-9)
+    );
+    println!(
+        "schedule lag    p50 ≤ {}  p95 ≤ {}  p99 ≤ {}  max {}",
+        ms(r.lag_p50),
+        ms(r.lag_p95),
+        ms(r.lag_p99),
+        ms(Some(r.lag_max))
+    );
+    println!(
+        "server CPU      {} per check, {:.2} cores (target: {} per check, not included)",
+        us(r.cpu_per_check),
+        r.cores,
+        us(r.target_cpu_per_check)
+    );
+    println!(
+        "memory          RSS {}, peak {}",
+        mib(r.rss),
+        mib(r.peak_rss)
+    );
+    println!(
+        "database        {:.0} check rows/s in {:.1} transactions/s",
+        r.rows_per_sec, r.transactions_per_sec
+    );
+    println!(
+        "plugin vs native (same http check, CPU per check): plugin {} / native {} = {:.2}x; wall {} / {}",
+        us(Some(r.plugin_cpu)),
+        us(Some(r.native_cpu)),
+        r.plugin_ratio(),
+        us(Some(r.plugin_wall)),
+        us(Some(r.native_wall)),
+    );
+    for a in &r.api {
+        println!(
+            "API {:<26} {:.0} req/s, p50 {}, p99 {}, {} non-2xx of {}",
+            a.path,
+            a.requests_per_sec,
+            ms(a.p50),
+            ms(a.p99),
+            a.errors,
+            a.requests
+        );
+    }
+}
+
+/// The reports as a Markdown table (for docs/performance.md).
+pub fn markdown(reports: &[BenchReport]) -> String {
+    let mut out = String::from(
+        "| monitors | due checks/s | done checks/s | lag p50 | lag p99 | server CPU/check | cores | RSS peak | rows/s | tx/s | plugin/native CPU | GET /v1/monitors | GET /v1/incidents |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in reports {
+        let api = |i: usize| {
+            r.api.get(i).map_or("-".into(), |a| {
+                format!("{:.0} req/s, p99 {}", a.requests_per_sec, ms(a.p99))
+            })
+        };
+        out.push_str(&format!(
+            "| {} | {:.0} | {:.0} | ≤ {} | ≤ {} | {} | {:.2} | {} | {:.0} | {:.1} | {:.2}x | {} | {} |\n",
+            r.monitors,
+            r.due_per_sec,
+            r.done_per_sec,
+            ms(r.lag_p50),
+            ms(r.lag_p99),
+            us(r.cpu_per_check),
+            r.cores,
+            mib(r.peak_rss),
+            r.rows_per_sec,
+            r.transactions_per_sec,
+            r.plugin_ratio(),
+            api(0),
+            api(1),
+        ));
+    }
+    out
+}

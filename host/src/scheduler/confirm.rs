@@ -1,0 +1,244 @@
+//! Regional confirmation: a monitor with `regionalConfirmation` does not count a failure
+//! until a node of another of its regions has checked again and failed too. The request
+//! travels through the database (`check_confirmations`), so it works across processes and
+//! survives restarts: whoever settles it first, the answering node or (past the deadline)
+//! any node, does so in the recorder's transaction.
+
+use super::{ScheduledMonitor, run_check};
+use crate::clock::SharedClock;
+use crate::engine::Recorder;
+use crate::engine::recorder::{CheckRecord, Confirmation, annotate};
+use crate::ids;
+use crate::plugins::PluginHost;
+use crate::store::Store;
+use crate::store::confirmations::NewConfirmation;
+use std::collections::HashSet;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// How often a node looks for requests addressed to its region.
+const POLL: Duration = Duration::from_millis(200);
+/// How often the set of regions with a live node is re-read.
+const LIVE_REFRESH: Duration = Duration::from_secs(2);
+/// Added to twice the monitor's timeout to make a request's deadline: time to be noticed,
+/// claimed and checked, with room for one node of the region to die and another to retry.
+const DEADLINE_MARGIN_MS: i64 = 5_000;
+
+/// The regions that have a live node, as last read from the database.
+#[derive(Clone, Default)]
+pub struct LiveRegions(Arc<RwLock<HashSet<String>>>);
+
+impl LiveRegions {
+    fn set(&self, regions: HashSet<String>) {
+        if let Ok(mut guard) = self.0.write() {
+            *guard = regions;
+        }
+    }
+
+    /// The region to ask about a failure seen in `failed_in`: the next of the monitor's
+    /// regions after it (in the monitor's order, wrapping) that has a live node.
+    pub fn pick(&self, monitor_regions: &[String], failed_in: &str) -> Option<String> {
+        let live = self.0.read().ok()?;
+        let start = monitor_regions
+            .iter()
+            .position(|r| r == failed_in)
+            .map_or(0, |i| i + 1);
+        let n = monitor_regions.len();
+        (0..n)
+            .map(|k| &monitor_regions[(start + k) % n])
+            .find(|r| r.as_str() != failed_in && live.contains(r.as_str()))
+            .cloned()
+    }
+}
+
+/// Ask another region about `record` (a failure), or count it as it is when no other
+/// region of the monitor has a live node or the request cannot be written.
+pub async fn request_or_record(
+    store: &Store,
+    recorder: &Recorder,
+    live: &LiveRegions,
+    monitor: &ScheduledMonitor,
+    all_regions: &[String],
+    round: i64,
+    record: CheckRecord,
+) {
+    let regions = if monitor.regions.is_empty() {
+        all_regions
+    } else {
+        &monitor.regions
+    };
+    let Some(target) = live.pick(regions, &record.region) else {
+        let note = serde_json::json!({"status": "unavailable"});
+        recorder.record(annotate(&record, note)).await;
+        return;
+    };
+    let timeout_ms = i64::try_from(monitor.timeout.as_millis()).unwrap_or(60_000);
+    let id = ids::new_id("cfm_");
+    let written = match serde_json::to_string(&record) {
+        Ok(original) => store
+            .request_confirmation(NewConfirmation {
+                id: &id,
+                monitor_id: &record.monitor_id,
+                round,
+                from_region: &record.region,
+                target_region: &target,
+                requested_at: record.checked_at,
+                deadline_at: record.checked_at + 2 * timeout_ms + DEADLINE_MARGIN_MS,
+                original,
+            })
+            .await
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    match written {
+        Ok(true) => {
+            tracing::debug!(monitor = %record.monitor_id, from = %record.region, to = %target, "failure sent for confirmation");
+        }
+        Ok(false) => {
+            // This round already has a request: this result is one check too many.
+            tracing::debug!(monitor = %record.monitor_id, round, "round already awaits confirmation");
+        }
+        Err(e) => {
+            tracing::warn!(monitor = %record.monitor_id, error = %e, "cannot ask for confirmation; the failure counts as it is");
+            recorder
+                .record(annotate(
+                    &record,
+                    serde_json::json!({"status": "unavailable"}),
+                ))
+                .await;
+        }
+    }
+}
+
+/// Answers requests addressed to this node's region and settles those nobody answered.
+pub struct Confirmer {
+    pub store: Store,
+    pub plugins: Arc<PluginHost>,
+    pub recorder: Recorder,
+    pub region: String,
+    pub node_id: String,
+    pub clock: SharedClock,
+    pub live: LiveRegions,
+}
+
+impl Confirmer {
+    /// Run until `shutdown` turns true.
+    pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
+        let mut poll = tokio::time::interval(POLL);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut last_refresh: Option<tokio::time::Instant> = None;
+        // Requests this node is answering or has handed to the recorder.
+        let in_hand: Arc<std::sync::Mutex<HashSet<String>>> = Arc::default();
+        loop {
+            tokio::select! {
+                _ = poll.tick() => {}
+                _ = shutdown.changed() => if *shutdown.borrow() { break } else { continue },
+            }
+            if last_refresh.is_none_or(|t| t.elapsed() >= LIVE_REFRESH) {
+                last_refresh = Some(tokio::time::Instant::now());
+                match self.store.live_nodes(self.clock.now_ms()).await {
+                    Ok(nodes) => self.live.set(nodes.into_iter().map(|n| n.region).collect()),
+                    Err(e) => tracing::warn!(error = %e, "cannot read the live nodes"),
+                }
+            }
+            if let Err(e) = self.pass(&in_hand).await {
+                tracing::warn!(error = %e, "regional confirmation pass failed; retrying");
+            }
+        }
+    }
+
+    async fn pass(
+        &self,
+        in_hand: &Arc<std::sync::Mutex<HashSet<String>>>,
+    ) -> Result<(), crate::store::StoreError> {
+        let now = self.clock.now_ms();
+        for request in self
+            .store
+            .claim_confirmations(&self.region, &self.node_id, now)
+            .await?
+        {
+            let Ok(original) = serde_json::from_str::<CheckRecord>(&request.original) else {
+                tracing::warn!(request = %request.id, "unreadable confirmation request; left to expire");
+                continue;
+            };
+            if !hold(in_hand, &request.id) {
+                continue;
+            }
+            let (store, plugins, recorder) = (
+                self.store.clone(),
+                self.plugins.clone(),
+                self.recorder.clone(),
+            );
+            let (region, clock, in_hand) =
+                (self.region.clone(), self.clock.clone(), in_hand.clone());
+            tokio::spawn(async move {
+                let row = store.monitor_by_id(&request.monitor_id).await;
+                if let Ok(Some(row)) = row {
+                    let monitor = ScheduledMonitor::from_row(&row);
+                    let mut answer = run_check(&plugins, &monitor, &region, clock.now_ms()).await;
+                    answer.confirmation = Some(Confirmation::Answer {
+                        request_id: request.id.clone(),
+                        original: Box::new(original),
+                    });
+                    recorder.record(answer).await;
+                }
+                // A deleted monitor's request simply expires.
+                release(&in_hand, &request.id);
+            });
+        }
+        for request in self.store.expired_confirmations(now).await? {
+            let Ok(mut original) = serde_json::from_str::<CheckRecord>(&request.original) else {
+                continue;
+            };
+            if !hold(in_hand, &request.id) {
+                continue;
+            }
+            original.confirmation = Some(Confirmation::Expired {
+                request_id: request.id.clone(),
+            });
+            self.recorder.record(original).await;
+            // Kept a little while, so the next passes do not hand it over again before the
+            // recorder has settled it.
+            let in_hand = in_hand.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                release(&in_hand, &request.id);
+            });
+        }
+        Ok(())
+    }
+}
+
+fn hold(in_hand: &std::sync::Mutex<HashSet<String>>, id: &str) -> bool {
+    in_hand.lock().is_ok_and(|mut s| s.insert(id.to_string()))
+}
+
+fn release(in_hand: &std::sync::Mutex<HashSet<String>>, id: &str) {
+    if let Ok(mut s) = in_hand.lock() {
+        s.remove(id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_next_live_region_after_the_failing_one() {
+        let live = LiveRegions::default();
+        let regions: Vec<String> = ["eu", "us", "ap"].map(String::from).to_vec();
+        assert_eq!(live.pick(&regions, "eu"), None, "nobody alive");
+        live.set(["eu", "us", "ap"].map(String::from).into());
+        assert_eq!(live.pick(&regions, "eu").as_deref(), Some("us"));
+        assert_eq!(live.pick(&regions, "ap").as_deref(), Some("eu"));
+        live.set(["eu", "ap"].map(String::from).into());
+        assert_eq!(live.pick(&regions, "eu").as_deref(), Some("ap"));
+        live.set(["eu"].map(String::from).into());
+        assert_eq!(
+            live.pick(&regions, "eu"),
+            None,
+            "never the failing region itself"
+        );
+    }
+}

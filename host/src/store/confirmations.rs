@@ -1,0 +1,139 @@
+//! Requests to confirm a failure from another region. A node whose check failed writes a
+//! request naming the region to ask; a node of that region claims it with a lease (a
+//! conditional update, so one node wins on SQLite and PostgreSQL alike), checks again and
+//! hands both results to the recorder, which settles the request by deleting its row in the
+//! same transaction that counts the verdict. A request nobody answers by its deadline is
+//! settled the same way with the failure counted as it was.
+
+use super::entities::check_confirmation;
+use super::{Store, StoreError};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect,
+};
+
+/// A stored request.
+pub type ConfirmationRow = check_confirmation::Model;
+
+/// Requests claimed or swept in one pass.
+const BATCH: u64 = 64;
+
+/// A new request, before it is written.
+pub struct NewConfirmation<'a> {
+    pub id: &'a str,
+    pub monitor_id: &'a str,
+    pub round: i64,
+    pub from_region: &'a str,
+    pub target_region: &'a str,
+    pub requested_at: i64,
+    pub deadline_at: i64,
+    /// The failed check, as JSON.
+    pub original: String,
+}
+
+impl Store {
+    /// Write a request. False when the round already has one (another node asked first).
+    pub async fn request_confirmation(&self, c: NewConfirmation<'_>) -> Result<bool, StoreError> {
+        let row = check_confirmation::ActiveModel {
+            id: Set(c.id.to_string()),
+            monitor_id: Set(c.monitor_id.to_string()),
+            round: Set(c.round),
+            from_region: Set(c.from_region.to_string()),
+            target_region: Set(c.target_region.to_string()),
+            requested_at: Set(c.requested_at),
+            deadline_at: Set(c.deadline_at),
+            claimed_by: Set(None),
+            lease_until: Set(None),
+            original: Set(c.original),
+        };
+        let inserted = check_confirmation::Entity::insert(row)
+            .on_conflict(
+                sea_orm::sea_query::OnConflict::columns([
+                    check_confirmation::Column::MonitorId,
+                    check_confirmation::Column::Round,
+                ])
+                .do_nothing()
+                .to_owned(),
+            )
+            .exec_without_returning(self.db())
+            .await?;
+        Ok(inserted == 1)
+    }
+
+    /// Claim up to a batch of requests addressed to `region` for `node_id`. A claim holds
+    /// until the request's deadline; after that the request is settled unanswered (see
+    /// [`Store::expired_confirmations`]), so a node that dies holding one delays the verdict
+    /// by at most the deadline.
+    pub async fn claim_confirmations(
+        &self,
+        region: &str,
+        node_id: &str,
+        now: i64,
+    ) -> Result<Vec<ConfirmationRow>, StoreError> {
+        let free = Condition::any()
+            .add(check_confirmation::Column::LeaseUntil.is_null())
+            .add(check_confirmation::Column::LeaseUntil.lt(now));
+        let candidates = check_confirmation::Entity::find()
+            .filter(check_confirmation::Column::TargetRegion.eq(region))
+            .filter(check_confirmation::Column::DeadlineAt.gt(now))
+            .filter(free.clone())
+            .order_by_asc(check_confirmation::Column::RequestedAt)
+            .limit(BATCH)
+            .all(self.db())
+            .await?;
+        let mut claimed = Vec::with_capacity(candidates.len());
+        for c in candidates {
+            let won = check_confirmation::Entity::update_many()
+                .col_expr(check_confirmation::Column::ClaimedBy, Expr::value(node_id))
+                .col_expr(
+                    check_confirmation::Column::LeaseUntil,
+                    Expr::col(check_confirmation::Column::DeadlineAt),
+                )
+                .filter(check_confirmation::Column::Id.eq(c.id.as_str()))
+                .filter(free.clone())
+                .exec(self.db())
+                .await?
+                .rows_affected;
+            if won == 1 {
+                claimed.push(c);
+            }
+        }
+        Ok(claimed)
+    }
+
+    /// Requests past their deadline (claimed or not).
+    pub async fn expired_confirmations(
+        &self,
+        now: i64,
+    ) -> Result<Vec<ConfirmationRow>, StoreError> {
+        Ok(check_confirmation::Entity::find()
+            .filter(check_confirmation::Column::DeadlineAt.lte(now))
+            .order_by_asc(check_confirmation::Column::DeadlineAt)
+            .limit(BATCH)
+            .all(self.db())
+            .await?)
+    }
+
+    /// Settle a request inside the recorder's transaction. True for exactly one caller:
+    /// the one whose verdict counts.
+    pub async fn settle_confirmation(
+        conn: &impl ConnectionTrait,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        let deleted = check_confirmation::Entity::delete_many()
+            .filter(check_confirmation::Column::Id.eq(id))
+            .exec(conn)
+            .await?
+            .rows_affected;
+        Ok(deleted == 1)
+    }
+
+    /// Open requests (for tests and diagnosis).
+    pub async fn open_confirmations(&self) -> Result<Vec<ConfirmationRow>, StoreError> {
+        Ok(check_confirmation::Entity::find()
+            .order_by_asc(check_confirmation::Column::RequestedAt)
+            .all(self.db())
+            .await?)
+    }
+}
