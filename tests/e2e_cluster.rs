@@ -92,20 +92,35 @@ fn now_ms() -> i64 {
 /// The tests here each run several nodes; they take turns so their timing holds on 2 cores.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-#[test]
-fn three_nodes_two_regions_one_database() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+/// This test's turn, a runtime and a fresh database; None (after saying so) without
+/// `TOCSIN_TEST_DATABASE_URL`.
+fn cluster_test(
+    name: &str,
+) -> Option<(
+    std::sync::MutexGuard<'static, ()>,
+    tokio::runtime::Runtime,
+    TestDb,
+)> {
+    let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Ok(base) = std::env::var("TOCSIN_TEST_DATABASE_URL") else {
         eprintln!(
-            "SKIPPED three_nodes_two_regions_one_database: set TOCSIN_TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to test several nodes on PostgreSQL"
+            "SKIPPED {name}: set TOCSIN_TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to test several nodes on PostgreSQL"
         );
-        return;
+        return None;
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     let test_db = rt.block_on(TestDb::create(&base));
+    Some((turn, rt, test_db))
+}
+
+#[test]
+fn three_nodes_two_regions_one_database() {
+    let Some((_turn, rt, test_db)) = cluster_test("three_nodes_two_regions_one_database") else {
+        return;
+    };
     let db = rt
         .block_on(Database::connect(&test_db.url))
         .expect("connect");
@@ -321,18 +336,11 @@ fn three_nodes_two_regions_one_database() {
 
 #[test]
 fn a_delivery_cut_off_by_a_node_kill_is_finished_by_another_node() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Ok(base) = std::env::var("TOCSIN_TEST_DATABASE_URL") else {
-        eprintln!(
-            "SKIPPED a_delivery_cut_off_by_a_node_kill_is_finished_by_another_node: set TOCSIN_TEST_DATABASE_URL to test several nodes on PostgreSQL"
-        );
+    let Some((_turn, rt, test_db)) =
+        cluster_test("a_delivery_cut_off_by_a_node_kill_is_finished_by_another_node")
+    else {
         return;
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let test_db = rt.block_on(TestDb::create(&base));
     let target = Target::start();
     let receiver = Receiver::start();
     let start = || {

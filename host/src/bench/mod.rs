@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 /// The benchmark's admin key (a throwaway database).
-const BENCH_KEY: &str = "tcs_BenchAdminKey00000000000000000000000001";
+const BENCH_KEY: &str = "tcs_BenchAdminKey000000000000000000000000001";
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -253,8 +253,26 @@ async fn run_on(
         .await?
         .context("the benchmark database is not empty")?;
 
+    let mut config = Config::build(
+        None,
+        &|_| None,
+        &Overrides {
+            data_dir: Some(cache.to_path_buf()),
+            database_url: Some(database_url.to_string()),
+            ..Overrides::default()
+        },
+    )?;
+    config.rate_limit_per_minute = u32::MAX / 2;
+    config.rate_limit_burst = u32::MAX / 2;
+    let plugins = Arc::new(crate::app::load_plugins(&config).await?);
+
+    // 1. The same checks natively and through the plugin.
+    let (native_cpu, native_wall, plugin_cpu, plugin_wall) =
+        compare_native(&plugins, &target.url("/ok"), opts.baseline_checks).await?;
+
     // Monitors, as a server that has been running would have them: each last checked
-    // within the past interval, so their next checks spread over the interval.
+    // within the past interval, so their next checks spread over the interval. Written
+    // just before the scheduler starts, so none is overdue.
     let seeded = Instant::now();
     let interval_ms = i64::from(opts.interval) * 1000;
     let failing = ((n as f64) * opts.failing_percent / 100.0).round() as usize;
@@ -277,13 +295,21 @@ async fn run_on(
                 alert_policy_id: None,
                 regions: "[]".into(),
                 status: status::UP.into(),
-                created_at: now,
+                // Created one after another, as an import would.
+                created_at: now - i64::try_from(n - i).unwrap_or(0),
                 updated_at: now,
+                // The start of its last round, as if it had been running all along.
                 last_checked_at: Some(
-                    now - interval_ms + i64::try_from(phase.as_millis()).unwrap_or(0),
+                    crate::scheduler::next_round_start(
+                        now,
+                        i64::try_from(phase.as_millis()).unwrap_or(0),
+                        interval_ms,
+                    ) - interval_ms,
                 ),
                 last_response_time_ms: None,
-                consecutive_failures: 0,
+                // Failing ones have failed once already: their next check opens an
+                // incident, so the incident list has rows to page through.
+                consecutive_failures: i32::from(i < failing),
                 consecutive_successes: 0,
                 region_cursor: 0,
                 regional_confirmation: false,
@@ -293,23 +319,6 @@ async fn run_on(
         .collect();
     store.insert_monitors(rows).await?;
     let seed_time = seeded.elapsed();
-
-    let mut config = Config::build(
-        None,
-        &|_| None,
-        &Overrides {
-            data_dir: Some(cache.to_path_buf()),
-            database_url: Some(database_url.to_string()),
-            ..Overrides::default()
-        },
-    )?;
-    config.rate_limit_per_minute = u32::MAX / 2;
-    config.rate_limit_burst = u32::MAX / 2;
-    let plugins = Arc::new(crate::app::load_plugins(&config).await?);
-
-    // 1. The same checks natively and through the plugin.
-    let (native_cpu, native_wall, plugin_cpu, plugin_wall) =
-        compare_native(&plugins, &target.url("/ok"), opts.baseline_checks).await?;
 
     // 2. The scheduler and recorder on the real store.
     let engine = EngineContext::new("http://127.0.0.1");

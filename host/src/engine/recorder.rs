@@ -22,6 +22,9 @@ use tokio::sync::{Notify, mpsc};
 
 /// Most records written in one transaction.
 const MAX_BATCH: usize = 1000;
+/// How long the writer waits for more results before writing a batch. It bounds the delay
+/// it adds to an alert; it turns hundreds of one-result transactions a second into tens.
+const BATCH_LINGER: std::time::Duration = std::time::Duration::from_millis(20);
 /// Records waiting to be written before check tasks wait for the writer.
 const QUEUE_CAPACITY: usize = 20_000;
 
@@ -209,6 +212,17 @@ async fn write_loop(
 ) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        // Let the batch fill for a moment: one transaction for many results costs far
+        // less than one each (see docs/performance.md).
+        let linger = tokio::time::sleep(BATCH_LINGER);
+        tokio::pin!(linger);
+        while batch.len() < MAX_BATCH {
+            let room = MAX_BATCH - batch.len();
+            tokio::select! {
+                n = rx.recv_many(&mut batch, room) => if n == 0 { break },
+                _ = &mut linger => break,
+            }
+        }
         let mut attempt = 0;
         let started = std::time::Instant::now();
         loop {
