@@ -165,6 +165,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             node_id: node_id.clone(),
             clock: clock.clone(),
             live,
+            permits: scheduler.permits(),
         };
         Some(tokio::spawn(confirmer.run(shutdown_rx.clone())))
     } else {

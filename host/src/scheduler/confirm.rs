@@ -120,6 +120,8 @@ pub struct Confirmer {
     pub node_id: String,
     pub clock: SharedClock,
     pub live: LiveRegions,
+    /// The scheduler's check slots: confirming checks take one like any other check.
+    pub permits: Arc<tokio::sync::Semaphore>,
 }
 
 impl Confirmer {
@@ -172,7 +174,11 @@ impl Confirmer {
             );
             let (region, clock, in_hand) =
                 (self.region.clone(), self.clock.clone(), in_hand.clone());
+            let permits = self.permits.clone();
             tokio::spawn(async move {
+                let Ok(_permit) = permits.acquire_owned().await else {
+                    return;
+                };
                 let row = store.monitor_by_id(&request.monitor_id).await;
                 if let Ok(Some(row)) = row {
                     let monitor = ScheduledMonitor::from_row(&row);

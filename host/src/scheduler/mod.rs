@@ -174,6 +174,12 @@ impl Scheduler {
         }
     }
 
+    /// The check slots (a semaphore of [`MAX_CONCURRENT_CHECKS`]), for other work that runs
+    /// checks and must share the same bound (regional confirmation).
+    pub fn permits(&self) -> Arc<Semaphore> {
+        self.permits.clone()
+    }
+
     /// Figures the scheduler keeps while it runs (schedule lag).
     pub fn stats(&self) -> Arc<stats::SchedulerStats> {
         self.stats.clone()
