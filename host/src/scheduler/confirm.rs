@@ -195,6 +195,9 @@ impl Confirmer {
         }
         for request in self.store.expired_confirmations(now).await? {
             let Ok(mut original) = serde_json::from_str::<CheckRecord>(&request.original) else {
+                // Nothing to count; drop it so it does not hold a place in every later pass.
+                tracing::warn!(request = %request.id, "dropping an unreadable confirmation request");
+                Store::settle_confirmation(self.store.db(), &request.id).await?;
                 continue;
             };
             if !hold(in_hand, &request.id) {
