@@ -28,6 +28,7 @@ const TEST_GUESTS: &[(&str, &str)] = &[
     ("tocsin-guest-trap", "tocsin_guest_trap"),
     ("tocsin-guest-fetch", "tocsin_guest_fetch"),
     ("tocsin-guest-next", "tocsin_guest_next"),
+    ("tocsin-guest-future", "tocsin_guest_future"),
     // The Rust example plugin, so the suite loads it as a user would.
     ("tocsin-example-tcp", "tocsin_example_tcp"),
 ];

@@ -10,7 +10,7 @@ use tocsin::plugins::{HostSettings, PluginHost, PluginSource};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_built_in_plugin_conforms() {
-    tocsin::app::install_crypto_provider();
+    tocsin::crypto::install_provider();
     let settings = HostSettings {
         grant_declared: true,
         ..HostSettings::default()
@@ -78,7 +78,7 @@ async fn every_built_in_plugin_conforms() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_kit_catches_a_plugin_that_traps() {
-    tocsin::app::install_crypto_provider();
+    tocsin::crypto::install_provider();
     let mut host = PluginHost::new(None, &HostSettings::default()).expect("runtime");
     let trap = Path::new(env!("TOCSIN_TEST_GUESTS_DIR")).join("tocsin_guest_trap.wasm");
     assert!(

@@ -1,7 +1,8 @@
-//! End to end: the Rust example plugin (built on the SDK) loads from the plugins directory
-//! and does real work, while a plugin built against a newer contract (the 0.2.0 draft in
-//! tests/fixtures/wit) is refused with a reason that names both versions, and nothing else
-//! is disturbed by it.
+//! End to end: plugins built against contracts 0.1.0 (the Rust example, on the SDK) and
+//! 0.2.0 (`tests/guests/next`) load side by side from the plugins directory and both run
+//! real checks, while a plugin built against a contract the server does not know (0.3.0,
+//! in tests/fixtures/wit) is refused with a reason that names the versions, and nothing
+//! else is disturbed by it.
 
 mod support;
 
@@ -34,9 +35,10 @@ fn plugin_check(args: &[&str]) -> (bool, String) {
 }
 
 #[test]
-fn a_newer_contract_is_refused_and_the_frozen_one_keeps_working() {
+fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     let tcp = guest("tocsin_example_tcp.wasm");
     let next = guest("tocsin_guest_next.wasm");
+    let future = guest("tocsin_guest_future.wasm");
 
     // `tocsin plugin check` reads the contract version from the export names.
     let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
@@ -49,10 +51,16 @@ fn a_newer_contract_is_refused_and_the_frozen_one_keeps_working() {
         "{report}"
     );
     assert!(report.contains("capabilities: net"), "{report}");
-    let (ok, report) = plugin_check(&[next.to_str().expect("path")]);
+    let (ok, report) = plugin_check(&[next.to_str().expect("path"), "{}"]);
+    assert!(ok, "{report}");
+    assert!(
+        report.contains("a monitor plugin built against tocsin:plugin@0.2.0"),
+        "{report}"
+    );
+    let (ok, report) = plugin_check(&[future.to_str().expect("path")]);
     assert!(!ok, "{report}");
     assert!(
-        report.contains("0.2.0") && report.contains("0.1.0"),
+        report.contains("tocsin:plugin@0.3.0") && report.contains("0.1.0, 0.2.0"),
         "the refusal names the plugin's version and the supported ones: {report}"
     );
 
@@ -61,6 +69,7 @@ fn a_newer_contract_is_refused_and_the_frozen_one_keeps_working() {
     std::fs::create_dir_all(&plugins).expect("plugins dir");
     std::fs::copy(&tcp, plugins.join("tcp.wasm")).expect("copy");
     std::fs::copy(&next, plugins.join("next.wasm")).expect("copy");
+    std::fs::copy(&future, plugins.join("future.wasm")).expect("copy");
     std::fs::write(
         dir.path().join("tocsin.toml"),
         "[plugin_grants.tcp]\ncapabilities = [\"net\"]\n",
@@ -77,27 +86,37 @@ fn a_newer_contract_is_refused_and_the_frozen_one_keeps_working() {
         .filter_map(|p| p["name"].as_str())
         .collect();
     assert!(
-        names.contains(&"tcp") && names.contains(&"http"),
+        names.contains(&"tcp") && names.contains(&"test-next") && names.contains(&"http"),
         "{names:?}"
     );
-    assert!(!names.contains(&"test-next"), "{names:?}");
+    assert!(!names.contains(&"test-future"), "{names:?}");
+    let contract = |name: &str| {
+        listed
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p["name"] == name))
+            .map(|p| p["contract"].clone())
+    };
+    assert_eq!(contract("tcp"), Some(json!("0.1.0")));
+    assert_eq!(contract("test-next"), Some(json!("0.2.0")));
     let log = server.log();
     assert!(
         log.lines().any(|l| l.contains("plugin refused")
-            && l.contains("next.wasm")
-            && l.contains("0.2.0")),
+            && l.contains("future.wasm")
+            && l.contains("0.3.0")),
         "{log}"
     );
 
     // The 0.1.0 plugin does real work: one monitor reaches a listening port, one a closed port.
-    let create = |name: &str, port: u16| {
-        let r = api.post(
-            "/v1/monitors",
-            &json!({"name": name, "type": "tcp", "interval": 1, "timeout": 1,
-                    "config": {"host": "127.0.0.1", "port": port}}),
-        );
+    let create_monitor = |body: Value| {
+        let r = api.post("/v1/monitors", &body);
         assert_eq!(r.status, 201, "{}", r.body);
         r.body["data"]["id"].as_str().expect("id").to_string()
+    };
+    let create = |name: &str, port: u16| {
+        create_monitor(
+            json!({"name": name, "type": "tcp", "interval": 1, "timeout": 1,
+                              "config": {"host": "127.0.0.1", "port": port}}),
+        )
     };
     let closed_port = {
         let l = TcpListener::bind("127.0.0.1:0").expect("listen");
@@ -113,6 +132,13 @@ fn a_newer_contract_is_refused_and_the_frozen_one_keeps_working() {
                 .map(Value::Object)
         })
     };
+    // The 0.2.0 plugin runs beside it, and is told the attempt number 0.2.0 added.
+    let newer = create_monitor(
+        json!({"name": "newer", "type": "test-next", "interval": 1, "timeout": 1, "config": {}}),
+    );
+    let c = first_check(&newer);
+    assert_eq!(c["ok"], true, "{c}");
+    assert_eq!(c["details"]["attempt"], 1, "{c}");
     let c = first_check(&open);
     assert_eq!(c["ok"], true, "{c}");
     assert_eq!(c["details"]["address"], format!("127.0.0.1:{port}"), "{c}");

@@ -188,7 +188,7 @@ fn python_and_javascript_plugins_do_real_work() {
         .build()
         .expect("runtime");
     let problems = runtime.block_on(async {
-        tocsin::app::install_crypto_provider();
+        tocsin::crypto::install_provider();
         let settings = tocsin::plugins::HostSettings {
             grant_declared: true,
             ..Default::default()

@@ -1,20 +1,24 @@
 //! The incident engine, driven by a manual clock against a real SQLite store: every
 //! transition, the thresholds, never reopening, and escalation timing, without sleeping.
 
-use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::json;
 use tocsin::clock::{Clock, ManualClock};
-use tocsin::config::Plan;
 use tocsin::engine::actions::{self, ActionError};
 use tocsin::engine::escalation::escalate_due;
 use tocsin::engine::recorder::write_batch;
 use tocsin::engine::{CheckRecord, EngineContext};
-use tocsin::store::Store;
-use tocsin::store::alerting::PolicyRow;
-use tocsin::store::entities::{delivery, incident};
-use tocsin::store::monitors::MonitorRow;
+use tocsin::plans::Plan;
+use tocsin::store::incidents::IncidentFilter;
+use tocsin::store::{
+    DeliveryRow, IncidentRow, MonitorRow, MonitorState, Order, Page, PolicyRow, State, Store,
+};
 
 const T0: i64 = 1_795_253_400_000;
+/// One page holding everything a test makes.
+const ALL: Page = Page {
+    page: 1,
+    limit: 10_000,
+};
 
 struct Fixture {
     store: Store,
@@ -84,7 +88,7 @@ impl Fixture {
                 timeout_secs: 10,
                 alert_policy_id: policy.map(String::from),
                 regions: "[]".into(),
-                status: "pending".into(),
+                status: MonitorState::Pending,
                 created_at: T0,
                 updated_at: T0,
                 last_checked_at: None,
@@ -118,30 +122,42 @@ impl Fixture {
         self.clock.advance_ms(60_000);
     }
 
-    async fn incidents(&self, monitor: &str) -> Vec<incident::Model> {
-        incident::Entity::find()
-            .filter(incident::Column::MonitorId.eq(monitor))
-            .all(self.store.db())
+    async fn incidents(&self, monitor: &str) -> Vec<IncidentRow> {
+        let filter = IncidentFilter {
+            monitor_id: Some(monitor.to_string()),
+            ..IncidentFilter::default()
+        };
+        self.store
+            .list_incidents(&self.ws, &filter, Order::Asc, ALL)
             .await
             .expect("incidents")
+            .0
+    }
+
+    async fn all_deliveries(&self) -> Vec<DeliveryRow> {
+        self.store
+            .list_deliveries(&self.ws, None, None, None, ALL)
+            .await
+            .expect("deliveries")
+            .0
     }
 
     async fn deliveries(&self, event: &str, kind: &str) -> u64 {
-        delivery::Entity::find()
-            .filter(delivery::Column::Event.eq(event))
-            .filter(delivery::Column::ChannelKind.eq(kind))
-            .count(self.store.db())
+        self.all_deliveries()
             .await
-            .expect("count")
+            .iter()
+            .filter(|d| d.event == event && d.channel_kind == kind)
+            .count() as u64
     }
 
-    async fn status(&self, monitor: &str) -> String {
+    async fn status(&self, monitor: &str) -> &'static str {
         self.store
             .monitor(&self.ws, monitor)
             .await
             .expect("q")
             .expect("monitor")
             .status
+            .name()
     }
 }
 
@@ -162,7 +178,7 @@ async fn thresholds_open_and_resolve_exactly_once() {
     f.check("mon_a", false).await;
     let open = f.incidents("mon_a").await;
     assert_eq!(open.len(), 1);
-    assert_eq!(open[0].status, "open");
+    assert_eq!(open[0].status.name(), "open");
     assert_eq!(
         open[0].created_at,
         T0 + 3 * 60_000,
@@ -187,11 +203,11 @@ async fn thresholds_open_and_resolve_exactly_once() {
     f.check("mon_a", true).await;
     f.check("mon_a", false).await;
     f.check("mon_a", true).await;
-    assert_eq!(f.incidents("mon_a").await[0].status, "open");
+    assert_eq!(f.incidents("mon_a").await[0].status.name(), "open");
     assert_eq!(f.status("mon_a").await, "down");
     f.check("mon_a", true).await;
     let done = &f.incidents("mon_a").await[0];
-    assert_eq!(done.status, "resolved");
+    assert_eq!(done.status.name(), "resolved");
     assert_eq!(done.open_key, None);
     assert_eq!(f.status("mon_a").await, "up");
     assert_eq!(f.deliveries("incident.resolved", "webhook").await, 1);
@@ -202,7 +218,10 @@ async fn thresholds_open_and_resolve_exactly_once() {
     }
     let all = f.incidents("mon_a").await;
     assert_eq!(all.len(), 2);
-    assert_eq!(all.iter().filter(|i| i.status == "resolved").count(), 1);
+    assert_eq!(
+        all.iter().filter(|i| i.status.name() == "resolved").count(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -218,18 +237,11 @@ async fn no_policy_means_defaults_and_silence_and_recovery_can_be_quiet() {
     );
     f.check("mon_plain", true).await;
     assert_eq!(
-        f.incidents("mon_plain").await[0].status,
+        f.incidents("mon_plain").await[0].status.name(),
         "resolved",
         "default recovery threshold 1"
     );
-    assert_eq!(
-        delivery::Entity::find()
-            .count(f.store.db())
-            .await
-            .expect("count"),
-        0,
-        "nobody to notify"
-    );
+    assert_eq!(f.all_deliveries().await.len() as u64, 0, "nobody to notify");
 
     f.policy("pol_quiet", 1, 1, false, None).await;
     f.monitor("mon_quiet", Some("pol_quiet")).await;
@@ -329,7 +341,7 @@ async fn escalation_fires_once_at_its_delay_unless_acknowledged() {
     )
     .await
     .expect("resolve");
-    assert_eq!(r.status, "resolved");
+    assert_eq!(r.status.name(), "resolved");
     assert!(matches!(
         actions::acknowledge(
             &f.store,
@@ -358,22 +370,16 @@ async fn deleting_a_monitor_closes_its_incident_silently() {
     f.policy("pol_d", 1, 1, true, None).await;
     f.monitor("mon_d", Some("pol_d")).await;
     f.check("mon_d", false).await;
-    let before = delivery::Entity::find()
-        .count(f.store.db())
-        .await
-        .expect("count");
+    let before = f.all_deliveries().await.len() as u64;
     assert!(
         actions::delete_monitor(&f.store, &f.ws, "mon_d", f.clock.now_ms())
             .await
             .expect("delete")
     );
     let inc = &f.incidents("mon_d").await[0];
-    assert_eq!(inc.status, "resolved");
+    assert_eq!(inc.status.name(), "resolved");
     assert_eq!(
-        delivery::Entity::find()
-            .count(f.store.db())
-            .await
-            .expect("count"),
+        f.all_deliveries().await.len() as u64,
         before,
         "no notifications"
     );
@@ -384,12 +390,12 @@ async fn deleting_a_monitor_closes_its_incident_silently() {
         actions::set_paused(&f.store, &f.ctx, &f.ws, "mon_p", true, f.clock.now_ms())
             .await
             .expect("pause");
-    assert!(changed && m.status == "paused");
-    assert_eq!(f.incidents("mon_p").await[0].status, "open");
+    assert!(changed && m.status.name() == "paused");
+    assert_eq!(f.incidents("mon_p").await[0].status.name(), "open");
     let (m, _) = actions::set_paused(&f.store, &f.ctx, &f.ws, "mon_p", false, f.clock.now_ms())
         .await
         .expect("resume");
-    assert_eq!(m.status, "down");
+    assert_eq!(m.status.name(), "down");
     assert_eq!(f.deliveries("monitor.paused", "webhook").await, 1);
     assert_eq!(f.deliveries("monitor.resumed", "webhook").await, 1);
 }

@@ -24,11 +24,12 @@ fn request(config: &str, timeout_ms: u32) -> CheckRequest {
         monitor_id: "mon_test".into(),
         region: "local".into(),
         settings: "{}".into(),
+        attempt: 1,
     }
 }
 
 async fn host() -> Arc<PluginHost> {
-    tocsin::app::install_crypto_provider();
+    tocsin::crypto::install_provider();
     let mut host = PluginHost::new(None, &Default::default()).expect("runtime");
     let mut sources = PluginHost::builtin_sources();
     sources.extend(["spin", "hog", "trap"].map(guest));
@@ -160,7 +161,7 @@ async fn the_http_plugin_validates_configs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn load_refusals_and_the_compile_cache() {
-    tocsin::app::install_crypto_provider();
+    tocsin::crypto::install_provider();
     let cache = tempfile::tempdir().expect("tempdir");
     let mut host =
         PluginHost::new(Some(cache.path().to_path_buf()), &Default::default()).expect("runtime");

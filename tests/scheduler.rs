@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tocsin::clock::{SharedClock, SystemClock};
-use tocsin::config::Plan;
 use tocsin::engine::{EngineContext, Recorder};
+use tocsin::plans::Plan;
 use tocsin::plugins::PluginHost;
 use tocsin::scheduler::Scheduler;
 use tocsin::store::Store;
@@ -50,7 +50,7 @@ async fn a_thousand_monitors_run_once_per_interval_and_spread_out() {
                 timeout_secs: 2,
                 alert_policy_id: None,
                 regions: "[]".into(),
-                status: "pending".into(),
+                status: tocsin::store::MonitorState::Pending,
                 created_at: now,
                 updated_at: now,
                 last_checked_at: None,
@@ -92,19 +92,22 @@ async fn a_thousand_monitors_run_once_per_interval_and_spread_out() {
         .expect("writer drains")
         .expect("writer");
 
-    let rows: Vec<(String, i64, bool)> = {
-        use sea_orm::{EntityTrait, QuerySelect};
-        use tocsin::store::entities::check_result;
-        check_result::Entity::find()
-            .select_only()
-            .column(check_result::Column::MonitorId)
-            .column(check_result::Column::CheckedAt)
-            .column(check_result::Column::Ok)
-            .into_tuple()
-            .all(store.db())
+    let mut rows: Vec<(String, i64, bool)> = Vec::new();
+    for i in 0..MONITORS {
+        let page = tocsin::store::Page {
+            page: 1,
+            limit: 1000,
+        };
+        let (checks, _) = store
+            .list_checks(&format!("mon_{i:026}"), None, None, page)
             .await
-            .expect("results")
-    };
+            .expect("results");
+        rows.extend(
+            checks
+                .into_iter()
+                .map(|c| (c.monitor_id, c.checked_at, c.ok)),
+        );
+    }
     let failed: Vec<_> = rows.iter().filter(|r| !r.2).collect();
     assert!(failed.is_empty(), "{} checks failed", failed.len());
 

@@ -2,11 +2,12 @@
 //! names a server (each run gets its own database there, dropped afterwards).
 
 use sea_orm::{ConnectionTrait, Database};
-use tocsin::config::Plan;
 use tocsin::engine::CheckRecord;
 use tocsin::engine::EngineContext;
 use tocsin::engine::actions;
 use tocsin::engine::recorder::write_batch;
+use tocsin::plans::Plan;
+use tocsin::store::State;
 use tocsin::store::keys::Role;
 use tocsin::store::monitors::{MonitorListQuery, MonitorRow, MonitorSort};
 use tocsin::store::{MonitorChange, Order, Page, Store};
@@ -24,7 +25,7 @@ fn monitor(id: &str, ws: &str, name: &str, created_at: i64) -> MonitorRow {
         timeout_secs: 10,
         alert_policy_id: None,
         regions: "[]".into(),
-        status: "pending".into(),
+        status: tocsin::store::MonitorState::Pending,
         created_at,
         updated_at: created_at,
         last_checked_at: None,
@@ -147,7 +148,7 @@ async fn exercise(store: Store) {
     );
 
     let q = |sort, order, status: Option<&str>, p| MonitorListQuery {
-        status: status.map(String::from),
+        status: status.and_then(<tocsin::store::MonitorState as tocsin::store::State>::parse),
         sort,
         order,
         page: p,
@@ -221,7 +222,7 @@ async fn exercise(store: Store) {
     let m0 = store.monitor(&ws_id, "mon_0").await.expect("q").expect("m");
     assert_eq!(
         (
-            m0.status.as_str(),
+            m0.status.name(),
             m0.consecutive_failures,
             m0.consecutive_successes
         ),
@@ -231,7 +232,7 @@ async fn exercise(store: Store) {
     assert_eq!(m0.last_response_time_ms, None);
     let m1 = store.monitor(&ws_id, "mon_1").await.expect("q").expect("m");
     assert_eq!(
-        (m1.status.as_str(), m1.last_response_time_ms),
+        (m1.status.name(), m1.last_response_time_ms),
         ("up", Some(30))
     );
     write_batch(
@@ -247,7 +248,8 @@ async fn exercise(store: Store) {
             .await
             .expect("q")
             .expect("m")
-            .status,
+            .status
+            .name(),
         "up"
     );
 
@@ -305,7 +307,7 @@ async fn exercise(store: Store) {
         .await
         .expect("pause");
     assert!(changed);
-    assert_eq!(paused.status, "paused");
+    assert_eq!(paused.status.name(), "paused");
     assert!(
         !actions::set_paused(&store, &ctx, &ws_id, "mon_1", true, NOW)
             .await
@@ -326,7 +328,8 @@ async fn exercise(store: Store) {
             .await
             .expect("q")
             .expect("m")
-            .status,
+            .status
+            .name(),
         "paused"
     );
     let active: Vec<String> = store
@@ -340,7 +343,7 @@ async fn exercise(store: Store) {
     let (resumed, _) = actions::set_paused(&store, &ctx, &ws_id, "mon_1", false, NOW)
         .await
         .expect("resume");
-    assert_eq!(resumed.status, "pending");
+    assert_eq!(resumed.status.name(), "pending");
 
     assert!(
         !actions::delete_monitor(&store, &other.id, "mon_0", NOW)

@@ -16,12 +16,6 @@ const KEY_USAGE_FLUSH: std::time::Duration = std::time::Duration::from_secs(30);
 use std::sync::Arc;
 use tokio::sync::watch;
 
-/// Make rustls use the ring provider everywhere (reqwest, TLS checks).
-pub fn install_crypto_provider() {
-    // Fails only when a provider is already installed, which is what we want anyway.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
 /// Connect to the configured database and apply migrations.
 pub async fn open_store(config: &Config) -> anyhow::Result<Store> {
     let store = Store::connect(&config.database_url)
@@ -89,7 +83,7 @@ fn write_bootstrap_key(data_dir: &Path, secret: &str) -> std::io::Result<()> {
 
 /// Run the server until SIGINT or SIGTERM.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
-    install_crypto_provider();
+    crate::crypto::install_provider();
     let started = std::time::Instant::now();
     let config = Arc::new(config);
     let clock: SharedClock = Arc::new(SystemClock);
@@ -129,7 +123,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
 
     let plugins = Arc::new(load_plugins(&config).await?);
     let engine = EngineContext::new(&config.public_url);
-    if store.backend() == sea_orm::DbBackend::Sqlite {
+    if store.is_sqlite() {
         // One node owns a SQLite database: leases left by a crash belong to nobody.
         crate::outbox::worker::release_all_leases(&store)
             .await
@@ -139,8 +133,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     // Every node has an id and heartbeats into the database; on PostgreSQL, where several
     // nodes may share the database, each round of a check is claimed there before it runs.
-    let node_id = crate::ids::new_id("node_");
-    let clustered = store.backend() == sea_orm::DbBackend::Postgres;
+    let node_id = crate::ids::new_id(crate::ids::prefix::NODE);
+    let clustered = !store.is_sqlite();
     let mut scheduler = Scheduler::new(
         store.clone(),
         plugins.clone(),
@@ -184,7 +178,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let outbox = OutboxWorker {
         store: store.clone(),
         plugins: plugins.clone(),
-        ctx: engine.clone(),
+        wakeup: engine.outbox_wakeup.clone(),
         settings: Arc::new(DeliverySettings {
             schedule: config.webhook_retry_schedule.clone(),
             telegram_api_base: config.telegram.api_base.clone(),

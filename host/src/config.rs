@@ -3,41 +3,12 @@
 //! Every setting has a default, so the server runs with no file at all. This is the only
 //! module that reads the environment.
 
+use crate::plans::Plan;
+use crate::plugins::Capability;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// A workspace plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Plan {
-    Free,
-    Pro,
-    Business,
-    Enterprise,
-}
-
-impl Plan {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Plan::Free => "free",
-            Plan::Pro => "pro",
-            Plan::Business => "business",
-            Plan::Enterprise => "enterprise",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Plan> {
-        match text {
-            "free" => Some(Plan::Free),
-            "pro" => Some(Plan::Pro),
-            "business" => Some(Plan::Business),
-            "enterprise" => Some(Plan::Enterprise),
-            _ => None,
-        }
-    }
-}
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -45,15 +16,6 @@ impl Plan {
 pub enum LogFormat {
     Pretty,
     Json,
-}
-
-/// How the SMTP relay is reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SmtpTls {
-    None,
-    Starttls,
-    Tls,
 }
 
 /// A probe region and the addresses its checks come from.
@@ -67,33 +29,7 @@ pub struct Region {
     pub ipv6: Vec<String>,
 }
 
-/// What the operator grants one plugin from `plugins_dir` (`[plugin_grants.<name>]`).
-/// Built-in plugins get what they declare; others get only what is granted here.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PluginGrant {
-    /// Host interfaces the plugin may call: `http`, `net`, `tls`, `smtp`.
-    #[serde(default)]
-    pub capabilities: Vec<String>,
-    /// When set, the only hosts the plugin's HTTP requests (and their redirects) may reach:
-    /// exact names or addresses, or `*.example.com` for any subdomain.
-    pub http_hosts: Option<Vec<String>>,
-}
-
-/// Host capabilities a plugin can be granted.
-pub const CAPABILITIES: [&str; 4] = ["http", "net", "tls", "smtp"];
-
-/// The SMTP relay used by e-mail channels.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SmtpConfig {
-    pub host: Option<String>,
-    pub port: Option<u16>,
-    pub username: Option<String>,
-    pub password: Option<String>,
-    pub from: Option<String>,
-    pub tls: Option<SmtpTls>,
-}
+pub use crate::plugins::settings::{PluginGrant, SmtpConfig, SmtpTls};
 
 /// The Telegram Bot API used by telegram channels.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -302,7 +238,7 @@ impl Config {
 
         let bootstrap_key = env("TOCSIN_BOOTSTRAP_KEY").or(f.bootstrap_key);
         if let Some(key) = &bootstrap_key
-            && !crate::store::keys::is_well_formed_secret(key)
+            && !crate::ids::is_well_formed_secret(key)
         {
             return Err(invalid(
                 "bootstrap_key",
@@ -352,11 +288,14 @@ impl Config {
             if let Some(bad) = grant
                 .capabilities
                 .iter()
-                .find(|c| !CAPABILITIES.contains(&c.as_str()))
+                .find(|c| Capability::parse(c).is_none())
             {
                 return Err(invalid(
                     "plugin_grants",
-                    format!("`{name}`: unknown capability `{bad}` (use http, net, tls or smtp)"),
+                    format!(
+                        "`{name}`: unknown capability `{bad}` (use {})",
+                        Capability::choices()
+                    ),
                 ));
             }
         }

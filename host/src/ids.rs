@@ -8,6 +8,31 @@ pub mod prefix {
     pub const API_KEY: &str = "key_";
     pub const CHECK: &str = "chk_";
     pub const REQUEST: &str = "req_";
+    pub const INCIDENT: &str = "inc_";
+    /// An entry of an incident's timeline.
+    pub const INCIDENT_EVENT: &str = "evt_";
+    /// Also the `webhookId` and `X-Service-Webhook-ID` of what it delivers.
+    pub const DELIVERY: &str = "whd_";
+    pub const DELIVERY_ATTEMPT: &str = "att_";
+    pub const ALERT_POLICY: &str = "pol_";
+    pub const CHANNEL: &str = "ch_";
+    pub const STATUS_PAGE: &str = "sp_";
+    pub const MEMBER: &str = "mem_";
+    /// A request to confirm a failure from another region.
+    pub const CONFIRMATION: &str = "cfm_";
+    pub const NODE: &str = "node_";
+}
+
+/// Fixed textual prefix of every key secret.
+pub const SECRET_PREFIX: &str = "tcs_";
+/// Random characters after the prefix (base62: 40 characters carry over 238 bits).
+pub const SECRET_RANDOM_CHARS: usize = 40;
+
+/// Whether `secret` has the shape of a key secret (`tcs_` + 40 base62 characters).
+pub fn is_well_formed_secret(secret: &str) -> bool {
+    secret.strip_prefix(SECRET_PREFIX).is_some_and(|rest| {
+        rest.len() == SECRET_RANDOM_CHARS && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
 }
 
 /// One generator for the process, so ids made within the same millisecond still sort in

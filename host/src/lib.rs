@@ -1,20 +1,25 @@
 //! Tocsin: uptime monitoring and alerting where every monitor type and notification
 //! channel is a sandboxed WebAssembly component.
 //!
-//! Data flows one way: `scheduler` -> `plugins` -> `store` -> `engine` -> `outbox` ->
-//! channel plugins. The `api` reads the store and calls the engine.
+//! A check flows one way: the `scheduler` runs it through a monitor plugin (`plugins`) and
+//! hands the result to the `engine`, which records it and any incident change through the
+//! `store` and queues the notifications in the `outbox`; the outbox worker delivers them
+//! through channel plugins. The `api` reads the `store`, asks the `engine` for changes and
+//! `plugins` for validation. Imports point the same way, down to `store`, `config` and the
+//! leaves (`ids`, `plans`, `clock`, `time`, `crypto`); `app` wires it all and `cli` holds
+//! the command-line tools. docs/architecture.md draws it.
 
 pub mod api;
 pub mod app;
-pub mod bench;
+pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod crypto;
 pub mod engine;
 pub mod ids;
 pub mod outbox;
-pub mod plugin_tools;
+pub mod plans;
 pub mod plugins;
 pub mod scheduler;
 pub mod store;
 pub mod time;
-pub mod webhook_tools;

@@ -3,7 +3,8 @@
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
-use tocsin::config::{Config, LogFormat, Overrides, Plan};
+use tocsin::config::{Config, LogFormat, Overrides};
+use tocsin::plans::Plan;
 use tocsin::store::keys::Role;
 
 #[derive(Parser)]
@@ -224,7 +225,7 @@ fn main() -> anyhow::Result<()> {
     let cli = match cli.command {
         Command::Webhook(cmd) => return webhook_command(cmd),
         Command::Plugin(cmd) => return plugin_command(cmd),
-        Command::BenchTarget => return tocsin::bench::target::run(),
+        Command::BenchTarget => return tocsin::cli::bench::target::run(),
         Command::Bench(flags) => return bench_command(&flags),
         other => Cli {
             config: cli.config,
@@ -263,7 +264,7 @@ fn main() -> anyhow::Result<()> {
             Command::Webhook(cmd) => webhook_command(cmd),
             Command::Plugin(cmd) => plugin_command(cmd),
             Command::Bench(flags) => bench_command(&flags),
-            Command::BenchTarget => tocsin::bench::target::run(),
+            Command::BenchTarget => tocsin::cli::bench::target::run(),
         }
     })
 }
@@ -271,7 +272,7 @@ fn main() -> anyhow::Result<()> {
 /// The benchmark sets up its own databases and plugins; logs only warnings.
 fn bench_command(flags: &BenchFlags) -> anyhow::Result<()> {
     init_logging(LogFormat::Pretty, "warn");
-    let opts = tocsin::bench::BenchOptions {
+    let opts = tocsin::cli::bench::BenchOptions {
         monitors: flags.monitors.clone(),
         interval: flags.interval.max(1),
         duration: std::time::Duration::from_secs(
@@ -286,9 +287,9 @@ fn bench_command(flags: &BenchFlags) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let reports = runtime.block_on(tocsin::bench::run(&opts))?;
+    let reports = runtime.block_on(tocsin::cli::bench::run(&opts))?;
     if flags.markdown {
-        println!("\n{}", tocsin::bench::markdown(&reports));
+        println!("\n{}", tocsin::cli::bench::markdown(&reports));
     }
     Ok(())
 }
@@ -304,7 +305,7 @@ fn plugin_command(cmd: PluginCommand) -> anyhow::Result<()> {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            let (report, ok) = runtime.block_on(tocsin::plugin_tools::check(
+            let (report, ok) = runtime.block_on(tocsin::cli::plugin_tools::check(
                 &file,
                 with_config.as_deref(),
                 std::time::Duration::from_secs(timeout.clamp(1, 60)),
@@ -314,8 +315,8 @@ fn plugin_command(cmd: PluginCommand) -> anyhow::Result<()> {
         }
         PluginCommand::New { lang, name, dir } => {
             let dir = dir.unwrap_or_else(|| PathBuf::from(&name));
-            let files =
-                tocsin::plugin_tools::scaffold(&lang, &name, &dir).map_err(anyhow::Error::msg)?;
+            let files = tocsin::cli::plugin_tools::scaffold(&lang, &name, &dir)
+                .map_err(anyhow::Error::msg)?;
             for f in files {
                 println!("created {}", f.display());
             }
@@ -326,7 +327,7 @@ fn plugin_command(cmd: PluginCommand) -> anyhow::Result<()> {
 
 /// Webhook helpers need neither configuration nor database.
 fn webhook_command(cmd: WebhookCommand) -> anyhow::Result<()> {
-    use tocsin::webhook_tools;
+    use tocsin::cli::webhook_tools;
     match cmd {
         WebhookCommand::Verify {
             secret,
@@ -353,7 +354,7 @@ fn webhook_command(cmd: WebhookCommand) -> anyhow::Result<()> {
             }
         }
         WebhookCommand::SendTest { url, secret } => {
-            tocsin::app::install_crypto_provider();
+            tocsin::crypto::install_provider();
             let now_ms = chrono::Utc::now().timestamp_millis();
             let (id, payload, headers) = webhook_tools::test_delivery(&secret, now_ms);
             let roots = tocsin::plugins::trust::load(None)?;

@@ -106,6 +106,7 @@ pub async fn check_plugin(host: &PluginHost, kind: &str, name: &str, sample: &st
                         monitor_id: "mon_conformance".into(),
                         region: "local".into(),
                         settings: "{}".into(),
+                        attempt: 1,
                     },
                 )
                 .await

@@ -74,7 +74,7 @@ impl Server {
     }
 
     fn wait_ready(&self) {
-        tocsin::app::install_crypto_provider();
+        tocsin::crypto::install_provider();
         // Generous: a server compiling large plugins (Python, JavaScript) on a busy machine.
         let deadline = Instant::now() + Duration::from_secs(240);
         while Instant::now() < deadline {
@@ -122,7 +122,7 @@ impl Server {
 
     /// A client with the admin key.
     pub fn client(&self) -> Api {
-        tocsin::app::install_crypto_provider();
+        tocsin::crypto::install_provider();
         Api {
             base: self.base.clone(),
             key: Some(ADMIN_KEY.to_string()),

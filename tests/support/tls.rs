@@ -71,7 +71,7 @@ impl Drop for TlsServer {
 
 impl TlsServer {
     pub fn start(leaf: &Leaf) -> TlsServer {
-        tocsin::app::install_crypto_provider();
+        tocsin::crypto::install_provider();
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf.key.clone()));
         let config = rustls::ServerConfig::builder()
             .with_no_client_auth()

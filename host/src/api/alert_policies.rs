@@ -3,11 +3,11 @@
 use super::AppState;
 use super::channel_input;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::error::{ApiError, ErrorBody, FieldError};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::paging;
-use crate::config::Plan;
 use crate::ids;
+use crate::plans::Plan;
 use crate::store::alerting::PolicyRow;
 use crate::store::keys::Principal;
 use axum::Extension;
@@ -117,14 +117,14 @@ fn threshold(
     object: &Map<String, Value>,
     field: &str,
     default: i32,
-    errors: &mut Vec<FieldDetail>,
+    errors: &mut Vec<FieldError>,
 ) -> i32 {
     match object.get(field) {
         None | Some(Value::Null) => default,
         Some(v) => match v.as_u64() {
             Some(n) if (1..=100).contains(&n) => n as i32,
             _ => {
-                errors.push(FieldDetail::new(field, "must be an integer from 1 to 100"));
+                errors.push(FieldError::new(field, "must be an integer from 1 to 100"));
                 default
             }
         },
@@ -150,7 +150,7 @@ async fn validate(
         if !FIELDS.contains(&key.as_str())
             && !["id", "createdAt", "updatedAt"].contains(&key.as_str())
         {
-            errors.push(FieldDetail::new(key, "is not a field of an alert policy"));
+            errors.push(FieldError::new(key, "is not a field of an alert policy"));
         }
     }
     let name = paging::name(object.get("name"), &mut errors).unwrap_or_default();
@@ -160,10 +160,7 @@ async fn validate(
         None | Some(Value::Null) => true,
         Some(Value::Bool(b)) => *b,
         Some(_) => {
-            errors.push(FieldDetail::new(
-                "notifyOnRecovery",
-                "must be true or false",
-            ));
+            errors.push(FieldError::new("notifyOnRecovery", "must be true or false"));
             true
         }
     };
@@ -173,7 +170,7 @@ async fn validate(
             let delay = match e.get("delayMinutes").and_then(Value::as_u64) {
                 Some(d) if (1..=10_080).contains(&d) => d,
                 _ => {
-                    errors.push(FieldDetail::new(
+                    errors.push(FieldError::new(
                         "escalation.delayMinutes",
                         "must be an integer from 1 to 10080",
                     ));
@@ -182,7 +179,7 @@ async fn validate(
             };
             for key in e.keys() {
                 if key != "delayMinutes" && key != "channels" {
-                    errors.push(FieldDetail::new(
+                    errors.push(FieldError::new(
                         format!("escalation.{key}"),
                         "is not a field of an escalation",
                     ));
@@ -191,7 +188,7 @@ async fn validate(
             Some((delay, e.get("channels").cloned()))
         }
         Some(_) => {
-            errors.push(FieldDetail::new("escalation", "must be an object or null"));
+            errors.push(FieldError::new("escalation", "must be an object or null"));
             None
         }
     };
@@ -271,7 +268,7 @@ pub async fn create_policy(
 ) -> Result<Success<Value>, ApiError> {
     let object = object_of(body)?;
     if object.contains_key("id") {
-        return Err(ApiError::validation(vec![FieldDetail::new(
+        return Err(ApiError::validation(vec![FieldError::new(
             "id",
             "is read-only",
         )]));
@@ -279,7 +276,7 @@ pub async fn create_policy(
     let v = validate(&state, &p, &object).await?;
     let now = state.clock.now_ms();
     let row = PolicyRow {
-        id: ids::new_id("pol_"),
+        id: ids::new_id(ids::prefix::ALERT_POLICY),
         workspace_id: p.workspace_id.clone(),
         name: v.name,
         failure_threshold: v.failure,

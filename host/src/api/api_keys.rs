@@ -3,10 +3,10 @@
 
 use super::AppState;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::error::{ApiError, ErrorBody, FieldError};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::paging;
-use crate::store::entities::api_key;
+use crate::store::ApiKeyRow;
 use crate::store::keys::{Principal, Role};
 use axum::Extension;
 use axum::extract::State;
@@ -108,7 +108,7 @@ pub async fn flush_usage_loop(
     }
 }
 
-fn view(state: &AppState, k: &api_key::Model) -> ApiKeyView {
+fn view(state: &AppState, k: &ApiKeyRow) -> ApiKeyView {
     let last = state.key_usage.peek(&k.id).or(k.last_used_at);
     ApiKeyView {
         id: k.id.clone(),
@@ -175,14 +175,11 @@ fn read_create(object: &Map<String, Value>) -> Result<(String, Role), ApiError> 
         _ => None,
     };
     if role.is_none() {
-        errors.push(FieldDetail::new(
-            "role",
-            "is required: admin, write or read",
-        ));
+        errors.push(FieldError::new("role", "is required: admin, write or read"));
     }
     for key in object.keys() {
         if key != "name" && key != "role" {
-            errors.push(FieldDetail::new(key, "is not a field of an API key"));
+            errors.push(FieldError::new(key, "is not a field of an API key"));
         }
     }
     paging::finish(errors)?;

@@ -3,7 +3,7 @@
 //! its own rules (webhooks must use HTTPS unless `allow_insecure_webhooks`).
 
 use super::AppState;
-use super::error::{ApiError, FieldDetail};
+use super::error::{ApiError, FieldError};
 use serde_json::{Map, Value};
 
 /// Fields never returned by the API.
@@ -29,7 +29,7 @@ pub async fn validate_settings(
             "No loaded plugin provides the channel type `{kind}` (available: {})",
             known.join(", ")
         ))
-        .with_details(vec![FieldDetail::new(
+        .with_details(vec![FieldError::new(
             format!("{prefix}type"),
             "is not a loaded channel type",
         )]));
@@ -39,7 +39,7 @@ pub async fn validate_settings(
         && let Some(url) = settings.get("url").and_then(Value::as_str)
         && !url.starts_with("https://")
     {
-        return Err(ApiError::validation(vec![FieldDetail::new(
+        return Err(ApiError::validation(vec![FieldError::new(
             format!("{prefix}url"),
             "must be an https:// URL (the server does not allow insecure webhooks)",
         )]));
@@ -53,7 +53,7 @@ pub async fn validate_settings(
         Ok(Err(problems)) => Err(ApiError::validation(
             problems
                 .into_iter()
-                .map(|p| FieldDetail::new(format!("{prefix}{}", p.field), p.message))
+                .map(|p| FieldError::new(format!("{prefix}{}", p.field), p.message))
                 .collect(),
         )),
         Err(e) => Err(ApiError::unprocessable(format!(
@@ -81,13 +81,13 @@ pub async fn validate_channel_list(
     field: &str,
 ) -> Result<Value, ApiError> {
     let Some(Value::Array(items)) = value else {
-        return Err(ApiError::validation(vec![FieldDetail::new(
+        return Err(ApiError::validation(vec![FieldError::new(
             field,
             "must be a non-empty list of channels",
         )]));
     };
     if items.is_empty() || items.len() > 20 {
-        return Err(ApiError::validation(vec![FieldDetail::new(
+        return Err(ApiError::validation(vec![FieldError::new(
             field,
             "must list 1 to 20 channels",
         )]));
@@ -96,20 +96,20 @@ pub async fn validate_channel_list(
     for (i, item) in items.iter().enumerate() {
         let prefix = format!("{field}[{i}].");
         let Some(object) = item.as_object() else {
-            return Err(ApiError::validation(vec![FieldDetail::new(
+            return Err(ApiError::validation(vec![FieldError::new(
                 format!("{field}[{i}]"),
                 "must be an object",
             )]));
         };
         if let Some(id) = object.get("channelId") {
             let Some(id) = id.as_str() else {
-                return Err(ApiError::validation(vec![FieldDetail::new(
+                return Err(ApiError::validation(vec![FieldError::new(
                     format!("{prefix}channelId"),
                     "must be a string",
                 )]));
             };
             if object.len() > 1 {
-                return Err(ApiError::validation(vec![FieldDetail::new(
+                return Err(ApiError::validation(vec![FieldError::new(
                     format!("{field}[{i}]"),
                     "a channel reference takes only channelId",
                 )]));
@@ -118,7 +118,7 @@ pub async fn validate_channel_list(
                 return Err(ApiError::unprocessable(format!(
                     "No channel `{id}` exists in this workspace"
                 ))
-                .with_details(vec![FieldDetail::new(
+                .with_details(vec![FieldError::new(
                     format!("{prefix}channelId"),
                     "does not exist",
                 )]));
@@ -127,7 +127,7 @@ pub async fn validate_channel_list(
             continue;
         }
         let Some(kind) = object.get("type").and_then(Value::as_str) else {
-            return Err(ApiError::validation(vec![FieldDetail::new(
+            return Err(ApiError::validation(vec![FieldError::new(
                 format!("{prefix}type"),
                 "is required (or give channelId)",
             )]));

@@ -4,13 +4,11 @@ use super::AppState;
 use super::channel_input;
 use super::deliveries::{self, DeliveryView};
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::error::{ApiError, ErrorBody, FieldError};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::paging;
-use crate::engine::events;
-use crate::engine::policy::Target;
 use crate::ids;
-use crate::outbox::{self, Origin};
+use crate::outbox::{self, Origin, Target, events};
 use crate::store::alerting::ChannelRow;
 use crate::store::keys::Principal;
 use axum::Extension;
@@ -94,7 +92,7 @@ async fn validate(
     let kind = match object.get("type") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         _ => {
-            errors.push(FieldDetail::new(
+            errors.push(FieldError::new(
                 "type",
                 "is required: email, telegram, webhook or a plugin's channel type",
             ));
@@ -103,7 +101,7 @@ async fn validate(
     };
     for ro in ["id", "createdAt", "updatedAt"] {
         if object.contains_key(ro) {
-            errors.push(FieldDetail::new(ro, "is read-only"));
+            errors.push(FieldError::new(ro, "is read-only"));
         }
     }
     paging::finish(errors)?;
@@ -141,7 +139,7 @@ pub async fn create_channel(
     let (name, kind, config) = validate(&state, object).await?;
     let now = state.clock.now_ms();
     let row = ChannelRow {
-        id: ids::new_id("ch_"),
+        id: ids::new_id(ids::prefix::CHANNEL),
         workspace_id: p.workspace_id.clone(),
         name: name.clone(),
         kind,
@@ -209,7 +207,7 @@ pub async fn update_channel(
         .get("type")
         .is_some_and(|t| t.as_str() != Some(row.kind.as_str()))
     {
-        return Err(ApiError::validation(vec![FieldDetail::new(
+        return Err(ApiError::validation(vec![FieldError::new(
             "type",
             "cannot be changed; create a new channel instead",
         )]));
@@ -282,8 +280,9 @@ pub async fn test_channel(
         config: ch.config.clone(),
         channel_id: Some(ch.id.clone()),
     };
+    let tx = state.store.begin_write().await?;
     let delivery_id = outbox::enqueue(
-        state.store.db(),
+        &tx,
         &Origin {
             workspace_id: &ws.id,
             incident_id: None,
@@ -294,6 +293,7 @@ pub async fn test_channel(
         now,
     )
     .await?;
+    tx.commit().await?;
     state.engine.outbox_wakeup.notify_one();
     let deadline = tokio::time::Instant::now() + TEST_WAIT;
     loop {

@@ -2,12 +2,11 @@
 
 use super::AppState;
 use super::envelope::{ListBody, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::error::{ApiError, ErrorBody};
 use super::extract::{ApiPath, ApiQuery};
 use super::paging;
-use crate::outbox::status;
-use crate::store::entities::{delivery, delivery_attempt};
 use crate::store::keys::Principal;
+use crate::store::{AttemptRow, DeliveryRow, DeliveryState, State as _};
 use axum::Extension;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
@@ -66,18 +65,18 @@ pub struct DeliveryListParams {
 }
 
 /// The API view of a delivery.
-pub fn view(d: &delivery::Model, attempts: Option<&[delivery_attempt::Model]>) -> Value {
+pub fn view(d: &DeliveryRow, attempts: Option<&[AttemptRow]>) -> Value {
     let mut v = json!({
         "id": d.id,
         "webhookId": d.id,
         "event": d.event,
-        "status": d.status,
+        "status": d.status.name(),
         "channelId": d.channel_id,
         "channelType": d.channel_kind,
         "incidentId": d.incident_id,
         "monitorId": d.monitor_id,
         "attempts": d.attempts,
-        "nextAttemptAt": (d.status == status::PENDING).then(|| crate::time::format_ms(d.next_attempt_at)),
+        "nextAttemptAt": (d.status == DeliveryState::Pending).then(|| crate::time::format_ms(d.next_attempt_at)),
         "lastError": d.last_error,
         "createdAt": crate::time::format_ms(d.created_at),
         "deliveredAt": d.delivered_at.map(crate::time::format_ms),
@@ -108,21 +107,14 @@ pub async fn list_deliveries(
 ) -> Result<Paged<Value>, ApiError> {
     let mut errors = Vec::new();
     let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
-    if let Some(s) = &q.status
-        && !status::ALL.contains(&s.as_str())
-    {
-        errors.push(FieldDetail::new(
-            "status",
-            "must be pending, succeeded or failed",
-        ));
-    }
+    let status = paging::state::<DeliveryState>("status", q.status.as_deref(), &mut errors);
     paging::finish(errors)?;
     let (rows, total) = state
         .store
         .list_deliveries(
             &p.workspace_id,
             q.channel_id.as_deref(),
-            q.status.as_deref(),
+            status,
             q.incident_id.as_deref(),
             page,
         )

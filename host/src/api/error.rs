@@ -9,15 +9,15 @@ use utoipa::ToSchema;
 
 /// One invalid field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct FieldDetail {
+pub struct FieldError {
     /// The field, e.g. `interval` or `headers.X-Token`.
     pub field: String,
     pub message: String,
 }
 
-impl FieldDetail {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldDetail {
-        FieldDetail {
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
+        FieldError {
             field: field.into(),
             message: message.into(),
         }
@@ -36,7 +36,7 @@ pub struct ErrorDetail {
     pub status_code: u16,
     /// Invalid fields, on validation errors.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub details: Option<Vec<FieldDetail>>,
+    pub details: Option<Vec<FieldError>>,
 }
 
 /// A failed response.
@@ -54,7 +54,7 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
-    pub details: Option<Vec<FieldDetail>>,
+    pub details: Option<Vec<FieldError>>,
     /// Extra headers, e.g. `Retry-After`.
     pub headers: Vec<(&'static str, String)>,
 }
@@ -71,7 +71,7 @@ impl ApiError {
     }
 
     /// 400 `VALIDATION_ERROR` listing the invalid fields.
-    pub fn validation(details: Vec<FieldDetail>) -> ApiError {
+    pub fn validation(details: Vec<FieldError>) -> ApiError {
         let message = match details.as_slice() {
             [one] => format!("{} {}", one.field, one.message),
             _ => format!("{} fields are invalid", details.len()),
@@ -123,7 +123,7 @@ impl ApiError {
         )
     }
 
-    pub fn with_details(mut self, details: Vec<FieldDetail>) -> ApiError {
+    pub fn with_details(mut self, details: Vec<FieldError>) -> ApiError {
         self.details = Some(details);
         self
     }

@@ -2,14 +2,13 @@
 
 use super::AppState;
 use super::envelope::{ListBody, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::error::{ApiError, ErrorBody, FieldError};
 use super::extract::{ApiPath, ApiQuery};
 use super::paging;
 use crate::engine::actions::{self, ActionError};
-use crate::engine::incidents::status;
-use crate::store::entities::{incident, incident_event};
 use crate::store::incidents::IncidentFilter;
 use crate::store::keys::Principal;
+use crate::store::{IncidentEventRow, IncidentRow, IncidentState, State as _};
 use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -85,15 +84,11 @@ pub struct AcknowledgeBody {
     pub note: Option<String>,
 }
 
-fn view(
-    state: &AppState,
-    i: &incident::Model,
-    timeline: Option<&[incident_event::Model]>,
-) -> Value {
+fn view(state: &AppState, i: &IncidentRow, timeline: Option<&[IncidentEventRow]>) -> Value {
     let mut v = json!({
         "id": i.id,
         "url": format!("{}/incidents/{}", state.config.public_url, i.id),
-        "status": i.status,
+        "status": i.status.name(),
         "createdAt": crate::time::format_ms(i.created_at),
         "acknowledgedAt": i.acknowledged_at.map(crate::time::format_ms),
         "resolvedAt": i.resolved_at.map(crate::time::format_ms),
@@ -114,7 +109,7 @@ fn view(
     v
 }
 
-async fn with_timeline(state: &AppState, i: &incident::Model) -> Result<Value, ApiError> {
+async fn with_timeline(state: &AppState, i: &IncidentRow) -> Result<Value, ApiError> {
     let timeline = state.store.incident_timeline(&i.id).await?;
     Ok(view(state, i, Some(&timeline)))
 }
@@ -147,22 +142,12 @@ pub async fn list_incidents(
     let order = paging::order(q.order.as_deref(), &mut errors);
     let from = paging::timestamp("from", q.from.as_deref(), &mut errors);
     let to = paging::timestamp("to", q.to.as_deref(), &mut errors);
-    if let Some(s) = &q.status
-        && !status::ALL.contains(&s.as_str())
-    {
-        errors.push(FieldDetail::new(
-            "status",
-            "must be open, acknowledged or resolved",
-        ));
-    }
+    let status = paging::state::<IncidentState>("status", q.status.as_deref(), &mut errors);
     let by_resolved = match q.sort_by.as_deref() {
         None | Some("createdAt") => false,
         Some("resolvedAt") => true,
         Some(_) => {
-            errors.push(FieldDetail::new(
-                "sortBy",
-                "must be createdAt or resolvedAt",
-            ));
+            errors.push(FieldError::new("sortBy", "must be createdAt or resolvedAt"));
             false
         }
     };
@@ -170,7 +155,7 @@ pub async fn list_incidents(
     let filter = IncidentFilter {
         from,
         to,
-        status: q.status,
+        status,
         monitor_id: q.monitor_id,
         by_resolved,
     };
@@ -226,7 +211,7 @@ fn note_of(headers: &HeaderMap, body: &Bytes) -> Result<Option<String>, ApiError
         .as_ref()
         .is_some_and(|n| n.chars().count() > 2000)
     {
-        return Err(ApiError::validation(vec![FieldDetail::new(
+        return Err(ApiError::validation(vec![FieldError::new(
             "note",
             "must be at most 2000 characters",
         )]));

@@ -3,7 +3,7 @@
 
 use super::AppState;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::error::{ApiError, ErrorBody, FieldError};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::paging;
 use crate::ids;
@@ -83,33 +83,33 @@ fn read_fields(object: &Map<String, Value>, creating: bool) -> Result<Fields, Ap
                 if e.parse::<lettre::Address>().is_ok() && e.len() <= 254 {
                     email = Some(e);
                 } else {
-                    errors.push(FieldDetail::new("email", "must be an e-mail address"));
+                    errors.push(FieldError::new("email", "must be an e-mail address"));
                 }
             }
             ("email", _) if creating => {
-                errors.push(FieldDetail::new("email", "must be an e-mail address"))
+                errors.push(FieldError::new("email", "must be an e-mail address"))
             }
-            ("email", _) => errors.push(FieldDetail::new(
+            ("email", _) => errors.push(FieldError::new(
                 "email",
                 "cannot be changed; remove the member and add the new address",
             )),
             ("name", v) => name = paging::name(Some(v), &mut errors),
             ("role", Value::String(r)) if ROLES.contains(&r.as_str()) => role = Some(r.clone()),
-            ("role", _) => errors.push(FieldDetail::new(
+            ("role", _) => errors.push(FieldError::new(
                 "role",
                 "must be owner, admin, member or viewer",
             )),
             ("id" | "createdAt" | "updatedAt", _) => {
-                errors.push(FieldDetail::new(key, "is read-only"))
+                errors.push(FieldError::new(key, "is read-only"))
             }
-            _ => errors.push(FieldDetail::new(key, "is not a field of a member")),
+            _ => errors.push(FieldError::new(key, "is not a field of a member")),
         }
     }
     if creating && email.is_none() && !errors.iter().any(|e| e.field == "email") {
-        errors.push(FieldDetail::new("email", "is required"));
+        errors.push(FieldError::new("email", "is required"));
     }
     if creating && role.is_none() && !errors.iter().any(|e| e.field == "role") {
-        errors.push(FieldDetail::new(
+        errors.push(FieldError::new(
             "role",
             "is required: owner, admin, member or viewer",
         ));
@@ -185,7 +185,7 @@ pub async fn add_member(
     let now = state.clock.now_ms();
     let name = name.unwrap_or_else(|| email.split('@').next().unwrap_or_default().to_string());
     let row = MemberRow {
-        id: ids::new_id("mem_"),
+        id: ids::new_id(ids::prefix::MEMBER),
         workspace_id: p.workspace_id.clone(),
         email: email.clone(),
         name,

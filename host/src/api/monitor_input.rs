@@ -5,9 +5,9 @@
 //! The spec's four types (`http`, `keyword`, `ping`, `ssl`) take their fields at the top
 //! level of the monitor object; any other plugin type takes them under `config`.
 
-use super::error::{ApiError, FieldDetail};
+use super::error::{ApiError, FieldError};
 use crate::plugins::PluginHost;
-use crate::store::monitors::MonitorRow;
+use crate::store::{MonitorRow, State};
 use serde_json::{Map, Value};
 
 /// Types whose fields sit at the top level of the monitor object.
@@ -74,7 +74,7 @@ pub fn view(row: &MonitorRow, all_regions: &[String]) -> Value {
     object.insert("id".into(), Value::from(row.id.clone()));
     object.insert("name".into(), Value::from(row.name.clone()));
     object.insert("type".into(), Value::from(row.kind.clone()));
-    object.insert("status".into(), Value::from(row.status.clone()));
+    object.insert("status".into(), Value::from(row.status.name()));
     object.insert("interval".into(), Value::from(row.interval_secs));
     object.insert("timeout".into(), Value::from(row.timeout_secs));
     object.insert(
@@ -178,7 +178,7 @@ pub fn merge_patch(
     }
     for (key, value) in patch {
         if key == "type" && value.as_str() != Some(row.kind.as_str()) {
-            errors.push(FieldDetail::new(
+            errors.push(FieldError::new(
                 "type",
                 "cannot be changed; create a new monitor instead",
             ));
@@ -208,17 +208,17 @@ pub async fn validate(
     rules: &InputRules<'_>,
     plugins: &PluginHost,
 ) -> Result<MonitorInput, ApiError> {
-    let mut errors: Vec<FieldDetail> = Vec::new();
+    let mut errors: Vec<FieldError> = Vec::new();
 
     let name = super::paging::name(object.get("name"), &mut errors);
     let kind = match object.get("type") {
         Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
         None | Some(Value::Null) => {
-            errors.push(FieldDetail::new("type", "is required"));
+            errors.push(FieldError::new("type", "is required"));
             None
         }
         Some(_) => {
-            errors.push(FieldDetail::new(
+            errors.push(FieldError::new(
                 "type",
                 "must be a monitor type name such as http",
             ));
@@ -247,7 +247,7 @@ pub async fn validate(
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => {
-            errors.push(FieldDetail::new(
+            errors.push(FieldError::new(
                 "alertPolicyId",
                 "must be an alert policy id or null",
             ));
@@ -265,7 +265,7 @@ pub async fn validate(
                             names.push(r.to_string());
                         }
                     }
-                    _ => errors.push(FieldDetail::new(
+                    _ => errors.push(FieldError::new(
                         "regions",
                         format!(
                             "must list configured regions ({})",
@@ -277,7 +277,7 @@ pub async fn validate(
             names
         }
         Some(_) => {
-            errors.push(FieldDetail::new(
+            errors.push(FieldError::new(
                 "regions",
                 "must be a non-empty list of region names",
             ));
@@ -288,7 +288,7 @@ pub async fn validate(
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
         Some(_) => {
-            errors.push(FieldDetail::new(
+            errors.push(FieldError::new(
                 "regionalConfirmation",
                 "must be true or false",
             ));
@@ -297,7 +297,7 @@ pub async fn validate(
     };
     for field in READ_ONLY_FIELDS {
         if object.contains_key(field) {
-            errors.push(FieldDetail::new(field, "is read-only"));
+            errors.push(FieldError::new(field, "is read-only"));
         }
     }
 
@@ -310,7 +310,7 @@ pub async fn validate(
         }
         if flat {
             if key == "config" {
-                errors.push(FieldDetail::new(
+                errors.push(FieldError::new(
                     "config",
                     "is not a field of this monitor type (its fields go at the top level)",
                 ));
@@ -321,10 +321,10 @@ pub async fn validate(
             match value {
                 Value::Object(c) => config = c.clone(),
                 Value::Null => {}
-                _ => errors.push(FieldDetail::new("config", "must be an object")),
+                _ => errors.push(FieldError::new("config", "must be an object")),
             }
         } else if kind.is_some() {
-            errors.push(FieldDetail::new(
+            errors.push(FieldError::new(
                 key,
                 "is not a field of a monitor (plugin settings go under `config`)",
             ));
@@ -357,9 +357,9 @@ pub async fn validate(
         Ok(Ok(text)) => Some(text),
         Ok(Err(problems)) => {
             let prefix = if flat { "" } else { "config." };
-            let details: Vec<FieldDetail> = problems
+            let details: Vec<FieldError> = problems
                 .into_iter()
-                .map(|p| FieldDetail::new(format!("{prefix}{}", p.field), p.message))
+                .map(|p| FieldError::new(format!("{prefix}{}", p.field), p.message))
                 .collect();
             if flat {
                 errors.extend(details);
@@ -393,10 +393,7 @@ pub async fn validate(
         return Err(ApiError::unprocessable(format!(
             "timeout ({timeout} s) must not be longer than interval ({interval} s)"
         ))
-        .with_details(vec![FieldDetail::new(
-            "timeout",
-            "must not exceed interval",
-        )]));
+        .with_details(vec![FieldError::new("timeout", "must not exceed interval")]));
     }
     Ok(MonitorInput {
         name,
@@ -416,19 +413,19 @@ fn integer_field(
     min: u64,
     max: u64,
     default: Option<u64>,
-    errors: &mut Vec<FieldDetail>,
+    errors: &mut Vec<FieldError>,
 ) -> Option<u64> {
     match object.get(field) {
         None | Some(Value::Null) => {
             if default.is_none() {
-                errors.push(FieldDetail::new(field, "is required"));
+                errors.push(FieldError::new(field, "is required"));
             }
             default
         }
         Some(Value::Number(n)) => match n.as_u64() {
             Some(v) if (min..=max).contains(&v) => Some(v),
             _ => {
-                errors.push(FieldDetail::new(
+                errors.push(FieldError::new(
                     field,
                     format!("must be a whole number of seconds from {min} to {max}"),
                 ));
@@ -436,7 +433,7 @@ fn integer_field(
             }
         },
         Some(_) => {
-            errors.push(FieldDetail::new(
+            errors.push(FieldError::new(
                 field,
                 format!("must be a whole number of seconds from {min} to {max}"),
             ));
@@ -460,7 +457,7 @@ mod tests {
             timeout_secs: 10,
             alert_policy_id: None,
             regions: "[]".into(),
-            status: "up".into(),
+            status: crate::store::MonitorState::Up,
             created_at: 0,
             updated_at: 0,
             last_checked_at: None,

@@ -2,13 +2,14 @@
 
 use super::AppState;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::error::{ApiError, ErrorBody, FieldError};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::monitor_input::{self, InputRules, MonitorInput};
 use super::paging;
 use crate::ids::{self, prefix};
 use crate::store::keys::Principal;
-use crate::store::monitors::{MonitorListQuery, MonitorRow, MonitorSort, status};
+use crate::store::monitors::{MonitorListQuery, MonitorSort};
+use crate::store::{MonitorRow, MonitorState};
 use axum::Extension;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
@@ -237,7 +238,7 @@ async fn check_policy(
         return Err(ApiError::unprocessable(format!(
             "No alert policy `{id}` exists in this workspace"
         ))
-        .with_details(vec![FieldDetail::new("alertPolicyId", "does not exist")]));
+        .with_details(vec![FieldError::new("alertPolicyId", "does not exist")]));
     }
     Ok(())
 }
@@ -285,7 +286,7 @@ pub async fn create_monitor(
         timeout_secs: i32::try_from(input.timeout_secs).unwrap_or(i32::MAX),
         alert_policy_id: input.alert_policy_id,
         regions: serde_json::to_string(&input.regions).unwrap_or_else(|_| "[]".into()),
-        status: status::PENDING.into(),
+        status: MonitorState::Pending,
         created_at: now,
         updated_at: now,
         last_checked_at: None,
@@ -319,24 +320,17 @@ pub async fn list_monitors(
         Some("name") => MonitorSort::Name,
         Some("status") => MonitorSort::Status,
         Some(_) => {
-            errors.push(FieldDetail::new(
+            errors.push(FieldError::new(
                 "sortBy",
                 "must be createdAt, updatedAt, name or status",
             ));
             MonitorSort::CreatedAt
         }
     };
-    if let Some(s) = &q.status
-        && !status::ALL.contains(&s.as_str())
-    {
-        errors.push(FieldDetail::new(
-            "status",
-            "must be pending, up, down or paused",
-        ));
-    }
+    let status = paging::state::<MonitorState>("status", q.status.as_deref(), &mut errors);
     paging::finish(errors)?;
     let query = MonitorListQuery {
-        status: q.status,
+        status,
         sort,
         order,
         page,
@@ -552,7 +546,7 @@ pub async fn monitor_uptime(
     let to = to.unwrap_or_else(|| state.clock.now_ms());
     let from = from.unwrap_or(to - 24 * 3_600_000);
     if from > to {
-        return Err(ApiError::validation(vec![FieldDetail::new(
+        return Err(ApiError::validation(vec![FieldError::new(
             "from",
             "must not be after to",
         )]));

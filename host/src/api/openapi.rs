@@ -16,7 +16,7 @@ use utoipa::{Modify, OpenApi};
     ),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
-    components(schemas(ErrorBody, super::error::FieldDetail)),
+    components(schemas(ErrorBody, super::error::FieldError)),
     tags(
         (name = "monitors", description = "Monitors and their checks"),
         (name = "alert-policies", description = "When incidents open and resolve, and who hears"),

@@ -1,19 +1,19 @@
 //! Paging, sorting and time-window parameters, validated with clear messages.
 
-use super::error::{ApiError, FieldDetail};
-use crate::store::{Order, Page};
+use super::error::{ApiError, FieldError};
+use crate::store::{Order, Page, State};
 
 pub const DEFAULT_LIMIT: u64 = 20;
 pub const MAX_LIMIT: u64 = 100;
 
 /// Parse `page` and `limit`, collecting problems into `errors`.
-pub fn page(page: Option<&str>, limit: Option<&str>, errors: &mut Vec<FieldDetail>) -> Page {
+pub fn page(page: Option<&str>, limit: Option<&str>, errors: &mut Vec<FieldError>) -> Page {
     let page_n = match page {
         None => 1,
         Some(text) => match text.parse::<u64>() {
             Ok(n) if (1..=1_000_000).contains(&n) => n,
             _ => {
-                errors.push(FieldDetail::new("page", "must be an integer of at least 1"));
+                errors.push(FieldError::new("page", "must be an integer of at least 1"));
                 1
             }
         },
@@ -23,7 +23,7 @@ pub fn page(page: Option<&str>, limit: Option<&str>, errors: &mut Vec<FieldDetai
         Some(text) => match text.parse::<u64>() {
             Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
             _ => {
-                errors.push(FieldDetail::new(
+                errors.push(FieldError::new(
                     "limit",
                     format!("must be an integer from 1 to {MAX_LIMIT}"),
                 ));
@@ -38,23 +38,23 @@ pub fn page(page: Option<&str>, limit: Option<&str>, errors: &mut Vec<FieldDetai
 }
 
 /// Parse `order` (default `desc`).
-pub fn order(text: Option<&str>, errors: &mut Vec<FieldDetail>) -> Order {
+pub fn order(text: Option<&str>, errors: &mut Vec<FieldError>) -> Order {
     match text {
         None | Some("desc") => Order::Desc,
         Some("asc") => Order::Asc,
         Some(_) => {
-            errors.push(FieldDetail::new("order", "must be asc or desc"));
+            errors.push(FieldError::new("order", "must be asc or desc"));
             Order::Desc
         }
     }
 }
 
 /// Parse an ISO 8601 timestamp parameter.
-pub fn timestamp(field: &str, text: Option<&str>, errors: &mut Vec<FieldDetail>) -> Option<i64> {
+pub fn timestamp(field: &str, text: Option<&str>, errors: &mut Vec<FieldError>) -> Option<i64> {
     let text = text?;
     let parsed = crate::time::parse_ms(text);
     if parsed.is_none() {
-        errors.push(FieldDetail::new(
+        errors.push(FieldError::new(
             field,
             "must be an ISO 8601 timestamp such as 2026-11-21T09:30:00.000Z",
         ));
@@ -62,18 +62,33 @@ pub fn timestamp(field: &str, text: Option<&str>, errors: &mut Vec<FieldDetail>)
     parsed
 }
 
+/// Parse a state filter such as `status=open`, naming every choice when it is none of them.
+pub fn state<S: State>(field: &str, text: Option<&str>, errors: &mut Vec<FieldError>) -> Option<S> {
+    let text = text?;
+    let parsed = S::parse(text);
+    if parsed.is_none() {
+        let names = S::names();
+        let choices = match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(""),
+        };
+        errors.push(FieldError::new(field, format!("must be {choices}")));
+    }
+    parsed
+}
+
 /// A required display name: 1 to 200 characters, trimmed.
-pub fn name(value: Option<&serde_json::Value>, errors: &mut Vec<FieldDetail>) -> Option<String> {
+pub fn name(value: Option<&serde_json::Value>, errors: &mut Vec<FieldError>) -> Option<String> {
     match value {
         Some(serde_json::Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 200 => {
             Some(s.trim().to_string())
         }
         None | Some(serde_json::Value::Null) => {
-            errors.push(FieldDetail::new("name", "is required"));
+            errors.push(FieldError::new("name", "is required"));
             None
         }
         Some(_) => {
-            errors.push(FieldDetail::new(
+            errors.push(FieldError::new(
                 "name",
                 "must be a string of 1 to 200 characters",
             ));
@@ -83,7 +98,7 @@ pub fn name(value: Option<&serde_json::Value>, errors: &mut Vec<FieldDetail>) ->
 }
 
 /// Fail with every collected problem, if any.
-pub fn finish(errors: Vec<FieldDetail>) -> Result<(), ApiError> {
+pub fn finish(errors: Vec<FieldError>) -> Result<(), ApiError> {
     if errors.is_empty() {
         Ok(())
     } else {

@@ -60,7 +60,7 @@ pub async fn list_plugins(
         && kind != "monitor"
         && kind != "channel"
     {
-        errors.push(super::error::FieldDetail::new(
+        errors.push(super::error::FieldError::new(
             "kind",
             "must be monitor or channel",
         ));

@@ -8,9 +8,8 @@
 
 use super::AppState;
 use super::error::ApiError;
-use crate::store::entities::daily_uptime;
-use crate::store::monitors::status as monitor_status;
 use crate::store::status_pages::{DAY_MS, day_of};
+use crate::store::{DailyUptimeRow, MonitorState, State as _};
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -123,7 +122,7 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
     let today = day_of(now);
     let first_day = today - (BAR_DAYS - 1);
     let rollups = state.store.daily_uptime(ids.clone(), first_day).await?;
-    let mut by_monitor: HashMap<&str, HashMap<i32, &daily_uptime::Model>> = HashMap::new();
+    let mut by_monitor: HashMap<&str, HashMap<i32, &DailyUptimeRow>> = HashMap::new();
     for r in &rollups {
         by_monitor
             .entry(r.monitor_id.as_str())
@@ -152,7 +151,7 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
         }
         views.push(MonitorView {
             name: m.name.clone(),
-            status: m.status.clone(),
+            status: m.status.name().to_string(),
             uptime_90d: (total > 0).then(|| percent(up, total)),
             days,
         });
@@ -170,7 +169,7 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
             monitor: names
                 .get(i.monitor_id.as_str())
                 .map_or_else(String::new, |n| n.to_string()),
-            status: i.status.clone(),
+            status: i.status.name().to_string(),
             created_at: crate::time::format_ms(i.created_at),
             resolved_at: i.resolved_at.map(crate::time::format_ms),
             duration_seconds: i.resolved_at.map(|r| (r - i.created_at) / 1000),
@@ -178,7 +177,7 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
         .collect();
     let down = views
         .iter()
-        .filter(|m| m.status == monitor_status::DOWN)
+        .filter(|m| m.status == MonitorState::Down.name())
         .count();
     let status = match down {
         0 => "operational",

@@ -3,7 +3,7 @@
 
 use super::AppState;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::error::{ApiError, ErrorBody, FieldError};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::paging;
 use crate::ids;
@@ -95,14 +95,14 @@ async fn apply(
     let mut errors = Vec::new();
     for required in ["slug", "title", "monitorIds"] {
         if creating && !object.contains_key(required) {
-            errors.push(FieldDetail::new(required, "is required"));
+            errors.push(FieldError::new(required, "is required"));
         }
     }
     let mut monitor_ids: Option<Vec<String>> = None;
     for (key, value) in object {
         match (key.as_str(), value) {
             ("slug", Value::String(s)) if valid_slug(s) => row.slug = s.clone(),
-            ("slug", _) => errors.push(FieldDetail::new(
+            ("slug", _) => errors.push(FieldError::new(
                 "slug",
                 "must be 3 to 64 lowercase letters, digits and `-`",
             )),
@@ -115,19 +115,19 @@ async fn apply(
             ("description", Value::String(d)) if d.chars().count() <= MAX_DESCRIPTION_CHARS => {
                 row.description = d.trim().to_string()
             }
-            ("description", _) => errors.push(FieldDetail::new(
+            ("description", _) => errors.push(FieldError::new(
                 "description",
                 "must be a string of up to 1000 characters",
             )),
             ("public", Value::Bool(b)) => row.public = *b,
-            ("public", _) => errors.push(FieldDetail::new("public", "must be true or false")),
+            ("public", _) => errors.push(FieldError::new("public", "must be true or false")),
             ("monitorIds", Value::Array(items)) if items.len() <= MAX_MONITORS => {
                 let mut ids: Vec<String> = Vec::new();
                 for item in items {
                     match item.as_str() {
                         Some(id) if !ids.iter().any(|i| i == id) => ids.push(id.to_string()),
                         Some(_) => {}
-                        None => errors.push(FieldDetail::new(
+                        None => errors.push(FieldError::new(
                             "monitorIds",
                             "must be a list of monitor ids",
                         )),
@@ -135,14 +135,14 @@ async fn apply(
                 }
                 monitor_ids = Some(ids);
             }
-            ("monitorIds", _) => errors.push(FieldDetail::new(
+            ("monitorIds", _) => errors.push(FieldError::new(
                 "monitorIds",
                 "must be a list of up to 100 monitor ids",
             )),
             ("id" | "url" | "createdAt" | "updatedAt", _) => {
-                errors.push(FieldDetail::new(key, "is read-only"))
+                errors.push(FieldError::new(key, "is read-only"))
             }
-            _ => errors.push(FieldDetail::new(key, "is not a field of a status page")),
+            _ => errors.push(FieldError::new(key, "is not a field of a status page")),
         }
     }
     paging::finish(errors)?;
@@ -209,7 +209,7 @@ pub async fn create_status_page(
     };
     let now = state.clock.now_ms();
     let mut row = StatusPageRow {
-        id: ids::new_id("sp_"),
+        id: ids::new_id(ids::prefix::STATUS_PAGE),
         workspace_id: p.workspace_id.clone(),
         slug: String::new(),
         title: String::new(),

@@ -2,7 +2,7 @@
 
 use super::AppState;
 use super::envelope::{Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldDetail};
+use super::error::{ApiError, ErrorBody, FieldError};
 use super::extract::ApiJson;
 use crate::store::keys::Principal;
 use axum::Extension;
@@ -76,12 +76,12 @@ pub async fn update_workspace(
     for (key, value) in &object {
         match key.as_str() {
             "name" => name = super::paging::name(Some(value), &mut errors),
-            "plan" => errors.push(FieldDetail::new(
+            "plan" => errors.push(FieldError::new(
                 "plan",
                 "is set by the server operator (tocsin workspace set-plan)",
             )),
-            "id" | "createdAt" => errors.push(FieldDetail::new(key, "is read-only")),
-            _ => errors.push(FieldDetail::new(key, "is not a field of a workspace")),
+            "id" | "createdAt" => errors.push(FieldError::new(key, "is read-only")),
+            _ => errors.push(FieldError::new(key, "is not a field of a workspace")),
         }
     }
     super::paging::finish(errors)?;

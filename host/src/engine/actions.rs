@@ -2,17 +2,13 @@
 //! resolve by hand, pause and resume a monitor, delete a monitor. Each runs in one
 //! transaction with the notifications it causes.
 
-use super::events::{self, EventBody, kind};
-use super::incidents::{self, Ctx, status as incident_status};
-use super::policy::{self, Rules, Target};
+use super::incidents::{self, Ctx};
+use super::policy::{Target, rules_of};
 use super::recorder::EngineContext;
+use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::{self, Origin};
-use crate::store::entities::{alert_policy, incident, monitor, workspace};
-use crate::store::monitors::{MonitorRow, status};
-use crate::store::{MonitorChange, Store, StoreError};
-use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel,
-    QueryFilter,
+use crate::store::{
+    IncidentRow, IncidentState, MonitorChange, MonitorRow, MonitorState, Store, StoreError, Tx,
 };
 
 /// Why an action was refused.
@@ -26,48 +22,8 @@ pub enum ActionError {
     Store(#[from] StoreError),
 }
 
-impl From<sea_orm::DbErr> for ActionError {
-    fn from(e: sea_orm::DbErr) -> Self {
-        ActionError::Store(e.into())
-    }
-}
-
-/// The rules of a policy (defaults when there is none or it was deleted).
-pub async fn rules_of(
-    conn: &impl ConnectionTrait,
-    policy_id: Option<&str>,
-) -> Result<Rules, StoreError> {
-    let Some(id) = policy_id else {
-        return Ok(Rules::default());
-    };
-    let Some(p) = alert_policy::Entity::find_by_id(id.to_string())
-        .one(conn)
-        .await?
-    else {
-        return Ok(Rules::default());
-    };
-    Ok(policy::load_rules(conn, &[p])
-        .await?
-        .remove(id)
-        .unwrap_or_default())
-}
-
-async fn workspace_name(conn: &impl ConnectionTrait, id: &str) -> Result<String, StoreError> {
-    Ok(workspace::Entity::find_by_id(id.to_string())
-        .one(conn)
-        .await?
-        .map(|w| w.name)
-        .unwrap_or_default())
-}
-
-async fn find_incident(
-    conn: &impl ConnectionTrait,
-    workspace_id: &str,
-    id: &str,
-) -> Result<incident::Model, ActionError> {
-    incident::Entity::find_by_id(id.to_string())
-        .filter(incident::Column::WorkspaceId.eq(workspace_id))
-        .one(conn)
+async fn find_incident(tx: &Tx, workspace_id: &str, id: &str) -> Result<IncidentRow, ActionError> {
+    tx.incident_in(workspace_id, id)
         .await?
         .ok_or(ActionError::NotFound)
 }
@@ -81,16 +37,16 @@ pub async fn acknowledge(
     by: &str,
     note: Option<&str>,
     now: i64,
-) -> Result<incident::Model, ActionError> {
+) -> Result<IncidentRow, ActionError> {
     let txn = store.begin_write().await?;
     let inc = find_incident(&txn, workspace_id, id).await?;
-    match inc.status.as_str() {
-        incident_status::RESOLVED => return Err(ActionError::Resolved),
-        incident_status::ACKNOWLEDGED => return Ok(inc),
-        _ => {}
+    match inc.status {
+        IncidentState::Resolved => return Err(ActionError::Resolved),
+        IncidentState::Acknowledged => return Ok(inc),
+        IncidentState::Open => {}
     }
     let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
-    let name = workspace_name(&txn, workspace_id).await?;
+    let name = txn.workspace_name(workspace_id).await?;
     let c = Ctx {
         public_url: &ctx.public_url,
         workspace_id,
@@ -113,14 +69,14 @@ pub async fn resolve(
     id: &str,
     by: &str,
     now: i64,
-) -> Result<incident::Model, ActionError> {
+) -> Result<IncidentRow, ActionError> {
     let txn = store.begin_write().await?;
     let inc = find_incident(&txn, workspace_id, id).await?;
-    if inc.status == incident_status::RESOLVED {
+    if inc.status == IncidentState::Resolved {
         return Ok(inc);
     }
     let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
-    let name = workspace_name(&txn, workspace_id).await?;
+    let name = txn.workspace_name(workspace_id).await?;
     let c = Ctx {
         public_url: &ctx.public_url,
         workspace_id,
@@ -129,13 +85,10 @@ pub async fn resolve(
     };
     let monitor_id = inc.monitor_id.clone();
     let resolved = incidents::resolve(&txn, &c, inc, &rules, Some(by)).await?;
-    if let Some(m) = monitor::Entity::find_by_id(monitor_id).one(&txn).await?
-        && m.status != status::PAUSED
+    if let Some(m) = txn.monitor_by_id(&monitor_id).await?
+        && m.status != MonitorState::Paused
     {
-        let mut active = m.into_active_model();
-        active.status = Set(status::UP.into());
-        active.consecutive_failures = Set(0);
-        active.update(&txn).await?;
+        txn.restart_after_manual_resolve(&m.id).await?;
     }
     txn.commit().await?;
     ctx.outbox_wakeup.notify_one();
@@ -153,33 +106,23 @@ pub async fn set_paused(
     now: i64,
 ) -> Result<(MonitorRow, bool), ActionError> {
     let txn = store.begin_write().await?;
-    let m = monitor::Entity::find_by_id(id.to_string())
-        .filter(monitor::Column::WorkspaceId.eq(workspace_id))
-        .one(&txn)
+    let m = txn
+        .monitor_in(workspace_id, id)
         .await?
         .ok_or(ActionError::NotFound)?;
-    if (m.status == status::PAUSED) == paused {
+    if (m.status == MonitorState::Paused) == paused {
         return Ok((m, false));
     }
     // Resuming starts afresh (an unresolved incident keeps the monitor down).
-    let open = incident::Entity::find()
-        .filter(incident::Column::OpenKey.eq(id))
-        .one(&txn)
-        .await?
-        .is_some();
+    let open = txn.open_incident_of(id).await?.is_some();
     let new_status = match (paused, open) {
-        (true, _) => status::PAUSED,
-        (false, true) => status::DOWN,
-        (false, false) => status::PENDING,
+        (true, _) => MonitorState::Paused,
+        (false, true) => MonitorState::Down,
+        (false, false) => MonitorState::Pending,
     };
-    let mut active = m.clone().into_active_model();
-    active.status = Set(new_status.into());
-    active.updated_at = Set(now);
-    if !paused {
-        active.consecutive_failures = Set(0);
-        active.consecutive_successes = Set(0);
-    }
-    let saved = active.update(&txn).await?;
+    let saved = txn
+        .set_monitor_state(m, new_status, !paused, Some(now))
+        .await?;
     let rules = rules_of(&txn, saved.alert_policy_id.as_deref()).await?;
     let webhooks: Vec<&Target> = rules
         .channels
@@ -196,7 +139,7 @@ pub async fn set_paused(
             at_ms: now,
             monitor: events::monitor_object(&saved),
             workspace_id: workspace_id.to_string(),
-            workspace_name: workspace_name(&txn, workspace_id).await?,
+            workspace_name: txn.workspace_name(workspace_id).await?,
             incident: None,
             failure: None,
             ssl: None,
@@ -226,22 +169,13 @@ pub async fn delete_monitor(
     now: i64,
 ) -> Result<bool, ActionError> {
     let txn = store.begin_write().await?;
-    let exists = monitor::Entity::find_by_id(id.to_string())
-        .filter(monitor::Column::WorkspaceId.eq(workspace_id))
-        .one(&txn)
-        .await?
-        .is_some();
-    if !exists {
+    if txn.monitor_in(workspace_id, id).await?.is_none() {
         return Ok(false);
     }
-    if let Some(inc) = incident::Entity::find()
-        .filter(incident::Column::OpenKey.eq(id))
-        .one(&txn)
-        .await?
-    {
+    if let Some(inc) = txn.open_incident_of(id).await? {
         incidents::close_silently(&txn, inc, now, "monitor deleted").await?;
     }
-    Store::delete_monitor_in(&txn, workspace_id, id).await?;
+    txn.delete_monitor(workspace_id, id).await?;
     txn.commit().await?;
     store.publish(MonitorChange::Deleted(id.to_string()));
     Ok(true)

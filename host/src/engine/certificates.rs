@@ -13,14 +13,11 @@
 //! the check. A critical notice also marks the warning as given, so a certificate first
 //! seen with five days left causes one message, not two.
 
-use super::events::{self, EventBody, kind};
 use super::incidents::{self, Ctx};
 use super::policy::{Rules, Target};
+use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::{self, Origin};
-use crate::store::StoreError;
-use crate::store::entities::{certificate_notice, incident};
-use crate::store::monitors::MonitorRow;
-use sea_orm::{ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+use crate::store::{IncidentRow, MonitorRow, StoreError, Tx};
 use serde_json::{Map, Value, json};
 
 /// Longest serial accepted (hexadecimal of a 20-byte serial is 40; room for odd ones).
@@ -97,38 +94,27 @@ pub fn notice_in(details: &str) -> Option<Notice> {
 /// Record the notice and queue its event, unless this certificate already had one at
 /// this level. Returns whether anything was queued.
 pub async fn notify(
-    conn: &impl ConnectionTrait,
+    tx: &Tx,
     ctx: &Ctx<'_>,
     monitor: &MonitorRow,
     rules: &Rules,
-    open_incident: Option<&incident::Model>,
+    open_incident: Option<&IncidentRow>,
     notice: Notice,
 ) -> Result<bool, StoreError> {
-    let given: Vec<String> = certificate_notice::Entity::find()
-        .filter(certificate_notice::Column::MonitorId.eq(&monitor.id))
-        .filter(certificate_notice::Column::Serial.eq(&notice.serial))
-        .all(conn)
-        .await?
-        .into_iter()
-        .map(|n| n.level)
-        .collect();
+    let given = tx
+        .certificate_levels_notified(&monitor.id, &notice.serial)
+        .await?;
     if given.iter().any(|l| l == notice.level.as_str()) {
         return Ok(false);
     }
-    let rows: Vec<certificate_notice::ActiveModel> = notice
+    let new_levels: Vec<&str> = notice
         .level
         .covered()
         .iter()
-        .filter(|l| !given.iter().any(|g| g == l.as_str()))
-        .map(|l| certificate_notice::ActiveModel {
-            monitor_id: Set(monitor.id.clone()),
-            serial: Set(notice.serial.clone()),
-            level: Set(l.as_str().to_string()),
-            notified_at: Set(ctx.now),
-        })
+        .map(|l| l.as_str())
+        .filter(|l| !given.iter().any(|g| g == l))
         .collect();
-    certificate_notice::Entity::insert_many(rows)
-        .exec(conn)
+    tx.add_certificate_notices(&monitor.id, &notice.serial, &new_levels, ctx.now)
         .await?;
 
     // Everyone who hears about the monitor's incidents, escalation included once escalated.
@@ -156,7 +142,7 @@ pub async fn notify(
         monitor_id: Some(&monitor.id),
     };
     for t in targets {
-        outbox::enqueue(conn, &origin, t, &body, ctx.now).await?;
+        outbox::enqueue(tx, &origin, t, &body, ctx.now).await?;
     }
     Ok(true)
 }

@@ -2,13 +2,11 @@
 //! `open` at its `escalate_at` is escalated once (the claim is a conditional update), so a
 //! restart neither loses nor repeats an escalation.
 
-use super::actions::rules_of;
-use super::incidents::{self, Ctx, status};
+use super::incidents::{self, Ctx};
+use super::policy::rules_of;
 use super::recorder::EngineContext;
 use crate::clock::SharedClock;
-use crate::store::entities::{incident, workspace};
 use crate::store::{Store, StoreError};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -21,14 +19,7 @@ pub async fn escalate_due(
     ctx: &EngineContext,
     now: i64,
 ) -> Result<usize, StoreError> {
-    let due = incident::Entity::find()
-        .filter(incident::Column::Status.eq(status::OPEN))
-        .filter(incident::Column::EscalatedAt.is_null())
-        .filter(incident::Column::EscalateAt.lte(now))
-        .order_by_asc(incident::Column::EscalateAt)
-        .limit(100)
-        .all(store.db())
-        .await?;
+    let due = store.due_escalations(now, 100).await?;
     let mut escalated = 0;
     for inc in due {
         let txn = store.begin_write().await?;
@@ -39,22 +30,11 @@ pub async fn escalate_due(
             .is_none_or(|e| e.channels.is_empty())
         {
             // The policy no longer escalates (edited or deleted): stop waiting.
-            incident::Entity::update_many()
-                .col_expr(
-                    incident::Column::EscalateAt,
-                    sea_orm::sea_query::Expr::value(Option::<i64>::None),
-                )
-                .filter(incident::Column::Id.eq(inc.id.as_str()))
-                .exec(&txn)
-                .await?;
+            txn.cancel_escalation(&inc.id).await?;
             txn.commit().await?;
             continue;
         }
-        let name = workspace::Entity::find_by_id(inc.workspace_id.clone())
-            .one(&txn)
-            .await?
-            .map(|w| w.name)
-            .unwrap_or_default();
+        let name = txn.workspace_name(&inc.workspace_id).await?;
         let c = Ctx {
             public_url: &ctx.public_url,
             workspace_id: &inc.workspace_id,

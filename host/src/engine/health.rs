@@ -1,7 +1,8 @@
 //! Monitor health: consecutive failure and success counters, and the state shown to users.
 //! A monitor is `down` exactly while it has an unresolved incident.
 
-use crate::store::monitors::status;
+pub use crate::store::Health;
+use crate::store::MonitorState;
 
 /// Thresholds that open and resolve incidents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,40 +23,32 @@ impl Default for Thresholds {
     }
 }
 
-/// The outcome-driven part of a monitor.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Health {
-    pub consecutive_failures: i32,
-    pub consecutive_successes: i32,
-    pub status: String,
-}
-
 /// Count one outcome: a success resets the failures and a failure the successes.
 pub fn count(previous: &Health, ok: bool) -> Health {
     if ok {
         Health {
             consecutive_failures: 0,
             consecutive_successes: previous.consecutive_successes.saturating_add(1),
-            status: previous.status.clone(),
+            status: previous.status,
         }
     } else {
         Health {
             consecutive_failures: previous.consecutive_failures.saturating_add(1),
             consecutive_successes: 0,
-            status: previous.status.clone(),
+            status: previous.status,
         }
     }
 }
 
 /// The state after a check: `down` while an incident is unresolved; otherwise `up`, except
 /// that a monitor that has never passed stays `pending` through failures below the threshold.
-pub fn status_after(previous: &str, ok: bool, incident_open: bool) -> &'static str {
+pub fn status_after(previous: MonitorState, ok: bool, incident_open: bool) -> MonitorState {
     if incident_open {
-        status::DOWN
-    } else if ok || previous == status::UP || previous == status::DOWN {
-        status::UP
+        MonitorState::Down
+    } else if ok || matches!(previous, MonitorState::Up | MonitorState::Down) {
+        MonitorState::Up
     } else {
-        status::PENDING
+        MonitorState::Pending
     }
 }
 
@@ -68,7 +61,7 @@ mod tests {
         let h = Health {
             consecutive_failures: 3,
             consecutive_successes: 0,
-            status: "down".into(),
+            status: MonitorState::Down,
         };
         let h = count(&h, true);
         assert_eq!((h.consecutive_failures, h.consecutive_successes), (0, 1));
@@ -78,19 +71,31 @@ mod tests {
 
     #[test]
     fn status_follows_the_incident() {
-        assert_eq!(status_after("up", false, true), "down");
         assert_eq!(
-            status_after("down", true, true),
-            "down",
+            status_after(MonitorState::Up, false, true),
+            MonitorState::Down
+        );
+        assert_eq!(
+            status_after(MonitorState::Down, true, true),
+            MonitorState::Down,
             "recovering but not yet resolved"
         );
-        assert_eq!(status_after("down", true, false), "up");
         assert_eq!(
-            status_after("up", false, false),
-            "up",
+            status_after(MonitorState::Down, true, false),
+            MonitorState::Up
+        );
+        assert_eq!(
+            status_after(MonitorState::Up, false, false),
+            MonitorState::Up,
             "one failure below the threshold"
         );
-        assert_eq!(status_after("pending", false, false), "pending");
-        assert_eq!(status_after("pending", true, false), "up");
+        assert_eq!(
+            status_after(MonitorState::Pending, false, false),
+            MonitorState::Pending
+        );
+        assert_eq!(
+            status_after(MonitorState::Pending, true, false),
+            MonitorState::Up
+        );
     }
 }

@@ -5,28 +5,12 @@
 //! States: `open` -> `acknowledged` -> `resolved`, or `open` -> `resolved`. A resolved
 //! incident is never reopened; the next outage is a new incident.
 
-use super::events::{self, EventBody, kind};
 use super::policy::{Rules, Target};
-use crate::ids;
+use crate::ids::{self, prefix};
+use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::{self, Origin};
-use crate::store::StoreError;
-use crate::store::entities::{incident, incident_event};
-use sea_orm::sea_query::Expr;
-use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter,
-};
+use crate::store::{IncidentRow, IncidentState, StoreError, Tx};
 use serde_json::{Value, json};
-
-/// Prefix of incident ids.
-pub const INCIDENT_PREFIX: &str = "inc_";
-
-/// Incident states.
-pub mod status {
-    pub const OPEN: &str = "open";
-    pub const ACKNOWLEDGED: &str = "acknowledged";
-    pub const RESOLVED: &str = "resolved";
-    pub const ALL: [&str; 3] = [OPEN, ACKNOWLEDGED, RESOLVED];
-}
 
 /// What every transition needs besides the incident.
 pub struct Ctx<'a> {
@@ -38,28 +22,19 @@ pub struct Ctx<'a> {
 
 /// Add a timeline entry.
 pub async fn timeline(
-    conn: &impl ConnectionTrait,
+    tx: &Tx,
     incident_id: &str,
     at: i64,
     kind: &str,
     details: Value,
 ) -> Result<(), StoreError> {
-    incident_event::ActiveModel {
-        id: Set(ids::new_id("evt_")),
-        incident_id: Set(incident_id.to_string()),
-        at: Set(at),
-        kind: Set(kind.to_string()),
-        details: Set(details.to_string()),
-    }
-    .insert(conn)
-    .await?;
-    Ok(())
+    tx.add_incident_event(incident_id, at, kind, &details).await
 }
 
 async fn notify(
-    conn: &impl ConnectionTrait,
+    tx: &Tx,
     ctx: &Ctx<'_>,
-    inc: &incident::Model,
+    inc: &IncidentRow,
     targets: &[&Target],
     event: &'static str,
     failure: Option<Value>,
@@ -84,11 +59,11 @@ async fn notify(
         monitor_id: Some(&inc.monitor_id),
     };
     for t in targets {
-        outbox::enqueue(conn, &origin, t, &body, ctx.now).await?;
+        outbox::enqueue(tx, &origin, t, &body, ctx.now).await?;
     }
     let kinds: Vec<&str> = targets.iter().map(|t| t.kind.as_str()).collect();
     timeline(
-        conn,
+        tx,
         &inc.id,
         ctx.now,
         "notified",
@@ -99,7 +74,7 @@ async fn notify(
 }
 
 /// Targets that hear about an incident: the policy's, plus the escalation's once escalated.
-pub(crate) fn audience<'r>(rules: &'r Rules, inc: &incident::Model) -> Vec<&'r Target> {
+pub(crate) fn audience<'r>(rules: &'r Rules, inc: &IncidentRow) -> Vec<&'r Target> {
     let mut all: Vec<&Target> = rules.channels.iter().collect();
     if inc.escalated_at.is_some()
         && let Some(e) = &rules.escalation
@@ -109,49 +84,52 @@ pub(crate) fn audience<'r>(rules: &'r Rules, inc: &incident::Model) -> Vec<&'r T
     all
 }
 
+/// The incident as resolved at `now`.
+fn resolved_at(inc: IncidentRow, now: i64) -> IncidentRow {
+    IncidentRow {
+        status: IncidentState::Resolved,
+        open_key: None,
+        resolved_at: Some(now),
+        ..inc
+    }
+}
+
 /// Open an incident for a monitor whose failures reached the threshold; notify DOWN.
 pub async fn open(
-    conn: &impl ConnectionTrait,
+    tx: &Tx,
     ctx: &Ctx<'_>,
     monitor_id: &str,
     monitor: Value,
     policy_id: Option<&str>,
     rules: &Rules,
     failure: Value,
-) -> Result<incident::Model, StoreError> {
+) -> Result<IncidentRow, StoreError> {
     let escalate_at = rules
         .escalation
         .as_ref()
         .map(|e| ctx.now + i64::from(e.delay_minutes) * 60_000);
-    let inc = incident::ActiveModel {
-        id: Set(ids::new_id(INCIDENT_PREFIX)),
-        workspace_id: Set(ctx.workspace_id.to_string()),
-        monitor_id: Set(monitor_id.to_string()),
-        policy_id: Set(policy_id.map(str::to_string)),
-        status: Set(status::OPEN.into()),
-        open_key: Set(Some(monitor_id.to_string())),
-        created_at: Set(ctx.now),
-        acknowledged_at: Set(None),
-        acknowledged_by: Set(None),
-        resolved_at: Set(None),
-        escalate_at: Set(escalate_at),
-        escalated_at: Set(None),
-        failure: Set(failure.to_string()),
-        monitor: Set(monitor.to_string()),
-    }
-    .insert(conn)
-    .await?;
-    timeline(
-        conn,
-        &inc.id,
-        ctx.now,
-        "created",
-        json!({"failure": failure}),
-    )
-    .await?;
+    let inc = tx
+        .insert_incident(IncidentRow {
+            id: ids::new_id(prefix::INCIDENT),
+            workspace_id: ctx.workspace_id.to_string(),
+            monitor_id: monitor_id.to_string(),
+            policy_id: policy_id.map(str::to_string),
+            status: IncidentState::Open,
+            open_key: Some(monitor_id.to_string()),
+            created_at: ctx.now,
+            acknowledged_at: None,
+            acknowledged_by: None,
+            resolved_at: None,
+            escalate_at,
+            escalated_at: None,
+            failure: failure.to_string(),
+            monitor: monitor.to_string(),
+        })
+        .await?;
+    timeline(tx, &inc.id, ctx.now, "created", json!({"failure": failure})).await?;
     let targets: Vec<&Target> = rules.channels.iter().collect();
     notify(
-        conn,
+        tx,
         ctx,
         &inc,
         &targets,
@@ -165,51 +143,38 @@ pub async fn open(
 /// Resolve an open or acknowledged incident; notify RECOVERY when the policy wants it.
 /// `by` names who resolved it by hand; None means the checks recovered.
 pub async fn resolve(
-    conn: &impl ConnectionTrait,
+    tx: &Tx,
     ctx: &Ctx<'_>,
-    inc: incident::Model,
+    inc: IncidentRow,
     rules: &Rules,
     by: Option<&str>,
-) -> Result<incident::Model, StoreError> {
-    let mut active: incident::ActiveModel = inc.clone().into();
-    active.status = Set(status::RESOLVED.into());
-    active.open_key = Set(None);
-    active.resolved_at = Set(Some(ctx.now));
-    let resolved = active.update(conn).await?;
+) -> Result<IncidentRow, StoreError> {
+    let resolved = tx
+        .save_incident(inc.clone(), &resolved_at(inc, ctx.now))
+        .await?;
     let details = match by {
         Some(who) => json!({"by": who, "manual": true}),
         None => json!({"manual": false}),
     };
-    timeline(conn, &resolved.id, ctx.now, "resolved", details).await?;
+    timeline(tx, &resolved.id, ctx.now, "resolved", details).await?;
     if rules.notify_on_recovery {
         let targets = audience(rules, &resolved);
-        notify(
-            conn,
-            ctx,
-            &resolved,
-            &targets,
-            kind::INCIDENT_RESOLVED,
-            None,
-        )
-        .await?;
+        notify(tx, ctx, &resolved, &targets, kind::INCIDENT_RESOLVED, None).await?;
     }
     Ok(resolved)
 }
 
 /// Resolve without telling anyone (the monitor was deleted).
 pub async fn close_silently(
-    conn: &impl ConnectionTrait,
-    inc: incident::Model,
+    tx: &Tx,
+    inc: IncidentRow,
     now: i64,
     why: &str,
 ) -> Result<(), StoreError> {
-    let mut active: incident::ActiveModel = inc.clone().into();
-    active.status = Set(status::RESOLVED.into());
-    active.open_key = Set(None);
-    active.resolved_at = Set(Some(now));
-    active.update(conn).await?;
+    tx.save_incident(inc.clone(), &resolved_at(inc.clone(), now))
+        .await?;
     timeline(
-        conn,
+        tx,
         &inc.id,
         now,
         "resolved",
@@ -220,20 +185,22 @@ pub async fn close_silently(
 
 /// Acknowledge an open incident: escalation no longer applies; webhooks hear of it.
 pub async fn acknowledge(
-    conn: &impl ConnectionTrait,
+    tx: &Tx,
     ctx: &Ctx<'_>,
-    inc: incident::Model,
+    inc: IncidentRow,
     rules: &Rules,
     by: &str,
     note: Option<&str>,
-) -> Result<incident::Model, StoreError> {
-    let mut active: incident::ActiveModel = inc.into();
-    active.status = Set(status::ACKNOWLEDGED.into());
-    active.acknowledged_at = Set(Some(ctx.now));
-    active.acknowledged_by = Set(Some(by.to_string()));
-    let acked = active.update(conn).await?;
+) -> Result<IncidentRow, StoreError> {
+    let after = IncidentRow {
+        status: IncidentState::Acknowledged,
+        acknowledged_at: Some(ctx.now),
+        acknowledged_by: Some(by.to_string()),
+        ..inc.clone()
+    };
+    let acked = tx.save_incident(inc, &after).await?;
     timeline(
-        conn,
+        tx,
         &acked.id,
         ctx.now,
         "acknowledged",
@@ -245,7 +212,7 @@ pub async fn acknowledge(
         .filter(|t| t.kind == "webhook")
         .collect();
     notify(
-        conn,
+        tx,
         ctx,
         &acked,
         &webhooks,
@@ -260,23 +227,15 @@ pub async fn acknowledge(
 /// notification, once. Returns false when another writer got there first or it no longer
 /// applies (acknowledged, resolved).
 pub async fn escalate(
-    conn: &impl ConnectionTrait,
+    tx: &Tx,
     ctx: &Ctx<'_>,
-    inc: &incident::Model,
+    inc: &IncidentRow,
     rules: &Rules,
 ) -> Result<bool, StoreError> {
-    let claimed = incident::Entity::update_many()
-        .col_expr(incident::Column::EscalatedAt, Expr::value(ctx.now))
-        .filter(incident::Column::Id.eq(inc.id.as_str()))
-        .filter(incident::Column::Status.eq(status::OPEN))
-        .filter(incident::Column::EscalatedAt.is_null())
-        .exec(conn)
-        .await?
-        .rows_affected;
-    if claimed != 1 {
+    if !tx.claim_escalation(&inc.id, ctx.now).await? {
         return Ok(false);
     }
-    let escalated = incident::Model {
+    let escalated = IncidentRow {
         escalated_at: Some(ctx.now),
         ..inc.clone()
     };
@@ -286,7 +245,7 @@ pub async fn escalate(
         .flat_map(|e| e.channels.iter())
         .collect();
     timeline(
-        conn,
+        tx,
         &inc.id,
         ctx.now,
         "escalated",
@@ -295,7 +254,7 @@ pub async fn escalate(
     .await?;
     let failure: Value = serde_json::from_str(&inc.failure).unwrap_or(Value::Null);
     notify(
-        conn,
+        tx,
         ctx,
         &escalated,
         &targets,

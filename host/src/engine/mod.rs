@@ -5,7 +5,6 @@
 pub mod actions;
 pub mod certificates;
 pub mod escalation;
-pub mod events;
 pub mod health;
 pub mod incidents;
 pub mod policy;

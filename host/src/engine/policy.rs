@@ -6,22 +6,10 @@
 //! - `escalation`: `{"delayMinutes": 15, "channels": [...]}` or NULL.
 
 use super::health::Thresholds;
-use crate::store::StoreError;
-use crate::store::entities::{alert_policy, channel};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+pub use crate::outbox::Target;
+use crate::store::{ChannelRow, PolicyRow, StoreError, Tx};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-
-/// One place a notification goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    /// Channel type, e.g. `webhook`.
-    pub kind: String,
-    /// The channel plugin's configuration (JSON object text).
-    pub config: String,
-    /// The stored channel, when the policy refers to one.
-    pub channel_id: Option<String>,
-}
 
 /// Escalation of unacknowledged incidents.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +47,7 @@ pub fn split_inline(item: &Map<String, Value>) -> Option<(String, Map<String, Va
     Some((kind, config))
 }
 
-fn targets(items: &Value, stored: &HashMap<String, channel::Model>) -> Vec<Target> {
+fn targets(items: &Value, stored: &HashMap<String, ChannelRow>) -> Vec<Target> {
     let Some(items) = items.as_array() else {
         return Vec::new();
     };
@@ -104,10 +92,22 @@ fn channel_ids(items: &Value, into: &mut Vec<String>) {
     }
 }
 
+/// The rules of a policy (defaults when there is none or it was deleted).
+pub async fn rules_of(tx: &Tx, policy_id: Option<&str>) -> Result<Rules, StoreError> {
+    let Some(id) = policy_id else {
+        return Ok(Rules::default());
+    };
+    let policies = tx.policies_by_ids(vec![id.to_string()]).await?;
+    Ok(load_rules(tx, &policies)
+        .await?
+        .remove(id)
+        .unwrap_or_default())
+}
+
 /// Turn stored policies into rules, resolving stored channels in one query.
 pub async fn load_rules(
-    conn: &impl ConnectionTrait,
-    policies: &[alert_policy::Model],
+    tx: &Tx,
+    policies: &[PolicyRow],
 ) -> Result<HashMap<String, Rules>, StoreError> {
     let mut parsed = Vec::with_capacity(policies.len());
     let mut ids = Vec::new();
@@ -123,22 +123,17 @@ pub async fn load_rules(
         }
         parsed.push((p, channels, escalation));
     }
-    let stored: HashMap<String, channel::Model> = if ids.is_empty() {
-        HashMap::new()
-    } else {
-        channel::Entity::find()
-            .filter(channel::Column::Id.is_in(ids))
-            .all(conn)
-            .await?
-            .into_iter()
-            .map(|c| (c.id.clone(), c))
-            .collect()
-    };
+    let stored: HashMap<String, ChannelRow> = tx
+        .channels_among(ids)
+        .await?
+        .into_iter()
+        .map(|c| (c.id.clone(), c))
+        .collect();
     Ok(parsed
         .into_iter()
         .map(|(p, channels, escalation)| {
             // A stored channel of another workspace never counts.
-            let mine: HashMap<String, channel::Model> = stored
+            let mine: HashMap<String, ChannelRow> = stored
                 .iter()
                 .filter(|(_, c)| c.workspace_id == p.workspace_id)
                 .map(|(k, v)| (k.clone(), v.clone()))
@@ -172,7 +167,7 @@ mod tests {
         let mut stored = HashMap::new();
         stored.insert(
             "ch_1".to_string(),
-            channel::Model {
+            ChannelRow {
                 id: "ch_1".into(),
                 workspace_id: "ws".into(),
                 name: "ops".into(),

@@ -3,17 +3,13 @@
 //! notifications those cause. A crash loses either all of it or none.
 
 use super::certificates;
-use super::events;
 use super::health::{self, Health};
 use super::incidents::{self, Ctx};
 use super::policy::{self, Rules};
 use crate::ids::{self, prefix};
-use crate::store::checks::CheckRow;
-use crate::store::entities::{alert_policy, incident, workspace};
-use crate::store::monitors::{MonitorRow, status};
+use crate::outbox::events;
 use crate::store::status_pages::day_of;
-use crate::store::{Store, StoreError};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use crate::store::{CheckRow, IncidentRow, MonitorRow, MonitorState, Store, StoreError, Tx};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -82,17 +78,14 @@ pub fn annotate(record: &CheckRecord, note: Value) -> CheckRecord {
 
 /// Turn records that settle confirmation requests into what is stored, each with whether it
 /// counts towards the monitor's health (exactly one record counts per settled round).
-async fn settle(
-    txn: &impl sea_orm::ConnectionTrait,
-    batch: &[CheckRecord],
-) -> Result<Vec<(CheckRecord, bool)>, StoreError> {
+async fn settle(txn: &Tx, batch: &[CheckRecord]) -> Result<Vec<(CheckRecord, bool)>, StoreError> {
     let mut out = Vec::with_capacity(batch.len());
     for record in batch {
         let Some(link) = &record.confirmation else {
             out.push((record.clone(), true));
             continue;
         };
-        let won = Store::settle_confirmation(txn, link.request_id()).await?;
+        let won = txn.settle_confirmation(link.request_id()).await?;
         match link {
             // Settled already (it expired meanwhile): this check is kept as history only.
             Confirmation::Answer { original, .. } if !won => out.push((
@@ -253,7 +246,7 @@ async fn write_loop(
     }
 }
 
-/// Write one batch atomically.
+/// Write one batch atomically: load what it needs, apply each record, persist the rest.
 pub async fn write_batch(
     store: &Store,
     ctx: &EngineContext,
@@ -261,154 +254,191 @@ pub async fn write_batch(
 ) -> Result<(), StoreError> {
     let txn = store.begin_write().await?;
     let batch = settle(&txn, batch).await?;
+    let mut state = load(&txn, &batch).await?;
+    let mut writes = Writes::default();
+    for (record, counted) in &batch {
+        apply(&txn, ctx, &mut state, &mut writes, record, *counted).await?;
+    }
+    let notified = writes.notified;
+    persist(&txn, &state, writes).await?;
+    txn.commit().await?;
+    if notified {
+        ctx.outbox_wakeup.notify_one();
+    }
+    Ok(())
+}
+
+/// What a batch reads before deciding anything, inside its transaction.
+struct BatchState {
+    /// The batch's monitors that are not paused (locked on PostgreSQL).
+    monitors: HashMap<String, MonitorRow>,
+    /// Their health as the batch moves it on.
+    healths: HashMap<String, Health>,
+    /// Rules of their alert policies, by policy id.
+    rules: HashMap<String, Rules>,
+    /// Their unresolved incidents, by monitor id.
+    open: HashMap<String, IncidentRow>,
+    /// Names of their workspaces, by id.
+    workspaces: HashMap<String, String>,
+}
+
+async fn load(txn: &Tx, batch: &[(CheckRecord, bool)]) -> Result<BatchState, StoreError> {
     let mut ids: Vec<String> = batch.iter().map(|(r, _)| r.monitor_id.clone()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let monitors: HashMap<String, MonitorRow> = Store::monitors_by_ids(&txn, ids.clone())
+    let monitors: HashMap<String, MonitorRow> = txn
+        .monitors_by_ids(ids.clone())
         .await?
         .into_iter()
-        .filter(|m| m.status != status::PAUSED)
+        .filter(|m| m.status != MonitorState::Paused)
         .map(|m| (m.id.clone(), m))
         .collect();
-
-    let policy_ids: Vec<String> = monitors
+    let mut policy_ids: Vec<String> = monitors
         .values()
         .filter_map(|m| m.alert_policy_id.clone())
         .collect();
-    let policies = if policy_ids.is_empty() {
-        Vec::new()
-    } else {
-        alert_policy::Entity::find()
-            .filter(alert_policy::Column::Id.is_in(policy_ids))
-            .all(&txn)
-            .await?
-    };
-    let rules = policy::load_rules(&txn, &policies).await?;
-    let mut open: HashMap<String, incident::Model> = incident::Entity::find()
-        .filter(incident::Column::OpenKey.is_in(ids))
-        .all(&txn)
-        .await?
-        .into_iter()
-        .map(|i| (i.monitor_id.clone(), i))
-        .collect();
+    policy_ids.sort_unstable();
+    policy_ids.dedup();
+    let policies = txn.policies_by_ids(policy_ids).await?;
+    let rules = policy::load_rules(txn, &policies).await?;
+    let open = txn.open_incidents_of(ids).await?;
     let mut ws_ids: Vec<String> = monitors.values().map(|m| m.workspace_id.clone()).collect();
     ws_ids.sort_unstable();
     ws_ids.dedup();
-    let workspaces: HashMap<String, String> = workspace::Entity::find()
-        .filter(workspace::Column::Id.is_in(ws_ids))
-        .all(&txn)
-        .await?
-        .into_iter()
-        .map(|w| (w.id, w.name))
-        .collect();
-
-    let mut healths: HashMap<String, Health> = monitors
+    let workspaces = txn.workspace_names(ws_ids).await?;
+    let healths = monitors
         .values()
-        .map(|m| {
-            let h = Health {
-                consecutive_failures: m.consecutive_failures,
-                consecutive_successes: m.consecutive_successes,
-                status: m.status.clone(),
-            };
-            (m.id.clone(), h)
-        })
+        .map(|m| (m.id.clone(), Health::of(m)))
         .collect();
-    let no_policy = Rules::default();
-    let mut rows = Vec::with_capacity(batch.len());
-    let mut last: HashMap<String, (i64, Option<i32>)> = HashMap::new();
-    let mut notified = false;
-    let mut uncounted = Vec::new();
-    for (record, counted) in &batch {
-        // Results of monitors deleted or paused while their check ran are dropped.
-        let (Some(m), Some(h)) = (
-            monitors.get(&record.monitor_id),
-            healths.get_mut(&record.monitor_id),
-        ) else {
-            continue;
-        };
-        if !counted {
-            uncounted.push(check_row(record, false));
-            continue;
-        }
-        let r = m
-            .alert_policy_id
-            .as_ref()
-            .and_then(|p| rules.get(p))
-            .unwrap_or(&no_policy);
-        let counted = health::count(h, record.ok);
-        let ictx = Ctx {
-            public_url: &ctx.public_url,
-            workspace_id: &m.workspace_id,
-            workspace_name: workspaces.get(&m.workspace_id).map_or("", String::as_str),
-            now: record.checked_at,
-        };
-        if !record.ok
-            && counted.consecutive_failures as u32 >= r.thresholds.failure
-            && !open.contains_key(&m.id)
-        {
-            let details: Map<String, Value> =
-                serde_json::from_str(&record.details).unwrap_or_default();
-            let failure = events::failure_object(
-                record.reason.as_deref().unwrap_or("Check failed"),
-                record.status_code,
-                record.response_time_ms,
-                &record.region,
-                &details,
-            );
-            let inc = incidents::open(
-                &txn,
-                &ictx,
-                &m.id,
-                events::monitor_object(m),
-                m.alert_policy_id.as_deref(),
-                r,
-                failure,
-            )
-            .await?;
-            notified = true;
-            open.insert(m.id.clone(), inc);
-        } else if record.ok
-            && counted.consecutive_successes as u32 >= r.thresholds.recovery
-            && let Some(inc) = open.remove(&m.id)
-        {
-            incidents::resolve(&txn, &ictx, inc, r, None).await?;
-            notified = true;
-        }
-        if let Some(notice) = certificates::notice_in(&record.details)
-            && certificates::notify(&txn, &ictx, m, r, open.get(&m.id), notice).await?
-        {
-            notified = true;
-        }
-        *h = Health {
-            status: health::status_after(&h.status, record.ok, open.contains_key(&m.id)).into(),
-            ..counted
-        };
-        let rt = record
-            .response_time_ms
-            .map(|v| i32::try_from(v).unwrap_or(i32::MAX));
-        last.insert(record.monitor_id.clone(), (record.checked_at, rt));
-        rows.push(check_row(record, true));
+    Ok(BatchState {
+        monitors,
+        healths,
+        rules,
+        open,
+        workspaces,
+    })
+}
+
+/// What a batch writes once every record was applied.
+#[derive(Default)]
+struct Writes {
+    /// Check rows that count towards health and uptime.
+    counted: Vec<CheckRow>,
+    /// Check rows kept as history only (a confirmation round's other checks).
+    uncounted: Vec<CheckRow>,
+    /// Per monitor: the last check's time and response time.
+    last: HashMap<String, (i64, Option<i32>)>,
+    /// Whether any outbox row was queued.
+    notified: bool,
+}
+
+/// Count one record: move its monitor's health on, open or resolve its incident, give
+/// certificate notices. Incident changes and their outbox rows are written at once, in
+/// the batch's transaction.
+async fn apply(
+    txn: &Tx,
+    ctx: &EngineContext,
+    state: &mut BatchState,
+    writes: &mut Writes,
+    record: &CheckRecord,
+    counted: bool,
+) -> Result<(), StoreError> {
+    // Results of monitors deleted or paused while their check ran are dropped.
+    let (Some(m), Some(h)) = (
+        state.monitors.get(&record.monitor_id),
+        state.healths.get_mut(&record.monitor_id),
+    ) else {
+        return Ok(());
+    };
+    if !counted {
+        writes.uncounted.push(check_row(record, false));
+        return Ok(());
     }
-    // Uptime counts the records that count; history rows added below do not.
+    let no_policy = Rules::default();
+    let r = m
+        .alert_policy_id
+        .as_ref()
+        .and_then(|p| state.rules.get(p))
+        .unwrap_or(&no_policy);
+    let next = health::count(h, record.ok);
+    let ictx = Ctx {
+        public_url: &ctx.public_url,
+        workspace_id: &m.workspace_id,
+        workspace_name: state
+            .workspaces
+            .get(&m.workspace_id)
+            .map_or("", String::as_str),
+        now: record.checked_at,
+    };
+    if !record.ok
+        && next.consecutive_failures as u32 >= r.thresholds.failure
+        && !state.open.contains_key(&m.id)
+    {
+        let details: Map<String, Value> = serde_json::from_str(&record.details).unwrap_or_default();
+        let failure = events::failure_object(
+            record.reason.as_deref().unwrap_or("Check failed"),
+            record.status_code,
+            record.response_time_ms,
+            &record.region,
+            &details,
+        );
+        let inc = incidents::open(
+            txn,
+            &ictx,
+            &m.id,
+            events::monitor_object(m),
+            m.alert_policy_id.as_deref(),
+            r,
+            failure,
+        )
+        .await?;
+        writes.notified = true;
+        state.open.insert(m.id.clone(), inc);
+    } else if record.ok
+        && next.consecutive_successes as u32 >= r.thresholds.recovery
+        && let Some(inc) = state.open.remove(&m.id)
+    {
+        incidents::resolve(txn, &ictx, inc, r, None).await?;
+        writes.notified = true;
+    }
+    if let Some(notice) = certificates::notice_in(&record.details)
+        && certificates::notify(txn, &ictx, m, r, state.open.get(&m.id), notice).await?
+    {
+        writes.notified = true;
+    }
+    *h = Health {
+        status: health::status_after(h.status, record.ok, state.open.contains_key(&m.id)),
+        ..next
+    };
+    let rt = record
+        .response_time_ms
+        .map(|v| i32::try_from(v).unwrap_or(i32::MAX));
+    writes
+        .last
+        .insert(record.monitor_id.clone(), (record.checked_at, rt));
+    writes.counted.push(check_row(record, true));
+    Ok(())
+}
+
+/// Write the check rows, the daily rollup and each monitor's new health.
+async fn persist(txn: &Tx, state: &BatchState, writes: Writes) -> Result<(), StoreError> {
+    // Uptime counts the records that count; history rows do not.
     let mut daily: BTreeMap<(String, i32), (i32, i32)> = BTreeMap::new();
-    for row in &rows {
+    for row in &writes.counted {
         let e = daily
             .entry((row.monitor_id.clone(), day_of(row.checked_at)))
             .or_default();
         e.0 += 1;
         e.1 += i32::from(row.ok);
     }
-    rows.extend(uncounted);
-    Store::insert_checks(&txn, rows).await?;
-    Store::add_daily_uptime(&txn, &daily).await?;
-    for (id, (checked_at, rt)) in &last {
-        if let Some(h) = healths.get(id) {
-            Store::save_monitor_health(&txn, id, h, *checked_at, *rt).await?;
+    let mut rows = writes.counted;
+    rows.extend(writes.uncounted);
+    txn.insert_checks(rows).await?;
+    txn.add_daily_uptime(&daily).await?;
+    for (id, (checked_at, rt)) in &writes.last {
+        if let Some(h) = state.healths.get(id) {
+            txn.save_monitor_health(id, h, *checked_at, *rt).await?;
         }
-    }
-    txn.commit().await?;
-    if notified {
-        ctx.outbox_wakeup.notify_one();
     }
     Ok(())
 }

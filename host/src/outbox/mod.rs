@@ -3,26 +3,24 @@
 //! plugin, records the attempt and schedules the next one. Nothing is lost across a crash,
 //! and a delivery whose success was recorded is never sent again.
 
+pub mod events;
 pub mod signing;
 pub mod worker;
 
-use crate::engine::events::{self, EventBody};
-use crate::engine::policy::Target;
-use crate::ids;
-use crate::store::StoreError;
-use crate::store::entities::delivery;
-use sea_orm::{ActiveModelTrait, ActiveValue::Set, ConnectionTrait};
+use crate::ids::{self, prefix};
+use crate::store::{DeliveryRow, DeliveryState, StoreError, Tx};
+use events::EventBody;
 use std::time::Duration;
 
-/// Prefix of delivery ids (also the `webhookId` and `X-Service-Webhook-ID`).
-pub const DELIVERY_PREFIX: &str = "whd_";
-
-/// Delivery states.
-pub mod status {
-    pub const PENDING: &str = "pending";
-    pub const SUCCEEDED: &str = "succeeded";
-    pub const FAILED: &str = "failed";
-    pub const ALL: [&str; 3] = [PENDING, SUCCEEDED, FAILED];
+/// One place a notification goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Channel type, e.g. `webhook`.
+    pub kind: String,
+    /// The channel plugin's configuration (JSON object text).
+    pub config: String,
+    /// The stored channel, when the policy refers to one.
+    pub channel_id: Option<String>,
 }
 
 /// Where a delivery comes from.
@@ -34,33 +32,33 @@ pub struct Origin<'a> {
 
 /// Queue one notification to one target. Returns the delivery id.
 pub async fn enqueue(
-    conn: &impl ConnectionTrait,
+    tx: &Tx,
     origin: &Origin<'_>,
     target: &Target,
     body: &EventBody,
     now: i64,
 ) -> Result<String, StoreError> {
-    let id = ids::new_id(DELIVERY_PREFIX);
-    let row = delivery::ActiveModel {
-        id: Set(id.clone()),
-        workspace_id: Set(origin.workspace_id.to_string()),
-        incident_id: Set(origin.incident_id.map(str::to_string)),
-        monitor_id: Set(origin.monitor_id.map(str::to_string)),
-        channel_id: Set(target.channel_id.clone()),
-        channel_kind: Set(target.kind.clone()),
-        channel_config: Set(target.config.clone()),
-        event: Set(body.event.to_string()),
-        payload: Set(events::payload(body, &id)),
-        status: Set(status::PENDING.into()),
-        attempts: Set(0),
-        next_attempt_at: Set(now),
-        lease_until: Set(None),
-        last_error: Set(None),
-        created_at: Set(now),
-        updated_at: Set(now),
-        delivered_at: Set(None),
-    };
-    row.insert(conn).await?;
+    let id = ids::new_id(prefix::DELIVERY);
+    tx.insert_delivery(DeliveryRow {
+        id: id.clone(),
+        workspace_id: origin.workspace_id.to_string(),
+        incident_id: origin.incident_id.map(str::to_string),
+        monitor_id: origin.monitor_id.map(str::to_string),
+        channel_id: target.channel_id.clone(),
+        channel_kind: target.kind.clone(),
+        channel_config: target.config.clone(),
+        event: body.event.to_string(),
+        payload: events::payload(body, &id),
+        status: DeliveryState::Pending,
+        attempts: 0,
+        next_attempt_at: now,
+        lease_until: None,
+        last_error: None,
+        created_at: now,
+        updated_at: now,
+        delivered_at: None,
+    })
+    .await?;
     Ok(id)
 }
 

@@ -1,21 +1,14 @@
 //! The delivery worker: claims due deliveries (a lease, so one worker sends each), hands
 //! each to its channel plugin, records the attempt and schedules the next one.
 
-use super::{jitter_unit, next_delay, signing, status};
-use crate::engine::EngineContext;
-use crate::ids;
+use super::{jitter_unit, next_delay, signing};
+use crate::ids::{self, prefix};
 use crate::plugins::{Notification, PluginHost};
-use crate::store::entities::{delivery, delivery_attempt, workspace};
-use crate::store::{Store, StoreError};
-use sea_orm::sea_query::Expr;
-use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, Condition, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect,
-};
+use crate::store::{AttemptRow, DeliveryRow, DeliveryState, Store, StoreError};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 
 /// A claimed delivery is left alone by other workers this long (the delivery timeout plus
 /// a margin); a worker that dies mid-delivery loses it after this.
@@ -63,33 +56,8 @@ pub struct AttemptResult {
 }
 
 /// Claim due deliveries for this worker.
-pub async fn claim_due(store: &Store, now: i64) -> Result<Vec<delivery::Model>, StoreError> {
-    let free = Condition::any()
-        .add(delivery::Column::LeaseUntil.is_null())
-        .add(delivery::Column::LeaseUntil.lt(now));
-    let candidates = delivery::Entity::find()
-        .filter(delivery::Column::Status.eq(status::PENDING))
-        .filter(delivery::Column::NextAttemptAt.lte(now))
-        .filter(free.clone())
-        .order_by_asc(delivery::Column::NextAttemptAt)
-        .limit(CLAIM_BATCH)
-        .all(store.db())
-        .await?;
-    let mut claimed = Vec::with_capacity(candidates.len());
-    for d in candidates {
-        let won = delivery::Entity::update_many()
-            .col_expr(delivery::Column::LeaseUntil, Expr::value(now + LEASE_MS))
-            .filter(delivery::Column::Id.eq(d.id.as_str()))
-            .filter(delivery::Column::Status.eq(status::PENDING))
-            .filter(free.clone())
-            .exec(store.db())
-            .await?
-            .rows_affected;
-        if won == 1 {
-            claimed.push(d);
-        }
-    }
-    Ok(claimed)
+pub async fn claim_due(store: &Store, now: i64) -> Result<Vec<DeliveryRow>, StoreError> {
+    store.claim_due_deliveries(now, LEASE_MS, CLAIM_BATCH).await
 }
 
 /// The headers a webhook delivery carries, signed now.
@@ -117,7 +85,7 @@ pub async fn attempt(
     store: &Store,
     plugins: &PluginHost,
     settings: &DeliverySettings,
-    d: &delivery::Model,
+    d: &DeliveryRow,
     now: i64,
 ) -> AttemptResult {
     let started = Instant::now();
@@ -140,10 +108,7 @@ pub async fn attempt(
         );
     };
     let headers = if d.channel_kind == "webhook" {
-        let secret = match workspace::Entity::find_by_id(d.workspace_id.clone())
-            .one(store.db())
-            .await
-        {
+        let secret = match store.workspace(&d.workspace_id).await {
             Ok(Some(w)) => w.webhook_secret,
             Ok(None) => return fail(false, "The workspace no longer exists".into(), started),
             Err(e) => return fail(true, format!("Database error: {e}"), started),
@@ -158,7 +123,7 @@ pub async fn attempt(
         payload: d.payload.clone(),
         headers: headers
             .into_iter()
-            .map(|(name, value)| crate::plugins::bindings::types::Header { name, value })
+            .map(|(name, value)| crate::plugins::Header { name, value })
             .collect(),
         timeout_ms: DELIVERY_TIMEOUT_MS,
         settings: settings.for_kind(&d.channel_kind),
@@ -186,34 +151,33 @@ pub async fn attempt(
 pub async fn record(
     store: &Store,
     settings: &DeliverySettings,
-    d: &delivery::Model,
+    d: &DeliveryRow,
     r: &AttemptResult,
     now: i64,
 ) -> Result<(), StoreError> {
     let number = d.attempts + 1;
-    let txn = store.begin_write().await?;
-    delivery_attempt::ActiveModel {
-        id: Set(ids::new_id("att_")),
-        delivery_id: Set(d.id.clone()),
-        attempt: Set(number),
-        at: Set(now),
-        ok: Set(r.ok),
-        status_code: Set(r.status_code.map(i32::from)),
-        error: Set(r.error.clone()),
-        duration_ms: Set(i32::try_from(r.duration_ms).unwrap_or(i32::MAX)),
-    }
-    .insert(&txn)
-    .await?;
-    let mut active: delivery::ActiveModel = d.clone().into();
-    active.attempts = Set(number);
-    active.lease_until = Set(None);
-    active.updated_at = Set(now);
+    let attempt = AttemptRow {
+        id: ids::new_id(prefix::DELIVERY_ATTEMPT),
+        delivery_id: d.id.clone(),
+        attempt: number,
+        at: now,
+        ok: r.ok,
+        status_code: r.status_code.map(i32::from),
+        error: r.error.clone(),
+        duration_ms: i32::try_from(r.duration_ms).unwrap_or(i32::MAX),
+    };
+    let mut after = DeliveryRow {
+        attempts: number,
+        lease_until: None,
+        updated_at: now,
+        ..d.clone()
+    };
     if r.ok {
-        active.status = Set(status::SUCCEEDED.into());
-        active.delivered_at = Set(Some(now));
-        active.last_error = Set(None);
+        after.status = DeliveryState::Succeeded;
+        after.delivered_at = Some(now);
+        after.last_error = None;
     } else {
-        active.last_error = Set(r.error.clone());
+        after.last_error = r.error.clone();
         let next = if r.retryable {
             next_delay(
                 &settings.schedule,
@@ -225,22 +189,21 @@ pub async fn record(
         };
         match next {
             Some(delay) => {
-                active.next_attempt_at =
-                    Set(now + i64::try_from(delay.as_millis()).unwrap_or(i64::MAX / 2));
+                after.next_attempt_at =
+                    now + i64::try_from(delay.as_millis()).unwrap_or(i64::MAX / 2);
             }
-            None => active.status = Set(status::FAILED.into()),
+            None => after.status = DeliveryState::Failed,
         }
     }
-    active.update(&txn).await?;
-    txn.commit().await?;
-    Ok(())
+    store.record_delivery_attempt(after, attempt).await
 }
 
 /// The worker loop.
 pub struct OutboxWorker {
     pub store: Store,
     pub plugins: Arc<PluginHost>,
-    pub ctx: EngineContext,
+    /// Woken when new deliveries were committed.
+    pub wakeup: Arc<Notify>,
     pub settings: Arc<DeliverySettings>,
     pub clock: crate::clock::SharedClock,
 }
@@ -286,7 +249,7 @@ impl OutboxWorker {
                 continue;
             }
             tokio::select! {
-                _ = self.ctx.outbox_wakeup.notified() => {}
+                _ = self.wakeup.notified() => {}
                 _ = tokio::time::sleep(IDLE_POLL) => {}
                 _ = shutdown.changed() => if *shutdown.borrow() { break },
             }
@@ -296,13 +259,5 @@ impl OutboxWorker {
 
 /// Release every lease (single-node start-up: no other worker can hold one).
 pub async fn release_all_leases(store: &Store) -> Result<(), StoreError> {
-    delivery::Entity::update_many()
-        .col_expr(
-            delivery::Column::LeaseUntil,
-            Expr::value(Option::<i64>::None),
-        )
-        .filter(delivery::Column::Status.eq(status::PENDING))
-        .exec(store.db())
-        .await?;
-    Ok(())
+    store.release_delivery_leases().await
 }

@@ -2,10 +2,10 @@
 //! remaining budget as its timeout, redirects followed one by one (or not at all), and
 //! the body read up to a cap.
 
-use super::bindings::http::{Error, Host, Request, Response};
-use super::bindings::types::Header;
 use super::limits;
 use super::state::{CallContext, CallState};
+use super::wit::http::{Error, Host, Request, Response};
+use super::wit::types::Header;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, LOCATION, USER_AGENT};
 use reqwest::{Method, StatusCode, Url};
 use std::time::{Duration, Instant};
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 pub fn build_client(
     roots: &[rustls::pki_types::CertificateDer<'static>],
 ) -> Result<reqwest::Client, reqwest::Error> {
-    crate::app::install_crypto_provider();
+    crate::crypto::install_provider();
     let certs = roots
         .iter()
         .filter_map(|c| reqwest::Certificate::from_der(c).ok());
@@ -34,10 +34,10 @@ pub fn build_client(
 
 impl Host for CallState {
     async fn send(&mut self, req: Request) -> Result<Response, Error> {
-        if !self.call.grants.http {
+        if !self.call.grants.allows(super::Capability::Http) {
             return Err(Error::Denied(super::state::not_granted(
                 &self.call.plugin,
-                "http",
+                super::Capability::Http,
             )));
         }
         send(&self.call, req).await

@@ -1,8 +1,8 @@
 //! The `log` host interface: plugin log lines join the server's log, tagged with the plugin.
 
-use super::bindings::log::{Host, Level};
-use super::bindings::types;
 use super::state::CallState;
+use super::wit::log::{Host, Level};
+use super::wit::types;
 
 /// Longest log line kept from a plugin; the rest is cut.
 const MAX_LINE: usize = 4096;

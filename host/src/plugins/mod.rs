@@ -2,52 +2,66 @@
 //! world and version each implements, and calling them. Nothing outside this module
 //! touches wasmtime.
 
-pub mod bindings;
 pub mod http;
 pub mod limits;
 mod log;
 pub mod net;
 pub mod runtime;
+pub mod settings;
 pub mod smtp;
 pub mod state;
 pub mod tls;
 pub mod trust;
+pub mod wit;
 
-use bindings::channel_v0_1::{Channel, ChannelPre};
-use bindings::monitor_v0_1::{Monitor, MonitorPre};
-use bindings::types::{Capability, FieldError, PluginKind};
 use runtime::Runtime;
 use state::{CallContext, CallState, Grants, HostServices};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
+use wit::{ChannelContract, MonitorContract};
 
-pub use bindings::channel_v0_1::exports::tocsin::plugin::channel_plugin::{
-    Failure as DeliveryFailure, Notification, Receipt,
-};
-pub use bindings::monitor_v0_1::exports::tocsin::plugin::monitor_plugin::{
-    CheckOutcome, CheckRequest,
-};
 pub use runtime::CallError;
+pub use settings::{HostSettings, PluginGrant, SmtpConfig, SmtpTls};
+pub use wit::types::{Capability, FieldError, Header, PluginKind};
+pub use wit::{CheckOutcome, CheckRequest, DeliveryFailure, Notification, Receipt};
 
 include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
 
-/// Contract versions this server loads.
-pub const SUPPORTED_CONTRACTS: &[&str] = &["0.1.0"];
+impl Capability {
+    /// Every capability, in the contract's order.
+    pub const ALL: [Capability; 4] = [
+        Capability::Http,
+        Capability::Net,
+        Capability::Tls,
+        Capability::Smtp,
+    ];
 
-/// Server settings the host imports use.
-#[derive(Debug, Clone, Default)]
-pub struct HostSettings {
-    pub smtp: crate::config::SmtpConfig,
-    /// PEM file of extra trusted certificate authorities.
-    pub tls_extra_roots: Option<PathBuf>,
-    /// What plugins from `plugins_dir` are granted, by name.
-    pub plugin_grants: BTreeMap<String, crate::config::PluginGrant>,
-    /// Grant every plugin what it declares (for `tocsin plugin check` on a developer's
-    /// machine; never for a server).
-    pub grant_declared: bool,
+    /// The name used in descriptions, grants and the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            Capability::Http => "http",
+            Capability::Net => "net",
+            Capability::Tls => "tls",
+            Capability::Smtp => "smtp",
+        }
+    }
+
+    /// The capability called `name`.
+    pub fn parse(name: &str) -> Option<Capability> {
+        Capability::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// `http, net, tls or smtp`, for messages.
+    pub fn choices() -> String {
+        let names: Vec<&str> = Capability::ALL.iter().map(|c| c.name()).collect();
+        match names.split_last() {
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
 }
 
 /// What a loaded plugin says about itself, plus where it came from.
@@ -74,7 +88,7 @@ pub struct MonitorPlugin {
     pub description: PluginDescription,
     name: Arc<str>,
     grants: Grants,
-    pre: MonitorPre<CallState>,
+    binding: Arc<dyn MonitorContract>,
 }
 
 /// A loaded channel plugin.
@@ -82,7 +96,7 @@ pub struct ChannelPlugin {
     pub description: PluginDescription,
     name: Arc<str>,
     grants: Grants,
-    pre: ChannelPre<CallState>,
+    binding: Arc<dyn ChannelContract>,
 }
 
 /// A component to load.
@@ -122,7 +136,7 @@ pub enum LoadError {
 /// All loaded plugins and the runtime that runs them.
 pub struct PluginHost {
     runtime: Runtime,
-    plugin_grants: BTreeMap<String, crate::config::PluginGrant>,
+    plugin_grants: BTreeMap<String, PluginGrant>,
     grant_declared: bool,
     services: Arc<HostServices>,
     monitors: BTreeMap<String, Arc<MonitorPlugin>>,
@@ -140,7 +154,9 @@ pub enum World {
 
 /// Read the world and contract version from a component's export names
 /// (`tocsin:plugin/monitor-plugin@0.1.0`).
-pub fn contract_of(names: impl IntoIterator<Item = String>) -> Result<(World, String), LoadError> {
+pub fn contract_of(
+    names: impl IntoIterator<Item = String>,
+) -> Result<(World, &'static wit::Version), LoadError> {
     let mut unsupported = None;
     for name in names {
         let Some(rest) = name.strip_prefix("tocsin:plugin/") else {
@@ -152,40 +168,18 @@ pub fn contract_of(names: impl IntoIterator<Item = String>) -> Result<(World, St
             "channel-plugin" => World::Channel,
             _ => continue,
         };
-        if SUPPORTED_CONTRACTS.contains(&version) {
-            return Ok((world, version.to_string()));
+        if let Some(v) = wit::version(version) {
+            return Ok((world, v));
         }
         unsupported = Some(version.to_string());
     }
     match unsupported {
         Some(found) => Err(LoadError::UnsupportedContract {
             found,
-            supported: SUPPORTED_CONTRACTS.join(", "),
+            supported: wit::supported().join(", "),
         }),
         None => Err(LoadError::NotAPlugin),
     }
-}
-
-fn capability_name(c: Capability) -> &'static str {
-    match c {
-        Capability::Http => "http",
-        Capability::Net => "net",
-        Capability::Tls => "tls",
-        Capability::Smtp => "smtp",
-    }
-}
-
-fn grants_for(capabilities: &[Capability]) -> Grants {
-    let mut g = Grants::default();
-    for c in capabilities {
-        match c {
-            Capability::Http => g.http = true,
-            Capability::Net => g.net = true,
-            Capability::Tls => g.tls = true,
-            Capability::Smtp => g.smtp = true,
-        }
-    }
-    g
 }
 
 /// Whether `name` is 1 to 32 lowercase letters, digits or `-`, not starting with `-`.
@@ -202,9 +196,10 @@ impl PluginHost {
     pub fn new(cache_dir: Option<PathBuf>, settings: &HostSettings) -> anyhow::Result<PluginHost> {
         let runtime = Runtime::new(cache_dir)?;
         let mut monitor_linker = runtime.new_linker()?;
-        Monitor::add_to_linker::<CallState, HasSelf<CallState>>(&mut monitor_linker, |s| s)?;
         let mut channel_linker = runtime.new_linker()?;
-        Channel::add_to_linker::<CallState, HasSelf<CallState>>(&mut channel_linker, |s| s)?;
+        for version in wit::VERSIONS {
+            (version.link)(&mut monitor_linker, &mut channel_linker)?;
+        }
         let smtp = smtp::SmtpRelay::from_config(&settings.smtp).map_err(anyhow::Error::msg)?;
         let roots = trust::load(settings.tls_extra_roots.as_deref())?;
         if roots.extra > 0 {
@@ -284,108 +279,99 @@ impl PluginHost {
             .runtime
             .compile(&source.bytes)
             .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
-        let engine = self.runtime.engine();
         let exports: Vec<String> = component
             .component_type()
-            .exports(engine)
+            .exports(self.runtime.engine())
             .map(|(n, _)| n.to_string())
             .collect();
-        let (world, contract) = contract_of(exports)?;
-        let describe_ctx = |name: &str| CallContext {
-            plugin: Arc::from(name),
-            grants: Grants::default(),
-            services: self.services.clone(),
-            budget_deadline: Instant::now() + limits::CONTROL_CALL_BUDGET,
-            budget: limits::CONTROL_CALL_BUDGET,
-            region: None,
-        };
+        let (world, version) = contract_of(exports)?;
+        let link = |e: wasmtime::Error| LoadError::Link(format!("{e:#}"));
+        let ctx = self.describe_context(&source.origin);
         match world {
             World::Monitor => {
-                let pre = self
-                    .monitor_linker
-                    .instantiate_pre(&component)
-                    .and_then(MonitorPre::new)
-                    .map_err(|e| LoadError::Link(format!("{e:#}")))?;
-                let p = pre.clone();
+                let binding = (version.monitor)(&self.monitor_linker, &component).map_err(link)?;
+                let b = binding.clone();
                 let info = self
                     .runtime
-                    .call(describe_ctx(&source.origin), move |store| {
-                        Box::pin(async move {
-                            let instance = p.instantiate_async(&mut *store).await?;
-                            instance
-                                .tocsin_plugin_monitor_plugin()
-                                .call_describe(&mut *store)
-                                .await
-                        })
-                    })
+                    .call(ctx, move |store| b.describe(store))
                     .await
                     .map_err(|e| LoadError::Describe(e.to_string()))?;
-                let description =
-                    self.describe(info, PluginKind::Monitor, contract, &source.origin)?;
-                if let Some(existing) = self.monitors.get(&description.name) {
-                    return Err(LoadError::Clash {
-                        kind: "monitor",
-                        name: description.name,
-                        origin: existing.description.source.clone(),
-                    });
-                }
-                let (grants, description) = self.grant(description, &source.origin);
-                let plugin = MonitorPlugin {
-                    name: Arc::from(description.name.as_str()),
-                    description: description.clone(),
-                    grants,
-                    pre,
-                };
-                self.monitors
-                    .insert(description.name.clone(), Arc::new(plugin));
+                let (name, grants, description) =
+                    self.admit(info, PluginKind::Monitor, version, &source.origin)?;
+                self.monitors.insert(
+                    description.name.clone(),
+                    Arc::new(MonitorPlugin {
+                        name,
+                        description: description.clone(),
+                        grants,
+                        binding,
+                    }),
+                );
                 Ok(description)
             }
             World::Channel => {
-                let pre = self
-                    .channel_linker
-                    .instantiate_pre(&component)
-                    .and_then(ChannelPre::new)
-                    .map_err(|e| LoadError::Link(format!("{e:#}")))?;
-                let p = pre.clone();
+                let binding = (version.channel)(&self.channel_linker, &component).map_err(link)?;
+                let b = binding.clone();
                 let info = self
                     .runtime
-                    .call(describe_ctx(&source.origin), move |store| {
-                        Box::pin(async move {
-                            let instance = p.instantiate_async(&mut *store).await?;
-                            instance
-                                .tocsin_plugin_channel_plugin()
-                                .call_describe(&mut *store)
-                                .await
-                        })
-                    })
+                    .call(ctx, move |store| b.describe(store))
                     .await
                     .map_err(|e| LoadError::Describe(e.to_string()))?;
-                let description =
-                    self.describe(info, PluginKind::Channel, contract, &source.origin)?;
-                if let Some(existing) = self.channels.get(&description.name) {
-                    return Err(LoadError::Clash {
-                        kind: "channel",
-                        name: description.name,
-                        origin: existing.description.source.clone(),
-                    });
-                }
-                let (grants, description) = self.grant(description, &source.origin);
-                let plugin = ChannelPlugin {
-                    name: Arc::from(description.name.as_str()),
-                    description: description.clone(),
-                    grants,
-                    pre,
-                };
-                self.channels
-                    .insert(description.name.clone(), Arc::new(plugin));
+                let (name, grants, description) =
+                    self.admit(info, PluginKind::Channel, version, &source.origin)?;
+                self.channels.insert(
+                    description.name.clone(),
+                    Arc::new(ChannelPlugin {
+                        name,
+                        description: description.clone(),
+                        grants,
+                        binding,
+                    }),
+                );
                 Ok(description)
             }
         }
     }
 
+    /// The context of a `describe` call at load time: no grants, the control budget.
+    fn describe_context(&self, origin: &str) -> CallContext {
+        CallContext {
+            plugin: Arc::from(origin),
+            grants: Grants::default(),
+            services: self.services.clone(),
+            budget_deadline: Instant::now() + limits::CONTROL_CALL_BUDGET,
+            budget: limits::CONTROL_CALL_BUDGET,
+            region: None,
+        }
+    }
+
+    /// Check a description, refuse a name clash, and decide the grants.
+    fn admit(
+        &self,
+        info: wit::types::PluginInfo,
+        kind: PluginKind,
+        version: &wit::Version,
+        origin: &str,
+    ) -> Result<(Arc<str>, Grants, PluginDescription), LoadError> {
+        let description = self.describe(info, kind, version.number.to_string(), origin)?;
+        let existing = match kind {
+            PluginKind::Monitor => self.monitors.get(&description.name).map(|p| &p.description),
+            PluginKind::Channel => self.channels.get(&description.name).map(|p| &p.description),
+        };
+        if let Some(existing) = existing {
+            return Err(LoadError::Clash {
+                kind: description.kind,
+                name: description.name,
+                origin: existing.source.clone(),
+            });
+        }
+        let (grants, description) = self.grant(description, origin);
+        Ok((Arc::from(description.name.as_str()), grants, description))
+    }
+
     fn describe(
         &self,
-        info: bindings::types::PluginInfo,
+        info: wit::types::PluginInfo,
         expected: PluginKind,
         contract: String,
         origin: &str,
@@ -419,7 +405,11 @@ impl PluginHost {
             version: info.version,
             description: info.description,
             config_schema,
-            capabilities: info.capabilities.into_iter().map(capability_name).collect(),
+            capabilities: info
+                .capabilities
+                .into_iter()
+                .map(Capability::name)
+                .collect(),
             contract,
             source: origin.to_string(),
             granted: Vec::new(),
@@ -473,18 +463,10 @@ impl PluginHost {
         plugin: &MonitorPlugin,
         config: String,
     ) -> Result<Result<String, Vec<FieldError>>, CallError> {
-        let pre = plugin.pre.clone();
+        let binding = plugin.binding.clone();
         let ctx = self.context(&plugin.name, Grants::default(), limits::CONTROL_CALL_BUDGET);
         self.runtime
-            .call(ctx, move |store| {
-                Box::pin(async move {
-                    let instance = pre.instantiate_async(&mut *store).await?;
-                    instance
-                        .tocsin_plugin_monitor_plugin()
-                        .call_validate_config(&mut *store, &config)
-                        .await
-                })
-            })
+            .call(ctx, move |store| binding.validate_config(store, config))
             .await
     }
 
@@ -495,19 +477,11 @@ impl PluginHost {
         request: CheckRequest,
     ) -> Result<CheckOutcome, CallError> {
         let budget = Duration::from_millis(u64::from(request.timeout_ms));
-        let pre = plugin.pre.clone();
+        let binding = plugin.binding.clone();
         let mut ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
         ctx.region = Some(Arc::from(request.region.as_str()));
         self.runtime
-            .call(ctx, move |store| {
-                Box::pin(async move {
-                    let instance = pre.instantiate_async(&mut *store).await?;
-                    instance
-                        .tocsin_plugin_monitor_plugin()
-                        .call_check(&mut *store, &request)
-                        .await
-                })
-            })
+            .call(ctx, move |store| binding.check(store, request))
             .await
     }
 
@@ -517,18 +491,10 @@ impl PluginHost {
         plugin: &ChannelPlugin,
         config: String,
     ) -> Result<Result<String, Vec<FieldError>>, CallError> {
-        let pre = plugin.pre.clone();
+        let binding = plugin.binding.clone();
         let ctx = self.context(&plugin.name, Grants::default(), limits::CONTROL_CALL_BUDGET);
         self.runtime
-            .call(ctx, move |store| {
-                Box::pin(async move {
-                    let instance = pre.instantiate_async(&mut *store).await?;
-                    instance
-                        .tocsin_plugin_channel_plugin()
-                        .call_validate_config(&mut *store, &config)
-                        .await
-                })
-            })
+            .call(ctx, move |store| binding.validate_config(store, config))
             .await
     }
 
@@ -539,18 +505,10 @@ impl PluginHost {
         n: Notification,
     ) -> Result<Result<Receipt, DeliveryFailure>, CallError> {
         let budget = Duration::from_millis(u64::from(n.timeout_ms));
-        let pre = plugin.pre.clone();
+        let binding = plugin.binding.clone();
         let ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
         self.runtime
-            .call(ctx, move |store| {
-                Box::pin(async move {
-                    let instance = pre.instantiate_async(&mut *store).await?;
-                    instance
-                        .tocsin_plugin_channel_plugin()
-                        .call_deliver(&mut *store, &n)
-                        .await
-                })
-            })
+            .call(ctx, move |store| binding.deliver(store, n))
             .await
     }
 }
@@ -563,26 +521,22 @@ impl PluginHost {
         mut description: PluginDescription,
         origin: &str,
     ) -> (Grants, PluginDescription) {
-        let declared = grants_for_description(&description);
+        let declared: Vec<Capability> = description
+            .capabilities
+            .iter()
+            .filter_map(|c| Capability::parse(c))
+            .collect();
         let grants = if origin == "builtin" || self.grant_declared {
-            declared
+            Grants::of(declared)
         } else {
             let configured = self.plugin_grants.get(&description.name);
-            let allowed =
-                |cap: &str| configured.is_some_and(|g| g.capabilities.iter().any(|c| c == cap));
-            let g = Grants {
-                http: declared.http && allowed("http"),
-                net: declared.net && allowed("net"),
-                tls: declared.tls && allowed("tls"),
-                smtp: declared.smtp && allowed("smtp"),
-                http_hosts: configured.and_then(|c| c.http_hosts.clone()).map(Arc::from),
+            let allowed = |cap: Capability| {
+                configured.is_some_and(|g| g.capabilities.iter().any(|c| c == cap.name()))
             };
-            let missing: Vec<&str> = declared
-                .names()
-                .into_iter()
-                .filter(|c| !g.names().contains(c))
-                .collect();
+            let (granted, missing): (Vec<Capability>, Vec<Capability>) =
+                declared.into_iter().partition(|c| allowed(*c));
             if !missing.is_empty() {
+                let missing: Vec<&str> = missing.into_iter().map(Capability::name).collect();
                 tracing::warn!(
                     plugin = %description.name,
                     origin,
@@ -591,27 +545,14 @@ impl PluginHost {
                     description.name
                 );
             }
-            g
+            Grants {
+                http_hosts: configured.and_then(|c| c.http_hosts.clone()).map(Arc::from),
+                ..Grants::of(granted)
+            }
         };
         description.granted = grants.names();
         (grants, description)
     }
-}
-
-/// The capabilities a plugin declares.
-fn grants_for_description(d: &PluginDescription) -> Grants {
-    let caps: Vec<Capability> = d
-        .capabilities
-        .iter()
-        .filter_map(|c| match *c {
-            "http" => Some(Capability::Http),
-            "net" => Some(Capability::Net),
-            "tls" => Some(Capability::Tls),
-            "smtp" => Some(Capability::Smtp),
-            _ => None,
-        })
-        .collect();
-    grants_for(&caps)
 }
 
 #[cfg(test)]
@@ -625,13 +566,17 @@ mod tests {
             "tocsin:plugin/monitor-plugin@0.1.0".to_string(),
         ])
         .expect("supported");
-        assert_eq!((world, v.as_str()), (World::Monitor, "0.1.0"));
+        assert_eq!((world, v.number), (World::Monitor, "0.1.0"));
         let (world, _) =
             contract_of(["tocsin:plugin/channel-plugin@0.1.0".to_string()]).expect("supported");
         assert_eq!(world, World::Channel);
+        let (_, v) =
+            contract_of(["tocsin:plugin/monitor-plugin@0.2.0".to_string()]).expect("supported");
+        assert_eq!(v.number, "0.2.0");
         let err = contract_of(["tocsin:plugin/monitor-plugin@9.0.0".to_string()])
             .expect_err("unsupported");
         assert!(err.to_string().contains("tocsin:plugin@9.0.0"));
+        assert!(err.to_string().contains("0.1.0, 0.2.0"), "{err}");
         assert!(matches!(
             contract_of(["wasi:cli/run@0.2.6".to_string()]),
             Err(LoadError::NotAPlugin)

@@ -4,10 +4,10 @@
 //! ICMP uses an unprivileged datagram socket where the kernel allows one
 //! (`net.ipv4.ping_group_range`) and a raw socket otherwise (root or `CAP_NET_RAW`).
 
-/// The interface's error, under a name other modules can tell apart.
-pub use super::bindings::net::Error as NetError;
-use super::bindings::net::{Error, Host, PingRequest, PingResult, TcpConnectResult};
 use super::state::{CallContext, CallState};
+/// The interface's error, under a name other modules can tell apart.
+pub use super::wit::net::Error as NetError;
+use super::wit::net::{Error, Host, PingRequest, PingResult, TcpConnectResult};
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 use surge_ping::{Client, Config, ICMP, PingIdentifier, PingSequence};
@@ -68,12 +68,12 @@ impl Host for CallState {
 }
 
 fn allowed(call: &CallContext) -> Result<(), Error> {
-    if call.grants.net {
+    if call.grants.allows(super::Capability::Net) {
         Ok(())
     } else {
         Err(Error::Denied(super::state::not_granted(
             &call.plugin,
-            "net",
+            super::Capability::Net,
         )))
     }
 }

@@ -1,9 +1,9 @@
 //! The `smtp` host interface: one message through the server's configured relay
 //! (`smtp.*`: none, STARTTLS or implicit TLS), within the call's remaining budget.
 
-use super::bindings::smtp::{Error, Host, Message};
+use super::settings::{SmtpConfig, SmtpTls};
 use super::state::CallState;
-use crate::config::{SmtpConfig, SmtpTls};
+use super::wit::smtp::{Error, Host, Message};
 use lettre::message::{Mailbox, MultiPart, SinglePart, header::ContentType};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
@@ -98,10 +98,10 @@ impl SmtpRelay {
 
 impl Host for CallState {
     async fn send(&mut self, msg: Message) -> Result<(), Error> {
-        if !self.call.grants.smtp {
+        if !self.call.grants.allows(super::Capability::Smtp) {
             return Err(Error::Denied(super::state::not_granted(
                 &self.call.plugin,
-                "smtp",
+                super::Capability::Smtp,
             )));
         }
         let Some(relay) = &self.call.services.smtp else {

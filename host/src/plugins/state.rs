@@ -1,6 +1,7 @@
 //! What one plugin call's `Store` holds: a WASI context that grants nothing, the call's
 //! limits, and the context host imports need (who is calling, what it may do, time left).
 
+use super::Capability;
 use super::limits;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,15 +12,30 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 /// Host capabilities a plugin may use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Grants {
-    pub http: bool,
-    pub net: bool,
-    pub tls: bool,
-    pub smtp: bool,
+    /// The capabilities granted, in the contract's order.
+    pub capabilities: Vec<Capability>,
     /// When set, the only hosts HTTP requests (and redirects) may reach.
     pub http_hosts: Option<Arc<[String]>>,
 }
 
 impl Grants {
+    /// Grant `capabilities` (with no host list).
+    pub fn of(capabilities: impl IntoIterator<Item = Capability>) -> Grants {
+        let wanted: Vec<Capability> = capabilities.into_iter().collect();
+        Grants {
+            capabilities: Capability::ALL
+                .into_iter()
+                .filter(|c| wanted.contains(c))
+                .collect(),
+            http_hosts: None,
+        }
+    }
+
+    /// Whether `capability` was granted.
+    pub fn allows(&self, capability: Capability) -> bool {
+        self.capabilities.contains(&capability)
+    }
+
     /// Whether an HTTP request may go to `host`: any host without a list; otherwise an
     /// exact (case-insensitive) entry, or `*.suffix` for names under `suffix`.
     pub fn allows_http_host(&self, host: &str) -> bool {
@@ -41,20 +57,13 @@ impl Grants {
 
     /// The capability names granted, for listings.
     pub fn names(&self) -> Vec<&'static str> {
-        [
-            (self.http, "http"),
-            (self.net, "net"),
-            (self.tls, "tls"),
-            (self.smtp, "smtp"),
-        ]
-        .into_iter()
-        .filter_map(|(on, name)| on.then_some(name))
-        .collect()
+        self.capabilities.iter().map(|c| c.name()).collect()
     }
 }
 
 /// Why a call to an interface the plugin was not granted is refused.
-pub fn not_granted(plugin: &str, capability: &str) -> String {
+pub fn not_granted(plugin: &str, capability: Capability) -> String {
+    let capability = capability.name();
     format!(
         "plugin `{plugin}` was not granted the {capability} capability (the server operator \
          grants it under [plugin_grants.{plugin}] in the configuration)"
@@ -186,7 +195,7 @@ mod tests {
         let open = Grants::default();
         assert!(open.allows_http_host("anything.example"));
         let g = Grants {
-            http: true,
+            capabilities: vec![Capability::Http],
             http_hosts: Some(Arc::from(vec![
                 "api.example.com".to_string(),
                 "*.internal".to_string(),

@@ -5,9 +5,9 @@
 //! *why* (unknown issuer, expired, wrong name) instead of getting a bare handshake error.
 //! Trust is decided by the same roots as every other outgoing TLS connection.
 
-use super::bindings::tls::{Certificate, Error, Host, InspectRequest, InspectResult};
 use super::net::{self, Budget};
 use super::state::{CallContext, CallState};
+use super::wit::tls::{Certificate, Error, Host, InspectRequest, InspectResult};
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -21,10 +21,10 @@ use x509_parser::prelude::{FromDer, X509Certificate};
 
 impl Host for CallState {
     async fn inspect(&mut self, req: InspectRequest) -> Result<InspectResult, Error> {
-        if !self.call.grants.tls {
+        if !self.call.grants.allows(super::Capability::Tls) {
             return Err(Error::Denied(super::state::not_granted(
                 &self.call.plugin,
-                "tls",
+                super::Capability::Tls,
             )));
         }
         inspect(&self.call, req).await

@@ -41,7 +41,7 @@ pub enum TrustError {
 /// Load the roots. Problems with the extra roots file are errors (the operator asked for
 /// them); unreadable entries of the system store are skipped, as every TLS client does.
 pub fn load(extra_roots: Option<&Path>) -> Result<TrustRoots, TrustError> {
-    crate::app::install_crypto_provider();
+    crate::crypto::install_provider();
     let mut certs: Vec<CertificateDer<'static>> = webpki_root_certs::TLS_SERVER_ROOT_CERTS.to_vec();
     let native = rustls_native_certs::load_native_certs();
     for e in &native.errors {

@@ -74,7 +74,7 @@ pub async fn request_or_record(
         return;
     };
     let timeout_ms = i64::try_from(monitor.timeout.as_millis()).unwrap_or(60_000);
-    let id = ids::new_id("cfm_");
+    let id = ids::new_id(ids::prefix::CONFIRMATION);
     let written = match serde_json::to_string(&record) {
         Ok(original) => store
             .request_confirmation(NewConfirmation {
@@ -182,7 +182,8 @@ impl Confirmer {
                 let row = store.monitor_by_id(&request.monitor_id).await;
                 if let Ok(Some(row)) = row {
                     let monitor = ScheduledMonitor::from_row(&row);
-                    let mut answer = run_check(&plugins, &monitor, &region, clock.now_ms()).await;
+                    let mut answer =
+                        run_check(&plugins, &monitor, &region, 2, clock.now_ms()).await;
                     answer.confirmation = Some(Confirmation::Answer {
                         request_id: request.id.clone(),
                         original: Box::new(original),
@@ -197,7 +198,7 @@ impl Confirmer {
             let Ok(mut original) = serde_json::from_str::<CheckRecord>(&request.original) else {
                 // Nothing to count; drop it so it does not hold a place in every later pass.
                 tracing::warn!(request = %request.id, "dropping an unreadable confirmation request");
-                Store::settle_confirmation(self.store.db(), &request.id).await?;
+                self.store.drop_confirmation(&request.id).await?;
                 continue;
             };
             if !hold(in_hand, &request.id) {

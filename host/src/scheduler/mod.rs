@@ -9,8 +9,8 @@ pub mod stats;
 use crate::clock::SharedClock;
 use crate::engine::{CheckRecord, Recorder};
 use crate::plugins::{CheckRequest, PluginHost, limits};
-use crate::store::monitors::{MonitorRow, status};
 use crate::store::{MonitorChange, Store};
+use crate::store::{MonitorRow, MonitorState};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
@@ -334,9 +334,9 @@ impl Scheduler {
 
     /// Schedule, reschedule or drop monitor `id` given its stored row (None: deleted).
     fn apply(&mut self, id: &str, row: Option<MonitorRow>) {
-        let Some(row) =
-            row.filter(|r| r.status != status::PAUSED && runs_in_region(&r.regions, &self.region))
-        else {
+        let Some(row) = row.filter(|r| {
+            r.status != MonitorState::Paused && runs_in_region(&r.regions, &self.region)
+        }) else {
             self.slots.remove(id);
             return;
         };
@@ -454,7 +454,7 @@ impl Scheduler {
                     }
                 }
             }
-            let record = run_check(&plugins, &monitor, &region, clock.now_ms()).await;
+            let record = run_check(&plugins, &monitor, &region, 1, clock.now_ms()).await;
             if !record.ok && monitor.regional_confirmation {
                 confirm::request_or_record(
                     &store,
@@ -473,11 +473,13 @@ impl Scheduler {
     }
 }
 
-/// Run one check of `monitor` and describe the result.
+/// Run one check of `monitor` and describe the result. `attempt` is 1 for the scheduled
+/// check and 2 for a re-check from another region that confirms a failure.
 pub async fn run_check(
     plugins: &PluginHost,
     monitor: &ScheduledMonitor,
     region: &str,
+    attempt: u32,
     started_ms: i64,
 ) -> CheckRecord {
     let timeout_ms = u32::try_from(monitor.timeout.as_millis()).unwrap_or(u32::MAX);
@@ -492,6 +494,7 @@ pub async fn run_check(
                     monitor_id: monitor.id.clone(),
                     region: region.to_string(),
                     settings: "{}".into(),
+                    attempt,
                 },
             )
             .await

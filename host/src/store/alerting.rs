@@ -1,7 +1,7 @@
 //! Alert policy and stored channel rows.
 
 use super::entities::{alert_policy, channel, monitor};
-use super::{Page, Store, StoreError};
+use super::{Page, Store, StoreError, Tx};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
@@ -69,7 +69,7 @@ impl Store {
         let deleted = alert_policy::Entity::delete_many()
             .filter(alert_policy::Column::Id.eq(id))
             .filter(alert_policy::Column::WorkspaceId.eq(workspace_id))
-            .exec(&txn)
+            .exec(txn.conn())
             .await?
             .rows_affected;
         if deleted > 0 {
@@ -79,7 +79,7 @@ impl Store {
                     Expr::value(Option::<String>::None),
                 )
                 .filter(monitor::Column::AlertPolicyId.eq(id))
-                .exec(&txn)
+                .exec(txn.conn())
                 .await?;
         }
         txn.commit().await?;
@@ -151,5 +151,30 @@ impl Store {
             .await?
             .rows_affected;
         Ok(deleted > 0)
+    }
+}
+
+/// Policies and the stored channels they name, as the engine reads them inside a change.
+impl Tx {
+    /// The policies among `ids` (in any workspace).
+    pub async fn policies_by_ids(&self, ids: Vec<String>) -> Result<Vec<PolicyRow>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(alert_policy::Entity::find()
+            .filter(alert_policy::Column::Id.is_in(ids))
+            .all(self.conn())
+            .await?)
+    }
+
+    /// The stored channels among `ids` (in any workspace).
+    pub async fn channels_among(&self, ids: Vec<String>) -> Result<Vec<ChannelRow>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(channel::Entity::find()
+            .filter(channel::Column::Id.is_in(ids))
+            .all(self.conn())
+            .await?)
     }
 }

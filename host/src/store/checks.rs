@@ -1,10 +1,8 @@
 //! Check results: batched inserts, history pages and uptime figures.
 
 use super::entities::check_result;
-use super::{Page, Store, StoreError};
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
-};
+use super::{Page, Store, StoreError, Tx};
+use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
 
 /// A check result as stored.
 pub type CheckRow = check_result::Model;
@@ -23,25 +21,6 @@ pub struct UptimeStats {
 }
 
 impl Store {
-    /// Insert many results in few statements.
-    pub async fn insert_checks(
-        conn: &impl ConnectionTrait,
-        rows: Vec<CheckRow>,
-    ) -> Result<(), StoreError> {
-        let mut rows = rows.into_iter().peekable();
-        while rows.peek().is_some() {
-            let chunk: Vec<check_result::ActiveModel> = rows
-                .by_ref()
-                .take(INSERT_CHUNK)
-                .map(sea_orm::IntoActiveModel::into_active_model)
-                .collect();
-            check_result::Entity::insert_many(chunk)
-                .exec_without_returning(conn)
-                .await?;
-        }
-        Ok(())
-    }
-
     /// A page of a monitor's results, newest first, within `[from, to]`.
     pub async fn list_checks(
         &self,
@@ -115,6 +94,25 @@ pub fn summarise(rows: &[(bool, Option<i32>)]) -> UptimeStats {
         down: total - up,
         mean_response_ms,
         p95_response_ms,
+    }
+}
+
+/// Writes that are part of a larger transaction.
+impl Tx {
+    /// Insert many results in few statements.
+    pub async fn insert_checks(&self, rows: Vec<CheckRow>) -> Result<(), StoreError> {
+        let mut rows = rows.into_iter().peekable();
+        while rows.peek().is_some() {
+            let chunk: Vec<check_result::ActiveModel> = rows
+                .by_ref()
+                .take(INSERT_CHUNK)
+                .map(sea_orm::IntoActiveModel::into_active_model)
+                .collect();
+            check_result::Entity::insert_many(chunk)
+                .exec_without_returning(self.conn())
+                .await?;
+        }
+        Ok(())
     }
 }
 

@@ -6,11 +6,10 @@
 //! settled the same way with the failure counted as it was.
 
 use super::entities::check_confirmation;
-use super::{Store, StoreError};
+use super::{Store, StoreError, Tx};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
 /// A stored request.
@@ -115,18 +114,13 @@ impl Store {
             .await?)
     }
 
-    /// Settle a request inside the recorder's transaction. True for exactly one caller:
-    /// the one whose verdict counts.
-    pub async fn settle_confirmation(
-        conn: &impl ConnectionTrait,
-        id: &str,
-    ) -> Result<bool, StoreError> {
-        let deleted = check_confirmation::Entity::delete_many()
+    /// Drop a request that can no longer be answered (its stored check is unreadable).
+    pub async fn drop_confirmation(&self, id: &str) -> Result<(), StoreError> {
+        check_confirmation::Entity::delete_many()
             .filter(check_confirmation::Column::Id.eq(id))
-            .exec(conn)
-            .await?
-            .rows_affected;
-        Ok(deleted == 1)
+            .exec(self.db())
+            .await?;
+        Ok(())
     }
 
     /// Open requests (for tests and diagnosis).
@@ -135,5 +129,19 @@ impl Store {
             .order_by_asc(check_confirmation::Column::RequestedAt)
             .all(self.db())
             .await?)
+    }
+}
+
+/// Writes that are part of a larger transaction.
+impl Tx {
+    /// Settle a request inside the recorder's transaction. True for exactly one caller:
+    /// the one whose verdict counts.
+    pub async fn settle_confirmation(&self, id: &str) -> Result<bool, StoreError> {
+        let deleted = check_confirmation::Entity::delete_many()
+            .filter(check_confirmation::Column::Id.eq(id))
+            .exec(self.conn())
+            .await?
+            .rows_affected;
+        Ok(deleted == 1)
     }
 }

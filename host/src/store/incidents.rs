@@ -1,19 +1,28 @@
-//! Incident and delivery reads for the API.
+//! Incidents and their timelines: reads for the API and the writes of the engine's
+//! transitions.
 
-use super::entities::{delivery, delivery_attempt, incident, incident_event, workspace};
-use super::{Order, Page, Store, StoreError};
+use super::entities::{incident, incident_event};
+use super::states::IncidentState;
+use super::{Order, Page, Store, StoreError, Tx};
+use crate::ids::{self, prefix};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect,
 };
+use std::collections::HashMap;
+
+/// An incident as stored.
+pub type IncidentRow = incident::Model;
+/// One entry of an incident's timeline.
+pub type IncidentEventRow = incident_event::Model;
 
 /// Filters of the incident list.
 #[derive(Debug, Clone, Default)]
 pub struct IncidentFilter {
     pub from: Option<i64>,
     pub to: Option<i64>,
-    pub status: Option<String>,
+    pub status: Option<IncidentState>,
     pub monitor_id: Option<String>,
     /// Sort by `resolvedAt` instead of `createdAt`.
     pub by_resolved: bool,
@@ -24,7 +33,7 @@ impl Store {
         &self,
         workspace_id: &str,
         id: &str,
-    ) -> Result<Option<incident::Model>, StoreError> {
+    ) -> Result<Option<IncidentRow>, StoreError> {
         Ok(incident::Entity::find_by_id(id.to_string())
             .filter(incident::Column::WorkspaceId.eq(workspace_id))
             .one(self.db())
@@ -38,7 +47,7 @@ impl Store {
         monitor_ids: Vec<String>,
         since: i64,
         limit: u64,
-    ) -> Result<Vec<incident::Model>, StoreError> {
+    ) -> Result<Vec<IncidentRow>, StoreError> {
         use sea_orm::Condition;
         Ok(incident::Entity::find()
             .filter(incident::Column::MonitorId.is_in(monitor_ids))
@@ -59,7 +68,7 @@ impl Store {
         f: &IncidentFilter,
         order: Order,
         page: Page,
-    ) -> Result<(Vec<incident::Model>, u64), StoreError> {
+    ) -> Result<(Vec<IncidentRow>, u64), StoreError> {
         let mut select =
             incident::Entity::find().filter(incident::Column::WorkspaceId.eq(workspace_id));
         if let Some(from) = f.from {
@@ -68,8 +77,8 @@ impl Store {
         if let Some(to) = f.to {
             select = select.filter(incident::Column::CreatedAt.lte(to));
         }
-        if let Some(s) = &f.status {
-            select = select.filter(incident::Column::Status.eq(s.as_str()));
+        if let Some(s) = f.status {
+            select = select.filter(incident::Column::Status.eq(s));
         }
         if let Some(m) = &f.monitor_id {
             select = select.filter(incident::Column::MonitorId.eq(m.as_str()));
@@ -98,7 +107,7 @@ impl Store {
     pub async fn incident_timeline(
         &self,
         incident_id: &str,
-    ) -> Result<Vec<incident_event::Model>, StoreError> {
+    ) -> Result<Vec<IncidentEventRow>, StoreError> {
         Ok(incident_event::Entity::find()
             .filter(incident_event::Column::IncidentId.eq(incident_id))
             .order_by_asc(incident_event::Column::At)
@@ -106,100 +115,144 @@ impl Store {
             .all(self.db())
             .await?)
     }
+}
 
-    pub async fn delivery(
+impl Store {
+    /// Open incidents whose escalation is due, oldest first.
+    pub async fn due_escalations(
         &self,
-        workspace_id: &str,
-        id: &str,
-    ) -> Result<Option<delivery::Model>, StoreError> {
-        Ok(delivery::Entity::find_by_id(id.to_string())
-            .filter(delivery::Column::WorkspaceId.eq(workspace_id))
-            .one(self.db())
-            .await?)
-    }
-
-    pub async fn list_deliveries(
-        &self,
-        workspace_id: &str,
-        channel_id: Option<&str>,
-        status: Option<&str>,
-        incident_id: Option<&str>,
-        page: Page,
-    ) -> Result<(Vec<delivery::Model>, u64), StoreError> {
-        let mut select =
-            delivery::Entity::find().filter(delivery::Column::WorkspaceId.eq(workspace_id));
-        if let Some(c) = channel_id {
-            select = select.filter(delivery::Column::ChannelId.eq(c));
-        }
-        if let Some(s) = status {
-            select = select.filter(delivery::Column::Status.eq(s));
-        }
-        if let Some(i) = incident_id {
-            select = select.filter(delivery::Column::IncidentId.eq(i));
-        }
-        let total = select.clone().count(self.db()).await?;
-        let rows = select
-            .order_by_desc(delivery::Column::CreatedAt)
-            .order_by_desc(delivery::Column::Id)
-            .offset(page.offset())
-            .limit(page.limit)
-            .all(self.db())
-            .await?;
-        Ok((rows, total))
-    }
-
-    pub async fn delivery_attempts(
-        &self,
-        delivery_id: &str,
-    ) -> Result<Vec<delivery_attempt::Model>, StoreError> {
-        Ok(delivery_attempt::Entity::find()
-            .filter(delivery_attempt::Column::DeliveryId.eq(delivery_id))
-            .order_by_asc(delivery_attempt::Column::Attempt)
-            .all(self.db())
-            .await?)
-    }
-
-    /// Queue a new attempt of a delivery now, keeping its id (`webhookId`).
-    pub async fn redeliver(
-        &self,
-        workspace_id: &str,
-        id: &str,
         now: i64,
-    ) -> Result<Option<delivery::Model>, StoreError> {
-        let updated = delivery::Entity::update_many()
-            .col_expr(
-                delivery::Column::Status,
-                Expr::value(crate::outbox::status::PENDING),
-            )
-            .col_expr(delivery::Column::NextAttemptAt, Expr::value(now))
-            .col_expr(
-                delivery::Column::LeaseUntil,
-                Expr::value(Option::<i64>::None),
-            )
-            .col_expr(delivery::Column::UpdatedAt, Expr::value(now))
-            .filter(delivery::Column::Id.eq(id))
-            .filter(delivery::Column::WorkspaceId.eq(workspace_id))
-            .exec(self.db())
+        limit: u64,
+    ) -> Result<Vec<IncidentRow>, StoreError> {
+        Ok(incident::Entity::find()
+            .filter(incident::Column::Status.eq(IncidentState::Open))
+            .filter(incident::Column::EscalatedAt.is_null())
+            .filter(incident::Column::EscalateAt.lte(now))
+            .order_by_asc(incident::Column::EscalateAt)
+            .limit(limit)
+            .all(self.db())
+            .await?)
+    }
+}
+
+/// The incident writes of the engine's transitions.
+impl Tx {
+    /// One incident of a workspace.
+    pub async fn incident_in(
+        &self,
+        workspace_id: &str,
+        id: &str,
+    ) -> Result<Option<IncidentRow>, StoreError> {
+        Ok(incident::Entity::find_by_id(id.to_string())
+            .filter(incident::Column::WorkspaceId.eq(workspace_id))
+            .one(self.conn())
+            .await?)
+    }
+
+    /// The unresolved incident of a monitor, if any.
+    pub async fn open_incident_of(
+        &self,
+        monitor_id: &str,
+    ) -> Result<Option<IncidentRow>, StoreError> {
+        Ok(incident::Entity::find()
+            .filter(incident::Column::OpenKey.eq(monitor_id))
+            .one(self.conn())
+            .await?)
+    }
+
+    /// The unresolved incidents of some monitors, by monitor id.
+    pub async fn open_incidents_of(
+        &self,
+        monitor_ids: Vec<String>,
+    ) -> Result<HashMap<String, IncidentRow>, StoreError> {
+        Ok(incident::Entity::find()
+            .filter(incident::Column::OpenKey.is_in(monitor_ids))
+            .all(self.conn())
+            .await?
+            .into_iter()
+            .map(|i| (i.monitor_id.clone(), i))
+            .collect())
+    }
+
+    /// Insert a new incident.
+    pub async fn insert_incident(&self, row: IncidentRow) -> Result<IncidentRow, StoreError> {
+        Ok(row
+            .into_active_model()
+            .reset_all()
+            .insert(self.conn())
+            .await?)
+    }
+
+    /// Save what changed between `before` (as read) and `after`: only the columns that
+    /// differ are written, so a concurrent change to another column is not undone.
+    pub async fn save_incident(
+        &self,
+        before: IncidentRow,
+        after: &IncidentRow,
+    ) -> Result<IncidentRow, StoreError> {
+        let mut active = before.clone().into_active_model();
+        if after.status != before.status {
+            active.status = Set(after.status);
+        }
+        if after.open_key != before.open_key {
+            active.open_key = Set(after.open_key.clone());
+        }
+        if after.acknowledged_at != before.acknowledged_at {
+            active.acknowledged_at = Set(after.acknowledged_at);
+        }
+        if after.acknowledged_by != before.acknowledged_by {
+            active.acknowledged_by = Set(after.acknowledged_by.clone());
+        }
+        if after.resolved_at != before.resolved_at {
+            active.resolved_at = Set(after.resolved_at);
+        }
+        Ok(active.update(self.conn()).await?)
+    }
+
+    /// Add an entry to an incident's timeline.
+    pub async fn add_incident_event(
+        &self,
+        incident_id: &str,
+        at: i64,
+        kind: &str,
+        details: &serde_json::Value,
+    ) -> Result<(), StoreError> {
+        incident_event::ActiveModel {
+            id: Set(ids::new_id(prefix::INCIDENT_EVENT)),
+            incident_id: Set(incident_id.to_string()),
+            at: Set(at),
+            kind: Set(kind.to_string()),
+            details: Set(details.to_string()),
+        }
+        .insert(self.conn())
+        .await?;
+        Ok(())
+    }
+
+    /// Mark an open, not yet escalated incident escalated. False when another writer got
+    /// there first or it was acknowledged or resolved meanwhile.
+    pub async fn claim_escalation(&self, id: &str, now: i64) -> Result<bool, StoreError> {
+        let claimed = incident::Entity::update_many()
+            .col_expr(incident::Column::EscalatedAt, Expr::value(now))
+            .filter(incident::Column::Id.eq(id))
+            .filter(incident::Column::Status.eq(IncidentState::Open))
+            .filter(incident::Column::EscalatedAt.is_null())
+            .exec(self.conn())
             .await?
             .rows_affected;
-        if updated == 0 {
-            return Ok(None);
-        }
-        self.delivery(workspace_id, id).await
+        Ok(claimed == 1)
     }
 
-    /// Replace a workspace's webhook signing secret.
-    pub async fn rotate_webhook_secret(
-        &self,
-        workspace_id: &str,
-        now: i64,
-    ) -> Result<Option<workspace::Model>, StoreError> {
-        let Some(ws) = self.workspace(workspace_id).await? else {
-            return Ok(None);
-        };
-        let mut active: workspace::ActiveModel = ws.into();
-        active.webhook_secret = Set(super::keys::generate_webhook_secret());
-        active.updated_at = Set(now);
-        Ok(Some(active.update(self.db()).await?))
+    /// Stop waiting to escalate an incident (its policy no longer escalates).
+    pub async fn cancel_escalation(&self, id: &str) -> Result<(), StoreError> {
+        incident::Entity::update_many()
+            .col_expr(
+                incident::Column::EscalateAt,
+                Expr::value(Option::<i64>::None),
+            )
+            .filter(incident::Column::Id.eq(id))
+            .exec(self.conn())
+            .await?;
+        Ok(())
     }
 }

@@ -1,21 +1,16 @@
 //! Workspaces and API keys: creation, the first-start bootstrap and authentication.
 
 use super::entities::{api_key, workspace};
-use super::{Store, StoreError};
+use super::{Store, StoreError, Tx};
 use crate::clock::Millis;
-use crate::config::Plan;
-use crate::ids::{self, prefix};
+use crate::ids::{self, SECRET_PREFIX, SECRET_RANDOM_CHARS, is_well_formed_secret, prefix};
+use crate::plans::Plan;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter,
     QueryOrder, QuerySelect,
 };
 use sha2::{Digest, Sha256};
-
-/// Fixed textual prefix of every key secret.
-pub const SECRET_PREFIX: &str = "tcs_";
-/// Random characters after the prefix (base62: 40 characters carry over 238 bits).
-pub const SECRET_RANDOM_CHARS: usize = 40;
 
 /// What an API key may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,13 +51,6 @@ pub struct Principal {
     pub role: Role,
 }
 
-/// Whether `secret` has the shape of a key secret (`tcs_` + 40 base62 characters).
-pub fn is_well_formed_secret(secret: &str) -> bool {
-    secret.strip_prefix(SECRET_PREFIX).is_some_and(|rest| {
-        rest.len() == SECRET_RANDOM_CHARS && rest.bytes().all(|b| b.is_ascii_alphanumeric())
-    })
-}
-
 /// A new random key secret.
 pub fn generate_secret() -> String {
     format!("{SECRET_PREFIX}{}", ids::random_base62(SECRET_RANDOM_CHARS))
@@ -78,6 +66,11 @@ pub fn generate_webhook_secret() -> String {
     format!("whsec_{}", ids::random_base62(32))
 }
 
+/// A workspace as stored.
+pub type WorkspaceRow = workspace::Model;
+/// An API key as stored (its secret only as a hash).
+pub type ApiKeyRow = api_key::Model;
+
 /// What the first start created.
 #[derive(Debug, Clone)]
 pub struct Bootstrap {
@@ -92,7 +85,7 @@ impl Store {
         name: &str,
         plan: Plan,
         now: Millis,
-    ) -> Result<workspace::Model, StoreError> {
+    ) -> Result<WorkspaceRow, StoreError> {
         let model = workspace::ActiveModel {
             id: Set(ids::new_id(prefix::WORKSPACE)),
             name: Set(name.to_string()),
@@ -137,7 +130,7 @@ impl Store {
     }
 
     /// Fetch a workspace.
-    pub async fn workspace(&self, id: &str) -> Result<Option<workspace::Model>, StoreError> {
+    pub async fn workspace(&self, id: &str) -> Result<Option<WorkspaceRow>, StoreError> {
         Ok(workspace::Entity::find_by_id(id.to_string())
             .one(self.db())
             .await?)
@@ -151,7 +144,7 @@ impl Store {
         role: Role,
         secret: Option<String>,
         now: Millis,
-    ) -> Result<(api_key::Model, String), StoreError> {
+    ) -> Result<(ApiKeyRow, String), StoreError> {
         let secret = secret.unwrap_or_else(generate_secret);
         if !is_well_formed_secret(&secret) {
             return Err(StoreError::Invalid(
@@ -198,7 +191,7 @@ impl Store {
         &self,
         workspace_id: &str,
         page: super::Page,
-    ) -> Result<(Vec<api_key::Model>, u64), StoreError> {
+    ) -> Result<(Vec<ApiKeyRow>, u64), StoreError> {
         let select = api_key::Entity::find()
             .filter(api_key::Column::WorkspaceId.eq(workspace_id))
             .filter(api_key::Column::RevokedAt.is_null());
@@ -262,6 +255,47 @@ impl Store {
             workspace_id: key.workspace_id,
             role,
         }))
+    }
+
+    /// Replace a workspace's webhook signing secret.
+    pub async fn rotate_webhook_secret(
+        &self,
+        workspace_id: &str,
+        now: i64,
+    ) -> Result<Option<WorkspaceRow>, StoreError> {
+        let Some(ws) = self.workspace(workspace_id).await? else {
+            return Ok(None);
+        };
+        let mut active: workspace::ActiveModel = ws.into();
+        active.webhook_secret = Set(generate_webhook_secret());
+        active.updated_at = Set(now);
+        Ok(Some(active.update(self.db()).await?))
+    }
+}
+
+/// Workspace reads inside a larger change.
+impl Tx {
+    /// Names of some workspaces, by id.
+    pub async fn workspace_names(
+        &self,
+        ids: Vec<String>,
+    ) -> Result<std::collections::HashMap<String, String>, StoreError> {
+        Ok(workspace::Entity::find()
+            .filter(workspace::Column::Id.is_in(ids))
+            .all(self.conn())
+            .await?
+            .into_iter()
+            .map(|w| (w.id, w.name))
+            .collect())
+    }
+
+    /// A workspace's name ("" when it is gone).
+    pub async fn workspace_name(&self, id: &str) -> Result<String, StoreError> {
+        Ok(workspace::Entity::find_by_id(id.to_string())
+            .one(self.conn())
+            .await?
+            .map(|w| w.name)
+            .unwrap_or_default())
     }
 }
 

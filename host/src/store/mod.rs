@@ -5,12 +5,24 @@ pub mod alerting;
 pub mod checks;
 pub mod cluster;
 pub mod confirmations;
-pub mod entities;
+pub mod deliveries;
+mod entities;
 pub mod incidents;
 pub mod keys;
 pub mod members;
 pub mod monitors;
+pub mod notices;
+pub mod states;
 pub mod status_pages;
+
+pub use alerting::{ChannelRow, PolicyRow};
+pub use checks::CheckRow;
+pub use deliveries::{AttemptRow, DeliveryRow};
+pub use incidents::{IncidentEventRow, IncidentRow};
+pub use keys::{ApiKeyRow, WorkspaceRow};
+pub use monitors::{Health, MonitorRow};
+pub use states::{DeliveryState, IncidentState, MonitorState, State};
+pub use status_pages::DailyUptimeRow;
 
 use sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend,
@@ -110,18 +122,18 @@ impl Store {
     /// own connection that holds it until committed. Migrations and the first workspace's
     /// creation run under it, so several nodes started at once do each once. None on
     /// SQLite, where one node owns the file.
-    pub async fn startup_lock(&self) -> Result<Option<DatabaseTransaction>, StoreError> {
+    pub async fn startup_lock(&self) -> Result<Option<Tx>, StoreError> {
         if self.backend() != DbBackend::Postgres {
             return Ok(None);
         }
         let lock = self.db.begin().await?;
         lock.execute_unprepared(&format!("SELECT pg_advisory_xact_lock({STARTUP_LOCK})"))
             .await?;
-        Ok(Some(lock))
+        Ok(Some(Tx { txn: lock }))
     }
 
     /// The connection pool.
-    pub fn db(&self) -> &DatabaseConnection {
+    pub(in crate::store) fn db(&self) -> &DatabaseConnection {
         &self.db
     }
 
@@ -130,18 +142,34 @@ impl Store {
     /// later fails at once with "database is locked" when another connection committed in
     /// between, which under concurrent checks and API calls turned into sporadic 500s.
     /// PostgreSQL ignores the mode.
-    pub async fn begin_write(&self) -> Result<DatabaseTransaction, DbErr> {
-        self.db
+    pub async fn begin_write(&self) -> Result<Tx, StoreError> {
+        let txn = self
+            .db
             .begin_with_options(TransactionOptions {
                 sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
                 ..Default::default()
             })
-            .await
+            .await?;
+        Ok(Tx { txn })
     }
 
     /// Which database this is.
-    pub fn backend(&self) -> DbBackend {
+    pub(in crate::store) fn backend(&self) -> DbBackend {
         self.db.get_database_backend()
+    }
+
+    /// Whether this is the embedded SQLite database (one node owns it).
+    pub fn is_sqlite(&self) -> bool {
+        self.backend() == DbBackend::Sqlite
+    }
+
+    /// The database's product name, for reports.
+    pub fn backend_name(&self) -> &'static str {
+        match self.backend() {
+            DbBackend::Postgres => "PostgreSQL",
+            DbBackend::Sqlite => "SQLite",
+            _ => "MySQL",
+        }
     }
 
     /// Whether the database answers.
@@ -189,6 +217,24 @@ fn sqlite_create_mode(url: &str) -> String {
     }
 }
 
+/// A write transaction: what is written through it commits together or not at all. The
+/// engine writes a check's results, the incident changes they cause and the outbox rows
+/// of their notifications through one `Tx`. Dropping it uncommitted rolls it back.
+pub struct Tx {
+    txn: DatabaseTransaction,
+}
+
+impl Tx {
+    /// Make everything written through this transaction durable.
+    pub async fn commit(self) -> Result<(), StoreError> {
+        Ok(self.txn.commit().await?)
+    }
+
+    pub(in crate::store) fn conn(&self) -> &DatabaseTransaction {
+        &self.txn
+    }
+}
+
 /// Paging parameters after validation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Page {
@@ -216,12 +262,6 @@ pub fn is_unique_violation(err: &DbErr) -> bool {
         err.sql_err(),
         Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
     )
-}
-
-/// Run `f` on `conn`; helper for code that works inside or outside a transaction.
-pub async fn execute_raw(conn: &impl ConnectionTrait, sql: &str) -> Result<(), StoreError> {
-    conn.execute_unprepared(sql).await?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Monitor rows: create, read, list, update, delete, and what the scheduler loads.
 
 use super::entities::{certificate_notice, check_result, daily_uptime, monitor};
-use super::{MonitorChange, Order, Page, Store, StoreError};
+use super::states::MonitorState;
+use super::{MonitorChange, Order, Page, Store, StoreError, Tx};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
@@ -11,13 +12,23 @@ use sea_orm::{
 /// A monitor as stored.
 pub type MonitorRow = monitor::Model;
 
-/// Monitor states.
-pub mod status {
-    pub const PENDING: &str = "pending";
-    pub const UP: &str = "up";
-    pub const DOWN: &str = "down";
-    pub const PAUSED: &str = "paused";
-    pub const ALL: [&str; 4] = [PENDING, UP, DOWN, PAUSED];
+/// The outcome-driven columns of a monitor: what the engine counts and decides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Health {
+    pub consecutive_failures: i32,
+    pub consecutive_successes: i32,
+    pub status: MonitorState,
+}
+
+impl Health {
+    /// A stored monitor's health.
+    pub fn of(m: &MonitorRow) -> Health {
+        Health {
+            consecutive_failures: m.consecutive_failures,
+            consecutive_successes: m.consecutive_successes,
+            status: m.status,
+        }
+    }
 }
 
 /// Fields of monitor lists that can be sorted on.
@@ -32,7 +43,7 @@ pub enum MonitorSort {
 /// A validated list request.
 #[derive(Debug, Clone)]
 pub struct MonitorListQuery {
-    pub status: Option<String>,
+    pub status: Option<MonitorState>,
     pub sort: MonitorSort,
     pub order: Order,
     pub page: Page,
@@ -91,8 +102,8 @@ impl Store {
     ) -> Result<(Vec<MonitorRow>, u64), StoreError> {
         let mut select =
             monitor::Entity::find().filter(monitor::Column::WorkspaceId.eq(workspace_id));
-        if let Some(status) = &q.status {
-            select = select.filter(monitor::Column::Status.eq(status.as_str()));
+        if let Some(status) = q.status {
+            select = select.filter(monitor::Column::Status.eq(status));
         }
         let total = select.clone().count(self.db()).await?;
         let column = match q.sort {
@@ -128,35 +139,6 @@ impl Store {
         Ok(saved)
     }
 
-    /// Delete a monitor and its check history inside a transaction. Returns whether it existed.
-    pub async fn delete_monitor_in(
-        conn: &impl ConnectionTrait,
-        workspace_id: &str,
-        id: &str,
-    ) -> Result<bool, StoreError> {
-        let deleted = monitor::Entity::delete_many()
-            .filter(monitor::Column::Id.eq(id))
-            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
-            .exec(conn)
-            .await?
-            .rows_affected;
-        if deleted > 0 {
-            check_result::Entity::delete_many()
-                .filter(check_result::Column::MonitorId.eq(id))
-                .exec(conn)
-                .await?;
-            certificate_notice::Entity::delete_many()
-                .filter(certificate_notice::Column::MonitorId.eq(id))
-                .exec(conn)
-                .await?;
-            daily_uptime::Entity::delete_many()
-                .filter(daily_uptime::Column::MonitorId.eq(id))
-                .exec(conn)
-                .await?;
-        }
-        Ok(deleted > 0)
-    }
-
     /// Monitors of a workspace among `ids`.
     pub async fn monitors_in_workspace(
         &self,
@@ -173,7 +155,7 @@ impl Store {
     /// Every monitor that is not paused, for the scheduler.
     pub async fn active_monitors(&self) -> Result<Vec<MonitorRow>, StoreError> {
         Ok(monitor::Entity::find()
-            .filter(monitor::Column::Status.ne(status::PAUSED))
+            .filter(monitor::Column::Status.ne(MonitorState::Paused))
             .all(self.db())
             .await?)
     }
@@ -193,12 +175,37 @@ impl Store {
             .one(self.db())
             .await?)
     }
+}
 
-    /// Monitors among `ids`, inside a transaction or not.
-    pub async fn monitors_by_ids(
-        conn: &impl ConnectionTrait,
-        ids: Vec<String>,
-    ) -> Result<Vec<MonitorRow>, StoreError> {
+/// Monitor writes that are part of a larger change (checks, incidents, deletion).
+impl Tx {
+    /// Delete a monitor and its check history. Returns whether it existed.
+    pub async fn delete_monitor(&self, workspace_id: &str, id: &str) -> Result<bool, StoreError> {
+        let deleted = monitor::Entity::delete_many()
+            .filter(monitor::Column::Id.eq(id))
+            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+            .exec(self.conn())
+            .await?
+            .rows_affected;
+        if deleted > 0 {
+            check_result::Entity::delete_many()
+                .filter(check_result::Column::MonitorId.eq(id))
+                .exec(self.conn())
+                .await?;
+            certificate_notice::Entity::delete_many()
+                .filter(certificate_notice::Column::MonitorId.eq(id))
+                .exec(self.conn())
+                .await?;
+            daily_uptime::Entity::delete_many()
+                .filter(daily_uptime::Column::MonitorId.eq(id))
+                .exec(self.conn())
+                .await?;
+        }
+        Ok(deleted > 0)
+    }
+
+    /// Monitors among `ids`, locked for this transaction.
+    pub async fn monitors_by_ids(&self, ids: Vec<String>) -> Result<Vec<MonitorRow>, StoreError> {
         let query = monitor::Entity::find()
             .filter(monitor::Column::Id.is_in(ids))
             .order_by_asc(monitor::Column::Id);
@@ -206,18 +213,18 @@ impl Store {
         // the transaction ends: counters and incident decisions of one monitor are made by
         // one transaction at a time, whichever node they come from. SQLite transactions
         // that write already hold the database's one write lock.
-        if conn.get_database_backend() == sea_orm::DbBackend::Postgres {
-            Ok(query.lock_exclusive().all(conn).await?)
+        if self.conn().get_database_backend() == sea_orm::DbBackend::Postgres {
+            Ok(query.lock_exclusive().all(self.conn()).await?)
         } else {
-            Ok(query.all(conn).await?)
+            Ok(query.all(self.conn()).await?)
         }
     }
 
     /// Write the outcome-driven columns of a monitor (counters, status, last check).
     pub async fn save_monitor_health(
-        conn: &impl ConnectionTrait,
+        &self,
         id: &str,
-        health: &crate::engine::health::Health,
+        health: &Health,
         last_checked_at: i64,
         last_response_time_ms: Option<i32>,
     ) -> Result<(), StoreError> {
@@ -230,7 +237,7 @@ impl Store {
                 monitor::Column::ConsecutiveSuccesses,
                 Expr::value(health.consecutive_successes),
             )
-            .col_expr(monitor::Column::Status, Expr::value(health.status.clone()))
+            .col_expr(monitor::Column::Status, Expr::value(health.status))
             .col_expr(monitor::Column::LastCheckedAt, Expr::value(last_checked_at))
             .col_expr(
                 monitor::Column::LastResponseTimeMs,
@@ -238,9 +245,60 @@ impl Store {
             )
             .filter(monitor::Column::Id.eq(id))
             // A pause that landed while the check ran wins.
-            .filter(monitor::Column::Status.ne(status::PAUSED))
-            .exec(conn)
+            .filter(monitor::Column::Status.ne(MonitorState::Paused))
+            .exec(self.conn())
             .await?;
         Ok(())
+    }
+
+    /// One monitor of a workspace.
+    pub async fn monitor_in(
+        &self,
+        workspace_id: &str,
+        id: &str,
+    ) -> Result<Option<MonitorRow>, StoreError> {
+        Ok(monitor::Entity::find_by_id(id.to_string())
+            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+            .one(self.conn())
+            .await?)
+    }
+
+    /// One monitor in any workspace.
+    pub async fn monitor_by_id(&self, id: &str) -> Result<Option<MonitorRow>, StoreError> {
+        Ok(monitor::Entity::find_by_id(id.to_string())
+            .one(self.conn())
+            .await?)
+    }
+
+    /// After an incident was resolved by hand: the monitor is up and its failures count
+    /// from zero again.
+    pub async fn restart_after_manual_resolve(&self, id: &str) -> Result<(), StoreError> {
+        monitor::Entity::update_many()
+            .col_expr(monitor::Column::Status, Expr::value(MonitorState::Up))
+            .col_expr(monitor::Column::ConsecutiveFailures, Expr::value(0))
+            .filter(monitor::Column::Id.eq(id))
+            .exec(self.conn())
+            .await?;
+        Ok(())
+    }
+
+    /// Set a monitor's state; `reset_counters` starts its consecutive counts afresh.
+    pub async fn set_monitor_state(
+        &self,
+        m: MonitorRow,
+        status: MonitorState,
+        reset_counters: bool,
+        now: Option<i64>,
+    ) -> Result<MonitorRow, StoreError> {
+        let mut active = m.into_active_model();
+        active.status = sea_orm::ActiveValue::Set(status);
+        if let Some(now) = now {
+            active.updated_at = sea_orm::ActiveValue::Set(now);
+        }
+        if reset_counters {
+            active.consecutive_failures = sea_orm::ActiveValue::Set(0);
+            active.consecutive_successes = sea_orm::ActiveValue::Set(0);
+        }
+        Ok(active.update(self.conn()).await?)
     }
 }

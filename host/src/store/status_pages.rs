@@ -1,13 +1,16 @@
 //! Status pages and the daily check counts behind their uptime bars.
 
 use super::entities::{daily_uptime, status_page};
-use super::{Page, Store, StoreError};
+use super::{Page, Store, StoreError, Tx};
 use sea_orm::sea_query::{Alias, Expr, ExprTrait, OnConflict};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect,
 };
 use std::collections::BTreeMap;
+
+/// One monitor's check counts of one UTC day.
+pub type DailyUptimeRow = daily_uptime::Model;
 
 /// A status page as stored.
 pub type StatusPageRow = status_page::Model;
@@ -97,10 +100,26 @@ impl Store {
         Ok(deleted > 0)
     }
 
+    /// Daily counts of some monitors from `first_day` on.
+    pub async fn daily_uptime(
+        &self,
+        monitor_ids: Vec<String>,
+        first_day: i32,
+    ) -> Result<Vec<DailyUptimeRow>, StoreError> {
+        Ok(daily_uptime::Entity::find()
+            .filter(daily_uptime::Column::MonitorId.is_in(monitor_ids))
+            .filter(daily_uptime::Column::Day.gte(first_day))
+            .all(self.db())
+            .await?)
+    }
+}
+
+/// Writes that are part of a larger transaction.
+impl Tx {
     /// Add check counts to the daily rollup: `(monitor, day) -> (total, up)`, in one
     /// statement per 500 rows (it runs in every check batch).
     pub async fn add_daily_uptime(
-        conn: &impl ConnectionTrait,
+        &self,
         counts: &BTreeMap<(String, i32), (i32, i32)>,
     ) -> Result<(), StoreError> {
         let rows: Vec<daily_uptime::ActiveModel> = counts
@@ -134,22 +153,9 @@ impl Store {
                     )
                     .to_owned(),
                 )
-                .exec_without_returning(conn)
+                .exec_without_returning(self.conn())
                 .await?;
         }
         Ok(())
-    }
-
-    /// Daily counts of some monitors from `first_day` on.
-    pub async fn daily_uptime(
-        &self,
-        monitor_ids: Vec<String>,
-        first_day: i32,
-    ) -> Result<Vec<daily_uptime::Model>, StoreError> {
-        Ok(daily_uptime::Entity::find()
-            .filter(daily_uptime::Column::MonitorId.is_in(monitor_ids))
-            .filter(daily_uptime::Column::Day.gte(first_day))
-            .all(self.db())
-            .await?)
     }
 }

@@ -1,11 +1,11 @@
-//! A test plugin built against the 0.2.0 draft of the contract (tests/fixtures/wit), to
+//! A test plugin built against contract 0.2.0 (wit/v0.2.0), to
 //! show how the server tells contract versions apart.
 
 // The bindings wit-bindgen generates export functions through `unsafe` glue.
 #![allow(unsafe_code)]
 
 wit_bindgen::generate!({
-    path: "../../fixtures/wit/v0.2.0",
+    path: "../../../wit/v0.2.0",
     world: "monitor",
 });
 
@@ -20,7 +20,8 @@ impl Guest for NextGuest {
             name: "test-next".into(),
             kind: PluginKind::Monitor,
             version: "0.2.0".into(),
-            description: "Built against the 0.2.0 draft.".into(),
+            description: "Built against contract 0.2.0; reports the attempt number it was given."
+                .into(),
             config_schema: r#"{"type":"object"}"#.into(),
             capabilities: vec![],
         }

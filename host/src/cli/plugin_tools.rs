@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The contract every scaffold is built against.
-const WIT: &str = include_str!("../../wit/v0.1.0/plugin.wit");
+const WIT: &str = include_str!("../../../wit/v0.1.0/plugin.wit");
 
 /// Load `file`, describe it, and when `config` is given validate it and run one call.
 /// Returns the report and whether everything passed.
@@ -87,6 +87,7 @@ pub async fn check(file: &Path, config: Option<&str>, timeout: Duration) -> (Str
                     monitor_id: "mon_check".into(),
                     region: "local".into(),
                     settings: "{}".into(),
+                    attempt: 1,
                 },
             )
             .await;
@@ -139,7 +140,7 @@ pub async fn check(file: &Path, config: Option<&str>, timeout: Duration) -> (Str
         let _ = writeln!(out, "config:       {normalized}");
         let now_ms = chrono::Utc::now().timestamp_millis();
         let (_, payload, headers) =
-            crate::webhook_tools::test_delivery("whsec_plugin_check", now_ms);
+            crate::cli::webhook_tools::test_delivery("whsec_plugin_check", now_ms);
         let started = Instant::now();
         let result = host
             .deliver(
@@ -150,10 +151,7 @@ pub async fn check(file: &Path, config: Option<&str>, timeout: Duration) -> (Str
                     payload,
                     headers: headers
                         .into_iter()
-                        .map(|(name, value)| crate::plugins::bindings::types::Header {
-                            name,
-                            value,
-                        })
+                        .map(|(name, value)| crate::plugins::Header { name, value })
                         .collect(),
                     timeout_ms: budget_ms,
                     settings: "{}".into(),

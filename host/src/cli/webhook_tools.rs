@@ -2,7 +2,7 @@
 //! not verify, send a signed test event, and print an example of every event kind (the
 //! examples in docs/webhooks.md come from here).
 
-use crate::engine::events::{self, EventBody, kind};
+use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::signing;
 use serde_json::{Value, json};
 
@@ -262,7 +262,7 @@ pub fn examples_markdown() -> String {
 
 /// A signed test event for `tocsin webhook send-test`: (webhook id, body, headers).
 pub fn test_delivery(secret: &str, now_ms: i64) -> (String, String, Vec<(String, String)>) {
-    let id = crate::ids::new_id(crate::outbox::DELIVERY_PREFIX);
+    let id = crate::ids::new_id(crate::ids::prefix::DELIVERY);
     let body = events::test_event(now_ms, "https://example.com", "ws_test", "Test", "test");
     let payload = events::payload(&body, &id);
     let headers = crate::outbox::worker::webhook_headers(
@@ -352,7 +352,7 @@ mod tests {
 
     #[test]
     fn docs_show_the_generated_examples() {
-        let doc = include_str!("../../docs/webhooks.md");
+        let doc = include_str!("../../../docs/webhooks.md");
         let start = "<!-- examples:start -->\n";
         let end = "<!-- examples:end -->";
         let from = doc

@@ -13,15 +13,15 @@ pub mod measure;
 pub mod target;
 
 use crate::clock::{SharedClock, SystemClock};
-use crate::config::{Config, Overrides, Plan};
+use crate::config::{Config, Overrides};
 use crate::engine::{EngineContext, Recorder};
 use crate::ids::{self, prefix};
-use crate::plugins::bindings::http::Request;
+use crate::plans::Plan;
 use crate::plugins::state::{CallContext, Grants};
+use crate::plugins::wit::http::Request;
 use crate::plugins::{CheckRequest, PluginHost};
 use crate::scheduler::Scheduler;
-use crate::store::Store;
-use crate::store::monitors::{MonitorRow, status};
+use crate::store::{MonitorRow, MonitorState, Store};
 use anyhow::Context;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -97,7 +97,7 @@ impl BenchReport {
 
 /// Run every size in `opts` and return the reports (also printed as they finish).
 pub async fn run(opts: &BenchOptions) -> anyhow::Result<Vec<BenchReport>> {
-    crate::app::install_crypto_provider();
+    crate::crypto::install_provider();
     let mut target = Target::start()?;
     let cache = std::env::temp_dir().join(format!("tocsin-bench-cache-{}", std::process::id()));
     let mut reports = Vec::new();
@@ -294,7 +294,7 @@ async fn run_on(
                 timeout_secs: 10.min(i32::try_from(opts.interval).unwrap_or(60)),
                 alert_policy_id: None,
                 regions: "[]".into(),
-                status: status::UP.into(),
+                status: MonitorState::Up,
                 // Created one after another, as an import would.
                 created_at: now - i64::try_from(n - i).unwrap_or(0),
                 updated_at: now,
@@ -376,10 +376,7 @@ async fn run_on(
         )
         .await?
     };
-    let backend = match store.backend() {
-        sea_orm::DbBackend::Postgres => "PostgreSQL",
-        _ => "SQLite",
-    };
+    let backend = store.backend_name();
     store.close().await;
 
     let per_check = |total: Option<Duration>| {
@@ -438,10 +435,7 @@ async fn compare_native(
             async move {
                 let ctx = CallContext {
                     plugin: Arc::from("native"),
-                    grants: Grants {
-                        http: true,
-                        ..Grants::default()
-                    },
+                    grants: Grants::of([crate::plugins::Capability::Http]),
                     services,
                     budget_deadline: std::time::Instant::now() + Duration::from_secs(10),
                     budget: Duration::from_secs(10),
@@ -481,6 +475,7 @@ async fn compare_native(
                             monitor_id: "mon_bench".into(),
                             region: "local".into(),
                             settings: "{}".into(),
+                            attempt: 1,
                         },
                     )
                     .await;

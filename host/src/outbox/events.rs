@@ -3,8 +3,7 @@
 //! `ssl`. The same JSON text is what webhook receivers get and what e-mail and Telegram
 //! messages are rendered from.
 
-use crate::store::entities::incident;
-use crate::store::monitors::MonitorRow;
+use crate::store::{IncidentRow, MonitorRow, State};
 use serde_json::{Map, Value, json};
 
 /// Event kinds.
@@ -76,14 +75,14 @@ pub fn failure_object(
 }
 
 /// The `incident` object of a payload.
-pub fn incident_object(i: &incident::Model, public_url: &str) -> Value {
+pub fn incident_object(i: &IncidentRow, public_url: &str) -> Value {
     let mut o = Map::new();
     o.insert("id".into(), Value::from(i.id.clone()));
     o.insert(
         "url".into(),
         Value::from(format!("{public_url}/incidents/{}", i.id)),
     );
-    o.insert("status".into(), Value::from(i.status.clone()));
+    o.insert("status".into(), Value::from(i.status.name()));
     o.insert(
         "createdAt".into(),
         Value::from(crate::time::format_ms(i.created_at)),
@@ -176,17 +175,18 @@ pub fn payload(body: &EventBody, webhook_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::IncidentState;
 
-    fn incident(resolved: Option<i64>) -> incident::Model {
-        incident::Model {
+    fn incident(resolved: Option<i64>) -> IncidentRow {
+        IncidentRow {
             id: "inc_1".into(),
             workspace_id: "ws_1".into(),
             monitor_id: "mon_1".into(),
             policy_id: None,
             status: if resolved.is_some() {
-                "resolved".into()
+                IncidentState::Resolved
             } else {
-                "open".into()
+                IncidentState::Open
             },
             open_key: None,
             created_at: 1_795_253_400_000,

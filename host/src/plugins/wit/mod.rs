@@ -1,0 +1,94 @@
+//! The plugin contract, one module per version (`since_v0_1_0.rs`, `since_v0_2_0.rs`),
+//! each with the bindings generated from its frozen `wit/v<version>` folder. The host
+//! implements the newest version's imports once (`http.rs`, `net.rs`, ...); an older
+//! version's module maps its imports and exports onto the newest, so plugins built
+//! against it keep loading. `latest` names the newest version.
+//!
+//! Adding a contract version means adding its `since_v*.rs` file, pointing `latest` at
+//! it, and one line in [`VERSIONS`]; the plugin host's load, check and deliver code does
+//! not change.
+
+pub mod since_v0_1_0;
+pub mod since_v0_2_0;
+
+pub use since_v0_2_0 as latest;
+
+pub use latest::channel::exports::tocsin::plugin::channel_plugin::{
+    Failure as DeliveryFailure, Notification, Receipt,
+};
+pub use latest::channel::tocsin::plugin::smtp;
+pub use latest::monitor::exports::tocsin::plugin::monitor_plugin::{CheckOutcome, CheckRequest};
+pub use latest::monitor::tocsin::plugin::{http, log, net, tls, types};
+
+use super::state::CallState;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use types::{FieldError, PluginInfo};
+use wasmtime::Store;
+use wasmtime::component::{Component, Linker};
+
+/// What a plugin call returns, borrowing its `Store`.
+pub type CallFuture<'s, T> = Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 's>>;
+
+/// A monitor component of some contract version, ready to instantiate; it speaks the
+/// newest version's types.
+pub trait MonitorContract: Send + Sync {
+    fn describe<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, PluginInfo>;
+    fn validate_config<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        config: String,
+    ) -> CallFuture<'s, Result<String, Vec<FieldError>>>;
+    fn check<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        request: CheckRequest,
+    ) -> CallFuture<'s, CheckOutcome>;
+}
+
+/// A channel component of some contract version, ready to instantiate.
+pub trait ChannelContract: Send + Sync {
+    fn describe<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, PluginInfo>;
+    fn validate_config<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        config: String,
+    ) -> CallFuture<'s, Result<String, Vec<FieldError>>>;
+    fn deliver<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        notification: Notification,
+    ) -> CallFuture<'s, Result<Receipt, DeliveryFailure>>;
+}
+
+/// One supported contract version: how to link its imports and bind its exports.
+pub struct Version {
+    /// `0.1.0`, as in the component's export names (`tocsin:plugin/monitor-plugin@0.1.0`).
+    pub number: &'static str,
+    /// Add this version's imports to the monitor world's and the channel world's linkers.
+    pub link: fn(&mut Linker<CallState>, &mut Linker<CallState>) -> wasmtime::Result<()>,
+    /// Bind a monitor component built against this version.
+    pub monitor: fn(&Linker<CallState>, &Component) -> wasmtime::Result<Arc<dyn MonitorContract>>,
+    /// Bind a channel component built against this version.
+    pub channel: fn(&Linker<CallState>, &Component) -> wasmtime::Result<Arc<dyn ChannelContract>>,
+}
+
+/// Every contract version this server loads, oldest first.
+pub const VERSIONS: &[Version] = &[since_v0_1_0::VERSION, since_v0_2_0::VERSION];
+
+/// The supported version called `number`.
+pub fn version(number: &str) -> Option<&'static Version> {
+    VERSIONS.iter().find(|v| v.number == number)
+}
+
+/// The supported version numbers, e.g. for messages.
+pub fn supported() -> Vec<&'static str> {
+    VERSIONS.iter().map(|v| v.number).collect()
+}
+
+impl std::fmt::Debug for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "tocsin:plugin@{}", self.number)
+    }
+}

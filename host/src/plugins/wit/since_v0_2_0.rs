@@ -1,0 +1,151 @@
+//! Contract 0.2.0 (`wit/v0.2.0`), the newest: the host's imports implement it directly.
+//! Changes from 0.1.0: `check-request.attempt`.
+
+use super::{CallFuture, ChannelContract, MonitorContract, Version};
+use crate::plugins::state::CallState;
+use std::sync::Arc;
+use wasmtime::Store;
+use wasmtime::component::{HasSelf, Linker};
+
+/// World `monitor`.
+pub mod monitor {
+    wasmtime::component::bindgen!({
+        path: "../wit/v0.2.0",
+        world: "monitor",
+        imports: { default: async },
+        exports: { default: async },
+    });
+}
+
+/// World `channel`; its shared interfaces are the monitor world's.
+pub mod channel {
+    wasmtime::component::bindgen!({
+        path: "../wit/v0.2.0",
+        world: "channel",
+        imports: { default: async },
+        exports: { default: async },
+        with: {
+            "tocsin:plugin/types": super::monitor::tocsin::plugin::types,
+            "tocsin:plugin/http": super::monitor::tocsin::plugin::http,
+            "tocsin:plugin/log": super::monitor::tocsin::plugin::log,
+        },
+    });
+}
+
+use channel::exports::tocsin::plugin::channel_plugin::{Failure, Notification, Receipt};
+use monitor::exports::tocsin::plugin::monitor_plugin::{CheckOutcome, CheckRequest};
+use monitor::tocsin::plugin::types::{FieldError, PluginInfo};
+
+pub const VERSION: Version = Version {
+    number: "0.2.0",
+    link,
+    monitor: |linker, component| {
+        Ok(Arc::new(MonitorBinding(monitor::MonitorPre::new(
+            linker.instantiate_pre(component)?,
+        )?)))
+    },
+    channel: |linker, component| {
+        Ok(Arc::new(ChannelBinding(channel::ChannelPre::new(
+            linker.instantiate_pre(component)?,
+        )?)))
+    },
+};
+
+fn link(
+    monitors: &mut Linker<CallState>,
+    channels: &mut Linker<CallState>,
+) -> wasmtime::Result<()> {
+    monitor::Monitor::add_to_linker::<CallState, HasSelf<CallState>>(monitors, |s| s)?;
+    channel::Channel::add_to_linker::<CallState, HasSelf<CallState>>(channels, |s| s)?;
+    Ok(())
+}
+
+struct MonitorBinding(monitor::MonitorPre<CallState>);
+
+impl MonitorContract for MonitorBinding {
+    fn describe<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, PluginInfo> {
+        let pre = self.0.clone();
+        Box::pin(async move {
+            let instance = pre.instantiate_async(&mut *store).await?;
+            instance
+                .tocsin_plugin_monitor_plugin()
+                .call_describe(&mut *store)
+                .await
+        })
+    }
+
+    fn validate_config<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        config: String,
+    ) -> CallFuture<'s, Result<String, Vec<FieldError>>> {
+        let pre = self.0.clone();
+        Box::pin(async move {
+            let instance = pre.instantiate_async(&mut *store).await?;
+            instance
+                .tocsin_plugin_monitor_plugin()
+                .call_validate_config(&mut *store, &config)
+                .await
+        })
+    }
+
+    fn check<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        request: CheckRequest,
+    ) -> CallFuture<'s, CheckOutcome> {
+        let pre = self.0.clone();
+        Box::pin(async move {
+            let instance = pre.instantiate_async(&mut *store).await?;
+            instance
+                .tocsin_plugin_monitor_plugin()
+                .call_check(&mut *store, &request)
+                .await
+        })
+    }
+}
+
+struct ChannelBinding(channel::ChannelPre<CallState>);
+
+impl ChannelContract for ChannelBinding {
+    fn describe<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, PluginInfo> {
+        let pre = self.0.clone();
+        Box::pin(async move {
+            let instance = pre.instantiate_async(&mut *store).await?;
+            instance
+                .tocsin_plugin_channel_plugin()
+                .call_describe(&mut *store)
+                .await
+        })
+    }
+
+    fn validate_config<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        config: String,
+    ) -> CallFuture<'s, Result<String, Vec<FieldError>>> {
+        let pre = self.0.clone();
+        Box::pin(async move {
+            let instance = pre.instantiate_async(&mut *store).await?;
+            instance
+                .tocsin_plugin_channel_plugin()
+                .call_validate_config(&mut *store, &config)
+                .await
+        })
+    }
+
+    fn deliver<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        notification: Notification,
+    ) -> CallFuture<'s, Result<Receipt, Failure>> {
+        let pre = self.0.clone();
+        Box::pin(async move {
+            let instance = pre.instantiate_async(&mut *store).await?;
+            instance
+                .tocsin_plugin_channel_plugin()
+                .call_deliver(&mut *store, &notification)
+                .await
+        })
+    }
+}

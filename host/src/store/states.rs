@@ -1,0 +1,123 @@
+//! The states a monitor, an incident and a delivery can be in, stored as their lowercase
+//! names. One enum each, so a state is a type the compiler checks and not a string
+//! spread over modules.
+
+use sea_orm::Iterable;
+use sea_orm::entity::prelude::*;
+
+/// What a monitor's checks currently say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, EnumIter, DeriveActiveEnum, serde::Serialize)]
+#[sea_orm(rs_type = "String", db_type = "String(StringLen::None)")]
+#[serde(rename_all = "lowercase")]
+pub enum MonitorState {
+    /// Created or resumed, and no check has passed yet.
+    #[sea_orm(string_value = "pending")]
+    Pending,
+    #[sea_orm(string_value = "up")]
+    Up,
+    /// While an incident is unresolved.
+    #[sea_orm(string_value = "down")]
+    Down,
+    /// Not checked until resumed.
+    #[sea_orm(string_value = "paused")]
+    Paused,
+}
+
+/// Where an incident is in its life: `open` -> (`acknowledged`) -> `resolved`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, EnumIter, DeriveActiveEnum, serde::Serialize)]
+#[sea_orm(rs_type = "String", db_type = "String(StringLen::None)")]
+#[serde(rename_all = "lowercase")]
+pub enum IncidentState {
+    #[sea_orm(string_value = "open")]
+    Open,
+    #[sea_orm(string_value = "acknowledged")]
+    Acknowledged,
+    /// Final: a resolved incident is never reopened.
+    #[sea_orm(string_value = "resolved")]
+    Resolved,
+}
+
+/// Where a delivery (one outbox row) is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, EnumIter, DeriveActiveEnum, serde::Serialize)]
+#[sea_orm(rs_type = "String", db_type = "String(StringLen::None)")]
+#[serde(rename_all = "lowercase")]
+pub enum DeliveryState {
+    /// Waiting for its next attempt (or for its first).
+    #[sea_orm(string_value = "pending")]
+    Pending,
+    #[sea_orm(string_value = "succeeded")]
+    Succeeded,
+    /// Its retry schedule ran out, or the channel refused it for good.
+    #[sea_orm(string_value = "failed")]
+    Failed,
+}
+
+/// The stored names and parsing, shared by the three state types.
+pub trait State: Sized + Copy + ActiveEnum<Value = String> + Iterable {
+    /// The name as stored and as the API shows it.
+    fn name(self) -> &'static str;
+
+    /// The state called `text`, if any.
+    fn parse(text: &str) -> Option<Self> {
+        Self::iter().find(|s| s.name() == text)
+    }
+
+    /// Every name, in declaration order (for error messages listing the choices).
+    fn names() -> Vec<&'static str> {
+        Self::iter().map(State::name).collect()
+    }
+}
+
+impl State for MonitorState {
+    fn name(self) -> &'static str {
+        match self {
+            MonitorState::Pending => "pending",
+            MonitorState::Up => "up",
+            MonitorState::Down => "down",
+            MonitorState::Paused => "paused",
+        }
+    }
+}
+
+impl State for IncidentState {
+    fn name(self) -> &'static str {
+        match self {
+            IncidentState::Open => "open",
+            IncidentState::Acknowledged => "acknowledged",
+            IncidentState::Resolved => "resolved",
+        }
+    }
+}
+
+impl State for DeliveryState {
+    fn name(self) -> &'static str {
+        match self {
+            DeliveryState::Pending => "pending",
+            DeliveryState::Succeeded => "succeeded",
+            DeliveryState::Failed => "failed",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_the_stored_values_and_parse_back() {
+        for s in MonitorState::iter() {
+            assert_eq!(s.name(), s.to_value());
+            assert_eq!(MonitorState::parse(s.name()), Some(s));
+        }
+        for s in IncidentState::iter() {
+            assert_eq!(s.name(), s.to_value());
+            assert_eq!(IncidentState::parse(s.name()), Some(s));
+        }
+        for s in DeliveryState::iter() {
+            assert_eq!(s.name(), s.to_value());
+            assert_eq!(DeliveryState::parse(s.name()), Some(s));
+        }
+        assert_eq!(MonitorState::parse("Up"), None);
+        assert_eq!(IncidentState::names(), ["open", "acknowledged", "resolved"]);
+    }
+}
