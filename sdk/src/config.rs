@@ -1,37 +1,31 @@
-//! Reading a configuration object field by field, collecting every problem so one answer
-//! lists all of them (the server shows them per field in its 422 answer).
+//! Reading a configuration object field by field by hand, collecting every problem so one
+//! answer lists all of them (the server shows them per field in its 422 answer). Most
+//! plugins derive their configuration instead ([`crate::typed`]); this stays for plugins
+//! with unusual shapes and for rules across fields.
 
 use serde_json::{Map, Value};
 
-/// One field that failed validation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldProblem {
-    pub field: String,
-    pub message: String,
-}
+pub use crate::types::FieldError;
 
-impl From<(String, String)> for FieldProblem {
-    fn from((field, message): (String, String)) -> FieldProblem {
-        FieldProblem { field, message }
-    }
-}
-
-/// Field problems from `(field, message)` pairs.
-pub fn problems(pairs: Vec<(String, String)>) -> Vec<FieldProblem> {
-    pairs.into_iter().map(FieldProblem::from).collect()
+/// Field errors from `(field, message)` pairs.
+pub fn problems(pairs: Vec<(String, String)>) -> Vec<FieldError> {
+    pairs
+        .into_iter()
+        .map(|(field, message)| FieldError { field, message })
+        .collect()
 }
 
 /// Reads fields of one object and remembers what was wrong with them.
 pub struct Reader<'a> {
     object: Map<String, Value>,
     kind: &'a str,
-    pub problems: Vec<FieldProblem>,
+    pub problems: Vec<FieldError>,
 }
 
 impl<'a> Reader<'a> {
     /// Parse JSON text that must be an object, refusing fields not in `known`. `kind` names
     /// the plugin in messages: `"ping monitor"` gives "is not a field of a ping monitor".
-    pub fn new(text: &str, kind: &'a str, known: &[&str]) -> Result<Reader<'a>, Vec<FieldProblem>> {
+    pub fn new(text: &str, kind: &'a str, known: &[&str]) -> Result<Reader<'a>, Vec<FieldError>> {
         let object: Map<String, Value> = match serde_json::from_str(text) {
             Ok(Value::Object(o)) => o,
             Ok(_) => return Err(vec![problem("config", "must be a JSON object")]),
@@ -193,7 +187,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The problems, or the value when there were none.
-    pub fn finish<T>(self, value: Option<T>) -> Result<T, Vec<FieldProblem>> {
+    pub fn finish<T>(self, value: Option<T>) -> Result<T, Vec<FieldError>> {
         match value {
             Some(v) if self.problems.is_empty() => Ok(v),
             _ => Err(self.problems),
@@ -201,8 +195,8 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn problem(field: &str, message: &str) -> FieldProblem {
-    FieldProblem {
+fn problem(field: &str, message: &str) -> FieldError {
+    FieldError {
         field: field.to_string(),
         message: message.to_string(),
     }

@@ -2,21 +2,25 @@
 //!
 //! A monitor implements [`Monitor`], a channel implements [`Channel`]; one line of
 //! [`export_monitor!`] or [`export_channel!`] turns the type into the component's exports.
-//! The SDK does the parts every plugin would otherwise repeat: `describe()` from an
-//! [`Info`], `validate-config` from [`Monitor::parse`] and [`Monitor::canonical`], a check
-//! with an invalid config answered as a failed check instead of a trap, and field problems
-//! turned into the `field-error`s the server shows per field.
+//! The configuration is one typed struct ([`typed`]): it gives the JSON Schema
+//! `describe()` returns, `validate-config` with every problem reported by field, and the
+//! canonical form the server stores. The SDK also answers a check with an invalid
+//! configuration as a failed check instead of a trap.
 //!
 //! ```ignore
-//! use tocsin_plugin_sdk::{config::{FieldProblem, Reader}, export_monitor, CheckContext, Info, Monitor, Outcome};
+//! use tocsin_plugin_sdk::{export_monitor, typed::TypedConfig, CheckContext, Info, Monitor, Outcome};
+//!
+//! #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+//! #[serde(rename_all = "camelCase", deny_unknown_fields)]
+//! #[schemars(title = "tcp monitor")]
+//! struct TcpConfig { host: String, port: u16 }
+//! impl TypedConfig for TcpConfig {}
 //!
 //! struct Tcp;
 //! impl Monitor for Tcp {
-//!     type Config = (String, u16);
-//!     fn info() -> Info { /* name, description, schema, capabilities */ }
-//!     fn parse(text: &str) -> Result<Self::Config, Vec<FieldProblem>> { /* Reader */ }
-//!     fn canonical(c: &Self::Config) -> serde_json::Value { /* normalized config */ }
-//!     fn check(c: Self::Config, ctx: &CheckContext) -> Outcome { /* host imports */ }
+//!     type Config = TcpConfig;
+//!     fn info() -> Info { /* name, version, description, capabilities */ }
+//!     fn check(c: TcpConfig, ctx: &CheckContext) -> Outcome { /* host imports */ }
 //! }
 //! export_monitor!(Tcp);
 //! ```
@@ -28,12 +32,14 @@
 
 pub mod config;
 pub mod schema;
+pub mod typed;
 
 /// Bindings of the `monitor` world of the frozen `tocsin:plugin@0.1.0` contract.
 pub mod monitor {
     wit_bindgen::generate!({
         path: "../wit/v0.1.0",
         world: "monitor",
+        additional_derives: [PartialEq, Eq],
         pub_export_macro: true,
         export_macro_name: "export_monitor_world",
         default_bindings_module: "tocsin_plugin_sdk::monitor",
@@ -46,6 +52,7 @@ pub mod channel {
     wit_bindgen::generate!({
         path: "../wit/v0.1.0",
         world: "channel",
+        additional_derives: [PartialEq, Eq],
         pub_export_macro: true,
         export_macro_name: "export_channel_world",
         default_bindings_module: "tocsin_plugin_sdk::channel",
@@ -64,9 +71,10 @@ pub use types::{Capability, Header};
 /// The contract version these bindings implement.
 pub const CONTRACT: &str = "0.1.0";
 
-use config::FieldProblem;
 use monitor::exports::tocsin::plugin::monitor_plugin::{CheckOutcome, CheckRequest};
-use types::{FieldError, PluginInfo, PluginKind};
+use typed::PluginConfig;
+pub use types::FieldError;
+use types::{PluginInfo, PluginKind};
 
 /// What `describe()` answers.
 pub struct Info {
@@ -76,8 +84,6 @@ pub struct Info {
     pub version: &'static str,
     /// One sentence for `GET /v1/plugins`.
     pub description: &'static str,
-    /// JSON Schema (draft 2020-12) of the configuration; see [`schema`].
-    pub schema: serde_json::Value,
     /// The host interfaces the plugin calls; the server grants them per plugin.
     pub capabilities: &'static [Capability],
 }
@@ -150,15 +156,10 @@ impl Outcome {
 
 /// A monitor plugin: reads its configuration, then checks.
 pub trait Monitor {
-    /// The configuration once parsed.
-    type Config;
-    /// Name, version, description, schema and capabilities.
+    /// The configuration: its schema, parsing and canonical form.
+    type Config: PluginConfig;
+    /// Name, version, description and capabilities.
     fn info() -> Info;
-    /// Parse and validate configuration text, reporting every problem by field.
-    fn parse(text: &str) -> Result<Self::Config, Vec<FieldProblem>>;
-    /// The configuration as the server should store it (defaults filled in, values
-    /// normalized).
-    fn canonical(config: &Self::Config) -> serde_json::Value;
     /// Run one check. Failures are outcomes with a reason, never panics.
     fn check(config: Self::Config, ctx: &CheckContext) -> Outcome;
 }
@@ -220,31 +221,16 @@ impl Failure {
 
 /// A channel plugin: reads its configuration, then delivers notifications.
 pub trait Channel {
-    /// The configuration once parsed.
-    type Config;
-    /// Name, version, description, schema and capabilities.
+    /// The configuration: its schema, parsing and canonical form.
+    type Config: PluginConfig;
+    /// Name, version, description and capabilities.
     fn info() -> Info;
-    /// Parse and validate configuration text, reporting every problem by field.
-    fn parse(text: &str) -> Result<Self::Config, Vec<FieldProblem>>;
-    /// The configuration as the server should store it.
-    fn canonical(config: &Self::Config) -> serde_json::Value;
     /// Deliver one notification.
     fn deliver(config: Self::Config, delivery: Delivery) -> Result<Receipt, Failure>;
 }
 
-/// Field problems as the WIT `field-error`s.
-pub fn field_errors(problems: Vec<FieldProblem>) -> Vec<FieldError> {
-    problems
-        .into_iter()
-        .map(|p| FieldError {
-            field: p.field,
-            message: p.message,
-        })
-        .collect()
-}
-
 /// The words a failed check or delivery uses for an invalid configuration.
-pub fn invalid_config_reason(problems: &[FieldProblem]) -> String {
+pub fn invalid_config_reason(problems: &[FieldError]) -> String {
     let all: Vec<String> = problems
         .iter()
         .map(|p| format!("{} {}", p.field, p.message))
@@ -252,13 +238,13 @@ pub fn invalid_config_reason(problems: &[FieldProblem]) -> String {
     format!("Invalid configuration: {}", all.join("; "))
 }
 
-fn plugin_info(info: Info, kind: PluginKind) -> PluginInfo {
+fn plugin_info<C: PluginConfig>(info: Info, kind: PluginKind) -> PluginInfo {
     PluginInfo {
         name: info.name.into(),
         kind,
         version: info.version.into(),
         description: info.description.into(),
-        config_schema: info.schema.to_string(),
+        config_schema: C::schema().to_string(),
         capabilities: info.capabilities.to_vec(),
     }
 }
@@ -269,17 +255,15 @@ pub mod __monitor {
     use super::*;
 
     pub fn describe<M: Monitor>() -> PluginInfo {
-        plugin_info(M::info(), PluginKind::Monitor)
+        plugin_info::<M::Config>(M::info(), PluginKind::Monitor)
     }
 
     pub fn validate_config<M: Monitor>(text: String) -> Result<String, Vec<FieldError>> {
-        M::parse(&text)
-            .map(|c| M::canonical(&c).to_string())
-            .map_err(field_errors)
+        M::Config::parse(&text).map(|c| c.canonical().to_string())
     }
 
     pub fn check<M: Monitor>(req: CheckRequest) -> CheckOutcome {
-        let outcome = match M::parse(&req.config) {
+        let outcome = match M::Config::from_canonical(&req.config) {
             Ok(config) => {
                 let ctx = CheckContext {
                     timeout_ms: req.timeout_ms,
@@ -308,17 +292,15 @@ pub mod __channel {
     use channel::exports::tocsin::plugin::channel_plugin as wit;
 
     pub fn describe<C: Channel>() -> PluginInfo {
-        plugin_info(C::info(), PluginKind::Channel)
+        plugin_info::<C::Config>(C::info(), PluginKind::Channel)
     }
 
     pub fn validate_config<C: Channel>(text: String) -> Result<String, Vec<FieldError>> {
-        C::parse(&text)
-            .map(|c| C::canonical(&c).to_string())
-            .map_err(field_errors)
+        C::Config::parse(&text).map(|c| c.canonical().to_string())
     }
 
     pub fn deliver<C: Channel>(n: wit::Notification) -> Result<wit::Receipt, wit::Failure> {
-        let config = C::parse(&n.config).map_err(|problems| wit::Failure {
+        let config = C::Config::from_canonical(&n.config).map_err(|problems| wit::Failure {
             retryable: false,
             reason: invalid_config_reason(&problems),
             status_code: None,
@@ -427,33 +409,42 @@ macro_rules! export_channel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use config::Reader;
+    use typed::TypedConfig;
+
+    /// The echo monitor's configuration.
+    #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[schemars(title = "echo monitor")]
+    struct EchoConfig {
+        /// The word.
+        #[schemars(length(min = 1, max = 10))]
+        word: String,
+    }
+
+    impl TypedConfig for EchoConfig {
+        fn refine(self) -> Result<Self, Vec<FieldError>> {
+            Ok(EchoConfig {
+                word: self.word.trim().to_string(),
+            })
+        }
+    }
 
     struct Echo;
     impl Monitor for Echo {
-        type Config = String;
+        type Config = EchoConfig;
         fn info() -> Info {
             Info {
                 name: "echo",
                 version: "1.0.0",
                 description: "Passes when the word is yes.",
-                schema: schema::object(&[("word", schema::string("The word", 1, 10))], &["word"]),
                 capabilities: &[],
             }
         }
-        fn parse(text: &str) -> Result<String, Vec<FieldProblem>> {
-            let mut r = Reader::new(text, "echo monitor", &["word"])?;
-            let word = r.required_string("word", 10);
-            r.finish(word)
-        }
-        fn canonical(config: &String) -> serde_json::Value {
-            serde_json::json!({ "word": config })
-        }
-        fn check(config: String, ctx: &CheckContext) -> Outcome {
-            if config == "yes" {
+        fn check(config: EchoConfig, ctx: &CheckContext) -> Outcome {
+            if config.word == "yes" {
                 Outcome::pass(Some(ctx.timeout_ms / 1000))
             } else {
-                Outcome::fail(format!("the word was {config}"))
+                Outcome::fail(format!("the word was {}", config.word))
             }
         }
     }

@@ -3,37 +3,45 @@
 
 pub mod render;
 
-use tocsin_plugin_sdk::config::{FieldProblem, problems};
+use tocsin_plugin_sdk::config::{FieldError, problems};
+use tocsin_plugin_sdk::typed::PluginConfig;
 use tocsin_plugin_sdk::{
     Capability, Channel, Delivery, Failure, Info, Receipt, export_channel, smtp,
 };
 
+/// The canonical configuration, `{"target": ...}` as JSON text.
+pub struct EmailConfig(pub String);
+
+impl PluginConfig for EmailConfig {
+    fn schema() -> serde_json::Value {
+        render::schema()
+    }
+
+    fn parse(text: &str) -> Result<Self, Vec<FieldError>> {
+        render::validate(text).map(EmailConfig).map_err(problems)
+    }
+
+    fn canonical(&self) -> serde_json::Value {
+        serde_json::from_str(&self.0).unwrap_or_default()
+    }
+}
+
 struct EmailChannel;
 
 impl Channel for EmailChannel {
-    /// The canonical configuration, `{"target": ...}` as JSON text.
-    type Config = String;
+    type Config = EmailConfig;
 
     fn info() -> Info {
         Info {
             name: "email",
             version: env!("CARGO_PKG_VERSION"),
             description: "Sends alert e-mails through the server's SMTP relay.",
-            schema: render::schema(),
             capabilities: &[Capability::Smtp],
         }
     }
 
-    fn parse(text: &str) -> Result<String, Vec<FieldProblem>> {
-        render::validate(text).map_err(problems)
-    }
-
-    fn canonical(config: &String) -> serde_json::Value {
-        serde_json::from_str(config).unwrap_or_default()
-    }
-
-    fn deliver(config: String, n: Delivery) -> Result<Receipt, Failure> {
-        let to = render::recipient(&config).map_err(Failure::permanent)?;
+    fn deliver(config: EmailConfig, n: Delivery) -> Result<Receipt, Failure> {
+        let to = render::recipient(&config.0).map_err(Failure::permanent)?;
         let mail = render::render(&n.payload).map_err(Failure::permanent)?;
         let message = smtp::Message {
             to: vec![to],

@@ -26,10 +26,11 @@ pub struct HttpConfig {
     pub max_response_time_ms: Option<u32>,
 }
 
-pub use tocsin_plugin_sdk::config::FieldProblem;
+pub use tocsin_plugin_sdk::config::FieldError;
+use tocsin_plugin_sdk::typed::PluginConfig;
 
-fn problem(field: &str, message: impl Into<String>) -> FieldProblem {
-    FieldProblem {
+fn problem(field: &str, message: impl Into<String>) -> FieldError {
+    FieldError {
         field: field.to_string(),
         message: message.into(),
     }
@@ -38,7 +39,7 @@ fn problem(field: &str, message: impl Into<String>) -> FieldProblem {
 /// Collects problems while reading fields, so one answer lists all of them.
 struct Reader<'a> {
     object: &'a Map<String, Value>,
-    problems: Vec<FieldProblem>,
+    problems: Vec<FieldError>,
 }
 
 impl<'a> Reader<'a> {
@@ -107,7 +108,7 @@ const KNOWN_FIELDS: [&str; 11] = [
 ];
 
 /// Parse and validate a configuration given as JSON text.
-pub fn parse(text: &str) -> Result<HttpConfig, Vec<FieldProblem>> {
+pub fn parse(text: &str) -> Result<HttpConfig, Vec<FieldError>> {
     let value: Value = serde_json::from_str(text)
         .map_err(|e| vec![problem("config", format!("is not valid JSON: {e}"))])?;
     let Value::Object(object) = value else {
@@ -117,7 +118,7 @@ pub fn parse(text: &str) -> Result<HttpConfig, Vec<FieldProblem>> {
 }
 
 /// Validate a configuration object.
-pub fn from_object(object: &Map<String, Value>) -> Result<HttpConfig, Vec<FieldProblem>> {
+pub fn from_object(object: &Map<String, Value>) -> Result<HttpConfig, Vec<FieldError>> {
     let mut r = Reader {
         object,
         problems: Vec::new(),
@@ -262,6 +263,7 @@ pub fn schema() -> Value {
     serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "http monitor",
+        "x-tocsin-top-level": true,
         "type": "object",
         "additionalProperties": false,
         "required": ["url", "method"],
@@ -279,6 +281,22 @@ pub fn schema() -> Value {
             "maxResponseTimeMs": {"type": ["integer", "null"], "minimum": 1, "maximum": 600000, "description": "The check fails when the response takes longer."}
         }
     })
+}
+
+/// The http monitor reads its configuration by hand: headers are a map with its own rules,
+/// and the status expectation has two forms.
+impl PluginConfig for HttpConfig {
+    fn schema() -> Value {
+        schema()
+    }
+
+    fn parse(text: &str) -> Result<Self, Vec<FieldError>> {
+        parse(text)
+    }
+
+    fn canonical(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
 }
 
 #[cfg(test)]

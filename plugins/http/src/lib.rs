@@ -1,6 +1,6 @@
 //! The `http` monitor: one HTTP request per check, judged against the monitor's expectations.
 
-use tocsin_http_checks::config::{self, FieldProblem, HttpConfig};
+use tocsin_http_checks::config::HttpConfig;
 use tocsin_http_checks::exchange::{self, MAX_BODY_BYTES};
 use tocsin_http_checks::verdict::{self, Exchange};
 use tocsin_plugin_sdk::{Capability, CheckContext, Info, Monitor, Outcome, export_monitor, http};
@@ -15,17 +15,8 @@ impl Monitor for HttpMonitor {
             name: "http",
             version: env!("CARGO_PKG_VERSION"),
             description: "Sends an HTTP request and checks the status, body and response time.",
-            schema: config::schema(),
             capabilities: &[Capability::Http],
         }
-    }
-
-    fn parse(text: &str) -> Result<HttpConfig, Vec<FieldProblem>> {
-        config::parse(text)
-    }
-
-    fn canonical(config: &HttpConfig) -> serde_json::Value {
-        serde_json::to_value(config).unwrap_or_default()
     }
 
     fn check(config: HttpConfig, ctx: &CheckContext) -> Outcome {

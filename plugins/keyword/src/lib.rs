@@ -4,7 +4,6 @@
 pub mod rules;
 
 use rules::KeywordConfig;
-use tocsin_http_checks::config::FieldProblem;
 use tocsin_http_checks::exchange::{self, MAX_BODY_BYTES};
 use tocsin_http_checks::verdict::{self, Exchange, Verdict};
 use tocsin_plugin_sdk::{Capability, CheckContext, Info, Monitor, Outcome, export_monitor, http};
@@ -19,17 +18,8 @@ impl Monitor for KeywordMonitor {
             name: "keyword",
             version: env!("CARGO_PKG_VERSION"),
             description: "Sends an HTTP request and checks that a keyword is present in, or absent from, the response.",
-            schema: rules::schema(),
             capabilities: &[Capability::Http],
         }
-    }
-
-    fn parse(text: &str) -> Result<KeywordConfig, Vec<FieldProblem>> {
-        rules::parse(text)
-    }
-
-    fn canonical(config: &KeywordConfig) -> serde_json::Value {
-        rules::to_json(config)
     }
 
     fn check(config: KeywordConfig, ctx: &CheckContext) -> Outcome {

@@ -1,8 +1,9 @@
 //! The keyword monitor's rules: the http fields plus `keyword` and `keywordMode`.
 
 use serde_json::{Map, Value};
-use tocsin_http_checks::config::{self, FieldProblem, HttpConfig};
+use tocsin_http_checks::config::{self, FieldError, HttpConfig};
 use tocsin_http_checks::verdict;
+use tocsin_plugin_sdk::typed::PluginConfig;
 
 /// Longest keyword accepted.
 pub const MAX_KEYWORD_CHARS: usize = 1000;
@@ -22,15 +23,15 @@ pub struct KeywordConfig {
     pub mode: Mode,
 }
 
-fn problem(field: &str, message: &str) -> FieldProblem {
-    FieldProblem {
+fn problem(field: &str, message: &str) -> FieldError {
+    FieldError {
         field: field.into(),
         message: message.into(),
     }
 }
 
 /// Parse and validate a configuration given as JSON text.
-pub fn parse(text: &str) -> Result<KeywordConfig, Vec<FieldProblem>> {
+pub fn parse(text: &str) -> Result<KeywordConfig, Vec<FieldError>> {
     let mut object: Map<String, Value> =
         serde_json::from_str(text).map_err(|_| vec![problem("config", "must be a JSON object")])?;
     let mut problems = Vec::new();
@@ -115,6 +116,22 @@ pub fn schema() -> Value {
     s["properties"]["keyword"] = serde_json::json!({"type": "string", "minLength": 1, "maxLength": MAX_KEYWORD_CHARS, "description": "Text to look for in the response body (case-sensitive, first 1 MiB)."});
     s["properties"]["keywordMode"] = serde_json::json!({"type": "string", "enum": ["present", "absent"], "default": "present", "description": "present: fail when the keyword is missing; absent: fail when it is found."});
     s
+}
+
+/// The keyword monitor reads its configuration by hand: it is the http monitor's plus its
+/// own fields, checked together.
+impl PluginConfig for KeywordConfig {
+    fn schema() -> Value {
+        schema()
+    }
+
+    fn parse(text: &str) -> Result<Self, Vec<FieldError>> {
+        parse(text)
+    }
+
+    fn canonical(&self) -> Value {
+        to_json(self)
+    }
 }
 
 #[cfg(test)]

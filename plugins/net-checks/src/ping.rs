@@ -1,54 +1,51 @@
 //! The ping monitor: `hostname` and `packetCount`; passes when any echo reply arrives, and
 //! its response time is the mean round trip.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tocsin_plugin_sdk::config::{FieldProblem, Reader};
+use tocsin_plugin_sdk::FieldError;
+use tocsin_plugin_sdk::typed::{PluginConfig, TypedConfig};
 
 /// Echo requests per check unless configured.
 pub const DEFAULT_PACKET_COUNT: u8 = 3;
 /// Most echo requests per check.
 pub const MAX_PACKET_COUNT: u8 = 10;
 
-const KNOWN_FIELDS: [&str; 2] = ["hostname", "packetCount"];
-
-/// A validated ping configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A ping monitor's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+// Built-in: its fields sit at the top level of a monitor object.
+#[schemars(title = "ping monitor", extend("x-tocsin-top-level" = true))]
 pub struct PingConfig {
+    /// Host name or IP address (IPv4 or IPv6) to send ICMP echo requests to.
+    #[schemars(length(min = 1, max = 253), extend("format" = "hostname"))]
     pub hostname: String,
+    /// Echo requests per check. The check passes when any reply arrives.
+    #[serde(default = "default_packet_count")]
+    #[schemars(range(min = 1, max = 10))]
     pub packet_count: u8,
 }
 
+fn default_packet_count() -> u8 {
+    DEFAULT_PACKET_COUNT
+}
+
+impl TypedConfig for PingConfig {
+    fn refine(mut self) -> Result<Self, Vec<FieldError>> {
+        self.hostname = self.hostname.trim().to_string();
+        Ok(self)
+    }
+}
+
 /// Parse and validate a configuration given as JSON text.
-pub fn parse(text: &str) -> Result<PingConfig, Vec<FieldProblem>> {
-    let mut r = Reader::new(text, "ping monitor", &KNOWN_FIELDS)?;
-    let hostname = r.hostname("hostname");
-    let packet_count = r
-        .integer("packetCount", 1, i64::from(MAX_PACKET_COUNT))
-        .map_or(DEFAULT_PACKET_COUNT, |v| v as u8);
-    r.finish(hostname.map(|hostname| PingConfig {
-        hostname,
-        packet_count,
-    }))
+pub fn parse(text: &str) -> Result<PingConfig, Vec<FieldError>> {
+    PingConfig::parse(text)
 }
 
 /// The normalised configuration.
 pub fn to_json(c: &PingConfig) -> Value {
-    json!({"hostname": c.hostname, "packetCount": c.packet_count})
-}
-
-/// The JSON Schema of the configuration.
-pub fn schema() -> Value {
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "ping monitor",
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["hostname"],
-        "properties": {
-            "hostname": {"type": "string", "minLength": 1, "maxLength": 253, "description": "Host name or IP address (IPv4 or IPv6) to send ICMP echo requests to."},
-            "packetCount": {"type": "integer", "minimum": 1, "maximum": MAX_PACKET_COUNT, "default": DEFAULT_PACKET_COUNT, "description": "Echo requests per check. The check passes when any reply arrives."}
-        }
-    })
+    c.canonical()
 }
 
 /// What the host reported for one ping.

@@ -8,7 +8,8 @@
 
 use crate::time::{self, DAY};
 use serde_json::{Map, Value, json};
-use tocsin_plugin_sdk::config::{FieldProblem, Reader};
+use tocsin_plugin_sdk::config::{FieldError, Reader};
+use tocsin_plugin_sdk::typed::PluginConfig;
 
 pub const DEFAULT_PORT: u16 = 443;
 pub const DEFAULT_WARNING_DAYS: i64 = 30;
@@ -44,7 +45,7 @@ pub struct SslConfig {
 }
 
 /// Parse and validate a configuration given as JSON text.
-pub fn parse(text: &str) -> Result<SslConfig, Vec<FieldProblem>> {
+pub fn parse(text: &str) -> Result<SslConfig, Vec<FieldError>> {
     let mut r = Reader::new(text, "ssl monitor", &KNOWN_FIELDS)?;
     let hostname = r.hostname("hostname");
     let port = r
@@ -110,6 +111,7 @@ pub fn schema() -> Value {
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "ssl monitor",
+        "x-tocsin-top-level": true,
         "type": "object",
         "additionalProperties": false,
         "required": ["hostname"],
@@ -265,6 +267,22 @@ pub fn failed(c: &SslConfig, reason: &str) -> Verdict {
         reason: Some(format!("{}:{}: {reason}", c.hostname, c.port)),
         response_time_ms: None,
         details: json!({}),
+    }
+}
+
+/// The ssl monitor reads its configuration by hand: its thresholds come in two forms
+/// (days or a share of the certificate's lifetime) and only one of each pair may be set.
+impl PluginConfig for SslConfig {
+    fn schema() -> Value {
+        schema()
+    }
+
+    fn parse(text: &str) -> Result<Self, Vec<FieldError>> {
+        parse(text)
+    }
+
+    fn canonical(&self) -> Value {
+        to_json(self)
     }
 }
 

@@ -2,7 +2,6 @@
 //! any reply arrives; the response time is the mean round trip.
 
 use tocsin_net_checks::ping::{self, PingConfig as Config, PingFailure, Replies};
-use tocsin_plugin_sdk::config::FieldProblem;
 use tocsin_plugin_sdk::{Capability, CheckContext, Info, Monitor, Outcome, export_monitor, net};
 
 struct PingMonitor;
@@ -15,17 +14,8 @@ impl Monitor for PingMonitor {
             name: "ping",
             version: env!("CARGO_PKG_VERSION"),
             description: "Sends ICMP echo requests (IPv4 or IPv6) and passes when a reply arrives.",
-            schema: ping::schema(),
             capabilities: &[Capability::Net],
         }
-    }
-
-    fn parse(text: &str) -> Result<Config, Vec<FieldProblem>> {
-        ping::parse(text)
-    }
-
-    fn canonical(config: &Config) -> serde_json::Value {
-        ping::to_json(config)
     }
 
     fn check(config: Config, ctx: &CheckContext) -> Outcome {

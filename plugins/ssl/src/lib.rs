@@ -5,7 +5,6 @@
 //! certificate and threshold.
 
 use tocsin_net_checks::ssl::{self, Inspection, SslConfig};
-use tocsin_plugin_sdk::config::FieldProblem;
 use tocsin_plugin_sdk::{Capability, CheckContext, Info, Monitor, Outcome, export_monitor, tls};
 
 struct SslMonitor;
@@ -18,17 +17,8 @@ impl Monitor for SslMonitor {
             name: "ssl",
             version: env!("CARGO_PKG_VERSION"),
             description: "Completes a TLS handshake, checks the certificate's chain, name and expiry, and warns before it expires.",
-            schema: ssl::schema(),
             capabilities: &[Capability::Tls],
         }
-    }
-
-    fn parse(text: &str) -> Result<SslConfig, Vec<FieldProblem>> {
-        ssl::parse(text)
-    }
-
-    fn canonical(config: &SslConfig) -> serde_json::Value {
-        ssl::to_json(config)
     }
 
     fn check(config: SslConfig, ctx: &CheckContext) -> Outcome {

@@ -3,37 +3,47 @@
 
 pub mod message;
 
-use tocsin_plugin_sdk::config::{FieldProblem, problems};
+use tocsin_plugin_sdk::config::{FieldError, problems};
+use tocsin_plugin_sdk::typed::PluginConfig;
 use tocsin_plugin_sdk::{
     Capability, Channel, Delivery, Failure, Header, Info, Receipt, export_channel, http,
 };
 
+/// The canonical configuration, `{"chatId": ..., "botToken"?: ...}` as JSON text.
+pub struct TelegramConfig(pub String);
+
+impl PluginConfig for TelegramConfig {
+    fn schema() -> serde_json::Value {
+        message::schema()
+    }
+
+    fn parse(text: &str) -> Result<Self, Vec<FieldError>> {
+        message::validate(text)
+            .map(TelegramConfig)
+            .map_err(problems)
+    }
+
+    fn canonical(&self) -> serde_json::Value {
+        serde_json::from_str(&self.0).unwrap_or_default()
+    }
+}
+
 struct TelegramChannel;
 
 impl Channel for TelegramChannel {
-    /// The canonical configuration, `{"chatId": ..., "botToken"?: ...}` as JSON text.
-    type Config = String;
+    type Config = TelegramConfig;
 
     fn info() -> Info {
         Info {
             name: "telegram",
             version: env!("CARGO_PKG_VERSION"),
             description: "Sends alerts to a Telegram chat through the Bot API.",
-            schema: message::schema(),
             capabilities: &[Capability::Http],
         }
     }
 
-    fn parse(text: &str) -> Result<String, Vec<FieldProblem>> {
-        message::validate(text).map_err(problems)
-    }
-
-    fn canonical(config: &String) -> serde_json::Value {
-        serde_json::from_str(config).unwrap_or_default()
-    }
-
-    fn deliver(config: String, n: Delivery) -> Result<Receipt, Failure> {
-        let target = message::target(&config, &n.settings).map_err(Failure::permanent)?;
+    fn deliver(config: TelegramConfig, n: Delivery) -> Result<Receipt, Failure> {
+        let target = message::target(&config.0, &n.settings).map_err(Failure::permanent)?;
         let text = message::render(&n.payload).map_err(Failure::permanent)?;
         let body = serde_json::json!({
             "chat_id": target.chat_id,

@@ -3,37 +3,45 @@
 
 pub mod rules;
 
-use tocsin_plugin_sdk::config::{FieldProblem, problems};
+use tocsin_plugin_sdk::config::{FieldError, problems};
+use tocsin_plugin_sdk::typed::PluginConfig;
 use tocsin_plugin_sdk::{
     Capability, Channel, Delivery, Failure, Info, Receipt, export_channel, http,
 };
 
+/// The canonical configuration, `{"url": ...}` as JSON text.
+pub struct WebhookConfig(pub String);
+
+impl PluginConfig for WebhookConfig {
+    fn schema() -> serde_json::Value {
+        rules::schema()
+    }
+
+    fn parse(text: &str) -> Result<Self, Vec<FieldError>> {
+        rules::validate(text).map(WebhookConfig).map_err(problems)
+    }
+
+    fn canonical(&self) -> serde_json::Value {
+        serde_json::from_str(&self.0).unwrap_or_default()
+    }
+}
+
 struct WebhookChannel;
 
 impl Channel for WebhookChannel {
-    /// The canonical configuration, `{"url": ...}` as JSON text.
-    type Config = String;
+    type Config = WebhookConfig;
 
     fn info() -> Info {
         Info {
             name: "webhook",
             version: env!("CARGO_PKG_VERSION"),
             description: "Posts signed JSON events to an HTTPS endpoint.",
-            schema: rules::schema(),
             capabilities: &[Capability::Http],
         }
     }
 
-    fn parse(text: &str) -> Result<String, Vec<FieldProblem>> {
-        rules::validate(text).map_err(problems)
-    }
-
-    fn canonical(config: &String) -> serde_json::Value {
-        serde_json::from_str(config).unwrap_or_default()
-    }
-
-    fn deliver(config: String, n: Delivery) -> Result<Receipt, Failure> {
-        let url = rules::url_of(&config).map_err(Failure::permanent)?;
+    fn deliver(config: WebhookConfig, n: Delivery) -> Result<Receipt, Failure> {
+        let url = rules::url_of(&config.0).map_err(Failure::permanent)?;
         let request = http::Request {
             method: "POST".into(),
             url,

@@ -1,18 +1,37 @@
 //! A `tcp` monitor: passes when a TCP connection to `host:port` opens, optionally within
 //! `maxConnectMs`. Copy this folder to start your own plugin.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tocsin_plugin_sdk::config::{FieldProblem, Reader, valid_hostname};
+use tocsin_plugin_sdk::typed::TypedConfig;
 use tocsin_plugin_sdk::{
-    Capability, CheckContext, Info, Monitor, Outcome, export_monitor, net, schema,
+    Capability, CheckContext, FieldError, Info, Monitor, Outcome, export_monitor, net,
 };
 
-/// The configuration once validated.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The configuration: this one struct is the JSON Schema the server shows, the parsing
+/// (every problem reported by field) and the stored form.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(title = "tcp monitor")]
 pub struct TcpConfig {
+    /// Host name or IP address.
+    #[schemars(length(min = 1, max = 253), extend("format" = "hostname"))]
     pub host: String,
+    /// TCP port.
+    #[schemars(range(min = 1, max = 65535))]
     pub port: u16,
+    /// Fail when connecting takes longer (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 60000))]
     pub max_connect_ms: Option<u32>,
+}
+
+impl TypedConfig for TcpConfig {
+    fn refine(mut self) -> Result<Self, Vec<FieldError>> {
+        self.host = self.host.trim().to_string();
+        Ok(self)
+    }
 }
 
 pub struct Tcp;
@@ -25,55 +44,9 @@ impl Monitor for Tcp {
             name: "tcp",
             version: env!("CARGO_PKG_VERSION"),
             description: "Opens a TCP connection and passes when it is accepted.",
-            schema: schema::object(
-                &[
-                    ("host", schema::string("Host name or IP address", 1, 253)),
-                    ("port", schema::integer("TCP port", 1, 65535, None)),
-                    (
-                        "maxConnectMs",
-                        schema::integer("Fail when connecting takes longer (ms)", 1, 60000, None),
-                    ),
-                ],
-                &["host", "port"],
-            ),
             // What the server must grant: `[plugin_grants.tcp] capabilities = ["net"]`.
             capabilities: &[Capability::Net],
         }
-    }
-
-    fn parse(text: &str) -> Result<TcpConfig, Vec<FieldProblem>> {
-        let mut r = Reader::new(text, "tcp monitor", &["host", "port", "maxConnectMs"])?;
-        let host = r.required_string("host", 253);
-        if let Some(h) = &host
-            && !valid_hostname(h)
-        {
-            r.push(
-                "host",
-                "must be a host name or an IP address, without scheme or port",
-            );
-        }
-        if !r.has("port") {
-            r.push("port", "is required");
-        }
-        let port = r.integer("port", 1, 65535);
-        let max_connect_ms = r.integer("maxConnectMs", 1, 60000);
-        let config = match (host, port) {
-            (Some(host), Some(port)) => Some(TcpConfig {
-                host,
-                port: u16::try_from(port).unwrap_or(0),
-                max_connect_ms: max_connect_ms.and_then(|m| u32::try_from(m).ok()),
-            }),
-            _ => None,
-        };
-        r.finish(config)
-    }
-
-    fn canonical(c: &TcpConfig) -> serde_json::Value {
-        let mut v = json!({"host": c.host, "port": c.port});
-        if let Some(ms) = c.max_connect_ms {
-            v["maxConnectMs"] = json!(ms);
-        }
-        v
     }
 
     fn check(c: TcpConfig, ctx: &CheckContext) -> Outcome {
@@ -115,28 +88,26 @@ export_monitor!(Tcp);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tocsin_plugin_sdk::typed::PluginConfig;
 
     #[test]
     fn configuration_is_validated_field_by_field() {
-        let c = Tcp::parse(r#"{"host":" db.internal ","port":5432}"#).expect("valid");
+        let c = TcpConfig::parse(r#"{"host":" db.internal ","port":5432}"#).expect("valid");
         assert_eq!(c.host, "db.internal");
-        assert_eq!(
-            Tcp::canonical(&c),
-            json!({"host": "db.internal", "port": 5432})
-        );
+        assert_eq!(c.canonical(), json!({"host": "db.internal", "port": 5432}));
         let problems =
-            Tcp::parse(r#"{"host":"a b","port":70000,"colour":1}"#).expect_err("invalid");
+            TcpConfig::parse(r#"{"host":"a b","port":70000,"colour":1}"#).expect_err("invalid");
         let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
         assert_eq!(fields, ["colour", "host", "port"]);
         assert_eq!(
-            Tcp::parse(r#"{"host":"x"}"#).expect_err("no port")[0].field,
+            TcpConfig::parse(r#"{"host":"x"}"#).expect_err("no port")[0].field,
             "port"
         );
     }
 
     #[test]
     fn slow_connections_fail_when_a_limit_is_set() {
-        let c = Tcp::parse(r#"{"host":"x","port":1,"maxConnectMs":100}"#).expect("valid");
+        let c = TcpConfig::parse(r#"{"host":"x","port":1,"maxConnectMs":100}"#).expect("valid");
         assert!(judge(&c, 99).ok);
         let slow = judge(&c, 150);
         assert!(!slow.ok);
