@@ -150,18 +150,16 @@ impl Config {
         overrides: &Overrides,
     ) -> Result<Config, ConfigError> {
         let default_file = Path::new("tocsin.toml");
-        let file_config = match file {
+        let f = match file {
             Some(path) => read_file(path)?,
             None if default_file.is_file() => read_file(default_file)?,
             None => FileConfig::default(),
         };
-        let f = file_config;
+        let o = overrides.clone();
+        let s = Sources { env };
 
-        let listen_text = overrides
-            .listen
-            .clone()
-            .or_else(|| env("TOCSIN_LISTEN"))
-            .or(f.listen)
+        let listen_text: String = s
+            .pick("listen", o.listen, "TOCSIN_LISTEN", f.listen)?
             .unwrap_or_else(|| "127.0.0.1:8080".into());
         let listen: SocketAddr = listen_text.parse().map_err(|_| {
             invalid(
@@ -169,187 +167,137 @@ impl Config {
                 format!("`{listen_text}` is not an address such as 127.0.0.1:8080"),
             )
         })?;
-
-        let data_dir = overrides
-            .data_dir
-            .clone()
-            .or_else(|| env("TOCSIN_DATA_DIR").map(PathBuf::from))
-            .or(f.data_dir)
+        let data_dir: PathBuf = s
+            .pick("data_dir", o.data_dir, "TOCSIN_DATA_DIR", f.data_dir)?
             .unwrap_or_else(|| PathBuf::from("./data"));
-
-        let database_url = overrides
-            .database_url
-            .clone()
-            .or_else(|| env("TOCSIN_DATABASE_URL"))
-            .or(f.database_url)
-            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("tocsin.db").display()));
-        if !(database_url.starts_with("sqlite:")
-            || database_url.starts_with("postgres://")
-            || database_url.starts_with("postgresql://"))
-        {
-            return Err(invalid(
+        let database_url: String = s
+            .pick(
                 "database_url",
-                "must start with sqlite:// or postgres://",
-            ));
-        }
-
-        let public_url = env("TOCSIN_PUBLIC_URL")
-            .or(f.public_url)
+                o.database_url,
+                "TOCSIN_DATABASE_URL",
+                f.database_url,
+            )?
+            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("tocsin.db").display()));
+        check_database_url(&database_url)?;
+        let public_url = s
+            .pick("public_url", None, "TOCSIN_PUBLIC_URL", f.public_url)?
             .unwrap_or_else(|| format!("http://{listen}"))
             .trim_end_matches('/')
             .to_string();
-
-        let min_interval = match overrides.min_interval {
-            Some(v) => v,
-            None => match env("TOCSIN_MIN_INTERVAL") {
-                Some(text) => parse_number("min_interval", &text)?,
-                None => f.min_interval.unwrap_or(30),
-            },
-        };
+        let min_interval: u32 = s
+            .pick(
+                "min_interval",
+                o.min_interval,
+                "TOCSIN_MIN_INTERVAL",
+                f.min_interval,
+            )?
+            .unwrap_or(30);
         if !(1..=86_400).contains(&min_interval) {
             return Err(invalid("min_interval", "must be from 1 to 86400 seconds"));
         }
-
-        let allow_insecure_webhooks = match env("TOCSIN_ALLOW_INSECURE_WEBHOOKS") {
-            Some(text) => parse_bool("allow_insecure_webhooks", &text)?,
-            None => f.allow_insecure_webhooks.unwrap_or(false),
-        };
-
-        let schedule_text = env("TOCSIN_WEBHOOK_RETRY_SCHEDULE")
-            .or(f.webhook_retry_schedule)
+        let allow_insecure_webhooks = s
+            .pick(
+                "allow_insecure_webhooks",
+                None,
+                "TOCSIN_ALLOW_INSECURE_WEBHOOKS",
+                f.allow_insecure_webhooks,
+            )?
+            .unwrap_or(false);
+        let schedule_text: String = s
+            .pick(
+                "webhook_retry_schedule",
+                None,
+                "TOCSIN_WEBHOOK_RETRY_SCHEDULE",
+                f.webhook_retry_schedule,
+            )?
             .unwrap_or_else(|| "10s,1m,5m,30m,2h,6h,12h".into());
         let webhook_retry_schedule =
             parse_schedule(&schedule_text).map_err(|m| invalid("webhook_retry_schedule", m))?;
-
-        let rate_limit_per_minute = match env("TOCSIN_RATE_LIMIT_PER_MINUTE") {
-            Some(text) => parse_number("rate_limit_per_minute", &text)?,
-            None => f.rate_limit_per_minute.unwrap_or(600),
-        };
-        if rate_limit_per_minute == 0 {
-            return Err(invalid("rate_limit_per_minute", "must be at least 1"));
+        let rate_limit_per_minute: u32 = s
+            .pick(
+                "rate_limit_per_minute",
+                None,
+                "TOCSIN_RATE_LIMIT_PER_MINUTE",
+                f.rate_limit_per_minute,
+            )?
+            .unwrap_or(600);
+        let rate_limit_burst: u32 = s
+            .pick(
+                "rate_limit_burst",
+                None,
+                "TOCSIN_RATE_LIMIT_BURST",
+                f.rate_limit_burst,
+            )?
+            .unwrap_or(100);
+        for (setting, value) in [
+            ("rate_limit_per_minute", rate_limit_per_minute),
+            ("rate_limit_burst", rate_limit_burst),
+        ] {
+            if value == 0 {
+                return Err(invalid(setting, "must be at least 1"));
+            }
         }
-        let rate_limit_burst = match env("TOCSIN_RATE_LIMIT_BURST") {
-            Some(text) => parse_number("rate_limit_burst", &text)?,
-            None => f.rate_limit_burst.unwrap_or(100),
-        };
-        if rate_limit_burst == 0 {
-            return Err(invalid("rate_limit_burst", "must be at least 1"));
-        }
-
-        let bootstrap_key = env("TOCSIN_BOOTSTRAP_KEY").or(f.bootstrap_key);
-        if let Some(key) = &bootstrap_key
-            && !crate::ids::is_well_formed_secret(key)
+        let bootstrap_key: Option<String> = s.pick(
+            "bootstrap_key",
+            None,
+            "TOCSIN_BOOTSTRAP_KEY",
+            f.bootstrap_key,
+        )?;
+        if bootstrap_key
+            .as_deref()
+            .is_some_and(|key| !crate::ids::is_well_formed_secret(key))
         {
             return Err(invalid(
                 "bootstrap_key",
                 "must be `tcs_` followed by 40 letters and digits",
             ));
         }
-        let bootstrap_plan = match env("TOCSIN_BOOTSTRAP_PLAN") {
-            Some(text) => Plan::parse(&text).ok_or_else(|| {
-                invalid(
-                    "bootstrap_plan",
-                    "must be free, pro, business or enterprise",
-                )
-            })?,
-            None => f.bootstrap_plan.unwrap_or(Plan::Enterprise),
-        };
-
-        let plugins_dir = env("TOCSIN_PLUGINS_DIR")
-            .map(PathBuf::from)
-            .or(f.plugins_dir)
+        let bootstrap_plan = s
+            .pick(
+                "bootstrap_plan",
+                None,
+                "TOCSIN_BOOTSTRAP_PLAN",
+                f.bootstrap_plan,
+            )?
+            .unwrap_or(Plan::Enterprise);
+        let plugins_dir: PathBuf = s
+            .pick("plugins_dir", None, "TOCSIN_PLUGINS_DIR", f.plugins_dir)?
             .unwrap_or_else(|| data_dir.join("plugins"));
-
-        let regions = f.regions.unwrap_or_else(|| {
-            vec![Region {
-                name: "local".into(),
-                ipv4: vec![],
-                ipv6: vec![],
-            }]
-        });
-        if regions.is_empty() {
-            return Err(invalid("regions", "must list at least one region"));
-        }
-        let region = overrides
-            .region
-            .clone()
-            .or_else(|| env("TOCSIN_REGION"))
-            .or(f.region)
-            .unwrap_or_else(|| regions[0].name.clone());
-        if !regions.iter().any(|r| r.name == region) {
-            return Err(invalid(
-                "region",
-                format!("`{region}` is not one of the configured regions"),
-            ));
-        }
-
+        let region = s.pick("region", o.region, "TOCSIN_REGION", f.region)?;
+        let (region, regions) = regions(region, f.regions)?;
         let plugin_grants = f.plugin_grants.unwrap_or_default();
-        for (name, grant) in &plugin_grants {
-            if let Some(bad) = grant
-                .capabilities
-                .iter()
-                .find(|c| Capability::parse(c).is_none())
-            {
-                return Err(invalid(
-                    "plugin_grants",
-                    format!(
-                        "`{name}`: unknown capability `{bad}` (use {})",
-                        Capability::choices()
-                    ),
-                ));
-            }
-        }
-
-        let mut smtp = f.smtp.unwrap_or_default();
-        if let Some(v) = env("TOCSIN_SMTP_HOST") {
-            smtp.host = Some(v);
-        }
-        if let Some(v) = env("TOCSIN_SMTP_PORT") {
-            smtp.port = Some(parse_number("smtp.port", &v)?);
-        }
-        if let Some(v) = env("TOCSIN_SMTP_USERNAME") {
-            smtp.username = Some(v);
-        }
-        if let Some(v) = env("TOCSIN_SMTP_PASSWORD") {
-            smtp.password = Some(v);
-        }
-        if let Some(v) = env("TOCSIN_SMTP_FROM") {
-            smtp.from = Some(v);
-        }
-        if let Some(v) = env("TOCSIN_SMTP_TLS") {
-            smtp.tls = Some(match v.as_str() {
-                "none" => SmtpTls::None,
-                "starttls" => SmtpTls::Starttls,
-                "tls" => SmtpTls::Tls,
-                _ => return Err(invalid("smtp.tls", "must be none, starttls or tls")),
-            });
-        }
-
+        check_grants(&plugin_grants)?;
+        let smtp = smtp(&s, f.smtp.unwrap_or_default())?;
         let file_telegram = f.telegram.unwrap_or_default();
         let telegram = TelegramConfig {
-            bot_token: env("TOCSIN_TELEGRAM_BOT_TOKEN").or(file_telegram.bot_token),
-            api_base: env("TOCSIN_TELEGRAM_API_BASE")
-                .or(file_telegram.api_base)
+            bot_token: s.pick(
+                "telegram.bot_token",
+                None,
+                "TOCSIN_TELEGRAM_BOT_TOKEN",
+                file_telegram.bot_token,
+            )?,
+            api_base: s
+                .pick(
+                    "telegram.api_base",
+                    None,
+                    "TOCSIN_TELEGRAM_API_BASE",
+                    file_telegram.api_base,
+                )?
                 .unwrap_or_else(|| "https://api.telegram.org".into())
                 .trim_end_matches('/')
                 .to_string(),
         };
-
-        let tls_extra_roots = env("TOCSIN_TLS_EXTRA_ROOTS")
-            .map(PathBuf::from)
-            .or(f.tls_extra_roots);
-
-        let log_format = match env("TOCSIN_LOG_FORMAT") {
-            Some(v) => match v.as_str() {
-                "pretty" => LogFormat::Pretty,
-                "json" => LogFormat::Json,
-                _ => return Err(invalid("log_format", "must be pretty or json")),
-            },
-            None => f.log_format.unwrap_or(LogFormat::Pretty),
-        };
-
-        let log_filter = env("TOCSIN_LOG")
-            .or(f.log_filter)
+        let tls_extra_roots = s.pick(
+            "tls_extra_roots",
+            None,
+            "TOCSIN_TLS_EXTRA_ROOTS",
+            f.tls_extra_roots,
+        )?;
+        let log_format = s
+            .pick("log_format", None, "TOCSIN_LOG_FORMAT", f.log_format)?
+            .unwrap_or(LogFormat::Pretty);
+        let log_filter = s
+            .pick("log_filter", None, "TOCSIN_LOG", f.log_filter)?
             .unwrap_or_else(|| "info,sqlx=warn,sea_orm=warn,cranelift=warn,wasmtime=warn".into());
 
         Ok(Config {
@@ -380,6 +328,167 @@ impl Config {
     pub fn region_names(&self) -> Vec<String> {
         self.regions.iter().map(|r| r.name.clone()).collect()
     }
+}
+
+/// Where settings come from, strongest first: a flag, a `TOCSIN_*` environment variable,
+/// the file; the caller supplies the default.
+struct Sources<'a> {
+    env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl Sources<'_> {
+    /// The value of one setting: the flag, else the environment variable (parsed), else
+    /// the file's value.
+    fn pick<T: FromSetting>(
+        &self,
+        setting: &'static str,
+        flag: Option<T>,
+        variable: &str,
+        file: Option<T>,
+    ) -> Result<Option<T>, ConfigError> {
+        if flag.is_some() {
+            return Ok(flag);
+        }
+        match (self.env)(variable) {
+            Some(text) => T::from_setting(setting, &text).map(Some),
+            None => Ok(file),
+        }
+    }
+}
+
+/// A setting's value read from an environment variable's text.
+trait FromSetting: Sized {
+    fn from_setting(setting: &'static str, text: &str) -> Result<Self, ConfigError>;
+}
+
+impl FromSetting for String {
+    fn from_setting(_: &'static str, text: &str) -> Result<Self, ConfigError> {
+        Ok(text.to_string())
+    }
+}
+
+impl FromSetting for PathBuf {
+    fn from_setting(_: &'static str, text: &str) -> Result<Self, ConfigError> {
+        Ok(PathBuf::from(text))
+    }
+}
+
+impl FromSetting for u32 {
+    fn from_setting(setting: &'static str, text: &str) -> Result<Self, ConfigError> {
+        parse_number(setting, text)
+    }
+}
+
+impl FromSetting for u16 {
+    fn from_setting(setting: &'static str, text: &str) -> Result<Self, ConfigError> {
+        parse_number(setting, text)
+    }
+}
+
+impl FromSetting for bool {
+    fn from_setting(setting: &'static str, text: &str) -> Result<Self, ConfigError> {
+        parse_bool(setting, text)
+    }
+}
+
+impl FromSetting for Plan {
+    fn from_setting(setting: &'static str, text: &str) -> Result<Self, ConfigError> {
+        Plan::parse(text)
+            .ok_or_else(|| invalid(setting, "must be free, pro, business or enterprise"))
+    }
+}
+
+impl FromSetting for LogFormat {
+    fn from_setting(setting: &'static str, text: &str) -> Result<Self, ConfigError> {
+        match text {
+            "pretty" => Ok(LogFormat::Pretty),
+            "json" => Ok(LogFormat::Json),
+            _ => Err(invalid(setting, "must be pretty or json")),
+        }
+    }
+}
+
+impl FromSetting for SmtpTls {
+    fn from_setting(setting: &'static str, text: &str) -> Result<Self, ConfigError> {
+        match text {
+            "none" => Ok(SmtpTls::None),
+            "starttls" => Ok(SmtpTls::Starttls),
+            "tls" => Ok(SmtpTls::Tls),
+            _ => Err(invalid(setting, "must be none, starttls or tls")),
+        }
+    }
+}
+
+fn check_database_url(url: &str) -> Result<(), ConfigError> {
+    if ["sqlite:", "postgres://", "postgresql://"]
+        .iter()
+        .any(|p| url.starts_with(p))
+    {
+        Ok(())
+    } else {
+        Err(invalid(
+            "database_url",
+            "must start with sqlite:// or postgres://",
+        ))
+    }
+}
+
+/// The regions (one `local` region by default) and this node's, which must be one of them.
+fn regions(
+    region: Option<String>,
+    configured: Option<Vec<Region>>,
+) -> Result<(String, Vec<Region>), ConfigError> {
+    let regions = configured.unwrap_or_else(|| {
+        vec![Region {
+            name: "local".into(),
+            ipv4: vec![],
+            ipv6: vec![],
+        }]
+    });
+    let Some(first) = regions.first() else {
+        return Err(invalid("regions", "must list at least one region"));
+    };
+    let region = region.unwrap_or_else(|| first.name.clone());
+    if !regions.iter().any(|r| r.name == region) {
+        return Err(invalid(
+            "region",
+            format!("`{region}` is not one of the configured regions"),
+        ));
+    }
+    Ok((region, regions))
+}
+
+fn check_grants(
+    grants: &std::collections::BTreeMap<String, PluginGrant>,
+) -> Result<(), ConfigError> {
+    for (name, grant) in grants {
+        if let Some(bad) = grant
+            .capabilities
+            .iter()
+            .find(|c| Capability::parse(c).is_none())
+        {
+            return Err(invalid(
+                "plugin_grants",
+                format!(
+                    "`{name}`: unknown capability `{bad}` (use {})",
+                    Capability::choices()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The SMTP relay: the file's `[smtp]`, each field overridden by its `TOCSIN_SMTP_*`.
+fn smtp(s: &Sources<'_>, file: SmtpConfig) -> Result<SmtpConfig, ConfigError> {
+    Ok(SmtpConfig {
+        host: s.pick("smtp.host", None, "TOCSIN_SMTP_HOST", file.host)?,
+        port: s.pick("smtp.port", None, "TOCSIN_SMTP_PORT", file.port)?,
+        username: s.pick("smtp.username", None, "TOCSIN_SMTP_USERNAME", file.username)?,
+        password: s.pick("smtp.password", None, "TOCSIN_SMTP_PASSWORD", file.password)?,
+        from: s.pick("smtp.from", None, "TOCSIN_SMTP_FROM", file.from)?,
+        tls: s.pick("smtp.tls", None, "TOCSIN_SMTP_TLS", file.tls)?,
+    })
 }
 
 fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {

@@ -3,9 +3,9 @@
 use super::AppState;
 use super::channel_input;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldError};
-use super::extract::{ApiJson, ApiPath, ApiQuery};
-use super::paging;
+use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
+use super::extract::{ApiObject, ApiPath, ApiQuery};
+use super::paging::{self, PageParams};
 use crate::ids;
 use crate::plans::Plan;
 use crate::store::alerting::PolicyRow;
@@ -15,7 +15,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 const FIELDS: [&str; 6] = [
     "name",
@@ -74,14 +74,6 @@ pub struct PolicyBody {
     pub created_at: Option<String>,
     #[schema(read_only)]
     pub updated_at: Option<String>,
-}
-
-/// Paging of the policy list.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct PolicyListParams {
-    pub page: Option<String>,
-    pub limit: Option<String>,
 }
 
 fn view(row: &PolicyRow) -> Value {
@@ -153,7 +145,7 @@ async fn validate(
             errors.push(FieldError::new(key, "is not a field of an alert policy"));
         }
     }
-    let name = paging::name(object.get("name"), &mut errors).unwrap_or_default();
+    let name = super::fields::name(object.get("name"), &mut errors).unwrap_or_default();
     let failure = threshold(object, "failureThreshold", 2, &mut errors);
     let recovery = threshold(object, "recoveryThreshold", 1, &mut errors);
     let notify_on_recovery = match object.get("notifyOnRecovery") {
@@ -238,19 +230,12 @@ async fn validate(
     })
 }
 
-fn object_of(body: Value) -> Result<Map<String, Value>, ApiError> {
-    match body {
-        Value::Object(o) => Ok(o),
-        _ => Err(ApiError::bad_request("The body must be a JSON object")),
-    }
-}
-
 async fn find(state: &AppState, p: &Principal, id: &str) -> Result<PolicyRow, ApiError> {
     state
         .store
         .alert_policy(&p.workspace_id, id)
         .await?
-        .ok_or_else(|| ApiError::not_found("ALERT_POLICY_NOT_FOUND", "alert policy", id))
+        .or_not_found(Resource::ALERT_POLICY, id)
 }
 
 /// Create an alert policy.
@@ -264,9 +249,8 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<PolicyRow, Ap
 pub async fn create_policy(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
-    ApiJson(body): ApiJson<Value>,
+    ApiObject(object): ApiObject,
 ) -> Result<Success<Value>, ApiError> {
-    let object = object_of(body)?;
     if object.contains_key("id") {
         return Err(ApiError::validation(vec![FieldError::new(
             "id",
@@ -292,15 +276,15 @@ pub async fn create_policy(
 }
 
 /// List alert policies, newest first.
-#[utoipa::path(get, path = "/v1/alert-policies", tag = "alert-policies", params(PolicyListParams),
+#[utoipa::path(get, path = "/v1/alert-policies", tag = "alert-policies", params(PageParams),
     responses((status = 200, description = "A page of policies", body = ListBody<PolicyBody>)))]
 pub async fn list_policies(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
-    ApiQuery(q): ApiQuery<PolicyListParams>,
+    ApiQuery(pg): ApiQuery<PageParams>,
 ) -> Result<Paged<Value>, ApiError> {
     let mut errors = Vec::new();
-    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let page = pg.page(&mut errors);
     paging::finish(errors)?;
     let (rows, total) = state
         .store
@@ -339,9 +323,8 @@ pub async fn update_policy(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-    ApiJson(body): ApiJson<Value>,
+    ApiObject(patch): ApiObject,
 ) -> Result<Success<Value>, ApiError> {
-    let patch = object_of(body)?;
     let row = find(&state, &p, &id).await?;
     let current = view(&row);
     let mut merged = Map::new();
@@ -397,10 +380,6 @@ pub async fn delete_policy(
     {
         Ok(NoContent)
     } else {
-        Err(ApiError::not_found(
-            "ALERT_POLICY_NOT_FOUND",
-            "alert policy",
-            &id,
-        ))
+        Err(Resource::ALERT_POLICY.not_found(&id))
     }
 }

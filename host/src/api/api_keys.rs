@@ -3,9 +3,9 @@
 
 use super::AppState;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldError};
-use super::extract::{ApiJson, ApiPath, ApiQuery};
-use super::paging;
+use super::error::{ApiError, ErrorBody, FieldError, Resource};
+use super::extract::{ApiObject, ApiPath, ApiQuery};
+use super::paging::{self, PageParams};
 use crate::store::ApiKeyRow;
 use crate::store::keys::{Principal, Role};
 use axum::Extension;
@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Mutex;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 /// An API key as listed (never its secret).
 #[derive(Debug, Serialize, ToSchema)]
@@ -51,14 +51,6 @@ pub struct ApiKeyCreate {
     pub name: String,
     /// `admin` (everything), `write` (everything but API keys and member changes) or `read` (GET only).
     pub role: String,
-}
-
-/// Paging of the key list.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct ApiKeyListParams {
-    pub page: Option<String>,
-    pub limit: Option<String>,
 }
 
 /// When keys were last used, kept in memory and written in batches, so authenticating a
@@ -121,7 +113,7 @@ fn view(state: &AppState, k: &ApiKeyRow) -> ApiKeyView {
 }
 
 /// List the workspace's live keys, newest first.
-#[utoipa::path(get, path = "/v1/api-keys", tag = "api-keys", params(ApiKeyListParams),
+#[utoipa::path(get, path = "/v1/api-keys", tag = "api-keys", params(PageParams),
     responses(
         (status = 200, description = "A page of keys", body = ListBody<ApiKeyView>),
         (status = 403, description = "FORBIDDEN: not an admin key", body = ErrorBody),
@@ -129,10 +121,10 @@ fn view(state: &AppState, k: &ApiKeyRow) -> ApiKeyView {
 pub async fn list_api_keys(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
-    ApiQuery(q): ApiQuery<ApiKeyListParams>,
+    ApiQuery(pg): ApiQuery<PageParams>,
 ) -> Result<Paged<ApiKeyView>, ApiError> {
     let mut errors = Vec::new();
-    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let page = pg.page(&mut errors);
     paging::finish(errors)?;
     let (rows, total) = state.store.list_api_keys(&p.workspace_id, page).await?;
     Ok(Paged {
@@ -151,11 +143,8 @@ pub async fn list_api_keys(
 pub async fn create_api_key(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
-    ApiJson(body): ApiJson<Value>,
+    ApiObject(object): ApiObject,
 ) -> Result<Success<CreatedApiKey>, ApiError> {
-    let Value::Object(object) = body else {
-        return Err(ApiError::bad_request("The body must be a JSON object"));
-    };
     let (name, role) = read_create(&object)?;
     let (key, secret) = state
         .store
@@ -169,7 +158,7 @@ pub async fn create_api_key(
 
 fn read_create(object: &Map<String, Value>) -> Result<(String, Role), ApiError> {
     let mut errors = Vec::new();
-    let name = paging::name(object.get("name"), &mut errors);
+    let name = super::fields::name(object.get("name"), &mut errors);
     let role = match object.get("role") {
         Some(Value::String(r)) => Role::parse(r),
         _ => None,
@@ -208,7 +197,7 @@ pub async fn revoke_api_key(
     {
         Ok(NoContent)
     } else {
-        Err(ApiError::not_found("API_KEY_NOT_FOUND", "API key", &id))
+        Err(Resource::API_KEY.not_found(&id))
     }
 }
 

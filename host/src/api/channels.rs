@@ -4,9 +4,9 @@ use super::AppState;
 use super::channel_input;
 use super::deliveries::{self, DeliveryView};
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldError};
-use super::extract::{ApiJson, ApiPath, ApiQuery};
-use super::paging;
+use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
+use super::extract::{ApiObject, ApiPath, ApiQuery};
+use super::paging::{self, PageParams};
 use crate::ids;
 use crate::outbox::{self, Origin, Target, events};
 use crate::store::alerting::ChannelRow;
@@ -17,7 +17,7 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::time::Duration;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 /// How long the test button waits for the first attempt to finish.
 const TEST_WAIT: Duration = Duration::from_secs(15);
@@ -49,14 +49,6 @@ pub struct ChannelBody {
     pub updated_at: Option<String>,
 }
 
-/// Paging of the channel list.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct ChannelListParams {
-    pub page: Option<String>,
-    pub limit: Option<String>,
-}
-
 fn view(row: &ChannelRow) -> Value {
     let mut o = Map::new();
     o.insert("id".into(), Value::from(row.id.clone()));
@@ -79,7 +71,7 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<ChannelRow, A
         .store
         .channel(&p.workspace_id, id)
         .await?
-        .ok_or_else(|| ApiError::not_found("CHANNEL_NOT_FOUND", "channel", id))
+        .or_not_found(Resource::CHANNEL, id)
 }
 
 /// Validate a full channel object; returns (name, type, settings).
@@ -88,7 +80,7 @@ async fn validate(
     object: Map<String, Value>,
 ) -> Result<(String, String, String), ApiError> {
     let mut errors = Vec::new();
-    let name = paging::name(object.get("name"), &mut errors).unwrap_or_default();
+    let name = super::fields::name(object.get("name"), &mut errors).unwrap_or_default();
     let kind = match object.get("type") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         _ => {
@@ -131,11 +123,8 @@ fn conflict(name: &str) -> ApiError {
 pub async fn create_channel(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
-    ApiJson(body): ApiJson<Value>,
+    ApiObject(object): ApiObject,
 ) -> Result<Success<Value>, ApiError> {
-    let Value::Object(object) = body else {
-        return Err(ApiError::bad_request("The body must be a JSON object"));
-    };
     let (name, kind, config) = validate(&state, object).await?;
     let now = state.clock.now_ms();
     let row = ChannelRow {
@@ -153,15 +142,15 @@ pub async fn create_channel(
 }
 
 /// List stored channels, newest first.
-#[utoipa::path(get, path = "/v1/channels", tag = "channels", params(ChannelListParams),
+#[utoipa::path(get, path = "/v1/channels", tag = "channels", params(PageParams),
     responses((status = 200, description = "A page of channels", body = ListBody<ChannelBody>)))]
 pub async fn list_channels(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
-    ApiQuery(q): ApiQuery<ChannelListParams>,
+    ApiQuery(pg): ApiQuery<PageParams>,
 ) -> Result<Paged<Value>, ApiError> {
     let mut errors = Vec::new();
-    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let page = pg.page(&mut errors);
     paging::finish(errors)?;
     let (rows, total) = state.store.list_channels(&p.workspace_id, page).await?;
     Ok(Paged {
@@ -197,11 +186,8 @@ pub async fn update_channel(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-    ApiJson(body): ApiJson<Value>,
+    ApiObject(patch): ApiObject,
 ) -> Result<Success<Value>, ApiError> {
-    let Value::Object(patch) = body else {
-        return Err(ApiError::bad_request("The body must be a JSON object"));
-    };
     let row = find(&state, &p, &id).await?;
     if patch
         .get("type")
@@ -245,7 +231,7 @@ pub async fn delete_channel(
     if state.store.delete_channel(&p.workspace_id, &id).await? {
         Ok(NoContent)
     } else {
-        Err(ApiError::not_found("CHANNEL_NOT_FOUND", "channel", &id))
+        Err(Resource::CHANNEL.not_found(&id))
     }
 }
 
@@ -260,7 +246,7 @@ pub async fn test_channel(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<DeliveryView>, ApiError> {
     let ch = find(&state, &p, &id).await?;
     let ws = state
         .store

@@ -1,25 +1,26 @@
 //! `/v1/webhook-deliveries`: the outbox, its attempts, and redelivery by hand.
 
 use super::AppState;
-use super::envelope::{ListBody, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody};
+use super::envelope::{ListBody, Paged, Pagination, Success, SuccessBody, raw_json};
+use super::error::{ApiError, ErrorBody, OrNotFound, Resource};
 use super::extract::{ApiPath, ApiQuery};
-use super::paging;
+use super::paging::{self, PageParams};
 use crate::store::keys::Principal;
 use crate::store::{AttemptRow, DeliveryRow, DeliveryState, State as _};
 use axum::Extension;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::value::RawValue;
 use utoipa::{IntoParams, ToSchema};
 
 /// One notification to one channel.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct DeliveryView {
     /// `whd_...`; also the payload's `webhookId` and the `X-Service-Webhook-ID` header.
     pub id: String,
+    /// The same as `id`.
+    pub webhook_id: String,
     pub event: String,
     /// `pending`, `succeeded` or `failed`.
     pub status: String,
@@ -34,8 +35,9 @@ pub struct DeliveryView {
     pub delivered_at: Option<String>,
     /// The event payload as sent.
     #[schema(value_type = Object)]
-    pub payload: Value,
+    pub payload: Box<RawValue>,
     /// Every attempt (on `GET /{id}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub attempt_log: Option<Vec<AttemptView>>,
 }
 
@@ -56,8 +58,6 @@ pub struct AttemptView {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct DeliveryListParams {
-    pub page: Option<String>,
-    pub limit: Option<String>,
     pub channel_id: Option<String>,
     /// `pending`, `succeeded` or `failed`.
     pub status: Option<String>,
@@ -65,37 +65,40 @@ pub struct DeliveryListParams {
 }
 
 /// The API view of a delivery.
-pub fn view(d: &DeliveryRow, attempts: Option<&[AttemptRow]>) -> Value {
-    let mut v = json!({
-        "id": d.id,
-        "webhookId": d.id,
-        "event": d.event,
-        "status": d.status.name(),
-        "channelId": d.channel_id,
-        "channelType": d.channel_kind,
-        "incidentId": d.incident_id,
-        "monitorId": d.monitor_id,
-        "attempts": d.attempts,
-        "nextAttemptAt": (d.status == DeliveryState::Pending).then(|| crate::time::format_ms(d.next_attempt_at)),
-        "lastError": d.last_error,
-        "createdAt": crate::time::format_ms(d.created_at),
-        "deliveredAt": d.delivered_at.map(crate::time::format_ms),
-        "payload": serde_json::from_str::<Value>(&d.payload).unwrap_or(Value::Null),
-    });
-    if let Some(list) = attempts {
-        v["attemptLog"] = Value::Array(
+pub fn view(d: &DeliveryRow, attempts: Option<&[AttemptRow]>) -> DeliveryView {
+    DeliveryView {
+        id: d.id.clone(),
+        webhook_id: d.id.clone(),
+        event: d.event.clone(),
+        status: d.status.name().to_string(),
+        channel_id: d.channel_id.clone(),
+        channel_type: d.channel_kind.clone(),
+        incident_id: d.incident_id.clone(),
+        monitor_id: d.monitor_id.clone(),
+        attempts: u32::try_from(d.attempts).unwrap_or(0),
+        next_attempt_at: (d.status == DeliveryState::Pending)
+            .then(|| crate::time::format_ms(d.next_attempt_at)),
+        last_error: d.last_error.clone(),
+        created_at: crate::time::format_ms(d.created_at),
+        delivered_at: d.delivered_at.map(crate::time::format_ms),
+        payload: raw_json(&d.payload),
+        attempt_log: attempts.map(|list| {
             list.iter()
-                .map(|a| {
-                    json!({"attempt": a.attempt, "at": crate::time::format_ms(a.at), "ok": a.ok, "statusCode": a.status_code, "error": a.error, "durationMs": a.duration_ms})
+                .map(|a| AttemptView {
+                    attempt: u32::try_from(a.attempt).unwrap_or(0),
+                    at: crate::time::format_ms(a.at),
+                    ok: a.ok,
+                    status_code: a.status_code,
+                    error: a.error.clone(),
+                    duration_ms: a.duration_ms,
                 })
-                .collect(),
-        );
+                .collect()
+        }),
     }
-    v
 }
 
 /// List deliveries, newest first.
-#[utoipa::path(get, path = "/v1/webhook-deliveries", tag = "deliveries", params(DeliveryListParams),
+#[utoipa::path(get, path = "/v1/webhook-deliveries", tag = "deliveries", params(PageParams, PageParams, DeliveryListParams),
     responses(
         (status = 200, description = "A page of deliveries", body = ListBody<DeliveryView>),
         (status = 400, description = "Invalid parameters", body = ErrorBody),
@@ -103,10 +106,11 @@ pub fn view(d: &DeliveryRow, attempts: Option<&[AttemptRow]>) -> Value {
 pub async fn list_deliveries(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
+    ApiQuery(pg): ApiQuery<PageParams>,
     ApiQuery(q): ApiQuery<DeliveryListParams>,
-) -> Result<Paged<Value>, ApiError> {
+) -> Result<Paged<DeliveryView>, ApiError> {
     let mut errors = Vec::new();
-    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let page = pg.page(&mut errors);
     let status = paging::state::<DeliveryState>("status", q.status.as_deref(), &mut errors);
     paging::finish(errors)?;
     let (rows, total) = state
@@ -135,12 +139,12 @@ pub async fn get_delivery(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<DeliveryView>, ApiError> {
     let d = state
         .store
         .delivery(&p.workspace_id, &id)
         .await?
-        .ok_or_else(|| ApiError::not_found("DELIVERY_NOT_FOUND", "delivery", &id))?;
+        .or_not_found(Resource::DELIVERY, &id)?;
     let attempts = state.store.delivery_attempts(&d.id).await?;
     Ok(Success::ok(view(&d, Some(&attempts))))
 }
@@ -155,12 +159,12 @@ pub async fn redeliver(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<DeliveryView>, ApiError> {
     let d = state
         .store
         .redeliver(&p.workspace_id, &id, state.clock.now_ms())
         .await?
-        .ok_or_else(|| ApiError::not_found("DELIVERY_NOT_FOUND", "delivery", &id))?;
+        .or_not_found(Resource::DELIVERY, &id)?;
     state.engine.outbox_wakeup.notify_one();
     Ok(Success::ok(view(&d, None)))
 }

@@ -160,3 +160,11 @@ mod tests {
         assert_eq!((p.pages, p.has_next, p.has_prev), (1, false, true));
     }
 }
+
+/// Stored JSON text passed through as it is, without building a tree of it (`null` when
+/// the text is not JSON).
+pub fn raw_json(text: &str) -> Box<serde_json::value::RawValue> {
+    serde_json::value::RawValue::from_string(text.to_string()).unwrap_or_else(|_| {
+        serde_json::value::RawValue::from_string("null".into()).unwrap_or_default()
+    })
+}

@@ -24,6 +24,44 @@ impl FieldError {
     }
 }
 
+/// A kind of resource the API can answer 404 for: its error code and what it is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resource {
+    pub code: &'static str,
+    pub noun: &'static str,
+}
+
+impl Resource {
+    pub const MONITOR: Resource = Resource::new("MONITOR_NOT_FOUND", "monitor");
+    pub const INCIDENT: Resource = Resource::new("INCIDENT_NOT_FOUND", "incident");
+    pub const ALERT_POLICY: Resource = Resource::new("ALERT_POLICY_NOT_FOUND", "alert policy");
+    pub const CHANNEL: Resource = Resource::new("CHANNEL_NOT_FOUND", "channel");
+    pub const DELIVERY: Resource = Resource::new("DELIVERY_NOT_FOUND", "delivery");
+    pub const API_KEY: Resource = Resource::new("API_KEY_NOT_FOUND", "API key");
+    pub const MEMBER: Resource = Resource::new("MEMBER_NOT_FOUND", "member");
+    pub const STATUS_PAGE: Resource = Resource::new("STATUS_PAGE_NOT_FOUND", "status page");
+
+    const fn new(code: &'static str, noun: &'static str) -> Resource {
+        Resource { code, noun }
+    }
+
+    /// 404: no such resource with this id (in the caller's workspace).
+    pub fn not_found(self, id: &str) -> ApiError {
+        ApiError::not_found(self.code, self.noun, id)
+    }
+}
+
+/// Turn "not there" into the resource's 404.
+pub trait OrNotFound<T> {
+    fn or_not_found(self, resource: Resource, id: &str) -> Result<T, ApiError>;
+}
+
+impl<T> OrNotFound<T> for Option<T> {
+    fn or_not_found(self, resource: Resource, id: &str) -> Result<T, ApiError> {
+        self.ok_or_else(|| resource.not_found(id))
+    }
+}
+
 /// The `error` object of a failure.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -47,6 +47,20 @@ fn json_rejection(r: JsonRejection) -> ApiError {
     }
 }
 
+/// A JSON body that must be an object (create and update bodies, read field by field).
+pub struct ApiObject(pub serde_json::Map<String, serde_json::Value>);
+
+impl<S: Send + Sync> FromRequest<S> for ApiObject {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match ApiJson::<serde_json::Value>::from_request(req, state).await? {
+            ApiJson(serde_json::Value::Object(object)) => Ok(ApiObject(object)),
+            ApiJson(_) => Err(ApiError::bad_request("The body must be a JSON object")),
+        }
+    }
+}
+
 /// A query string.
 pub struct ApiQuery<T>(pub T);
 

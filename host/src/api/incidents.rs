@@ -1,10 +1,10 @@
 //! `/v1/incidents`: list, view, acknowledge and resolve.
 
 use super::AppState;
-use super::envelope::{ListBody, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldError};
+use super::envelope::{ListBody, Paged, Pagination, Success, SuccessBody, raw_json};
+use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
 use super::extract::{ApiPath, ApiQuery};
-use super::paging;
+use super::paging::{self, PageParams};
 use crate::engine::actions::{self, ActionError};
 use crate::store::incidents::IncidentFilter;
 use crate::store::keys::Principal;
@@ -14,13 +14,12 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header::CONTENT_TYPE};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::value::RawValue;
 use utoipa::{IntoParams, ToSchema};
 
 /// An incident.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct IncidentView {
     #[schema(example = "inc_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
     pub id: String,
@@ -35,14 +34,15 @@ pub struct IncidentView {
     pub monitor_id: String,
     /// The monitor as event payloads describe it.
     #[schema(value_type = Object)]
-    pub monitor: Value,
+    pub monitor: Box<RawValue>,
     /// The failure that opened it.
     #[schema(value_type = Object)]
-    pub failure: Value,
+    pub failure: Box<RawValue>,
     /// Name of the API key that acknowledged it.
     pub acknowledged_by: Option<String>,
     pub escalated_at: Option<String>,
     /// What happened, oldest first (on `GET /{id}` and actions).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Vec<TimelineEntry>>,
 }
 
@@ -53,7 +53,7 @@ pub struct TimelineEntry {
     pub kind: String,
     pub at: String,
     #[schema(value_type = Object)]
-    pub details: Value,
+    pub details: Box<RawValue>,
 }
 
 /// Filters of the incident list.
@@ -61,8 +61,6 @@ pub struct TimelineEntry {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct IncidentListParams {
-    pub page: Option<String>,
-    pub limit: Option<String>,
     /// Created at or after (ISO 8601).
     pub from: Option<String>,
     /// Created at or before (ISO 8601).
@@ -84,39 +82,40 @@ pub struct AcknowledgeBody {
     pub note: Option<String>,
 }
 
-fn view(state: &AppState, i: &IncidentRow, timeline: Option<&[IncidentEventRow]>) -> Value {
-    let mut v = json!({
-        "id": i.id,
-        "url": format!("{}/incidents/{}", state.config.public_url, i.id),
-        "status": i.status.name(),
-        "createdAt": crate::time::format_ms(i.created_at),
-        "acknowledgedAt": i.acknowledged_at.map(crate::time::format_ms),
-        "resolvedAt": i.resolved_at.map(crate::time::format_ms),
-        "durationSeconds": i.resolved_at.map(|r| (r - i.created_at) / 1000),
-        "monitorId": i.monitor_id,
-        "monitor": serde_json::from_str::<Value>(&i.monitor).unwrap_or(Value::Null),
-        "failure": serde_json::from_str::<Value>(&i.failure).unwrap_or(Value::Null),
-        "acknowledgedBy": i.acknowledged_by,
-        "escalatedAt": i.escalated_at.map(crate::time::format_ms),
-    });
-    if let Some(t) = timeline {
-        v["timeline"] = Value::Array(
+fn view(state: &AppState, i: &IncidentRow, timeline: Option<&[IncidentEventRow]>) -> IncidentView {
+    IncidentView {
+        id: i.id.clone(),
+        url: format!("{}/incidents/{}", state.config.public_url, i.id),
+        status: i.status.name().to_string(),
+        created_at: crate::time::format_ms(i.created_at),
+        acknowledged_at: i.acknowledged_at.map(crate::time::format_ms),
+        resolved_at: i.resolved_at.map(crate::time::format_ms),
+        duration_seconds: i.resolved_at.map(|r| (r - i.created_at) / 1000),
+        monitor_id: i.monitor_id.clone(),
+        monitor: raw_json(&i.monitor),
+        failure: raw_json(&i.failure),
+        acknowledged_by: i.acknowledged_by.clone(),
+        escalated_at: i.escalated_at.map(crate::time::format_ms),
+        timeline: timeline.map(|t| {
             t.iter()
-                .map(|e| json!({"kind": e.kind, "at": crate::time::format_ms(e.at), "details": serde_json::from_str::<Value>(&e.details).unwrap_or(Value::Null)}))
-                .collect(),
-        );
+                .map(|e| TimelineEntry {
+                    kind: e.kind.clone(),
+                    at: crate::time::format_ms(e.at),
+                    details: raw_json(&e.details),
+                })
+                .collect()
+        }),
     }
-    v
 }
 
-async fn with_timeline(state: &AppState, i: &IncidentRow) -> Result<Value, ApiError> {
+async fn with_timeline(state: &AppState, i: &IncidentRow) -> Result<IncidentView, ApiError> {
     let timeline = state.store.incident_timeline(&i.id).await?;
     Ok(view(state, i, Some(&timeline)))
 }
 
 fn action_error(e: ActionError, id: &str) -> ApiError {
     match e {
-        ActionError::NotFound => ApiError::not_found("INCIDENT_NOT_FOUND", "incident", id),
+        ActionError::NotFound => Resource::INCIDENT.not_found(id),
         ActionError::Resolved => ApiError::new(
             StatusCode::CONFLICT,
             "INCIDENT_RESOLVED",
@@ -127,7 +126,7 @@ fn action_error(e: ActionError, id: &str) -> ApiError {
 }
 
 /// List incidents.
-#[utoipa::path(get, path = "/v1/incidents", tag = "incidents", params(IncidentListParams),
+#[utoipa::path(get, path = "/v1/incidents", tag = "incidents", params(PageParams, PageParams, IncidentListParams),
     responses(
         (status = 200, description = "A page of incidents", body = ListBody<IncidentView>),
         (status = 400, description = "Invalid parameters", body = ErrorBody),
@@ -135,10 +134,11 @@ fn action_error(e: ActionError, id: &str) -> ApiError {
 pub async fn list_incidents(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
+    ApiQuery(pg): ApiQuery<PageParams>,
     ApiQuery(q): ApiQuery<IncidentListParams>,
-) -> Result<Paged<Value>, ApiError> {
+) -> Result<Paged<IncidentView>, ApiError> {
     let mut errors = Vec::new();
-    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let page = pg.page(&mut errors);
     let order = paging::order(q.order.as_deref(), &mut errors);
     let from = paging::timestamp("from", q.from.as_deref(), &mut errors);
     let to = paging::timestamp("to", q.to.as_deref(), &mut errors);
@@ -179,12 +179,12 @@ pub async fn get_incident(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<IncidentView>, ApiError> {
     let i = state
         .store
         .incident(&p.workspace_id, &id)
         .await?
-        .ok_or_else(|| ApiError::not_found("INCIDENT_NOT_FOUND", "incident", &id))?;
+        .or_not_found(Resource::INCIDENT, &id)?;
     Ok(Success::ok(with_timeline(&state, &i).await?))
 }
 
@@ -234,7 +234,7 @@ pub async fn acknowledge(
     ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
     body: Bytes,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<IncidentView>, ApiError> {
     let note = note_of(&headers, &body)?;
     let i = actions::acknowledge(
         &state.store,
@@ -260,7 +260,7 @@ pub async fn resolve(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<IncidentView>, ApiError> {
     let i = actions::resolve(
         &state.store,
         &state.engine,

@@ -3,9 +3,9 @@
 
 use super::AppState;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldError};
-use super::extract::{ApiJson, ApiPath, ApiQuery};
-use super::paging;
+use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
+use super::extract::{ApiObject, ApiPath, ApiQuery};
+use super::paging::{self, PageParams};
 use crate::ids;
 use crate::store::keys::Principal;
 use crate::store::members::MemberRow;
@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 /// Member roles, most powerful first.
 pub const ROLES: [&str; 4] = ["owner", "admin", "member", "viewer"];
@@ -39,14 +39,6 @@ pub struct MemberBody {
     pub created_at: Option<String>,
     #[schema(read_only)]
     pub updated_at: Option<String>,
-}
-
-/// Paging of the member list.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct MemberListParams {
-    pub page: Option<String>,
-    pub limit: Option<String>,
 }
 
 fn view(m: &MemberRow) -> MemberBody {
@@ -93,7 +85,7 @@ fn read_fields(object: &Map<String, Value>, creating: bool) -> Result<Fields, Ap
                 "email",
                 "cannot be changed; remove the member and add the new address",
             )),
-            ("name", v) => name = paging::name(Some(v), &mut errors),
+            ("name", v) => name = super::fields::name(Some(v), &mut errors),
             ("role", Value::String(r)) if ROLES.contains(&r.as_str()) => role = Some(r.clone()),
             ("role", _) => errors.push(FieldError::new(
                 "role",
@@ -123,7 +115,7 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<MemberRow, Ap
         .store
         .member(&p.workspace_id, id)
         .await?
-        .ok_or_else(|| ApiError::not_found("MEMBER_NOT_FOUND", "member", id))
+        .or_not_found(Resource::MEMBER, id)
 }
 
 /// Refuse to leave a workspace that has owners without any.
@@ -145,15 +137,15 @@ async fn keep_an_owner(state: &AppState, m: &MemberRow) -> Result<(), ApiError> 
 }
 
 /// List the workspace's members, oldest first.
-#[utoipa::path(get, path = "/v1/workspace/members", tag = "workspace", params(MemberListParams),
+#[utoipa::path(get, path = "/v1/workspace/members", tag = "workspace", params(PageParams),
     responses((status = 200, description = "A page of members", body = ListBody<MemberBody>)))]
 pub async fn list_members(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
-    ApiQuery(q): ApiQuery<MemberListParams>,
+    ApiQuery(pg): ApiQuery<PageParams>,
 ) -> Result<Paged<MemberBody>, ApiError> {
     let mut errors = Vec::new();
-    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let page = pg.page(&mut errors);
     paging::finish(errors)?;
     let (rows, total) = state.store.list_members(&p.workspace_id, page).await?;
     Ok(Paged {
@@ -173,11 +165,8 @@ pub async fn list_members(
 pub async fn add_member(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
-    ApiJson(body): ApiJson<Value>,
+    ApiObject(object): ApiObject,
 ) -> Result<Success<MemberBody>, ApiError> {
-    let Value::Object(object) = body else {
-        return Err(ApiError::bad_request("The body must be a JSON object"));
-    };
     let (email, name, role) = read_fields(&object, true)?;
     let (Some(email), Some(role)) = (email, role) else {
         return Err(ApiError::bad_request("email and role are required"));
@@ -211,11 +200,8 @@ pub async fn update_member(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-    ApiJson(body): ApiJson<Value>,
+    ApiObject(object): ApiObject,
 ) -> Result<Success<MemberBody>, ApiError> {
-    let Value::Object(object) = body else {
-        return Err(ApiError::bad_request("The body must be a JSON object"));
-    };
     let mut m = find(&state, &p, &id).await?;
     let (_, name, role) = read_fields(&object, false)?;
     if let Some(role) = role {

@@ -11,6 +11,7 @@ pub mod deliveries;
 pub mod envelope;
 pub mod error;
 pub mod extract;
+pub mod fields;
 pub mod health;
 pub mod incidents;
 pub mod members;

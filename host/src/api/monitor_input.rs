@@ -6,12 +6,10 @@
 //! level of the monitor object; any other plugin type takes them under `config`.
 
 use super::error::{ApiError, FieldError};
+use super::monitors::MonitorView;
 use crate::plugins::PluginHost;
 use crate::store::{MonitorRow, State};
 use serde_json::{Map, Value};
-
-/// Types whose fields sit at the top level of the monitor object.
-pub const FLAT_TYPES: [&str; 4] = ["http", "keyword", "ping", "ssl"];
 
 /// Fields of the built-in types that express the same setting two ways (ssl thresholds in
 /// days or as a share of the certificate's lifetime); a monitor has one of each pair.
@@ -68,68 +66,48 @@ pub struct InputRules<'a> {
     pub regions: &'a [String],
 }
 
-/// The API view of a stored monitor, as a JSON object.
-pub fn view(row: &MonitorRow, all_regions: &[String]) -> Value {
-    let mut object = Map::new();
-    object.insert("id".into(), Value::from(row.id.clone()));
-    object.insert("name".into(), Value::from(row.name.clone()));
-    object.insert("type".into(), Value::from(row.kind.clone()));
-    object.insert("status".into(), Value::from(row.status.name()));
-    object.insert("interval".into(), Value::from(row.interval_secs));
-    object.insert("timeout".into(), Value::from(row.timeout_secs));
-    object.insert(
-        "alertPolicyId".into(),
-        row.alert_policy_id.clone().map_or(Value::Null, Value::from),
-    );
+/// The API view of a stored monitor. `top_level` says whether its type's fields sit at the
+/// top level of the object (the plugin's description says so) or under `config`.
+pub fn view(row: &MonitorRow, all_regions: &[String], top_level: bool) -> MonitorView {
     let stored: Vec<String> = serde_json::from_str(&row.regions).unwrap_or_default();
     let regions = if stored.is_empty() {
         all_regions.to_vec()
     } else {
         stored
     };
-    object.insert("regions".into(), Value::from(regions));
-    object.insert(
-        "regionalConfirmation".into(),
-        Value::from(row.regional_confirmation),
-    );
-    let config: Map<String, Value> = serde_json::from_str(&row.config).unwrap_or_default();
-    if FLAT_TYPES.contains(&row.kind.as_str()) {
-        for (k, v) in config {
-            object.insert(k, v);
-        }
-    } else {
-        object.insert("config".into(), Value::Object(config));
+    let count = |n: i32| u32::try_from(n).unwrap_or(0);
+    MonitorView {
+        id: row.id.clone(),
+        name: row.name.clone(),
+        kind: row.kind.clone(),
+        status: row.status.name().to_string(),
+        interval: count(row.interval_secs),
+        timeout: count(row.timeout_secs),
+        alert_policy_id: row.alert_policy_id.clone(),
+        regions,
+        regional_confirmation: row.regional_confirmation,
+        created_at: crate::time::format_ms(row.created_at),
+        updated_at: crate::time::format_ms(row.updated_at),
+        last_checked_at: row.last_checked_at.map(crate::time::format_ms),
+        last_response_time_ms: row.last_response_time_ms.map(count),
+        consecutive_failures: count(row.consecutive_failures),
+        consecutive_successes: count(row.consecutive_successes),
+        type_fields: type_fields(row, top_level),
     }
-    object.insert(
-        "createdAt".into(),
-        Value::from(crate::time::format_ms(row.created_at)),
-    );
-    object.insert(
-        "updatedAt".into(),
-        Value::from(crate::time::format_ms(row.updated_at)),
-    );
-    object.insert(
-        "lastCheckedAt".into(),
-        row.last_checked_at
-            .map_or(Value::Null, |t| Value::from(crate::time::format_ms(t))),
-    );
-    object.insert(
-        "lastResponseTimeMs".into(),
-        row.last_response_time_ms.map_or(Value::Null, Value::from),
-    );
-    object.insert(
-        "consecutiveFailures".into(),
-        Value::from(row.consecutive_failures),
-    );
-    object.insert(
-        "consecutiveSuccesses".into(),
-        Value::from(row.consecutive_successes),
-    );
-    Value::Object(object)
+}
+
+/// The type's own fields: the stored configuration's keys, or `{"config": {...}}`.
+fn type_fields(row: &MonitorRow, top_level: bool) -> Map<String, Value> {
+    let config: Map<String, Value> = serde_json::from_str(&row.config).unwrap_or_default();
+    if top_level {
+        config
+    } else {
+        Map::from_iter([("config".to_string(), Value::Object(config))])
+    }
 }
 
 /// The editable fields of a stored monitor, in request form, for PATCH to merge into.
-pub fn editable(row: &MonitorRow) -> Map<String, Value> {
+pub fn editable(row: &MonitorRow, top_level: bool) -> Map<String, Value> {
     let mut object = Map::new();
     object.insert("name".into(), Value::from(row.name.clone()));
     object.insert("type".into(), Value::from(row.kind.clone()));
@@ -152,21 +130,17 @@ pub fn editable(row: &MonitorRow) -> Map<String, Value> {
         "regionalConfirmation".into(),
         Value::from(row.regional_confirmation),
     );
-    let config: Map<String, Value> = serde_json::from_str(&row.config).unwrap_or_default();
-    if FLAT_TYPES.contains(&row.kind.as_str()) {
-        object.extend(config);
-    } else {
-        object.insert("config".into(), Value::Object(config));
-    }
+    object.extend(type_fields(row, top_level));
     object
 }
 
 /// Merge a PATCH body into the stored fields: keys replace, `config` merges one level deep.
 pub fn merge_patch(
     row: &MonitorRow,
+    top_level: bool,
     patch: Map<String, Value>,
 ) -> Result<Map<String, Value>, ApiError> {
-    let mut merged = editable(row);
+    let mut merged = editable(row, top_level);
     let mut errors = Vec::new();
     // Setting one of two alternative fields replaces the other stored one.
     for (a, b) in ALTERNATIVE_FIELDS {
@@ -202,15 +176,69 @@ pub fn merge_patch(
     }
 }
 
-/// Validate a complete monitor object (a create body, or a merged PATCH).
+/// Validate a complete monitor object (a create body, or a merged PATCH): the fields every
+/// monitor has, then the type's own fields, which its plugin checks.
 pub async fn validate(
     object: Map<String, Value>,
     rules: &InputRules<'_>,
     plugins: &PluginHost,
 ) -> Result<MonitorInput, ApiError> {
     let mut errors: Vec<FieldError> = Vec::new();
+    let common = read_common(&object, rules, &mut errors);
+    let flat = common
+        .kind
+        .as_deref()
+        .is_some_and(|k| plugins.fields_at_top_level(k));
+    let config = type_fields_of(&object, flat, common.kind.is_some(), &mut errors);
+    // Without a type there is nobody to ask about the rest.
+    let Some(kind) = common.kind else {
+        return Err(ApiError::validation(errors));
+    };
+    let normalized = ask_plugin(plugins, &kind, config, flat, &mut errors).await?;
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    let (Some(name), Some(interval), Some(timeout), Some(config)) =
+        (common.name, common.interval, common.timeout, normalized)
+    else {
+        return Err(ApiError::bad_request("Invalid monitor"));
+    };
+    // Checks of one monitor never overlap: a check ends before the next is due.
+    if timeout > interval {
+        return Err(ApiError::unprocessable(format!(
+            "timeout ({timeout} s) must not be longer than interval ({interval} s)"
+        ))
+        .with_details(vec![FieldError::new("timeout", "must not exceed interval")]));
+    }
+    Ok(MonitorInput {
+        name,
+        kind,
+        interval_secs: u32::try_from(interval).unwrap_or(u32::MAX),
+        timeout_secs: u32::try_from(timeout).unwrap_or(u32::MAX),
+        alert_policy_id: common.alert_policy_id,
+        regions: common.regions,
+        regional_confirmation: common.regional_confirmation,
+        config,
+    })
+}
 
-    let name = super::paging::name(object.get("name"), &mut errors);
+/// The fields every monitor has, each None when it was invalid (and said so in `errors`).
+struct Common {
+    name: Option<String>,
+    kind: Option<String>,
+    interval: Option<u64>,
+    timeout: Option<u64>,
+    alert_policy_id: Option<String>,
+    regions: Vec<String>,
+    regional_confirmation: bool,
+}
+
+fn read_common(
+    object: &Map<String, Value>,
+    rules: &InputRules<'_>,
+    errors: &mut Vec<FieldError>,
+) -> Common {
+    let name = super::fields::name(object.get("name"), errors);
     let kind = match object.get("type") {
         Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
         None | Some(Value::Null) => {
@@ -226,22 +254,22 @@ pub async fn validate(
         }
     };
     let interval = integer_field(
-        &object,
+        object,
         "interval",
         u64::from(rules.min_interval),
         MAX_INTERVAL_SECS,
         None,
-        &mut errors,
+        errors,
     );
     // Omitted: 10 s, or the interval when that is shorter, so a 1-second monitor just works.
     let default_timeout = interval.map_or(DEFAULT_TIMEOUT_SECS, |i| i.min(DEFAULT_TIMEOUT_SECS));
     let timeout = integer_field(
-        &object,
+        object,
         "timeout",
         1,
         MAX_TIMEOUT_SECS,
         Some(default_timeout),
-        &mut errors,
+        errors,
     );
     let alert_policy_id = match object.get("alertPolicyId") {
         None | Some(Value::Null) => None,
@@ -252,36 +280,6 @@ pub async fn validate(
                 "must be an alert policy id or null",
             ));
             None
-        }
-    };
-    let regions = match object.get("regions") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) if !items.is_empty() => {
-            let mut names = Vec::new();
-            for item in items {
-                match item.as_str() {
-                    Some(r) if rules.regions.iter().any(|c| c == r) => {
-                        if !names.iter().any(|n| n == r) {
-                            names.push(r.to_string());
-                        }
-                    }
-                    _ => errors.push(FieldError::new(
-                        "regions",
-                        format!(
-                            "must list configured regions ({})",
-                            rules.regions.join(", ")
-                        ),
-                    )),
-                }
-            }
-            names
-        }
-        Some(_) => {
-            errors.push(FieldError::new(
-                "regions",
-                "must be a non-empty list of region names",
-            ));
-            Vec::new()
         }
     };
     let regional_confirmation = match object.get("regionalConfirmation") {
@@ -300,11 +298,62 @@ pub async fn validate(
             errors.push(FieldError::new(field, "is read-only"));
         }
     }
+    Common {
+        name,
+        kind,
+        interval,
+        timeout,
+        alert_policy_id,
+        regions: regions_field(object.get("regions"), rules.regions, errors),
+        regional_confirmation,
+    }
+}
 
-    // Split off the type's own fields.
-    let flat = kind.as_deref().is_some_and(|k| FLAT_TYPES.contains(&k));
+/// `regions`: configured region names, each once; empty means every region.
+fn regions_field(
+    value: Option<&Value>,
+    configured: &[String],
+    errors: &mut Vec<FieldError>,
+) -> Vec<String> {
+    match value {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) if !items.is_empty() => {
+            let mut names = Vec::new();
+            for item in items {
+                match item.as_str() {
+                    Some(r) if configured.iter().any(|c| c == r) => {
+                        if !names.iter().any(|n| n == r) {
+                            names.push(r.to_string());
+                        }
+                    }
+                    _ => errors.push(FieldError::new(
+                        "regions",
+                        format!("must list configured regions ({})", configured.join(", ")),
+                    )),
+                }
+            }
+            names
+        }
+        Some(_) => {
+            errors.push(FieldError::new(
+                "regions",
+                "must be a non-empty list of region names",
+            ));
+            Vec::new()
+        }
+    }
+}
+
+/// The type's own fields: the top-level keys that are not common fields (`flat`), or the
+/// `config` object.
+fn type_fields_of(
+    object: &Map<String, Value>,
+    flat: bool,
+    typed: bool,
+    errors: &mut Vec<FieldError>,
+) -> Map<String, Value> {
     let mut config = Map::new();
-    for (key, value) in &object {
+    for (key, value) in object {
         if COMMON_FIELDS.contains(&key.as_str()) || READ_ONLY_FIELDS.contains(&key.as_str()) {
             continue;
         }
@@ -323,21 +372,28 @@ pub async fn validate(
                 Value::Null => {}
                 _ => errors.push(FieldError::new("config", "must be an object")),
             }
-        } else if kind.is_some() {
+        } else if typed {
             errors.push(FieldError::new(
                 key,
                 "is not a field of a monitor (plugin settings go under `config`)",
             ));
         }
     }
+    config
+}
 
-    // Without a type there is nobody to ask about the rest.
-    let Some(kind) = kind else {
-        return Err(ApiError::validation(errors));
-    };
-    let Some(plugin) = plugins.monitor(&kind) else {
+/// Ask the type's plugin to check its fields. Its problems join `errors` (top-level
+/// types) or answer 422 on their own (`config.*`); the normalised configuration otherwise.
+async fn ask_plugin(
+    plugins: &PluginHost,
+    kind: &str,
+    config: Map<String, Value>,
+    flat: bool,
+    errors: &mut Vec<FieldError>,
+) -> Result<Option<String>, ApiError> {
+    let Some(plugin) = plugins.monitor(kind) else {
         if !errors.is_empty() {
-            return Err(ApiError::validation(errors));
+            return Err(ApiError::validation(std::mem::take(errors)));
         }
         let known: Vec<String> = plugins
             .descriptions()
@@ -350,61 +406,30 @@ pub async fn validate(
             known.join(", ")
         )));
     };
-    let normalized = match plugins
+    match plugins
         .validate_monitor_config(&plugin, Value::Object(config).to_string())
         .await
     {
-        Ok(Ok(text)) => Some(text),
+        Ok(Ok(text)) => Ok(Some(text)),
         Ok(Err(problems)) => {
             let prefix = if flat { "" } else { "config." };
             let details: Vec<FieldError> = problems
                 .into_iter()
                 .map(|p| FieldError::new(format!("{prefix}{}", p.field), p.message))
                 .collect();
-            if flat {
-                errors.extend(details);
-                None
-            } else if errors.is_empty() {
+            if !flat && errors.is_empty() {
                 return Err(ApiError::unprocessable(format!(
                     "The `{kind}` plugin rejected the configuration"
                 ))
                 .with_details(details));
-            } else {
-                errors.extend(details);
-                None
             }
+            errors.extend(details);
+            Ok(None)
         }
-        Err(e) => {
-            return Err(ApiError::unprocessable(format!(
-                "The `{kind}` plugin could not check the configuration: {e}"
-            )));
-        }
-    };
-    if !errors.is_empty() {
-        return Err(ApiError::validation(errors));
+        Err(e) => Err(ApiError::unprocessable(format!(
+            "The `{kind}` plugin could not check the configuration: {e}"
+        ))),
     }
-    let (Some(name), Some(interval), Some(timeout), Some(config)) =
-        (name, interval, timeout, normalized)
-    else {
-        return Err(ApiError::bad_request("Invalid monitor"));
-    };
-    // Checks of one monitor never overlap: a check ends before the next is due.
-    if timeout > interval {
-        return Err(ApiError::unprocessable(format!(
-            "timeout ({timeout} s) must not be longer than interval ({interval} s)"
-        ))
-        .with_details(vec![FieldError::new("timeout", "must not exceed interval")]));
-    }
-    Ok(MonitorInput {
-        name,
-        kind,
-        interval_secs: u32::try_from(interval).unwrap_or(u32::MAX),
-        timeout_secs: u32::try_from(timeout).unwrap_or(u32::MAX),
-        alert_policy_id,
-        regions,
-        regional_confirmation,
-        config,
-    })
 }
 
 fn integer_field(
@@ -472,14 +497,18 @@ mod tests {
     #[test]
     fn views_flatten_builtin_types_and_nest_others() {
         let regions = vec!["local".to_string()];
-        let v = view(
+        let json = |v: MonitorView| serde_json::to_value(v).expect("serializes");
+        let v = json(view(
             &row("http", r#"{"url":"http://a","method":"GET"}"#),
             &regions,
-        );
+            true,
+        ));
         assert_eq!(v["url"], "http://a");
         assert_eq!(v["regions"], serde_json::json!(["local"]));
+        assert_eq!(v["status"], "up");
+        assert_eq!(v["consecutiveSuccesses"], 3);
         assert!(v.get("config").is_none());
-        let v = view(&row("dns", r#"{"name":"a"}"#), &regions);
+        let v = json(view(&row("dns", r#"{"name":"a"}"#), &regions, false));
         assert_eq!(v["config"]["name"], "a");
     }
 
@@ -491,19 +520,19 @@ mod tests {
         );
         let patch: Map<String, Value> =
             serde_json::from_str(r#"{"name":"B","bodyContains":null}"#).expect("json");
-        let merged = merge_patch(&r, patch).expect("valid");
+        let merged = merge_patch(&r, true, patch).expect("valid");
         assert_eq!(merged["name"], "B");
         assert_eq!(merged["bodyContains"], Value::Null);
         assert_eq!(merged["url"], "http://a");
         let patch: Map<String, Value> = serde_json::from_str(r#"{"type":"ping"}"#).expect("json");
         assert_eq!(
-            merge_patch(&r, patch).map_err(|e| e.code).err(),
+            merge_patch(&r, true, patch).map_err(|e| e.code).err(),
             Some("VALIDATION_ERROR")
         );
         let r = row("dns", r#"{"name":"a","expect":"1.2.3.4"}"#);
         let patch: Map<String, Value> =
             serde_json::from_str(r#"{"config":{"name":"b"}}"#).expect("json");
-        let merged = merge_patch(&r, patch).expect("valid");
+        let merged = merge_patch(&r, false, patch).expect("valid");
         assert_eq!(
             merged["config"],
             serde_json::json!({"name":"b","expect":"1.2.3.4"})
@@ -518,7 +547,7 @@ mod tests {
         );
         let patch: Map<String, Value> =
             serde_json::from_str(r#"{"warningPercent":25}"#).expect("json");
-        let merged = merge_patch(&r, patch).expect("valid");
+        let merged = merge_patch(&r, true, patch).expect("valid");
         assert_eq!(merged["warningPercent"], 25);
         assert!(merged.get("warningDays").is_none());
         assert_eq!(merged["criticalDays"], 7);

@@ -2,10 +2,10 @@
 
 use super::AppState;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldError};
-use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
+use super::extract::{ApiObject, ApiPath, ApiQuery};
 use super::monitor_input::{self, InputRules, MonitorInput};
-use super::paging;
+use super::paging::{self, PageParams};
 use crate::ids::{self, prefix};
 use crate::store::keys::Principal;
 use crate::store::monitors::{MonitorListQuery, MonitorSort};
@@ -139,10 +139,6 @@ pub struct MonitorView {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct MonitorListParams {
-    /// Page number, from 1.
-    pub page: Option<String>,
-    /// Items per page, 1 to 100 (default 20).
-    pub limit: Option<String>,
     /// `pending`, `up`, `down` or `paused`.
     pub status: Option<String>,
     /// `createdAt` (default), `updatedAt`, `name` or `status`.
@@ -155,8 +151,6 @@ pub struct MonitorListParams {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct CheckListParams {
-    pub page: Option<String>,
-    pub limit: Option<String>,
     /// Oldest check time included (ISO 8601).
     pub from: Option<String>,
     /// Newest check time included (ISO 8601).
@@ -216,13 +210,6 @@ fn rules(state: &AppState) -> (u32, Vec<String>) {
     (state.config.min_interval, state.config.region_names())
 }
 
-fn body_object(body: Value) -> Result<Map<String, Value>, ApiError> {
-    match body {
-        Value::Object(o) => Ok(o),
-        _ => Err(ApiError::bad_request("The body must be a JSON object")),
-    }
-}
-
 async fn check_policy(
     state: &AppState,
     p: &Principal,
@@ -248,7 +235,7 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<MonitorRow, A
         .store
         .monitor(&p.workspace_id, id)
         .await?
-        .ok_or_else(|| ApiError::not_found("MONITOR_NOT_FOUND", "monitor", id))
+        .or_not_found(Resource::MONITOR, id)
 }
 
 /// Create a monitor.
@@ -261,9 +248,8 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<MonitorRow, A
 pub async fn create_monitor(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
-    ApiJson(body): ApiJson<Value>,
-) -> Result<Success<Value>, ApiError> {
-    let object = body_object(body)?;
+    ApiObject(object): ApiObject,
+) -> Result<Success<MonitorView>, ApiError> {
     let (min_interval, regions) = rules(&state);
     let input = monitor_input::validate(
         object,
@@ -297,11 +283,16 @@ pub async fn create_monitor(
         regional_confirmation: input.regional_confirmation,
     };
     let saved = state.store.insert_monitor(row).await?;
-    Ok(Success::created(monitor_input::view(&saved, &regions)))
+    Ok(Success::created(view(&state, &saved, &regions)))
+}
+
+/// The API view of a monitor, its type's fields placed as its plugin says.
+fn view(state: &AppState, row: &MonitorRow, regions: &[String]) -> MonitorView {
+    monitor_input::view(row, regions, state.plugins.fields_at_top_level(&row.kind))
 }
 
 /// List monitors.
-#[utoipa::path(get, path = "/v1/monitors", tag = "monitors", params(MonitorListParams),
+#[utoipa::path(get, path = "/v1/monitors", tag = "monitors", params(PageParams, PageParams, MonitorListParams),
     responses(
         (status = 200, description = "A page of monitors", body = ListBody<MonitorView>),
         (status = 400, description = "Invalid parameters", body = ErrorBody),
@@ -309,10 +300,11 @@ pub async fn create_monitor(
 pub async fn list_monitors(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
+    ApiQuery(pg): ApiQuery<PageParams>,
     ApiQuery(q): ApiQuery<MonitorListParams>,
-) -> Result<Paged<Value>, ApiError> {
+) -> Result<Paged<MonitorView>, ApiError> {
     let mut errors = Vec::new();
-    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let page = pg.page(&mut errors);
     let order = paging::order(q.order.as_deref(), &mut errors);
     let sort = match q.sort_by.as_deref() {
         None | Some("createdAt") => MonitorSort::CreatedAt,
@@ -338,10 +330,7 @@ pub async fn list_monitors(
     let (rows, total) = state.store.list_monitors(&p.workspace_id, &query).await?;
     let regions = state.config.region_names();
     Ok(Paged {
-        items: rows
-            .iter()
-            .map(|r| monitor_input::view(r, &regions))
-            .collect(),
+        items: rows.iter().map(|r| view(&state, r, &regions)).collect(),
         pagination: Pagination::new(page, total),
     })
 }
@@ -356,9 +345,10 @@ pub async fn get_monitor(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<MonitorView>, ApiError> {
     let row = find(&state, &p, &id).await?;
-    Ok(Success::ok(monitor_input::view(
+    Ok(Success::ok(view(
+        &state,
         &row,
         &state.config.region_names(),
     )))
@@ -377,11 +367,11 @@ pub async fn update_monitor(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-    ApiJson(body): ApiJson<Value>,
-) -> Result<Success<Value>, ApiError> {
-    let patch = body_object(body)?;
+    ApiObject(patch): ApiObject,
+) -> Result<Success<MonitorView>, ApiError> {
     let row = find(&state, &p, &id).await?;
-    let merged = monitor_input::merge_patch(&row, patch)?;
+    let top_level = state.plugins.fields_at_top_level(&row.kind);
+    let merged = monitor_input::merge_patch(&row, top_level, patch)?;
     let (min_interval, regions) = rules(&state);
     let input = monitor_input::validate(
         merged,
@@ -405,7 +395,7 @@ pub async fn update_monitor(
         ..row
     };
     let saved = state.store.update_monitor(updated).await?;
-    Ok(Success::ok(monitor_input::view(&saved, &regions)))
+    Ok(Success::ok(view(&state, &saved, &regions)))
 }
 
 /// Delete a monitor and its check history; its unresolved incident is resolved without notifications.
@@ -422,7 +412,7 @@ pub async fn delete_monitor(
     let now = state.clock.now_ms();
     match crate::engine::actions::delete_monitor(&state.store, &p.workspace_id, &id, now).await {
         Ok(true) => Ok(NoContent),
-        Ok(false) => Err(ApiError::not_found("MONITOR_NOT_FOUND", "monitor", &id)),
+        Ok(false) => Err(Resource::MONITOR.not_found(&id)),
         Err(e) => Err(ApiError::internal(e)),
     }
 }
@@ -432,7 +422,7 @@ async fn set_paused(
     p: Principal,
     id: String,
     paused: bool,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<MonitorView>, ApiError> {
     let now = state.clock.now_ms();
     let result = crate::engine::actions::set_paused(
         &state.store,
@@ -446,11 +436,12 @@ async fn set_paused(
     let (row, _changed) = match result {
         Ok(r) => r,
         Err(crate::engine::actions::ActionError::NotFound) => {
-            return Err(ApiError::not_found("MONITOR_NOT_FOUND", "monitor", &id));
+            return Err(Resource::MONITOR.not_found(&id));
         }
         Err(e) => return Err(ApiError::internal(e)),
     };
-    Ok(Success::ok(monitor_input::view(
+    Ok(Success::ok(view(
+        &state,
         &row,
         &state.config.region_names(),
     )))
@@ -466,7 +457,7 @@ pub async fn pause_monitor(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<MonitorView>, ApiError> {
     set_paused(state, p, id, true).await
 }
 
@@ -480,13 +471,13 @@ pub async fn resume_monitor(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<MonitorView>, ApiError> {
     set_paused(state, p, id, false).await
 }
 
 /// A monitor's check history, newest first.
 #[utoipa::path(get, path = "/v1/monitors/{id}/checks", tag = "monitors",
-    params(("id" = String, Path, description = "Monitor id"), CheckListParams),
+    params(("id" = String, Path, description = "Monitor id"), PageParams, CheckListParams),
     responses(
         (status = 200, description = "A page of checks", body = ListBody<CheckView>),
         (status = 400, description = "Invalid parameters", body = ErrorBody),
@@ -496,10 +487,11 @@ pub async fn list_checks(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(pg): ApiQuery<PageParams>,
     ApiQuery(q): ApiQuery<CheckListParams>,
 ) -> Result<Paged<CheckView>, ApiError> {
     let mut errors = Vec::new();
-    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let page = pg.page(&mut errors);
     let from = paging::timestamp("from", q.from.as_deref(), &mut errors);
     let to = paging::timestamp("to", q.to.as_deref(), &mut errors);
     paging::finish(errors)?;

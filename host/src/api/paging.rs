@@ -1,10 +1,28 @@
-//! Paging, sorting and time-window parameters, validated with clear messages.
+//! Query parameters of lists: paging, sorting, state filters and time windows, validated
+//! with clear messages.
 
 use super::error::{ApiError, FieldError};
 use crate::store::{Order, Page, State};
 
 pub const DEFAULT_LIMIT: u64 = 20;
 pub const MAX_LIMIT: u64 = 100;
+
+/// `page` and `limit`, the query parameters of every list.
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageParams {
+    /// Page number, from 1.
+    pub page: Option<String>,
+    /// Items per page, 1 to 100 (default 20).
+    pub limit: Option<String>,
+}
+
+impl PageParams {
+    /// The page asked for, collecting problems into `errors`.
+    pub fn page(&self, errors: &mut Vec<FieldError>) -> Page {
+        page(self.page.as_deref(), self.limit.as_deref(), errors)
+    }
+}
 
 /// Parse `page` and `limit`, collecting problems into `errors`.
 pub fn page(page: Option<&str>, limit: Option<&str>, errors: &mut Vec<FieldError>) -> Page {
@@ -75,26 +93,6 @@ pub fn state<S: State>(field: &str, text: Option<&str>, errors: &mut Vec<FieldEr
         errors.push(FieldError::new(field, format!("must be {choices}")));
     }
     parsed
-}
-
-/// A required display name: 1 to 200 characters, trimmed.
-pub fn name(value: Option<&serde_json::Value>, errors: &mut Vec<FieldError>) -> Option<String> {
-    match value {
-        Some(serde_json::Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 200 => {
-            Some(s.trim().to_string())
-        }
-        None | Some(serde_json::Value::Null) => {
-            errors.push(FieldError::new("name", "is required"));
-            None
-        }
-        Some(_) => {
-            errors.push(FieldError::new(
-                "name",
-                "must be a string of 1 to 200 characters",
-            ));
-            None
-        }
-    }
 }
 
 /// Fail with every collected problem, if any.

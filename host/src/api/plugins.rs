@@ -4,7 +4,7 @@ use super::AppState;
 use super::envelope::{ListBody, Paged, Pagination};
 use super::error::{ApiError, ErrorBody};
 use super::extract::ApiQuery;
-use super::paging;
+use super::paging::{self, PageParams};
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -29,6 +29,10 @@ pub struct PluginView {
     pub contract: String,
     /// `builtin` or the file it was loaded from.
     pub source: String,
+    /// Monitor types: whether the type's fields sit at the top level of a monitor object
+    /// (its schema says `"x-tocsin-top-level": true`, as the built-in types do) rather than
+    /// under `config`.
+    pub top_level_fields: bool,
     /// Capabilities the server grants it. Built-ins get what they declare; a plugin from
     /// the plugins directory only what `[plugin_grants.<name>]` in the configuration allows.
     pub granted: Vec<String>,
@@ -38,24 +42,23 @@ pub struct PluginView {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PluginListParams {
-    pub page: Option<String>,
-    pub limit: Option<String>,
     /// `monitor` or `channel`.
     pub kind: Option<String>,
 }
 
 /// List loaded plugins, monitors first, by name.
-#[utoipa::path(get, path = "/v1/plugins", tag = "plugins", params(PluginListParams),
+#[utoipa::path(get, path = "/v1/plugins", tag = "plugins", params(PageParams, PluginListParams),
     responses(
         (status = 200, description = "Loaded plugins", body = ListBody<PluginView>),
         (status = 400, description = "Invalid parameters", body = ErrorBody),
     ))]
 pub async fn list_plugins(
     State(state): State<AppState>,
+    ApiQuery(pg): ApiQuery<PageParams>,
     ApiQuery(q): ApiQuery<PluginListParams>,
 ) -> Result<Paged<PluginView>, ApiError> {
     let mut errors = Vec::new();
-    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let page = pg.page(&mut errors);
     if let Some(kind) = &q.kind
         && kind != "monitor"
         && kind != "channel"
@@ -80,6 +83,7 @@ pub async fn list_plugins(
             capabilities: d.capabilities.into_iter().map(String::from).collect(),
             contract: d.contract,
             source: d.source,
+            top_level_fields: d.top_level_fields,
             granted: d.granted.iter().map(|c| c.to_string()).collect(),
         })
         .collect();

@@ -7,7 +7,7 @@
 //! hosts or failure reasons, which may describe internals.
 
 use super::AppState;
-use super::error::ApiError;
+use super::error::{ApiError, Resource};
 use crate::store::status_pages::{DAY_MS, day_of};
 use crate::store::{DailyUptimeRow, MonitorState, State as _};
 use axum::extract::{Path, State};
@@ -83,8 +83,7 @@ pub async fn status_page(State(state): State<AppState>, Path(slug): Path<String>
     let view = match build(&state, &slug).await {
         Ok(Some(v)) => v,
         Ok(None) if json => {
-            return ApiError::not_found("STATUS_PAGE_NOT_FOUND", "status page", &slug)
-                .into_response();
+            return Resource::STATUS_PAGE.not_found(&slug).into_response();
         }
         Ok(None) => return not_found_html(&slug),
         Err(e) => return e.into_response(),

@@ -3,9 +3,9 @@
 
 use super::AppState;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
-use super::error::{ApiError, ErrorBody, FieldError};
-use super::extract::{ApiJson, ApiPath, ApiQuery};
-use super::paging;
+use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
+use super::extract::{ApiObject, ApiPath, ApiQuery};
+use super::paging::{self, PageParams};
 use crate::ids;
 use crate::store::keys::Principal;
 use crate::store::status_pages::StatusPageRow;
@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 /// Most monitors one page shows.
 pub const MAX_MONITORS: usize = 100;
@@ -50,14 +50,6 @@ pub struct StatusPageBody {
     pub created_at: Option<String>,
     #[schema(read_only)]
     pub updated_at: Option<String>,
-}
-
-/// Paging of the page list.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct StatusPageListParams {
-    pub page: Option<String>,
-    pub limit: Option<String>,
 }
 
 fn view(state: &AppState, row: &StatusPageRow) -> StatusPageBody {
@@ -107,7 +99,7 @@ async fn apply(
                 "must be 3 to 64 lowercase letters, digits and `-`",
             )),
             ("title", v) => {
-                if let Some(t) = paging::name(Some(v), &mut errors) {
+                if let Some(t) = super::fields::name(Some(v), &mut errors) {
                     row.title = t;
                 }
             }
@@ -188,7 +180,7 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<StatusPageRow
         .store
         .status_page(&p.workspace_id, id)
         .await?
-        .ok_or_else(|| ApiError::not_found("STATUS_PAGE_NOT_FOUND", "status page", id))
+        .or_not_found(Resource::STATUS_PAGE, id)
 }
 
 /// Create a status page.
@@ -202,11 +194,8 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<StatusPageRow
 pub async fn create_status_page(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
-    ApiJson(body): ApiJson<Value>,
+    ApiObject(object): ApiObject,
 ) -> Result<Success<StatusPageBody>, ApiError> {
-    let Value::Object(object) = body else {
-        return Err(ApiError::bad_request("The body must be a JSON object"));
-    };
     let now = state.clock.now_ms();
     let mut row = StatusPageRow {
         id: ids::new_id(ids::prefix::STATUS_PAGE),
@@ -225,15 +214,15 @@ pub async fn create_status_page(
 }
 
 /// List the workspace's status pages, newest first.
-#[utoipa::path(get, path = "/v1/status-pages", tag = "status-pages", params(StatusPageListParams),
+#[utoipa::path(get, path = "/v1/status-pages", tag = "status-pages", params(PageParams),
     responses((status = 200, description = "A page of status pages", body = ListBody<StatusPageBody>)))]
 pub async fn list_status_pages(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
-    ApiQuery(q): ApiQuery<StatusPageListParams>,
+    ApiQuery(pg): ApiQuery<PageParams>,
 ) -> Result<Paged<StatusPageBody>, ApiError> {
     let mut errors = Vec::new();
-    let page = paging::page(q.page.as_deref(), q.limit.as_deref(), &mut errors);
+    let page = pg.page(&mut errors);
     paging::finish(errors)?;
     let (rows, total) = state.store.list_status_pages(&p.workspace_id, page).await?;
     Ok(Paged {
@@ -270,11 +259,8 @@ pub async fn update_status_page(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-    ApiJson(body): ApiJson<Value>,
+    ApiObject(object): ApiObject,
 ) -> Result<Success<StatusPageBody>, ApiError> {
-    let Value::Object(object) = body else {
-        return Err(ApiError::bad_request("The body must be a JSON object"));
-    };
     let mut row = find(&state, &p, &id).await?;
     apply(&state, &p, &mut row, &object, false).await?;
     row.updated_at = state.clock.now_ms();
@@ -296,11 +282,7 @@ pub async fn delete_status_page(
     if state.store.delete_status_page(&p.workspace_id, &id).await? {
         Ok(NoContent)
     } else {
-        Err(ApiError::not_found(
-            "STATUS_PAGE_NOT_FOUND",
-            "status page",
-            &id,
-        ))
+        Err(Resource::STATUS_PAGE.not_found(&id))
     }
 }
 

@@ -3,12 +3,11 @@
 use super::AppState;
 use super::envelope::{Success, SuccessBody};
 use super::error::{ApiError, ErrorBody, FieldError};
-use super::extract::ApiJson;
+use super::extract::ApiObject;
 use crate::store::keys::Principal;
 use axum::Extension;
 use axum::extract::State;
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::ToSchema;
 
 /// A workspace.
@@ -66,16 +65,13 @@ pub struct WorkspaceUpdate {
 pub async fn update_workspace(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
-    ApiJson(body): ApiJson<Value>,
+    ApiObject(object): ApiObject,
 ) -> Result<Success<WorkspaceView>, ApiError> {
-    let Value::Object(object) = body else {
-        return Err(ApiError::bad_request("The body must be a JSON object"));
-    };
     let mut errors = Vec::new();
     let mut name = None;
     for (key, value) in &object {
         match key.as_str() {
-            "name" => name = super::paging::name(Some(value), &mut errors),
+            "name" => name = super::fields::name(Some(value), &mut errors),
             "plan" => errors.push(FieldError::new(
                 "plan",
                 "is set by the server operator (tocsin workspace set-plan)",

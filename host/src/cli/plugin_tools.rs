@@ -1,7 +1,9 @@
 //! `tocsin plugin check` and `tocsin plugin new`: what a plugin author runs before dropping
 //! a component into the plugins directory.
 
-use crate::plugins::{CheckRequest, HostSettings, Notification, PluginHost, PluginSource};
+use crate::plugins::{
+    CallError, CheckRequest, FieldError, HostSettings, Notification, PluginHost, PluginSource,
+};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -56,138 +58,162 @@ pub async fn check(file: &Path, config: Option<&str>, timeout: Duration) -> (Str
         return (out, true);
     };
     let budget_ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
-    if d.kind == "monitor" {
-        let Some(plugin) = host.monitor(&d.name) else {
-            return (out, false);
-        };
-        let normalized = match host
-            .validate_monitor_config(&plugin, config.to_string())
-            .await
-        {
-            Ok(Ok(n)) => n,
-            Ok(Err(problems)) => {
-                for p in problems {
-                    let _ = writeln!(out, "config refused: {} {}", p.field, p.message);
-                }
-                return (out, false);
-            }
-            Err(e) => {
-                let _ = writeln!(out, "validate-config failed: {e}");
-                return (out, false);
-            }
-        };
-        let _ = writeln!(out, "config:       {normalized}");
-        let started = Instant::now();
-        let outcome = host
-            .check(
-                &plugin,
-                CheckRequest {
-                    config: normalized,
-                    timeout_ms: budget_ms,
-                    monitor_id: "mon_check".into(),
-                    region: "local".into(),
-                    settings: "{}".into(),
-                    attempt: 1,
-                },
-            )
-            .await;
-        let took = started.elapsed().as_millis();
-        match outcome {
-            Ok(o) => {
-                let _ = writeln!(
-                    out,
-                    "check:        {} in {took} ms{}",
-                    if o.ok { "passed" } else { "failed" },
-                    o.reason.map(|r| format!(": {r}")).unwrap_or_default()
-                );
-                if let Some(code) = o.status_code {
-                    let _ = writeln!(out, "status code:  {code}");
-                }
-                let _ = writeln!(
-                    out,
-                    "response:     {}",
-                    o.response_time_ms
-                        .map_or("none".to_string(), |ms| format!("{ms} ms"))
-                );
-                let _ = writeln!(out, "details:      {}", o.details);
-                (out, o.ok)
-            }
-            Err(e) => {
-                let _ = writeln!(out, "check:        the plugin failed in {took} ms: {e}");
-                (out, false)
-            }
-        }
+    let passed = if d.kind == "monitor" {
+        check_monitor(&host, &d.name, config, budget_ms, &mut out).await
     } else {
-        let Some(plugin) = host.channel(&d.name) else {
-            return (out, false);
-        };
-        let normalized = match host
-            .validate_channel_config(&plugin, config.to_string())
-            .await
-        {
-            Ok(Ok(n)) => n,
-            Ok(Err(problems)) => {
-                for p in problems {
-                    let _ = writeln!(out, "config refused: {} {}", p.field, p.message);
-                }
-                return (out, false);
+        deliver_test(&host, &d.name, config, budget_ms, &mut out).await
+    };
+    (out, passed)
+}
+
+/// What `validate-config` answered: the normalised configuration, or the report of why not.
+fn validated(
+    answer: Result<Result<String, Vec<FieldError>>, CallError>,
+    out: &mut String,
+) -> Option<String> {
+    match answer {
+        Ok(Ok(normalized)) => {
+            let _ = writeln!(out, "config:       {normalized}");
+            Some(normalized)
+        }
+        Ok(Err(problems)) => {
+            for p in problems {
+                let _ = writeln!(out, "config refused: {} {}", p.field, p.message);
             }
-            Err(e) => {
-                let _ = writeln!(out, "validate-config failed: {e}");
-                return (out, false);
+            None
+        }
+        Err(e) => {
+            let _ = writeln!(out, "validate-config failed: {e}");
+            None
+        }
+    }
+}
+
+/// Validate `config` with a monitor plugin and run one check with it.
+async fn check_monitor(
+    host: &PluginHost,
+    name: &str,
+    config: &str,
+    budget_ms: u32,
+    out: &mut String,
+) -> bool {
+    let Some(plugin) = host.monitor(name) else {
+        return false;
+    };
+    let answer = host
+        .validate_monitor_config(&plugin, config.to_string())
+        .await;
+    let Some(normalized) = validated(answer, out) else {
+        return false;
+    };
+    let started = Instant::now();
+    let outcome = host
+        .check(
+            &plugin,
+            CheckRequest {
+                config: normalized,
+                timeout_ms: budget_ms,
+                monitor_id: "mon_check".into(),
+                region: "local".into(),
+                settings: "{}".into(),
+                attempt: 1,
+            },
+        )
+        .await;
+    let took = started.elapsed().as_millis();
+    match outcome {
+        Ok(o) => {
+            let _ = writeln!(
+                out,
+                "check:        {} in {took} ms{}",
+                if o.ok { "passed" } else { "failed" },
+                o.reason.map(|r| format!(": {r}")).unwrap_or_default()
+            );
+            if let Some(code) = o.status_code {
+                let _ = writeln!(out, "status code:  {code}");
             }
-        };
-        let _ = writeln!(out, "config:       {normalized}");
-        let now_ms = chrono::Utc::now().timestamp_millis();
-        let (_, payload, headers) =
-            crate::cli::webhook_tools::test_delivery("whsec_plugin_check", now_ms);
-        let started = Instant::now();
-        let result = host
-            .deliver(
-                &plugin,
-                Notification {
-                    event: "incident.created".into(),
-                    config: normalized,
-                    payload,
-                    headers: headers
-                        .into_iter()
-                        .map(|(name, value)| crate::plugins::Header { name, value })
-                        .collect(),
-                    timeout_ms: budget_ms,
-                    settings: "{}".into(),
+            let _ = writeln!(
+                out,
+                "response:     {}",
+                o.response_time_ms
+                    .map_or("none".to_string(), |ms| format!("{ms} ms"))
+            );
+            let _ = writeln!(out, "details:      {}", o.details);
+            o.ok
+        }
+        Err(e) => {
+            let _ = writeln!(out, "check:        the plugin failed in {took} ms: {e}");
+            false
+        }
+    }
+}
+
+/// Validate `config` with a channel plugin and deliver one signed test event with it.
+async fn deliver_test(
+    host: &PluginHost,
+    name: &str,
+    config: &str,
+    budget_ms: u32,
+    out: &mut String,
+) -> bool {
+    let Some(plugin) = host.channel(name) else {
+        return false;
+    };
+    let answer = host
+        .validate_channel_config(&plugin, config.to_string())
+        .await;
+    let Some(normalized) = validated(answer, out) else {
+        return false;
+    };
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    let (_, payload, headers) =
+        crate::cli::webhook_tools::test_delivery("whsec_plugin_check", now_ms);
+    let started = Instant::now();
+    let result = host
+        .deliver(
+            &plugin,
+            Notification {
+                event: "incident.created".into(),
+                config: normalized,
+                payload,
+                headers: headers
+                    .into_iter()
+                    .map(|(name, value)| crate::plugins::Header { name, value })
+                    .collect(),
+                timeout_ms: budget_ms,
+                settings: "{}".into(),
+            },
+        )
+        .await;
+    let took = started.elapsed().as_millis();
+    match result {
+        Ok(Ok(r)) => {
+            let _ = writeln!(
+                out,
+                "deliver:      delivered a test incident.created in {took} ms{}{}",
+                r.status_code
+                    .map(|c| format!(" (status {c})"))
+                    .unwrap_or_default(),
+                r.detail.map(|d| format!(": {d}")).unwrap_or_default()
+            );
+            true
+        }
+        Ok(Err(f)) => {
+            let _ = writeln!(
+                out,
+                "deliver:      failed in {took} ms ({}): {}",
+                if f.retryable {
+                    "would be retried"
+                } else {
+                    "permanent"
                 },
-            )
-            .await;
-        let took = started.elapsed().as_millis();
-        match result {
-            Ok(Ok(r)) => {
-                let _ = writeln!(
-                    out,
-                    "deliver:      delivered a test incident.created in {took} ms{}{}",
-                    r.status_code
-                        .map(|c| format!(" (status {c})"))
-                        .unwrap_or_default(),
-                    r.detail.map(|d| format!(": {d}")).unwrap_or_default()
-                );
-                (out, true)
-            }
-            Ok(Err(f)) => {
-                let _ = writeln!(
-                    out,
-                    "deliver:      failed in {took} ms ({}): {}",
-                    if f.retryable {
-                        "would be retried"
-                    } else {
-                        "permanent"
-                    },
-                    f.reason
-                );
-                (out, false)
-            }
-            Err(e) => {
-                let _ = writeln!(out, "deliver:      the plugin failed in {took} ms: {e}");
-                (out, false)
-            }
+                f.reason
+            );
+            false
+        }
+        Err(e) => {
+            let _ = writeln!(out, "deliver:      the plugin failed in {took} ms: {e}");
+            false
         }
     }
 }

@@ -30,6 +30,30 @@ pub use wit::{CheckOutcome, CheckRequest, DeliveryFailure, Notification, Receipt
 
 include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
 
+/// The schema keyword by which a monitor plugin puts its fields at the top level of a
+/// monitor object instead of under `config`.
+pub const TOP_LEVEL_KEYWORD: &str = "x-tocsin-top-level";
+
+/// Fields every monitor object has; a top-level plugin may not reuse them.
+pub const MONITOR_FIELDS: [&str; 16] = [
+    "id",
+    "name",
+    "type",
+    "status",
+    "interval",
+    "timeout",
+    "alertPolicyId",
+    "regions",
+    "regionalConfirmation",
+    "config",
+    "createdAt",
+    "updatedAt",
+    "lastCheckedAt",
+    "lastResponseTimeMs",
+    "consecutiveFailures",
+    "consecutiveSuccesses",
+];
+
 impl Capability {
     /// Every capability, in the contract's order.
     pub const ALL: [Capability; 4] = [
@@ -78,6 +102,10 @@ pub struct PluginDescription {
     pub contract: String,
     /// `builtin` or the file it was loaded from.
     pub source: String,
+    /// A monitor type whose fields sit at the top level of a monitor object (the schema
+    /// says `"x-tocsin-top-level": true`, as the built-in types do) rather than under
+    /// `config`.
+    pub top_level_fields: bool,
     /// The capabilities the server grants it: built-ins get what they declare; plugins from
     /// `plugins_dir` only what `[plugin_grants.<name>]` allows.
     pub granted: Vec<&'static str>,
@@ -179,6 +207,23 @@ pub fn contract_of(
             supported: wit::supported().join(", "),
         }),
         None => Err(LoadError::NotAPlugin),
+    }
+}
+
+/// Whether a configuration schema puts the type's fields at the top level of a monitor
+/// object; refused when one of them would shadow a field every monitor has.
+pub fn fields_at_top_level(schema: &serde_json::Value) -> Result<bool, LoadError> {
+    if schema[TOP_LEVEL_KEYWORD] != true {
+        return Ok(false);
+    }
+    match schema["properties"]
+        .as_object()
+        .and_then(|p| p.keys().find(|k| MONITOR_FIELDS.contains(&k.as_str())))
+    {
+        Some(clash) => Err(LoadError::InvalidDescription(format!(
+            "its fields sit at the top level of a monitor, but `{clash}` is a field every monitor has"
+        ))),
+        None => Ok(true),
     }
 }
 
@@ -396,6 +441,7 @@ impl PluginHost {
                 "config-schema must be a JSON object".into(),
             ));
         }
+        let top_level = fields_at_top_level(&config_schema)?;
         Ok(PluginDescription {
             name: info.name,
             kind: match expected {
@@ -404,6 +450,7 @@ impl PluginHost {
             },
             version: info.version,
             description: info.description,
+            top_level_fields: top_level,
             config_schema,
             capabilities: info
                 .capabilities
@@ -428,6 +475,13 @@ impl PluginHost {
     /// The monitor plugin for a monitor type.
     pub fn monitor(&self, name: &str) -> Option<Arc<MonitorPlugin>> {
         self.monitors.get(name).cloned()
+    }
+
+    /// Whether a monitor type's fields sit at the top level of a monitor object.
+    pub fn fields_at_top_level(&self, monitor_type: &str) -> bool {
+        self.monitors
+            .get(monitor_type)
+            .is_some_and(|p| p.description.top_level_fields)
     }
 
     /// The channel plugin for a channel type.
@@ -581,6 +635,26 @@ mod tests {
             contract_of(["wasi:cli/run@0.2.6".to_string()]),
             Err(LoadError::NotAPlugin)
         ));
+    }
+
+    #[test]
+    fn top_level_fields_are_declared_and_may_not_shadow_common_ones() {
+        let schema = |extra: serde_json::Value| {
+            let mut s =
+                serde_json::json!({"type": "object", "properties": {"url": {"type": "string"}}});
+            if let (Some(o), Some(e)) = (s.as_object_mut(), extra.as_object()) {
+                o.extend(e.clone());
+            }
+            s
+        };
+        assert!(!fields_at_top_level(&schema(serde_json::json!({}))).expect("nested"));
+        assert!(
+            fields_at_top_level(&schema(serde_json::json!({"x-tocsin-top-level": true})))
+                .expect("top level")
+        );
+        let clash = serde_json::json!({"x-tocsin-top-level": true, "properties": {"interval": {}}});
+        let err = fields_at_top_level(&clash).expect_err("shadows interval");
+        assert!(err.to_string().contains("`interval`"), "{err}");
     }
 
     #[test]

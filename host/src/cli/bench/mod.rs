@@ -270,20 +270,93 @@ async fn run_on(
     let (native_cpu, native_wall, plugin_cpu, plugin_wall) =
         compare_native(&plugins, &target.url("/ok"), opts.baseline_checks).await?;
 
-    // Monitors, as a server that has been running would have them: each last checked
-    // within the past interval, so their next checks spread over the interval. Written
-    // just before the scheduler starts, so none is overdue.
+    let seed_time =
+        seed_monitors(&store, &ws.workspace_id, opts, n, target, clock.now_ms()).await?;
+    let run = run_checks(&store, &plugins, &clock, opts, target).await;
+
+    // 3. The API with every monitor in the database.
+    let api = if opts.api_duration.is_zero() {
+        Vec::new()
+    } else if !api_load::available() {
+        eprintln!("wrk is not installed (apt-get install wrk): skipping the API load figures");
+        Vec::new()
+    } else {
+        load_api(
+            store.clone(),
+            plugins.clone(),
+            config,
+            clock,
+            opts.api_duration,
+        )
+        .await?
+    };
+    let backend = store.backend_name();
+    store.close().await;
+
+    let CheckRun {
+        window,
+        records,
+        batches,
+        cpu,
+        target_cpu,
+        lag_window,
+        rss,
+        peak_rss,
+    } = run;
+    let per_check = |total: Option<Duration>| {
+        total
+            .filter(|_| records > 0)
+            .map(|t| t / u32::try_from(records).unwrap_or(u32::MAX))
+    };
+    let secs = window.as_secs_f64();
+    Ok(BenchReport {
+        monitors: n,
+        interval: opts.interval,
+        window,
+        backend,
+        due_per_sec: n as f64 / f64::from(opts.interval),
+        done_per_sec: records as f64 / secs,
+        lag_p50: lag_window.quantile(0.50),
+        lag_p95: lag_window.quantile(0.95),
+        lag_p99: lag_window.quantile(0.99),
+        lag_max: Duration::from_micros(lag_window.max_us),
+        cpu_per_check: per_check(cpu),
+        cores: cpu.map_or(0.0, |c| c.as_secs_f64() / secs),
+        target_cpu_per_check: per_check(target_cpu),
+        rss,
+        peak_rss,
+        rows_per_sec: records as f64 / secs,
+        transactions_per_sec: batches as f64 / secs,
+        native_cpu,
+        plugin_cpu,
+        native_wall,
+        plugin_wall,
+        seed_time,
+        api,
+    })
+}
+
+/// Monitors, as a server that has been running would have them: each last checked within
+/// the past interval, so their next checks spread over the interval. Written just before
+/// the scheduler starts, so none is overdue. Returns how long writing them took.
+async fn seed_monitors(
+    store: &Store,
+    workspace_id: &str,
+    opts: &BenchOptions,
+    n: usize,
+    target: &Target,
+    now: i64,
+) -> anyhow::Result<Duration> {
     let seeded = Instant::now();
     let interval_ms = i64::from(opts.interval) * 1000;
     let failing = ((n as f64) * opts.failing_percent / 100.0).round() as usize;
-    let now = clock.now_ms();
     let rows: Vec<MonitorRow> = (0..n)
         .map(|i| {
             let id = ids::new_id(prefix::MONITOR);
             let phase = crate::scheduler::phase(&id, Duration::from_millis(interval_ms as u64));
             let path = if i < failing { "/fail" } else { "/ok" };
             MonitorRow {
-                workspace_id: ws.workspace_id.clone(),
+                workspace_id: workspace_id.to_string(),
                 name: format!("bench {i}"),
                 kind: "http".into(),
                 config: serde_json::json!({"url": target.url(path), "method": "GET",
@@ -318,9 +391,29 @@ async fn run_on(
         })
         .collect();
     store.insert_monitors(rows).await?;
-    let seed_time = seeded.elapsed();
+    Ok(seeded.elapsed())
+}
 
-    // 2. The scheduler and recorder on the real store.
+/// What the measured window of the scheduler and recorder came to.
+struct CheckRun {
+    window: Duration,
+    records: u64,
+    batches: u64,
+    cpu: Option<Duration>,
+    target_cpu: Option<Duration>,
+    lag_window: crate::scheduler::stats::LagSnapshot,
+    rss: Option<u64>,
+    peak_rss: Option<u64>,
+}
+
+/// The scheduler and recorder on the real store: a warm-up, then the measured window.
+async fn run_checks(
+    store: &Store,
+    plugins: &Arc<PluginHost>,
+    clock: &SharedClock,
+    opts: &BenchOptions,
+    target: &Target,
+) -> CheckRun {
     let engine = EngineContext::new("http://127.0.0.1");
     let (recorder, recorder_task) = Recorder::spawn(store.clone(), engine.clone());
     let recorder_stats = recorder.stats();
@@ -359,57 +452,16 @@ async fn run_on(
     let _ = shutdown_tx.send(true);
     let _ = scheduler_task.await;
     let _ = tokio::time::timeout(Duration::from_secs(15), recorder_task).await;
-
-    // 3. The API with every monitor in the database.
-    let api = if opts.api_duration.is_zero() {
-        Vec::new()
-    } else if !api_load::available() {
-        eprintln!("wrk is not installed (apt-get install wrk): skipping the API load figures");
-        Vec::new()
-    } else {
-        load_api(
-            store.clone(),
-            plugins.clone(),
-            config,
-            clock,
-            opts.api_duration,
-        )
-        .await?
-    };
-    let backend = store.backend_name();
-    store.close().await;
-
-    let per_check = |total: Option<Duration>| {
-        total
-            .filter(|_| records > 0)
-            .map(|t| t / u32::try_from(records).unwrap_or(u32::MAX))
-    };
-    let secs = window.as_secs_f64();
-    Ok(BenchReport {
-        monitors: n,
-        interval: opts.interval,
+    CheckRun {
         window,
-        backend,
-        due_per_sec: n as f64 / f64::from(opts.interval),
-        done_per_sec: records as f64 / secs,
-        lag_p50: lag_window.quantile(0.50),
-        lag_p95: lag_window.quantile(0.95),
-        lag_p99: lag_window.quantile(0.99),
-        lag_max: Duration::from_micros(lag_window.max_us),
-        cpu_per_check: per_check(cpu),
-        cores: cpu.map_or(0.0, |c| c.as_secs_f64() / secs),
-        target_cpu_per_check: per_check(target_cpu),
+        records,
+        batches,
+        cpu,
+        target_cpu,
+        lag_window,
         rss,
         peak_rss,
-        rows_per_sec: records as f64 / secs,
-        transactions_per_sec: batches as f64 / secs,
-        native_cpu,
-        plugin_cpu,
-        native_wall,
-        plugin_wall,
-        seed_time,
-        api,
-    })
+    }
 }
 
 /// CPU and wall time per check, natively and through the `http` plugin, from interleaved

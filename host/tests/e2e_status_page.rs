@@ -3,8 +3,8 @@
 //! Chromium renders it, with a phone-sized screenshot.
 
 mod support;
-#[path = "support/target.rs"]
-mod target;
+
+use support::target;
 
 use serde_json::{Value, json};
 use std::path::Path;

@@ -5,11 +5,9 @@
 //! once; a delivery whose node is killed mid-request is finished by another node with the
 //! same `webhookId`. Skips (visibly) without `TOCSIN_TEST_DATABASE_URL`.
 
-#[path = "support/sinks.rs"]
-mod sinks;
 mod support;
-#[path = "support/target.rs"]
-mod target;
+
+use support::{sinks, target};
 
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection, Statement};
 use serde_json::{Value, json};

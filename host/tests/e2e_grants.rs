@@ -2,8 +2,8 @@
 //! (built-ins keep theirs), and an `http_hosts` list limits where its requests may go.
 
 mod support;
-#[path = "support/target.rs"]
-mod target;
+
+use support::target;
 
 use serde_json::{Value, json};
 use std::path::Path;

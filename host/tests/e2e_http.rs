@@ -2,8 +2,8 @@
 //! plugin, and reports passes and failures with the reasons a person would act on.
 
 mod support;
-#[path = "support/target.rs"]
-mod target;
+
+use support::target;
 
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -98,6 +98,15 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     };
     assert_eq!(contract("tcp"), Some(json!("0.1.0")));
     assert_eq!(contract("test-next"), Some(json!("0.2.0")));
+    let top_level = |name: &str| {
+        listed
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p["name"] == name))
+            .map(|p| p["topLevelFields"].clone())
+    };
+    // Third-party types keep their fields under `config`; the built-in http does not.
+    assert_eq!(top_level("tcp"), Some(json!(false)));
+    assert_eq!(top_level("http"), Some(json!(true)));
     let log = server.log();
     assert!(
         log.lines().any(|l| l.contains("plugin refused")

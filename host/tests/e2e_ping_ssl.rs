@@ -4,11 +4,9 @@
 //! through `tls_extra_roots`, then trusted; a certificate about to expire is announced
 //! with `ssl.expiry_critical` exactly once.
 
-#[path = "support/sinks.rs"]
-mod sinks;
 mod support;
-#[path = "support/tls.rs"]
-mod tls;
+
+use support::{sinks, tls};
 
 use serde_json::{Value, json};
 use sinks::Receiver;

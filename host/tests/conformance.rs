@@ -2,8 +2,9 @@
 //! plugin from "outside".
 //! (The Python and JavaScript examples go through the same kit in e2e_polyglot, once built.)
 
-#[path = "support/conformance.rs"]
-mod conformance;
+mod support;
+
+use support::conformance;
 
 use std::path::Path;
 use tocsin::plugins::{HostSettings, PluginHost, PluginSource};

@@ -3,11 +3,9 @@
 //! recovery resolves it, deliveries retry with the same `webhookId`, and escalation fires
 //! unless acknowledged.
 
-#[path = "support/sinks.rs"]
-mod sinks;
 mod support;
-#[path = "support/target.rs"]
-mod target;
+
+use support::{sinks, target};
 
 use serde_json::{Value, json};
 use sinks::{FakeTelegram, Receiver, SmtpSink};
@@ -81,6 +79,17 @@ fn events_at(r: &Receiver, path: &str, event: &str) -> Vec<sinks::Received> {
 #[test]
 fn an_outage_notifies_every_channel_once_and_recovery_closes_it() {
     let w = world("200ms,200ms,200ms");
+    let (shop, blog) = shop_on_a_loud_policy_and_blog_on_a_quiet_one(&w);
+    w.target.set_status(503);
+    the_outage_is_announced_once_on_every_channel(&w, &shop, &blog);
+    w.target.set_status(200);
+    the_recovery_is_announced_where_the_policy_asks_and_closes_the_story(&w, &shop, &blog);
+    drop(w.server);
+}
+
+/// Shop's policy tells e-mail, Telegram and a webhook, also of recoveries; Blog's tells a
+/// webhook of outages only. Both monitors are up. Returns their ids.
+fn shop_on_a_loud_policy_and_blog_on_a_quiet_one(w: &World) -> (String, String) {
     let api = &w.api;
     let loud = create(
         api,
@@ -122,9 +131,12 @@ fn an_outage_notifies_every_channel_once_and_recovery_closes_it() {
             .all(|id| api.get(&format!("/v1/monitors/{id}")).body["data"]["status"] == "up")
             .then_some(())
     });
+    (a, b)
+}
 
-    // --- the outage -------------------------------------------------------------------
-    w.target.set_status(503);
+/// The outage: one incident per monitor, each channel told once, signed and complete.
+fn the_outage_is_announced_once_on_every_channel(w: &World, a: &str, b: &str) {
+    let api = &w.api;
     let created = wait_for("incident.created for Shop", Duration::from_secs(20), || {
         events_at(&w.receiver, "/hooks/loud", "incident.created")
             .into_iter()
@@ -206,9 +218,16 @@ fn an_outage_notifies_every_channel_once_and_recovery_closes_it() {
     assert_eq!(w.smtp.mails().len(), 1);
     assert_eq!(w.telegram.messages().len(), 1);
     assert_eq!(incidents_of(api, &b).len(), 1);
+}
 
-    // --- recovery ---------------------------------------------------------------------
-    w.target.set_status(200);
+/// The recovery: resolved incidents, RECOVERED messages where `notifyOnRecovery` is on,
+/// a complete timeline and every delivery succeeded.
+fn the_recovery_is_announced_where_the_policy_asks_and_closes_the_story(
+    w: &World,
+    a: &str,
+    b: &str,
+) {
+    let api = &w.api;
     let resolved = wait_for(
         "incident.resolved for Shop",
         Duration::from_secs(20),
@@ -293,7 +312,6 @@ fn an_outage_notifies_every_channel_once_and_recovery_closes_it() {
             .all(|d| d["status"] == "succeeded"),
         "{deliveries}"
     );
-    drop(w.server);
 }
 
 #[test]

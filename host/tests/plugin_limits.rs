@@ -1,8 +1,9 @@
 //! A plugin that loops, eats memory or traps fails only its own call; the runtime and
 //! other plugins keep working. Also: the compile cache, and refusals at load time.
 
-#[path = "support/target.rs"]
-mod target;
+mod support;
+
+use support::target;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -2,8 +2,9 @@
 //! or doubled, and the checks are spread over the interval instead of firing together.
 //! Real store (SQLite), real plugin runtime and http plugin, a real loopback target.
 
-#[path = "support/target.rs"]
-mod target;
+mod support;
+
+use support::target;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -4,11 +4,9 @@
 //! chat message POSTed to a loopback receiver. The toolchains are installed from PyPI and
 //! npm when missing; if that fails, this test fails.
 
-#[path = "support/conformance.rs"]
-mod conformance;
-#[path = "support/sinks.rs"]
-mod sinks;
 mod support;
+
+use support::{conformance, sinks};
 
 use serde_json::{Value, json};
 use sinks::Receiver;

@@ -1,7 +1,15 @@
 //! Shared pieces of the end-to-end tests: a `tocsin serve` child process on loopback and
-//! a small API client. Each test gets its own data directory and port.
+//! a small API client (here), a loopback HTTP target (`target`), webhook, SMTP and Telegram
+//! sinks (`sinks`), TLS servers and network-namespace hosts (`tls`) and the plugin
+//! conformance kit (`conformance`). Each test gets its own data directory and port. Every
+//! test file includes it the same way: `mod support;` and `use support::...`.
 
 #![allow(dead_code)]
+
+pub mod conformance;
+pub mod sinks;
+pub mod target;
+pub mod tls;
 
 use serde_json::Value;
 use std::net::TcpListener;

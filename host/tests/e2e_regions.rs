@@ -4,11 +4,9 @@
 //! With `regionalConfirmation`, a failure only one region sees is cleared by the other
 //! region and never alerts, while a failure both see still opens one incident.
 
-#[path = "support/sinks.rs"]
-mod sinks;
 mod support;
-#[path = "support/target.rs"]
-mod target;
+
+use support::{sinks, target};
 
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -10,8 +10,19 @@ fn http_monitor(name: &str) -> Value {
     json!({"name": name, "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 3600})
 }
 
+/// A monitor created as "Public API" and renamed "Renamed" through PATCH; its id.
+fn created_and_renamed(api: &support::Api) -> String {
+    let r = api.post("/v1/monitors", &http_monitor("Public API"));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.body["data"]["id"].as_str().expect("id").to_string();
+    let r = api.patch(&format!("/v1/monitors/{id}"), &json!({"name": "Renamed"}));
+    assert_eq!(r.status, 200, "{}", r.body);
+    id
+}
+
 #[test]
-fn the_rest_contract() {
+/// Authentication: every /v1 route needs a valid key; health routes are public.
+fn keys_are_required_except_on_public_routes() {
     let server = Server::start(&[]);
     let api = server.client();
 
@@ -33,6 +44,13 @@ fn the_rest_contract() {
         api.without_key().get("/readyz").body["data"]["status"],
         "ok"
     );
+}
+
+#[test]
+/// Create fills in defaults; a failed patch changes nothing; delete answers 204 then 404.
+fn a_monitor_is_created_with_defaults_read_patched_and_deleted() {
+    let server = Server::start(&[]);
+    let api = server.client();
 
     // --- create, with defaults filled in ------------------------------------------------
     let r = api.post("/v1/monitors", &http_monitor("Public API"));
@@ -94,6 +112,20 @@ fn the_rest_contract() {
         "Renamed"
     );
 
+    // --- delete ---------------------------------------------------------------------------------
+    let r = api.delete(&format!("/v1/monitors/{id}"));
+    assert_eq!(r.status, 204);
+    assert_eq!(r.body, Value::Null);
+    api.get(&format!("/v1/monitors/{id}"))
+        .assert_error(404, "MONITOR_NOT_FOUND");
+}
+
+#[test]
+/// Validation problems are 400 with every field; well-formed but unusable input is 422.
+fn invalid_bodies_answer_400_or_422_with_details() {
+    let server = Server::start(&[]);
+    let api = server.client();
+
     // --- validation: 400 with details -----------------------------------------------------
     let r = api.post(
         "/v1/monitors",
@@ -123,6 +155,15 @@ fn the_rest_contract() {
     .assert_error(422, "UNPROCESSABLE_ENTITY");
     api.post("/v1/monitors", &json!({"name": "x", "type": "http", "url": "http://a/", "method": "GET", "interval": 5, "timeout": 6})).assert_error(422, "UNPROCESSABLE_ENTITY");
     api.post("/v1/monitors", &json!({"name": "x", "type": "http", "url": "http://a/", "method": "GET", "interval": 60, "alertPolicyId": "pol_01JD6Z3Y5N8Q2W7R4T6V9X0B1C"})).assert_error(422, "UNPROCESSABLE_ENTITY");
+}
+
+#[test]
+/// Bad JSON, content types, sizes, routes, methods and query parameters answer in the envelope.
+fn framework_rejections_speak_the_envelope() {
+    let server = Server::start(&[]);
+    let api = server.client();
+
+    let id = created_and_renamed(&api);
 
     // --- framework rejections in the envelope ----------------------------------------------
     api.raw(
@@ -164,6 +205,13 @@ fn the_rest_contract() {
         .assert_error(400, "VALIDATION_ERROR");
     api.get(&format!("/v1/monitors/{id}/checks?from=yesterday"))
         .assert_error(400, "VALIDATION_ERROR");
+}
+
+#[test]
+/// Unknown monitor ids answer 404 on every monitor route.
+fn unknown_ids_answer_404() {
+    let server = Server::start(&[]);
+    let api = server.client();
 
     // --- 404 for unknown ids -----------------------------------------------------------------
     let ghost = "mon_01JD6Z3Y5N8Q2W7R4T6V9X0B1C";
@@ -177,6 +225,15 @@ fn the_rest_contract() {
         .assert_error(404, "MONITOR_NOT_FOUND");
     api.get(&format!("/v1/monitors/{ghost}/uptime"))
         .assert_error(404, "MONITOR_NOT_FOUND");
+}
+
+#[test]
+/// Lists page, sort and filter by state.
+fn lists_page_sort_and_filter() {
+    let server = Server::start(&[]);
+    let api = server.client();
+
+    let id = created_and_renamed(&api);
 
     // --- listing: paging, sorting, filtering ---------------------------------------------------
     for name in ["b", "c", "a"] {
@@ -215,13 +272,13 @@ fn the_rest_contract() {
         api.get("/v1/monitors?status=down").body["pagination"]["total"],
         0
     );
+}
 
-    // --- delete ---------------------------------------------------------------------------------
-    let r = api.delete(&format!("/v1/monitors/{id}"));
-    assert_eq!(r.status, 204);
-    assert_eq!(r.body, Value::Null);
-    api.get(&format!("/v1/monitors/{id}"))
-        .assert_error(404, "MONITOR_NOT_FOUND");
+#[test]
+/// The plugin list and the workspace with its webhook secret.
+fn plugins_and_the_workspace_are_described() {
+    let server = Server::start(&[]);
+    let api = server.client();
 
     // --- plugins ----------------------------------------------------------------------------------
     let r = api.get("/v1/plugins");
@@ -235,6 +292,7 @@ fn the_rest_contract() {
     assert_eq!(http["kind"], "monitor");
     assert_eq!(http["contract"], "0.1.0");
     assert_eq!(http["source"], "builtin");
+    assert_eq!(http["topLevelFields"], true);
     assert_eq!(
         http["configSchema"]["properties"]["maxRedirects"]["maximum"],
         20
@@ -267,6 +325,13 @@ fn the_rest_contract() {
         api.get("/v1/workspace/webhook-secret").body["data"]["secret"],
         rotated.as_str()
     );
+}
+
+#[test]
+/// The OpenAPI document describes what the server serves.
+fn the_openapi_document_lists_every_route() {
+    let server = Server::start(&[]);
+    let api = server.client();
 
     // --- the OpenAPI document describes what the server serves -----------------------------------
     let r = api.get("/v1/openapi.json");
