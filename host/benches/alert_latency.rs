@@ -8,9 +8,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tocsin::clock::{SharedClock, SystemClock};
-use tocsin::config::Plan;
 use tocsin::engine::{CheckRecord, EngineContext, Recorder};
 use tocsin::outbox::worker::{DeliverySettings, OutboxWorker};
+use tocsin::plans::Plan;
 use tocsin::plugins::PluginHost;
 use tocsin::store::Store;
 use tocsin::store::alerting::PolicyRow;
@@ -89,7 +89,7 @@ async fn run() {
                 timeout_secs: 10,
                 alert_policy_id: Some("pol_bench".into()),
                 regions: "[]".into(),
-                status: "up".into(),
+                status: tocsin::store::MonitorState::Up,
                 created_at: now,
                 updated_at: now,
                 last_checked_at: None,
@@ -112,7 +112,7 @@ async fn run() {
     let worker = OutboxWorker {
         store: store.clone(),
         plugins,
-        ctx,
+        wakeup: ctx.outbox_wakeup.clone(),
         settings: Arc::new(DeliverySettings {
             schedule: vec![Duration::from_secs(10)],
             telegram_api_base: String::new(),

@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tocsin::plugins::bindings::http::Request;
 use tocsin::plugins::state::{CallContext, Grants, HostServices};
+use tocsin::plugins::wit::http::Request;
 use tocsin::plugins::{CheckRequest, PluginHost};
 
 fn mean_us(total: Duration, n: u32) -> f64 {
@@ -38,7 +38,7 @@ fn main() {
 }
 
 async fn run() {
-    tocsin::app::install_crypto_provider();
+    tocsin::crypto::install_provider();
     let cache = tempfile::tempdir().expect("tempdir");
 
     // Start-up: compile (cold) versus load from the cache (warm).
@@ -102,10 +102,7 @@ async fn run() {
     };
     let context = || CallContext {
         plugin: Arc::from("native"),
-        grants: Grants {
-            http: true,
-            ..Grants::default()
-        },
+        grants: Grants::of([tocsin::plugins::Capability::Http]),
         services: services.clone(),
         budget_deadline: Instant::now() + Duration::from_secs(5),
         budget: Duration::from_secs(5),
@@ -126,6 +123,7 @@ async fn run() {
                         monitor_id: "mon_bench".into(),
                         region: "local".into(),
                         settings: "{}".into(),
+                        attempt: 1,
                     },
                 )
                 .await

@@ -204,7 +204,7 @@ fn the_outage_is_announced_once_on_every_channel(w: &World, a: &str, b: &str) {
 
     // Further failures open no second incident and notify no one again.
     std::thread::sleep(Duration::from_secs(3));
-    let open = incidents_of(api, &a);
+    let open = incidents_of(api, a);
     assert_eq!(open.len(), 1, "{open:?}");
     assert_eq!(open[0]["status"], "open");
     assert_eq!(
@@ -217,7 +217,7 @@ fn the_outage_is_announced_once_on_every_channel(w: &World, a: &str, b: &str) {
     );
     assert_eq!(w.smtp.mails().len(), 1);
     assert_eq!(w.telegram.messages().len(), 1);
-    assert_eq!(incidents_of(api, &b).len(), 1);
+    assert_eq!(incidents_of(api, b).len(), 1);
 }
 
 /// The recovery: resolved incidents, RECOVERED messages where `notifyOnRecovery` is on,
@@ -267,11 +267,11 @@ fn the_recovery_is_announced_where_the_policy_asks_and_closes_the_story(
                 .then_some(())
         },
     );
-    let inc = &incidents_of(api, &a)[0];
+    let inc = &incidents_of(api, a)[0];
     assert_eq!(inc["status"], "resolved");
     assert!(inc["durationSeconds"].as_i64().is_some());
     wait_for("Blog resolved", Duration::from_secs(20), || {
-        (incidents_of(api, &b)[0]["status"] == "resolved").then_some(())
+        (incidents_of(api, b)[0]["status"] == "resolved").then_some(())
     });
     // notifyOnRecovery false: the quiet policy's webhook hears nothing of the recovery.
     std::thread::sleep(Duration::from_secs(2));

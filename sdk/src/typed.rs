@@ -305,6 +305,14 @@ fn check(schema: &Value, value: &Value, path: &str, kind: &str, out: &mut Vec<Fi
     }
 }
 
+/// "an" before a vowel ("an email channel"), "a" otherwise.
+fn article(word: &str) -> &'static str {
+    match word.chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
+}
+
 fn check_object(
     schema: &Value,
     object: &Map<String, Value>,
@@ -325,7 +333,7 @@ fn check_object(
         match &schema["additionalProperties"] {
             Value::Bool(false) => out.push(field_error(
                 &join(path, key),
-                format!("is not a field of a {kind}"),
+                format!("is not a field of {} {kind}", article(kind)),
             )),
             extra @ Value::Object(_) => check(extra, v, &join(path, key), kind, out),
             _ => {}
@@ -334,10 +342,10 @@ fn check_object(
     for (key, sub) in properties {
         let field = join(path, key);
         match object.get(key) {
-            None | Some(Value::Null) if required.contains(&key.as_str()) => {
-                if !types(sub).contains(&"null") {
-                    out.push(field_error(&field, "is required"));
-                }
+            None | Some(Value::Null)
+                if required.contains(&key.as_str()) && !types(sub).contains(&"null") =>
+            {
+                out.push(field_error(&field, "is required"));
             }
             None => {}
             Some(v) => check(sub, v, &field, kind, out),

@@ -145,6 +145,14 @@ pub async fn request_id(req: axum::extract::Request, next: axum::middleware::Nex
     response
 }
 
+/// Stored JSON text passed through as it is, without building a tree of it (`null` when
+/// the text is not JSON).
+pub fn raw_json(text: &str) -> Box<serde_json::value::RawValue> {
+    serde_json::value::RawValue::from_string(text.to_string()).unwrap_or_else(|_| {
+        serde_json::value::RawValue::from_string("null".into()).unwrap_or_default()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,12 +167,4 @@ mod tests {
         let p = Pagination::new(Page { page: 5, limit: 20 }, 20);
         assert_eq!((p.pages, p.has_next, p.has_prev), (1, false, true));
     }
-}
-
-/// Stored JSON text passed through as it is, without building a tree of it (`null` when
-/// the text is not JSON).
-pub fn raw_json(text: &str) -> Box<serde_json::value::RawValue> {
-    serde_json::value::RawValue::from_string(text.to_string()).unwrap_or_else(|_| {
-        serde_json::value::RawValue::from_string("null".into()).unwrap_or_default()
-    })
 }

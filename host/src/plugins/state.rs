@@ -201,7 +201,6 @@ mod tests {
                 "*.internal".to_string(),
                 "::1".to_string(),
             ])),
-            ..Grants::default()
         };
         assert!(g.allows_http_host("API.example.com"));
         assert!(g.allows_http_host("db.internal"));

@@ -3,28 +3,10 @@
 
 pub mod render;
 
-use tocsin_plugin_sdk::config::{FieldError, problems};
-use tocsin_plugin_sdk::typed::PluginConfig;
+use render::EmailConfig;
 use tocsin_plugin_sdk::{
     Capability, Channel, Delivery, Failure, Info, Receipt, export_channel, smtp,
 };
-
-/// The canonical configuration, `{"target": ...}` as JSON text.
-pub struct EmailConfig(pub String);
-
-impl PluginConfig for EmailConfig {
-    fn schema() -> serde_json::Value {
-        render::schema()
-    }
-
-    fn parse(text: &str) -> Result<Self, Vec<FieldError>> {
-        render::validate(text).map(EmailConfig).map_err(problems)
-    }
-
-    fn canonical(&self) -> serde_json::Value {
-        serde_json::from_str(&self.0).unwrap_or_default()
-    }
-}
 
 struct EmailChannel;
 
@@ -41,7 +23,7 @@ impl Channel for EmailChannel {
     }
 
     fn deliver(config: EmailConfig, n: Delivery) -> Result<Receipt, Failure> {
-        let to = render::recipient(&config.0).map_err(Failure::permanent)?;
+        let to = config.target;
         let mail = render::render(&n.payload).map_err(Failure::permanent)?;
         let message = smtp::Message {
             to: vec![to],

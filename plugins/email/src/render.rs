@@ -1,6 +1,10 @@
 //! E-mail messages: the configuration and rendering an event as subject, text and HTML.
 
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tocsin_plugin_sdk::FieldError;
+use tocsin_plugin_sdk::typed::{PluginConfig, TypedConfig, field_error};
 
 /// A rendered message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,40 +29,31 @@ pub fn plausible_address(a: &str) -> bool {
         None => false,
     }
 }
+/// An e-mail channel's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "email channel")]
+pub struct EmailConfig {
+    /// Recipient address.
+    #[schemars(extend("format" = "email"))]
+    pub target: String,
+}
 
-/// Validate `{"target": "ops@example.com"}`.
-pub fn validate(text: &str) -> Result<String, Vec<(String, String)>> {
-    let object: Map<String, Value> = serde_json::from_str(text)
-        .map_err(|_| vec![("config".to_string(), "must be a JSON object".to_string())])?;
-    let mut problems = Vec::new();
-    for key in object.keys() {
-        if key != "target" {
-            problems.push((
-                key.clone(),
-                "is not a field of an email channel".to_string(),
-            ));
+impl TypedConfig for EmailConfig {
+    fn refine(self) -> Result<Self, Vec<FieldError>> {
+        let target = self.target.trim().to_string();
+        if !plausible_address(&target) {
+            return Err(vec![field_error("target", "must be an e-mail address")]);
         }
-    }
-    match object.get("target") {
-        Some(Value::String(a)) if plausible_address(a.trim()) => {}
-        Some(_) => problems.push(("target".into(), "must be an e-mail address".into())),
-        None => problems.push(("target".into(), "is required".into())),
-    }
-    if problems.is_empty() {
-        Ok(json!({"target": object["target"].as_str().unwrap_or_default().trim()}).to_string())
-    } else {
-        Err(problems)
+        Ok(EmailConfig { target })
     }
 }
 
-/// The recipient of a validated configuration.
-pub fn recipient(config: &str) -> Result<String, String> {
-    let v: Value = serde_json::from_str(config)
-        .map_err(|_| "The channel configuration is not JSON".to_string())?;
-    v["target"]
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| "The channel has no target address".to_string())
+/// Validate `{"target": "..."}` and return it normalised, or `(field, message)` pairs.
+pub fn validate(text: &str) -> Result<String, Vec<(String, String)>> {
+    EmailConfig::parse(text)
+        .map(|c| c.canonical().to_string())
+        .map_err(|problems| problems.into_iter().map(|p| (p.field, p.message)).collect())
 }
 
 fn escape(text: &str) -> String {
@@ -188,14 +183,7 @@ pub fn render(payload: &str) -> Result<Mail, String> {
 
 /// JSON Schema of the configuration.
 pub fn schema() -> Value {
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "email channel",
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["target"],
-        "properties": {"target": {"type": "string", "format": "email", "description": "Recipient address."}}
-    })
+    EmailConfig::schema()
 }
 
 #[cfg(test)]
@@ -260,8 +248,11 @@ mod tests {
         );
         assert!(validate(r#"{"target":"nope"}"#).is_err());
         assert_eq!(
-            recipient(r#"{"target":"a@b.example"}"#),
-            Ok("a@b.example".into())
+            validate(r#"{"target":"a@b.example","cc":"x"}"#),
+            Err(vec![(
+                "cc".into(),
+                "is not a field of an email channel".into()
+            )])
         );
     }
 }

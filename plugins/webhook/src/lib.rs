@@ -3,28 +3,10 @@
 
 pub mod rules;
 
-use tocsin_plugin_sdk::config::{FieldError, problems};
-use tocsin_plugin_sdk::typed::PluginConfig;
+use rules::WebhookConfig;
 use tocsin_plugin_sdk::{
     Capability, Channel, Delivery, Failure, Info, Receipt, export_channel, http,
 };
-
-/// The canonical configuration, `{"url": ...}` as JSON text.
-pub struct WebhookConfig(pub String);
-
-impl PluginConfig for WebhookConfig {
-    fn schema() -> serde_json::Value {
-        rules::schema()
-    }
-
-    fn parse(text: &str) -> Result<Self, Vec<FieldError>> {
-        rules::validate(text).map(WebhookConfig).map_err(problems)
-    }
-
-    fn canonical(&self) -> serde_json::Value {
-        serde_json::from_str(&self.0).unwrap_or_default()
-    }
-}
 
 struct WebhookChannel;
 
@@ -41,7 +23,7 @@ impl Channel for WebhookChannel {
     }
 
     fn deliver(config: WebhookConfig, n: Delivery) -> Result<Receipt, Failure> {
-        let url = rules::url_of(&config.0).map_err(Failure::permanent)?;
+        let url = config.url;
         let request = http::Request {
             method: "POST".into(),
             url,

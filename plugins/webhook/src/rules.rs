@@ -1,6 +1,10 @@
 //! The webhook channel's pure rules: configuration and what counts as delivered.
 
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tocsin_plugin_sdk::FieldError;
+use tocsin_plugin_sdk::typed::{PluginConfig, TypedConfig, field_error};
 
 /// Something that can say what went wrong in a sentence.
 pub trait Describe {
@@ -12,46 +16,34 @@ pub fn transport_reason(e: &impl Describe) -> String {
     e.describe()
 }
 
-/// Validate `{"url": "https://..."}` and return it normalised.
-pub fn validate(text: &str) -> Result<String, Vec<(String, String)>> {
-    let object: Map<String, Value> = serde_json::from_str(text)
-        .map_err(|_| vec![("config".to_string(), "must be a JSON object".to_string())])?;
-    let mut problems = Vec::new();
-    for key in object.keys() {
-        if key != "url" {
-            problems.push((
-                key.clone(),
-                "is not a field of a webhook channel".to_string(),
-            ));
+/// A webhook channel's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "webhook channel")]
+pub struct WebhookConfig {
+    /// HTTPS endpoint that receives signed events.
+    #[schemars(extend("format" = "uri"))]
+    pub url: String,
+}
+
+impl TypedConfig for WebhookConfig {
+    fn refine(self) -> Result<Self, Vec<FieldError>> {
+        let url = &self.url;
+        if !(url.starts_with("https://") || url.starts_with("http://"))
+            || url.len() < 10
+            || url.chars().any(char::is_whitespace)
+        {
+            return Err(vec![field_error("url", "must be an absolute https:// URL")]);
         }
-    }
-    match object.get("url") {
-        Some(Value::String(url)) => {
-            if !(url.starts_with("https://") || url.starts_with("http://"))
-                || url.len() < 10
-                || url.chars().any(char::is_whitespace)
-            {
-                problems.push(("url".into(), "must be an absolute https:// URL".into()));
-            }
-        }
-        Some(_) => problems.push(("url".into(), "must be a string".into())),
-        None => problems.push(("url".into(), "is required".into())),
-    }
-    if problems.is_empty() {
-        Ok(json!({"url": object["url"]}).to_string())
-    } else {
-        Err(problems)
+        Ok(self)
     }
 }
 
-/// The URL of a validated configuration.
-pub fn url_of(config: &str) -> Result<String, String> {
-    let v: Value = serde_json::from_str(config)
-        .map_err(|_| "The channel configuration is not JSON".to_string())?;
-    v["url"]
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| "The channel has no url".to_string())
+/// Validate `{"url": "https://..."}` and return it normalised, or `(field, message)` pairs.
+pub fn validate(text: &str) -> Result<String, Vec<(String, String)>> {
+    WebhookConfig::parse(text)
+        .map(|c| c.canonical().to_string())
+        .map_err(|problems| problems.into_iter().map(|p| (p.field, p.message)).collect())
 }
 
 /// 2xx is delivered; everything else (3xx included: redirects are not followed) failed.
@@ -67,14 +59,7 @@ pub fn judge(status: u16) -> Result<String, String> {
 
 /// JSON Schema of the configuration.
 pub fn schema() -> Value {
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "webhook channel",
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["url"],
-        "properties": {"url": {"type": "string", "format": "uri", "description": "HTTPS endpoint that receives signed events."}}
-    })
+    WebhookConfig::schema()
 }
 
 #[cfg(test)]
@@ -106,9 +91,5 @@ mod tests {
         let e = validate(r#"{"url":"https://hooks.example.com/x","secret":"y"}"#)
             .expect_err("unknown field");
         assert_eq!(e[0].0, "secret");
-        assert_eq!(
-            url_of(r#"{"url":"https://a.example/"}"#),
-            Ok("https://a.example/".into())
-        );
     }
 }

@@ -62,6 +62,13 @@ pub trait ChannelContract: Send + Sync {
     ) -> CallFuture<'s, Result<Receipt, DeliveryFailure>>;
 }
 
+/// Binds a monitor component of one version to the newest types.
+pub type BindMonitor =
+    fn(&Linker<CallState>, &Component) -> wasmtime::Result<Arc<dyn MonitorContract>>;
+/// Binds a channel component of one version to the newest types.
+pub type BindChannel =
+    fn(&Linker<CallState>, &Component) -> wasmtime::Result<Arc<dyn ChannelContract>>;
+
 /// One supported contract version: how to link its imports and bind its exports.
 pub struct Version {
     /// `0.1.0`, as in the component's export names (`tocsin:plugin/monitor-plugin@0.1.0`).
@@ -69,9 +76,9 @@ pub struct Version {
     /// Add this version's imports to the monitor world's and the channel world's linkers.
     pub link: fn(&mut Linker<CallState>, &mut Linker<CallState>) -> wasmtime::Result<()>,
     /// Bind a monitor component built against this version.
-    pub monitor: fn(&Linker<CallState>, &Component) -> wasmtime::Result<Arc<dyn MonitorContract>>,
+    pub monitor: BindMonitor,
     /// Bind a channel component built against this version.
-    pub channel: fn(&Linker<CallState>, &Component) -> wasmtime::Result<Arc<dyn ChannelContract>>,
+    pub channel: BindChannel,
 }
 
 /// Every contract version this server loads, oldest first.
