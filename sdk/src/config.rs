@@ -24,7 +24,7 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// Parse JSON text that must be an object, refusing fields not in `known`. `kind` names
-    /// the plugin in messages: `"ping monitor"` gives "is not a field of a ping monitor".
+    /// the plugin in messages: `"ping monitor"` gives "is not a field of the ping monitor".
     pub fn new(text: &str, kind: &'a str, known: &[&str]) -> Result<Reader<'a>, Vec<FieldError>> {
         let object: Map<String, Value> = match serde_json::from_str(text) {
             Ok(Value::Object(o)) => o,
@@ -43,7 +43,7 @@ impl<'a> Reader<'a> {
             .cloned()
             .collect();
         for key in unknown {
-            let message = format!("is not a field of a {}", r.kind);
+            let message = format!("is not a field of the {}", r.kind);
             r.push(&key, &message);
         }
         Ok(r)
@@ -266,7 +266,7 @@ mod tests {
         .expect("object");
         assert_eq!(r.problems.len(), 1);
         assert_eq!(r.problems[0].field, "colour");
-        assert_eq!(r.problems[0].message, "is not a field of a ping monitor");
+        assert_eq!(r.problems[0].message, "is not a field of the ping monitor");
         assert!(Reader::new("[1]", "ping", &[]).is_err());
         assert!(Reader::new("{", "ping", &[]).is_err());
     }

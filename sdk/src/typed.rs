@@ -28,7 +28,7 @@
 //! assert_eq!(problems[2].message, "must be an integer from 1 to 65535");
 //! ```
 //!
-//! The schema's `title` names the plugin in messages ("is not a field of a tcp monitor").
+//! The schema's `title` names the plugin in messages ("is not a field of the tcp monitor").
 //! Rules that span fields, and normalisation such as trimming, go in
 //! [`TypedConfig::refine`]; the [`Reader`](crate::config::Reader) stays for plugins that
 //! read their configuration by hand.
@@ -56,8 +56,19 @@ pub trait PluginConfig: Sized {
     }
 }
 
+/// A rule of one field the schema cannot say (a URL's scheme, a header's syntax): given the
+/// field's name and its value, the problems (named by field, so a rule about an object can
+/// name its entries, `headers.X-Token`).
+pub type FieldRule = fn(&str, &Value) -> Vec<FieldError>;
+
 /// A configuration derived from one struct; see the [module](self) documentation.
 pub trait TypedConfig: DeserializeOwned + Serialize + JsonSchema {
+    /// Rules of single top-level fields, run in the same pass as the schema on every field
+    /// present whose shape is right, so their problems come with all the others.
+    fn field_rules() -> Vec<(&'static str, FieldRule)> {
+        Vec::new()
+    }
+
     /// Rules across fields and normalisation (trimming, for example), once every field has
     /// the shape the schema asks for.
     fn refine(self) -> Result<Self, Vec<FieldError>> {
@@ -81,7 +92,9 @@ impl<T: TypedConfig> PluginConfig for T {
             .as_str()
             .unwrap_or("configuration")
             .to_string();
-        let found = problems(&schema, &value, &kind);
+        let rules = T::field_rules();
+        let mut found = Vec::new();
+        check(&schema, &value, "", &kind, &rules, &mut found);
         if !found.is_empty() {
             return Err(found);
         }
@@ -122,12 +135,13 @@ pub fn field_error(field: &str, message: impl Into<String>) -> FieldError {
 }
 
 /// Every problem of `value` against `schema`: the keywords the derive produces (`type`,
-/// `properties`, `required`, `additionalProperties`, `minimum`/`maximum`, `minLength`/
+/// `properties`, `required`, `additionalProperties`, `minimum`/`exclusiveMinimum`/`maximum`,
+/// `minLength`/
 /// `maxLength`, `enum`/`const`, `anyOf`/`oneOf`, `items`, `minItems`/`maxItems`, and the
-/// `hostname` format). `kind` names the plugin in "is not a field of a ..." messages.
+/// `hostname` format). `kind` names the plugin in "is not a field of the ..." messages.
 pub fn problems(schema: &Value, value: &Value, kind: &str) -> Vec<FieldError> {
     let mut out = Vec::new();
-    check(schema, value, "", kind, &mut out);
+    check(schema, value, "", kind, &[], &mut out);
     out
 }
 
@@ -163,6 +177,12 @@ fn fits_type(t: &str, value: &Value) -> bool {
 /// "from 1 to 10", "of at least 1", ... for a numeric schema.
 fn bounds(schema: &Value) -> String {
     let show = |v: &Value| v.to_string();
+    if let Some(lo) = schema.get("exclusiveMinimum") {
+        return match schema.get("maximum") {
+            Some(hi) => format!(" greater than {} and at most {}", show(lo), show(hi)),
+            None => format!(" greater than {}", show(lo)),
+        };
+    }
     match (schema.get("minimum"), schema.get("maximum")) {
         (Some(lo), Some(hi)) => format!(" from {} to {}", show(lo), show(hi)),
         (Some(lo), None) => format!(" of at least {}", show(lo)),
@@ -204,13 +224,20 @@ fn choices(values: &[Value]) -> String {
     }
 }
 
-fn check(schema: &Value, value: &Value, path: &str, kind: &str, out: &mut Vec<FieldError>) {
+fn check(
+    schema: &Value,
+    value: &Value,
+    path: &str,
+    kind: &str,
+    rules: &[(&str, FieldRule)],
+    out: &mut Vec<FieldError>,
+) {
     let here = if path.is_empty() { "config" } else { path };
     for key in ["anyOf", "oneOf"] {
         if let Some(alternatives) = schema[key].as_array() {
             let fits = alternatives.iter().any(|alt| {
                 let mut scratch = Vec::new();
-                check(alt, value, path, kind, &mut scratch);
+                check(alt, value, path, kind, &[], &mut scratch);
                 scratch.is_empty()
             });
             if fits {
@@ -226,7 +253,7 @@ fn check(schema: &Value, value: &Value, path: &str, kind: &str, out: &mut Vec<Fi
                 .iter()
                 .find(|a| !types(a).iter().all(|t| *t == "null"))
             {
-                check(first, value, path, kind, out);
+                check(first, value, path, kind, &[], out);
             }
             return;
         }
@@ -254,7 +281,10 @@ fn check(schema: &Value, value: &Value, path: &str, kind: &str, out: &mut Vec<Fi
     match value {
         Value::Number(n) => {
             let v = n.as_f64().unwrap_or(f64::NAN);
-            let below = schema["minimum"].as_f64().is_some_and(|lo| v < lo);
+            let below = schema["minimum"].as_f64().is_some_and(|lo| v < lo)
+                || schema["exclusiveMinimum"]
+                    .as_f64()
+                    .is_some_and(|lo| v <= lo);
             let above = schema["maximum"].as_f64().is_some_and(|hi| v > hi);
             if below || above {
                 out.push(field_error(here, expected(schema)));
@@ -296,20 +326,12 @@ fn check(schema: &Value, value: &Value, path: &str, kind: &str, out: &mut Vec<Fi
                 ));
             } else if let Some(item) = schema.get("items") {
                 for (i, v) in items.iter().enumerate() {
-                    check(item, v, &join(path, &i.to_string()), kind, out);
+                    check(item, v, &join(path, &i.to_string()), kind, &[], out);
                 }
             }
         }
-        Value::Object(object) => check_object(schema, object, path, kind, out),
+        Value::Object(object) => check_object(schema, object, path, kind, rules, out),
         Value::Null | Value::Bool(_) => {}
-    }
-}
-
-/// "an" before a vowel ("an email channel"), "a" otherwise.
-fn article(word: &str) -> &'static str {
-    match word.chars().next() {
-        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
-        _ => "a",
     }
 }
 
@@ -318,6 +340,7 @@ fn check_object(
     object: &Map<String, Value>,
     path: &str,
     kind: &str,
+    rules: &[(&str, FieldRule)],
     out: &mut Vec<FieldError>,
 ) {
     let empty = Map::new();
@@ -333,9 +356,9 @@ fn check_object(
         match &schema["additionalProperties"] {
             Value::Bool(false) => out.push(field_error(
                 &join(path, key),
-                format!("is not a field of {} {kind}", article(kind)),
+                format!("is not a field of the {kind}"),
             )),
-            extra @ Value::Object(_) => check(extra, v, &join(path, key), kind, out),
+            extra @ Value::Object(_) => check(extra, v, &join(path, key), kind, &[], out),
             _ => {}
         }
     }
@@ -348,7 +371,15 @@ fn check_object(
                 out.push(field_error(&field, "is required"));
             }
             None => {}
-            Some(v) => check(sub, v, &field, kind, out),
+            Some(v) => {
+                let before = out.len();
+                check(sub, v, &field, kind, &[], out);
+                if out.len() == before && !v.is_null() {
+                    for (_, rule) in rules.iter().filter(|(name, _)| *name == key.as_str()) {
+                        out.extend(rule(&field, v));
+                    }
+                }
+            }
         }
     }
 }
@@ -431,7 +462,7 @@ mod tests {
         assert_eq!(
             fields(&p),
             [
-                ("colour", "is not a field of a sample monitor"),
+                ("colour", "is not a field of the sample monitor"),
                 (
                     "host",
                     "must be a host name (letters, digits, `-`, `.`) or an IP address, without scheme, port or path"

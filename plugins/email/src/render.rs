@@ -251,7 +251,7 @@ mod tests {
             validate(r#"{"target":"a@b.example","cc":"x"}"#),
             Err(vec![(
                 "cc".into(),
-                "is not a field of an email channel".into()
+                "is not a field of the email channel".into()
             )])
         );
     }

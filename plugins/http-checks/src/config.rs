@@ -1,226 +1,151 @@
-//! The http monitor's configuration: parsing, validation and defaults.
+//! The http monitor's configuration: one typed struct gives its schema, its parsing with
+//! every problem reported by field, its defaults and its stored form.
 
-use serde::Serialize;
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::BTreeMap;
+use tocsin_plugin_sdk::typed::{FieldRule, PluginConfig, TypedConfig, field_error};
+
+pub use tocsin_plugin_sdk::config::FieldError;
 
 /// Methods an http monitor may use.
 pub const METHODS: [&str; 4] = ["GET", "POST", "PUT", "HEAD"];
 /// Upper bound of `maxRedirects`.
 pub const MAX_REDIRECTS_LIMIT: u64 = 20;
 
-/// A validated http monitor configuration, with every default filled in.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// One HTTP request per check, judged by its status, body and response time.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+// Built-in: its fields sit at the top level of a monitor object.
+#[schemars(title = "http monitor", extend("x-tocsin-top-level" = true))]
 pub struct HttpConfig {
+    /// Full http:// or https:// URL to request.
+    #[schemars(extend("format" = "uri"))]
     pub url: String,
+    /// HTTP method: GET, POST, PUT or HEAD.
+    #[schemars(extend("examples" = ["GET", "POST", "PUT", "HEAD"]))]
     pub method: String,
+    /// Headers sent with each check.
+    #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// Request body, POST and PUT only.
+    #[serde(default)]
     pub body: Option<String>,
+    /// Whether 3xx answers are followed.
+    #[serde(default = "yes")]
     pub follow_redirects: bool,
+    /// Longest redirect chain that passes.
+    #[serde(default = "ten")]
+    #[schemars(range(min = 0, max = 20))]
     pub max_redirects: u32,
+    /// Status code required to pass.
+    #[serde(default = "ok")]
+    #[schemars(range(min = 100, max = 599))]
     pub expected_status_code: u16,
+    /// When true, any 2xx status passes.
+    #[serde(default)]
     pub expected_status_range: bool,
+    /// Text that must appear in the body.
+    #[serde(default)]
     pub body_contains: Option<String>,
+    /// Text that must not appear in the body.
+    #[serde(default)]
     pub body_not_contains: Option<String>,
+    /// The check fails when the response takes longer.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 600_000))]
     pub max_response_time_ms: Option<u32>,
 }
 
-pub use tocsin_plugin_sdk::config::FieldError;
-use tocsin_plugin_sdk::typed::PluginConfig;
+fn yes() -> bool {
+    true
+}
 
-fn problem(field: &str, message: impl Into<String>) -> FieldError {
-    FieldError {
-        field: field.to_string(),
-        message: message.into(),
+fn ten() -> u32 {
+    10
+}
+
+fn ok() -> u16 {
+    200
+}
+
+impl TypedConfig for HttpConfig {
+    fn field_rules() -> Vec<(&'static str, FieldRule)> {
+        vec![
+            ("url", url_rule),
+            ("method", method_rule),
+            ("headers", headers_rule),
+            ("bodyContains", not_empty_rule),
+            ("bodyNotContains", not_empty_rule),
+        ]
+    }
+
+    fn refine(mut self) -> Result<Self, Vec<FieldError>> {
+        self.method = self.method.to_ascii_uppercase();
+        if self.body.is_some() && self.method != "POST" && self.method != "PUT" {
+            return Err(vec![field_error(
+                "body",
+                "is only allowed with POST and PUT",
+            )]);
+        }
+        Ok(self)
     }
 }
 
-/// Collects problems while reading fields, so one answer lists all of them.
-struct Reader<'a> {
-    object: &'a Map<String, Value>,
-    problems: Vec<FieldError>,
-}
-
-impl<'a> Reader<'a> {
-    fn string(&mut self, field: &str, required: bool) -> Option<String> {
-        match self.object.get(field) {
-            None | Some(Value::Null) if required => {
-                self.problems.push(problem(field, "is required"));
-                None
-            }
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => {
-                self.problems.push(problem(field, "must be a string"));
-                None
-            }
-        }
-    }
-
-    fn boolean(&mut self, field: &str, default: bool) -> bool {
-        match self.object.get(field) {
-            None => default,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => {
-                self.problems.push(problem(field, "must be true or false"));
-                default
-            }
-        }
-    }
-
-    fn integer(&mut self, field: &str, min: u64, max: u64) -> Option<u64> {
-        match self.object.get(field) {
-            None | Some(Value::Null) => None,
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(v) if (min..=max).contains(&v) => Some(v),
-                _ => {
-                    self.problems.push(problem(
-                        field,
-                        format!("must be an integer from {min} to {max}"),
-                    ));
-                    None
-                }
-            },
-            Some(_) => {
-                self.problems.push(problem(
-                    field,
-                    format!("must be an integer from {min} to {max}"),
-                ));
-                None
-            }
-        }
+fn url_rule(field: &str, value: &Value) -> Vec<FieldError> {
+    match value.as_str().map(check_url) {
+        Some(Err(message)) => vec![field_error(field, message)],
+        _ => Vec::new(),
     }
 }
 
-const KNOWN_FIELDS: [&str; 11] = [
-    "url",
-    "method",
-    "headers",
-    "body",
-    "followRedirects",
-    "maxRedirects",
-    "expectedStatusCode",
-    "expectedStatusRange",
-    "bodyContains",
-    "bodyNotContains",
-    "maxResponseTimeMs",
-];
+fn method_rule(field: &str, value: &Value) -> Vec<FieldError> {
+    match value.as_str() {
+        Some(m) if !METHODS.contains(&m.to_ascii_uppercase().as_str()) => {
+            vec![field_error(field, "must be one of GET, POST, PUT, HEAD")]
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn headers_rule(field: &str, value: &Value) -> Vec<FieldError> {
+    let Some(headers) = value.as_object() else {
+        return Vec::new();
+    };
+    headers
+        .iter()
+        .filter(|(name, v)| {
+            !(valid_header_name(name) && v.as_str().is_some_and(valid_header_value))
+        })
+        .map(|(name, _)| {
+            field_error(
+                &format!("{field}.{name}"),
+                "is not a valid HTTP header name and value",
+            )
+        })
+        .collect()
+}
+
+fn not_empty_rule(field: &str, value: &Value) -> Vec<FieldError> {
+    if value.as_str() == Some("") {
+        vec![field_error(
+            field,
+            "must not be empty (use null to turn it off)",
+        )]
+    } else {
+        Vec::new()
+    }
+}
 
 /// Parse and validate a configuration given as JSON text.
 pub fn parse(text: &str) -> Result<HttpConfig, Vec<FieldError>> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| vec![problem("config", format!("is not valid JSON: {e}"))])?;
-    let Value::Object(object) = value else {
-        return Err(vec![problem("config", "must be a JSON object")]);
-    };
-    from_object(&object)
+    HttpConfig::parse(text)
 }
 
 /// Validate a configuration object.
-pub fn from_object(object: &Map<String, Value>) -> Result<HttpConfig, Vec<FieldError>> {
-    let mut r = Reader {
-        object,
-        problems: Vec::new(),
-    };
-    for key in object.keys() {
-        if !KNOWN_FIELDS.contains(&key.as_str()) {
-            r.problems
-                .push(problem(key, "is not a field of an http monitor"));
-        }
-    }
-
-    let url = r.string("url", true);
-    if let Some(url) = &url
-        && let Err(message) = check_url(url)
-    {
-        r.problems.push(problem("url", message));
-    }
-    let method = r.string("method", true).map(|m| m.to_ascii_uppercase());
-    if let Some(m) = &method
-        && !METHODS.contains(&m.as_str())
-    {
-        r.problems
-            .push(problem("method", "must be one of GET, POST, PUT, HEAD"));
-    }
-    let headers = match object.get("headers") {
-        None | Some(Value::Null) => BTreeMap::new(),
-        Some(Value::Object(map)) => {
-            let mut headers = BTreeMap::new();
-            for (name, value) in map {
-                match value {
-                    Value::String(v) if valid_header_name(name) && valid_header_value(v) => {
-                        headers.insert(name.clone(), v.clone());
-                    }
-                    Value::String(_) => r.problems.push(problem(
-                        &format!("headers.{name}"),
-                        "is not a valid HTTP header name and value",
-                    )),
-                    _ => r
-                        .problems
-                        .push(problem(&format!("headers.{name}"), "must be a string")),
-                }
-            }
-            headers
-        }
-        Some(_) => {
-            r.problems.push(problem(
-                "headers",
-                "must be an object of header names to strings",
-            ));
-            BTreeMap::new()
-        }
-    };
-    let body = r.string("body", false);
-    if body.is_some()
-        && let Some(m) = &method
-        && m != "POST"
-        && m != "PUT"
-    {
-        r.problems
-            .push(problem("body", "is only allowed with POST and PUT"));
-    }
-    let follow_redirects = r.boolean("followRedirects", true);
-    let max_redirects = r
-        .integer("maxRedirects", 0, MAX_REDIRECTS_LIMIT)
-        .unwrap_or(10) as u32;
-    let expected_status_code = r.integer("expectedStatusCode", 100, 599).unwrap_or(200) as u16;
-    let expected_status_range = r.boolean("expectedStatusRange", false);
-    let body_contains = r.string("bodyContains", false);
-    let body_not_contains = r.string("bodyNotContains", false);
-    for (field, value) in [
-        ("bodyContains", &body_contains),
-        ("bodyNotContains", &body_not_contains),
-    ] {
-        if value.as_deref() == Some("") {
-            r.problems.push(problem(
-                field,
-                "must not be empty (use null to turn it off)",
-            ));
-        }
-    }
-    let max_response_time_ms = r.integer("maxResponseTimeMs", 1, 600_000).map(|v| v as u32);
-
-    if !r.problems.is_empty() {
-        return Err(r.problems);
-    }
-    match (url, method) {
-        (Some(url), Some(method)) => Ok(HttpConfig {
-            url,
-            method,
-            headers,
-            body,
-            follow_redirects,
-            max_redirects,
-            expected_status_code,
-            expected_status_range,
-            body_contains,
-            body_not_contains,
-            max_response_time_ms,
-        }),
-        // Both are required and reported above when missing.
-        _ => Err(vec![problem("url", "is required")]),
-    }
+pub fn from_object(object: &serde_json::Map<String, Value>) -> Result<HttpConfig, Vec<FieldError>> {
+    HttpConfig::parse(&Value::Object(object.clone()).to_string())
 }
 
 fn check_url(url: &str) -> Result<(), &'static str> {
@@ -260,43 +185,7 @@ fn valid_header_value(value: &str) -> bool {
 
 /// The JSON Schema of the configuration, as `describe` reports it.
 pub fn schema() -> Value {
-    serde_json::json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "http monitor",
-        "x-tocsin-top-level": true,
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["url", "method"],
-        "properties": {
-            "url": {"type": "string", "format": "uri", "description": "Full http:// or https:// URL to request."},
-            "method": {"type": "string", "enum": METHODS, "description": "HTTP method."},
-            "headers": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Headers sent with each check."},
-            "body": {"type": ["string", "null"], "description": "Request body, POST and PUT only."},
-            "followRedirects": {"type": "boolean", "default": true, "description": "Whether 3xx answers are followed."},
-            "maxRedirects": {"type": "integer", "minimum": 0, "maximum": MAX_REDIRECTS_LIMIT, "default": 10, "description": "Longest redirect chain that passes."},
-            "expectedStatusCode": {"type": "integer", "minimum": 100, "maximum": 599, "default": 200, "description": "Status code required to pass."},
-            "expectedStatusRange": {"type": "boolean", "default": false, "description": "When true, any 2xx status passes."},
-            "bodyContains": {"type": ["string", "null"], "minLength": 1, "description": "Text that must appear in the body."},
-            "bodyNotContains": {"type": ["string", "null"], "minLength": 1, "description": "Text that must not appear in the body."},
-            "maxResponseTimeMs": {"type": ["integer", "null"], "minimum": 1, "maximum": 600000, "description": "The check fails when the response takes longer."}
-        }
-    })
-}
-
-/// The http monitor reads its configuration by hand: headers are a map with its own rules,
-/// and the status expectation has two forms.
-impl PluginConfig for HttpConfig {
-    fn schema() -> Value {
-        schema()
-    }
-
-    fn parse(text: &str) -> Result<Self, Vec<FieldError>> {
-        parse(text)
-    }
-
-    fn canonical(&self) -> Value {
-        serde_json::to_value(self).unwrap_or_default()
-    }
+    HttpConfig::schema()
 }
 
 #[cfg(test)]

@@ -112,14 +112,18 @@ pub fn judge(c: &KeywordConfig, body: &[u8]) -> Option<String> {
 pub fn schema() -> Value {
     let mut s = config::schema();
     s["title"] = Value::from("keyword monitor");
+    s["description"] = Value::from(
+        "An http check that also requires a keyword in (or absent from) the response body.",
+    );
     s["required"] = serde_json::json!(["url", "method", "keyword"]);
     s["properties"]["keyword"] = serde_json::json!({"type": "string", "minLength": 1, "maxLength": MAX_KEYWORD_CHARS, "description": "Text to look for in the response body (case-sensitive, first 1 MiB)."});
     s["properties"]["keywordMode"] = serde_json::json!({"type": "string", "enum": ["present", "absent"], "default": "present", "description": "present: fail when the keyword is missing; absent: fail when it is found."});
     s
 }
 
-/// The keyword monitor reads its configuration by hand: it is the http monitor's plus its
-/// own fields, checked together.
+/// The keyword monitor's configuration is the http monitor's typed one plus two fields of
+/// its own, read by hand (serde cannot flatten a struct that refuses unknown fields), and
+/// checked together so one answer lists every problem.
 impl PluginConfig for KeywordConfig {
     fn schema() -> Value {
         schema()

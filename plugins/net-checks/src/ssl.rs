@@ -7,24 +7,17 @@
 //! quarter of a 90-day certificate's life but two thirds of a 47-day one's.
 
 use crate::time::{self, DAY};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use tocsin_plugin_sdk::config::{FieldError, Reader};
-use tocsin_plugin_sdk::typed::PluginConfig;
+use tocsin_plugin_sdk::FieldError;
+use tocsin_plugin_sdk::typed::{PluginConfig, TypedConfig, field_error};
 
 pub const DEFAULT_PORT: u16 = 443;
 pub const DEFAULT_WARNING_DAYS: i64 = 30;
 pub const DEFAULT_CRITICAL_DAYS: i64 = 7;
 /// Largest day threshold accepted (ten years).
 pub const MAX_DAYS: i64 = 3650;
-
-const KNOWN_FIELDS: [&str; 6] = [
-    "hostname",
-    "port",
-    "warningDays",
-    "criticalDays",
-    "warningPercent",
-    "criticalPercent",
-];
 
 /// When a threshold is reached.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -44,52 +37,99 @@ pub struct SslConfig {
     pub critical: Threshold,
 }
 
-/// Parse and validate a configuration given as JSON text.
-pub fn parse(text: &str) -> Result<SslConfig, Vec<FieldError>> {
-    let mut r = Reader::new(text, "ssl monitor", &KNOWN_FIELDS)?;
-    let hostname = r.hostname("hostname");
-    let port = r
-        .integer("port", 1, 65_535)
-        .map_or(DEFAULT_PORT, |p| p as u16);
-    let warning = threshold(&mut r, "warning", DEFAULT_WARNING_DAYS, 1);
-    let critical = threshold(&mut r, "critical", DEFAULT_CRITICAL_DAYS, 0);
-    match (warning, critical) {
-        (Threshold::Days(w), Threshold::Days(c)) if c > w => {
-            r.push("criticalDays", "must not be greater than warningDays")
-        }
-        (Threshold::Percent(w), Threshold::Percent(c)) if c > w => {
-            r.push("criticalPercent", "must not be greater than warningPercent")
-        }
-        _ => {}
-    }
-    r.finish(hostname.map(|hostname| SslConfig {
-        hostname,
-        port,
-        warning,
-        critical,
-    }))
+/// The fields of an ssl monitor's configuration, as users write them; [`SslConfig`] is
+/// what they mean.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+// Built-in: its fields sit at the top level of a monitor object.
+#[schemars(title = "ssl monitor", extend("x-tocsin-top-level" = true))]
+pub struct SslFields {
+    /// Host name (sent as SNI and matched against the certificate) or IP address.
+    #[schemars(length(min = 1, max = 253), extend("format" = "hostname"))]
+    pub hostname: String,
+    /// TCP port of the TLS service.
+    #[serde(default = "default_port")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: u16,
+    /// Emit ssl.expiry_warning when at most this many days are left. Not together with
+    /// warningPercent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3650), extend("default" = 30))]
+    pub warning_days: Option<i64>,
+    /// Emit ssl.expiry_critical when at most this many days are left. Not together with
+    /// criticalPercent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 3650), extend("default" = 7))]
+    pub critical_days: Option<i64>,
+    /// Emit ssl.expiry_warning when at most this share of the certificate's lifetime is
+    /// left, e.g. 33 for a third.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 100), extend("exclusiveMinimum" = 0))]
+    pub warning_percent: Option<f64>,
+    /// Emit ssl.expiry_critical when at most this share of the certificate's lifetime is
+    /// left.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 100), extend("exclusiveMinimum" = 0))]
+    pub critical_percent: Option<f64>,
 }
 
-/// Read `<level>Days` or `<level>Percent`, never both.
-fn threshold(r: &mut Reader<'_>, level: &str, default_days: i64, min_days: i64) -> Threshold {
-    let days_field = format!("{level}Days");
-    let percent_field = format!("{level}Percent");
-    if r.has(&days_field) && r.has(&percent_field) {
-        r.push(
-            &percent_field,
-            &format!("give {days_field} or {percent_field}, not both"),
-        );
-        return Threshold::Days(default_days);
+fn default_port() -> u16 {
+    DEFAULT_PORT
+}
+
+impl TypedConfig for SslFields {
+    /// One form per threshold, and the critical one below the warning one.
+    fn refine(mut self) -> Result<Self, Vec<FieldError>> {
+        self.hostname = self.hostname.trim().to_string();
+        let mut problems = Vec::new();
+        for (level, days, percent) in [
+            ("warning", self.warning_days, self.warning_percent),
+            ("critical", self.critical_days, self.critical_percent),
+        ] {
+            if days.is_some() && percent.is_some() {
+                problems.push(field_error(
+                    &format!("{level}Percent"),
+                    format!("give {level}Days or {level}Percent, not both"),
+                ));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let meant = SslConfig::from(self.clone());
+        match (meant.warning, meant.critical) {
+            (Threshold::Days(w), Threshold::Days(c)) if c > w => Err(vec![field_error(
+                "criticalDays",
+                "must not be greater than warningDays",
+            )]),
+            (Threshold::Percent(w), Threshold::Percent(c)) if c > w => Err(vec![field_error(
+                "criticalPercent",
+                "must not be greater than warningPercent",
+            )]),
+            _ => Ok(self),
+        }
     }
-    if r.has(&percent_field) {
-        return r
-            .number_above(&percent_field, 0.0, 100.0)
-            .map_or(Threshold::Days(default_days), Threshold::Percent);
+}
+
+impl From<SslFields> for SslConfig {
+    fn from(f: SslFields) -> SslConfig {
+        let threshold =
+            |days: Option<i64>, percent: Option<f64>, default_days: i64| match (days, percent) {
+                (None, Some(p)) => Threshold::Percent(p),
+                (d, _) => Threshold::Days(d.unwrap_or(default_days)),
+            };
+        SslConfig {
+            hostname: f.hostname,
+            port: f.port,
+            warning: threshold(f.warning_days, f.warning_percent, DEFAULT_WARNING_DAYS),
+            critical: threshold(f.critical_days, f.critical_percent, DEFAULT_CRITICAL_DAYS),
+        }
     }
-    Threshold::Days(
-        r.integer(&days_field, min_days, MAX_DAYS)
-            .unwrap_or(default_days),
-    )
+}
+
+/// Parse and validate a configuration given as JSON text.
+pub fn parse(text: &str) -> Result<SslConfig, Vec<FieldError>> {
+    SslFields::parse(text).map(SslConfig::from)
 }
 
 /// The normalised configuration.
@@ -108,22 +148,7 @@ pub fn to_json(c: &SslConfig) -> Value {
 
 /// The JSON Schema of the configuration.
 pub fn schema() -> Value {
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "ssl monitor",
-        "x-tocsin-top-level": true,
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["hostname"],
-        "properties": {
-            "hostname": {"type": "string", "minLength": 1, "maxLength": 253, "description": "Host name (sent as SNI and matched against the certificate) or IP address."},
-            "port": {"type": "integer", "minimum": 1, "maximum": 65535, "default": DEFAULT_PORT},
-            "warningDays": {"type": "integer", "minimum": 1, "maximum": MAX_DAYS, "default": DEFAULT_WARNING_DAYS, "description": "Emit ssl.expiry_warning when at most this many days are left. Not together with warningPercent."},
-            "criticalDays": {"type": "integer", "minimum": 0, "maximum": MAX_DAYS, "default": DEFAULT_CRITICAL_DAYS, "description": "Emit ssl.expiry_critical when at most this many days are left. Not together with criticalPercent."},
-            "warningPercent": {"type": "number", "exclusiveMinimum": 0, "maximum": 100, "description": "Emit ssl.expiry_warning when at most this share of the certificate's lifetime is left, e.g. 33 for a third."},
-            "criticalPercent": {"type": "number", "exclusiveMinimum": 0, "maximum": 100, "description": "Emit ssl.expiry_critical when at most this share of the certificate's lifetime is left."}
-        }
-    })
+    SslFields::schema()
 }
 
 /// The leaf certificate and its validation, as the host reported them.
@@ -270,8 +295,8 @@ pub fn failed(c: &SslConfig, reason: &str) -> Verdict {
     }
 }
 
-/// The ssl monitor reads its configuration by hand: its thresholds come in two forms
-/// (days or a share of the certificate's lifetime) and only one of each pair may be set.
+/// Read through [`SslFields`]: its thresholds come in two forms (days or a share of the
+/// certificate's lifetime), of which the stored form keeps the one given.
 impl PluginConfig for SslConfig {
     fn schema() -> Value {
         schema()

@@ -3,30 +3,10 @@
 
 pub mod message;
 
-use tocsin_plugin_sdk::config::{FieldError, problems};
-use tocsin_plugin_sdk::typed::PluginConfig;
+use message::TelegramConfig;
 use tocsin_plugin_sdk::{
     Capability, Channel, Delivery, Failure, Header, Info, Receipt, export_channel, http,
 };
-
-/// The canonical configuration, `{"chatId": ..., "botToken"?: ...}` as JSON text.
-pub struct TelegramConfig(pub String);
-
-impl PluginConfig for TelegramConfig {
-    fn schema() -> serde_json::Value {
-        message::schema()
-    }
-
-    fn parse(text: &str) -> Result<Self, Vec<FieldError>> {
-        message::validate(text)
-            .map(TelegramConfig)
-            .map_err(problems)
-    }
-
-    fn canonical(&self) -> serde_json::Value {
-        serde_json::from_str(&self.0).unwrap_or_default()
-    }
-}
 
 struct TelegramChannel;
 
@@ -43,7 +23,7 @@ impl Channel for TelegramChannel {
     }
 
     fn deliver(config: TelegramConfig, n: Delivery) -> Result<Receipt, Failure> {
-        let target = message::target(&config.0, &n.settings).map_err(Failure::permanent)?;
+        let target = message::target(&config, &n.settings).map_err(Failure::permanent)?;
         let text = message::render(&n.payload).map_err(Failure::permanent)?;
         let body = serde_json::json!({
             "chat_id": target.chat_id,

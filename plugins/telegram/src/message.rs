@@ -1,7 +1,11 @@
 //! Telegram messages: configuration, rendering events as HTML-formatted text, and reading
 //! the Bot API's answer.
 
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tocsin_plugin_sdk::FieldError;
+use tocsin_plugin_sdk::typed::{PluginConfig, TypedConfig, field_error};
 
 /// Where a message goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,66 +15,59 @@ pub struct Target {
     pub chat_id: String,
 }
 
-/// Validate `{"chatId": "...", "botToken": "..."?}`.
+/// A Telegram channel's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(title = "telegram channel")]
+pub struct TelegramConfig {
+    /// Chat id (e.g. -1001234567890) or @channelusername.
+    // Chat ids are numbers or @channelusernames; a number given as JSON is accepted too.
+    #[serde(deserialize_with = "string_or_number")]
+    #[schemars(length(min = 1, max = 64), extend("type" = ["string", "integer"]))]
+    pub chat_id: String,
+    /// Bot token; defaults to the server's telegram.bot_token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("writeOnly" = true))]
+    pub bot_token: Option<String>,
+}
+
+fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    match Value::deserialize(d)? {
+        Value::String(s) => Ok(s),
+        Value::Number(n) => Ok(n.to_string()),
+        _ => Err(serde::de::Error::custom(
+            "must be a chat id such as -1001234567890 or @channel",
+        )),
+    }
+}
+
+impl TypedConfig for TelegramConfig {
+    fn refine(mut self) -> Result<Self, Vec<FieldError>> {
+        self.chat_id = self.chat_id.trim().to_string();
+        match &self.bot_token {
+            Some(t) if !t.contains(':') || t.contains('/') => Err(vec![field_error(
+                "botToken",
+                "must be a bot token such as 123456:ABC-DEF",
+            )]),
+            _ => Ok(self),
+        }
+    }
+}
+
+/// Validate `{"chatId": "...", "botToken": "..."?}` and return it normalised, or
+/// `(field, message)` pairs.
 pub fn validate(text: &str) -> Result<String, Vec<(String, String)>> {
-    let object: Map<String, Value> = serde_json::from_str(text)
-        .map_err(|_| vec![("config".to_string(), "must be a JSON object".to_string())])?;
-    let mut problems = Vec::new();
-    for key in object.keys() {
-        if key != "chatId" && key != "botToken" {
-            problems.push((
-                key.clone(),
-                "is not a field of a telegram channel".to_string(),
-            ));
-        }
-    }
-    // Chat ids are numbers or @channelusernames; accept a number given as JSON too.
-    let chat_id = match object.get("chatId") {
-        Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= 64 => {
-            Some(s.trim().to_string())
-        }
-        Some(Value::Number(n)) => Some(n.to_string()),
-        None => {
-            problems.push(("chatId".into(), "is required".into()));
-            None
-        }
-        Some(_) => {
-            problems.push((
-                "chatId".into(),
-                "must be a chat id such as -1001234567890 or @channel".into(),
-            ));
-            None
-        }
-    };
-    let token = match object.get("botToken") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if s.contains(':') && !s.contains('/') => Some(s.clone()),
-        Some(_) => {
-            problems.push((
-                "botToken".into(),
-                "must be a bot token such as 123456:ABC-DEF".into(),
-            ));
-            None
-        }
-    };
-    if !problems.is_empty() {
-        return Err(problems);
-    }
-    let mut out = Map::new();
-    out.insert("chatId".into(), Value::from(chat_id.unwrap_or_default()));
-    if let Some(t) = token {
-        out.insert("botToken".into(), Value::from(t));
-    }
-    Ok(Value::Object(out).to_string())
+    TelegramConfig::parse(text)
+        .map(|c| c.canonical().to_string())
+        .map_err(|problems| problems.into_iter().map(|p| (p.field, p.message)).collect())
 }
 
 /// Combine the channel's configuration with the server's settings.
-pub fn target(config: &str, settings: &str) -> Result<Target, String> {
-    let c: Value = serde_json::from_str(config)
-        .map_err(|_| "The channel configuration is not JSON".to_string())?;
+pub fn target(config: &TelegramConfig, settings: &str) -> Result<Target, String> {
     let s: Value = serde_json::from_str(settings).unwrap_or(Value::Null);
-    let token = c["botToken"]
-        .as_str()
+    let token = config
+        .bot_token
+        .as_deref()
         .or_else(|| s["botToken"].as_str())
         .ok_or("No Telegram bot token: set telegram.bot_token on the server or botToken on the channel")?;
     let api_base = s["apiBase"]
@@ -78,14 +75,10 @@ pub fn target(config: &str, settings: &str) -> Result<Target, String> {
         .unwrap_or("https://api.telegram.org")
         .trim_end_matches('/')
         .to_string();
-    let chat_id = c["chatId"]
-        .as_str()
-        .ok_or("The channel has no chatId")?
-        .to_string();
     Ok(Target {
         api_base,
         token: token.to_string(),
-        chat_id,
+        chat_id: config.chat_id.clone(),
     })
 }
 
@@ -189,17 +182,7 @@ pub fn judge(status: u16, body: &[u8]) -> Result<String, (bool, String)> {
 
 /// JSON Schema of the configuration.
 pub fn schema() -> Value {
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "telegram channel",
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["chatId"],
-        "properties": {
-            "chatId": {"type": "string", "description": "Chat id (e.g. -1001234567890) or @channelusername."},
-            "botToken": {"type": "string", "writeOnly": true, "description": "Bot token; defaults to the server's telegram.bot_token."}
-        }
-    })
+    TelegramConfig::schema()
 }
 
 #[cfg(test)]
@@ -250,8 +233,9 @@ mod tests {
 
     #[test]
     fn tokens_come_from_the_channel_or_the_server() {
+        let config = |text: &str| TelegramConfig::parse(text).expect("valid");
         let t = target(
-            r#"{"chatId":"42"}"#,
+            &config(r#"{"chatId":"42"}"#),
             r#"{"apiBase":"http://127.0.0.1:9/","botToken":"1:A"}"#,
         )
         .expect("target");
@@ -264,13 +248,13 @@ mod tests {
             }
         );
         let t = target(
-            r#"{"chatId":"42","botToken":"2:B"}"#,
+            &config(r#"{"chatId":"42","botToken":"2:B"}"#),
             r#"{"botToken":"1:A"}"#,
         )
         .expect("target");
         assert_eq!(t.token, "2:B");
         assert!(
-            target(r#"{"chatId":"42"}"#, "{}")
+            target(&config(r#"{"chatId":"42"}"#), "{}")
                 .expect_err("no token")
                 .contains("telegram.bot_token")
         );
