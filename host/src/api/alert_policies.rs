@@ -76,33 +76,49 @@ pub struct PolicyBody {
     pub updated_at: Option<String>,
 }
 
-fn view(row: &PolicyRow) -> Value {
+/// An alert policy as the API shows it; channel settings that are write-only (a bot
+/// token) left out.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyView {
+    pub id: String,
+    pub name: String,
+    pub failure_threshold: i32,
+    pub recovery_threshold: i32,
+    pub notify_on_recovery: bool,
+    pub channels: Value,
+    pub escalation: Value,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+fn view(row: &PolicyRow) -> PolicyView {
     let channels: Value = serde_json::from_str(&row.channels).unwrap_or(Value::Array(vec![]));
-    let escalation: Value = row
+    let escalation = match row
         .escalation
         .as_deref()
         .and_then(|e| serde_json::from_str(e).ok())
-        .unwrap_or(Value::Null);
-    let escalation = match escalation {
-        Value::Object(mut e) => {
+    {
+        Some(Value::Object(mut e)) => {
             if let Some(c) = e.get("channels").cloned() {
                 e.insert("channels".into(), channel_input::visible_list(&c));
             }
             Value::Object(e)
         }
-        other => other,
+        Some(other) => other,
+        None => Value::Null,
     };
-    json!({
-        "id": row.id,
-        "name": row.name,
-        "failureThreshold": row.failure_threshold,
-        "recoveryThreshold": row.recovery_threshold,
-        "notifyOnRecovery": row.notify_on_recovery,
-        "channels": channel_input::visible_list(&channels),
-        "escalation": escalation,
-        "createdAt": crate::time::format_ms(row.created_at),
-        "updatedAt": crate::time::format_ms(row.updated_at),
-    })
+    PolicyView {
+        id: row.id.clone(),
+        name: row.name.clone(),
+        failure_threshold: row.failure_threshold,
+        recovery_threshold: row.recovery_threshold,
+        notify_on_recovery: row.notify_on_recovery,
+        channels: channel_input::visible_list(&channels),
+        escalation,
+        created_at: crate::time::format_ms(row.created_at),
+        updated_at: crate::time::format_ms(row.updated_at),
+    }
 }
 
 fn threshold(
@@ -250,7 +266,7 @@ pub async fn create_policy(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiObject(object): ApiObject,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<PolicyView>, ApiError> {
     if object.contains_key("id") {
         return Err(ApiError::validation(vec![FieldError::new(
             "id",
@@ -282,7 +298,7 @@ pub async fn list_policies(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiQuery(pg): ApiQuery<PageParams>,
-) -> Result<Paged<Value>, ApiError> {
+) -> Result<Paged<PolicyView>, ApiError> {
     let mut errors = Vec::new();
     let page = pg.page(&mut errors);
     paging::finish(errors)?;
@@ -306,7 +322,7 @@ pub async fn get_policy(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<PolicyView>, ApiError> {
     Ok(Success::ok(view(&find(&state, &p, &id).await?)))
 }
 
@@ -324,9 +340,9 @@ pub async fn update_policy(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
     ApiObject(patch): ApiObject,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<PolicyView>, ApiError> {
     let row = find(&state, &p, &id).await?;
-    let current = view(&row);
+    let current = serde_json::to_value(view(&row)).map_err(ApiError::internal)?;
     let mut merged = Map::new();
     for f in FIELDS {
         merged.insert(f.to_string(), current[f].clone());

@@ -49,21 +49,30 @@ pub struct ChannelBody {
     pub updated_at: Option<String>,
 }
 
-fn view(row: &ChannelRow) -> Value {
-    let mut o = Map::new();
-    o.insert("id".into(), Value::from(row.id.clone()));
-    o.insert("name".into(), Value::from(row.name.clone()));
-    o.insert("type".into(), Value::from(row.kind.clone()));
-    o.extend(channel_input::visible(&row.config));
-    o.insert(
-        "createdAt".into(),
-        Value::from(crate::time::format_ms(row.created_at)),
-    );
-    o.insert(
-        "updatedAt".into(),
-        Value::from(crate::time::format_ms(row.updated_at)),
-    );
-    Value::Object(o)
+/// A stored channel as the API shows it: its type's settings beside the common fields,
+/// write-only ones (a bot token) left out.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelView {
+    pub id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(flatten)]
+    pub settings: Map<String, Value>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+fn view(row: &ChannelRow) -> ChannelView {
+    ChannelView {
+        id: row.id.clone(),
+        name: row.name.clone(),
+        kind: row.kind.clone(),
+        settings: channel_input::visible(&row.config),
+        created_at: crate::time::format_ms(row.created_at),
+        updated_at: crate::time::format_ms(row.updated_at),
+    }
 }
 
 async fn find(state: &AppState, p: &Principal, id: &str) -> Result<ChannelRow, ApiError> {
@@ -124,7 +133,7 @@ pub async fn create_channel(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiObject(object): ApiObject,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<ChannelView>, ApiError> {
     let (name, kind, config) = validate(&state, object).await?;
     let now = state.clock.now_ms();
     let row = ChannelRow {
@@ -148,7 +157,7 @@ pub async fn list_channels(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiQuery(pg): ApiQuery<PageParams>,
-) -> Result<Paged<Value>, ApiError> {
+) -> Result<Paged<ChannelView>, ApiError> {
     let mut errors = Vec::new();
     let page = pg.page(&mut errors);
     paging::finish(errors)?;
@@ -169,7 +178,7 @@ pub async fn get_channel(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<ChannelView>, ApiError> {
     Ok(Success::ok(view(&find(&state, &p, &id).await?)))
 }
 
@@ -187,7 +196,7 @@ pub async fn update_channel(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
     ApiObject(patch): ApiObject,
-) -> Result<Success<Value>, ApiError> {
+) -> Result<Success<ChannelView>, ApiError> {
     let row = find(&state, &p, &id).await?;
     if patch
         .get("type")
