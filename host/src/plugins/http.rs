@@ -154,23 +154,37 @@ async fn exchange(
             && status.is_redirection()
             && let Some(next) = redirect_target(&url, response.headers())
         {
-            if redirects >= req.max_redirects {
-                return Err(Error::TooManyRedirects(req.max_redirects));
-            }
-            redirects += 1;
             // As browsers do: 303 always, and 301/302 after a POST, become a GET without body.
-            if status == StatusCode::SEE_OTHER
+            let (next_method, next_body) = if status == StatusCode::SEE_OTHER
                 || ((status == StatusCode::MOVED_PERMANENTLY || status == StatusCode::FOUND)
                     && method == Method::POST)
             {
-                if method != Method::HEAD {
-                    method = Method::GET;
+                let m = if method == Method::HEAD {
+                    Method::HEAD
+                } else {
+                    Method::GET
+                };
+                (m, None)
+            } else {
+                (method.clone(), body.clone())
+            };
+            let cross_origin = next.origin() != url.origin();
+            // A request body is never replayed to another origin (a 307/308 would resend
+            // it): the redirect answer is the result, as with `followRedirects: false`.
+            if !(cross_origin && next_body.is_some()) {
+                if redirects >= req.max_redirects {
+                    return Err(Error::TooManyRedirects(req.max_redirects));
                 }
-                body = None;
+                redirects += 1;
+                allowed_host(call, &next)?;
+                if cross_origin {
+                    drop_credentials(&mut headers);
+                }
+                method = next_method;
+                body = next_body;
+                url = next;
+                continue;
             }
-            allowed_host(call, &next)?;
-            url = next;
-            continue;
         }
         let remote_address = response.remote_addr().map(|a| a.to_string());
         let headers = response
@@ -202,6 +216,18 @@ async fn exchange(
             final_url: url.to_string(),
             remote_address,
         });
+    }
+}
+
+/// Before following a redirect to another origin: drop every header the plugin set
+/// (`Authorization`, `Cookie`, `Proxy-Authorization` and the monitor's own headers alike),
+/// as browsers and curl drop credentials; only the `User-Agent` goes on. Once dropped they
+/// stay dropped for the rest of the chain.
+fn drop_credentials(headers: &mut HeaderMap) {
+    let agent = headers.get(USER_AGENT).cloned();
+    headers.clear();
+    if let Some(agent) = agent {
+        headers.insert(USER_AGENT, agent);
     }
 }
 

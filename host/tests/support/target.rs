@@ -57,6 +57,8 @@ impl Target {
             .route("/loop", get(|| async { redirect("/loop") }))
             .route("/redirect/{n}", get(chain))
             .route("/echo", any(echo))
+            .route("/away/{code}", any(away))
+            .route("/headers", any(headers_seen))
             .route("/fails-in/{region}", get(fails_in))
             .with_state(knobs.clone());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -118,6 +120,31 @@ async fn echo(method: axum::http::Method, headers: HeaderMap, body: String) -> S
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-");
     format!("{method} {probe} {body}")
+}
+
+/// Redirects with status `code` to the URL in the `to` query parameter.
+async fn away(
+    Path(code): Path<u16>,
+    axum::extract::Query(q): axum::extract::Query<std::collections::HashMap<String, String>>,
+) -> Response {
+    let code = StatusCode::from_u16(code).unwrap_or(StatusCode::FOUND);
+    let to = q.get("to").cloned().unwrap_or_else(|| "/".into());
+    (code, [(header::LOCATION, to)]).into_response()
+}
+
+/// Answers with the method, the body and every request header it got, as JSON.
+async fn headers_seen(method: axum::http::Method, headers: HeaderMap, body: String) -> Response {
+    let seen: serde_json::Map<String, serde_json::Value> = headers
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_string(),
+                serde_json::Value::from(String::from_utf8_lossy(v.as_bytes()).into_owned()),
+            )
+        })
+        .collect();
+    axum::Json(serde_json::json!({"method": method.as_str(), "body": body, "headers": seen}))
+        .into_response()
 }
 
 /// Fails (503) for probes of `region`, as told by the region in their `User-Agent`, and
