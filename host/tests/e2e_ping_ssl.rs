@@ -236,6 +236,14 @@ fn ssl_monitors_check_trust_names_and_expiry() {
         "{c}"
     );
     assert_eq!(cert["sans"], json!(["localhost", "127.0.0.1"]));
+    // The API's one timestamp form, milliseconds included, in details too.
+    for field in ["notBefore", "expiresAt"] {
+        let text = cert[field].as_str().unwrap_or("");
+        assert!(
+            text.len() == 24 && text.ends_with(".000Z") && text.as_bytes()[10] == b'T',
+            "{field}: {c}"
+        );
+    }
     assert!(
         c.get("details").and_then(|d| d.get("expiry")).is_none(),
         "{c}"
@@ -320,8 +328,9 @@ fn ssl_monitors_check_trust_names_and_expiry() {
     assert!(
         n.json["ssl"]["expiresAt"]
             .as_str()
-            .unwrap_or("")
-            .ends_with('Z')
+            .is_some_and(|t| t.len() == 24 && t.ends_with(".000Z")),
+        "{}",
+        n.json
     );
     assert!(
         n.json["ssl"]["issuer"]

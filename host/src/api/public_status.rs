@@ -28,7 +28,7 @@ const MAX_INCIDENTS: u64 = 20;
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PageView {
-    pub title: String,
+    pub name: String,
     pub description: String,
     /// `operational`, `partial_outage` or `major_outage`.
     pub status: &'static str,
@@ -184,7 +184,7 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
         _ => "partial_outage",
     };
     Ok(Some(PageView {
-        title: page.title,
+        name: page.title,
         description: page.description,
         status,
         updated_at: crate::time::format_ms(now),
@@ -262,7 +262,7 @@ pub fn render(v: &PageView) -> String {
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <title>{title}</title><style>{STYLE}</style></head><body><main>\
          <h1>{title}</h1>",
-        title = escape(&v.title)
+        title = escape(&v.name)
     );
     if !v.description.is_empty() {
         let _ = write!(h, "<p class=\"lead\">{}</p>", escape(&v.description));
@@ -388,7 +388,7 @@ mod tests {
     #[test]
     fn renders_states_bars_and_incidents() {
         let v = PageView {
-            title: "Acme <status>".into(),
+            name: "Acme <status>".into(),
             description: String::new(),
             status: "partial_outage",
             updated_at: "2026-11-21T09:30:00.000Z".into(),

@@ -32,10 +32,11 @@ pub struct StatusPageBody {
     /// `/status/{slug}` and `/status/{slug}.json`.
     #[schema(example = "acme")]
     pub slug: String,
-    /// 1 to 200 characters.
+    /// The page's heading, 1 to 200 characters. (`title` is accepted on input as an older
+    /// name for it.)
     #[schema(example = "Acme status")]
-    pub title: String,
-    /// Shown under the title; up to 1000 characters.
+    pub name: String,
+    /// Shown under the name; up to 1000 characters.
     #[schema(default = "")]
     pub description: Option<String>,
     /// A private page answers 404 to visitors.
@@ -56,7 +57,7 @@ fn view(state: &AppState, row: &StatusPageRow) -> StatusPageBody {
     StatusPageBody {
         id: Some(row.id.clone()),
         slug: row.slug.clone(),
-        title: row.title.clone(),
+        name: row.title.clone(),
         description: Some(row.description.clone()),
         public: Some(row.public),
         monitor_ids: serde_json::from_str(&row.monitor_ids).unwrap_or_default(),
@@ -76,7 +77,8 @@ pub fn valid_slug(slug: &str) -> bool {
         && !slug.ends_with('-')
 }
 
-/// Apply a body's fields to `row`, checking each. `creating` requires slug and title.
+/// Apply a body's fields to `row`, checking each. `creating` requires slug, name and
+/// monitorIds. `title`, the field's name before it followed DECISIONS.md, is read as `name`.
 async fn apply(
     state: &AppState,
     p: &Principal,
@@ -85,8 +87,10 @@ async fn apply(
     creating: bool,
 ) -> Result<(), ApiError> {
     let mut errors = Vec::new();
-    for required in ["slug", "title", "monitorIds"] {
-        if creating && !object.contains_key(required) {
+    for required in ["slug", "name", "monitorIds"] {
+        let given =
+            object.contains_key(required) || (required == "name" && object.contains_key("title"));
+        if creating && !given {
             errors.push(FieldError::new(required, "is required"));
         }
     }
@@ -98,7 +102,7 @@ async fn apply(
                 "slug",
                 "must be 3 to 64 lowercase letters, digits and `-`",
             )),
-            ("title", v) => {
+            ("name" | "title", v) => {
                 if let Some(t) = super::fields::name(Some(v), &mut errors) {
                     row.title = t;
                 }

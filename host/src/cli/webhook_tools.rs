@@ -149,7 +149,7 @@ pub fn example_payloads() -> Vec<(&'static str, String)> {
         test: false,
     };
     let failure = json!({"reason": "Expected status 200, got 503", "statusCode": 503, "responseTime": 182, "region": "eu-west"});
-    let ssl = json!({"expiresAt": "2026-11-26T12:00:00Z", "daysRemaining": 5, "issuer": "CN=R11, O=Let's Encrypt, C=US"});
+    let ssl = json!({"expiresAt": "2026-11-26T12:00:00.000Z", "daysRemaining": 5, "issuer": "CN=R11, O=Let's Encrypt, C=US"});
     let id = "whd_01JD6Z6Q1S3U5W7Y9A1C3E5G7J";
     vec![
         (
@@ -214,7 +214,7 @@ pub fn example_payloads() -> Vec<(&'static str, String)> {
                     None,
                     None,
                     Some(
-                        json!({"expiresAt": "2026-12-15T12:00:00Z", "daysRemaining": 24, "issuer": "CN=R11, O=Let's Encrypt, C=US"}),
+                        json!({"expiresAt": "2026-12-15T12:00:00.000Z", "daysRemaining": 24, "issuer": "CN=R11, O=Let's Encrypt, C=US"}),
                     ),
                 ),
                 id,

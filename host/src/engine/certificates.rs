@@ -3,7 +3,7 @@
 //! reached:
 //!
 //! ```json
-//! {"certificate": {"serial": "0abc", "expiresAt": "2026-11-26T09:30:00Z",
+//! {"certificate": {"serial": "0abc", "expiresAt": "2026-11-26T09:30:00.000Z",
 //!                  "daysRemaining": 5, "issuer": "CN=Test CA"},
 //!  "expiry": "critical"}
 //! ```
@@ -154,14 +154,14 @@ mod tests {
     #[test]
     fn notices_need_a_level_and_a_serial() {
         let n = notice_in(
-            r#"{"certificate":{"serial":"0abc","expiresAt":"2026-11-26T09:30:00Z","daysRemaining":5,"issuer":"CN=CA"},"expiry":"critical"}"#,
+            r#"{"certificate":{"serial":"0abc","expiresAt":"2026-11-26T09:30:00.000Z","daysRemaining":5,"issuer":"CN=CA"},"expiry":"critical"}"#,
         )
         .expect("notice");
         assert_eq!(n.level, Level::Critical);
         assert_eq!(n.serial, "0abc");
         assert_eq!(
             n.ssl,
-            json!({"expiresAt": "2026-11-26T09:30:00Z", "daysRemaining": 5, "issuer": "CN=CA"})
+            json!({"expiresAt": "2026-11-26T09:30:00.000Z", "daysRemaining": 5, "issuer": "CN=CA"})
         );
         assert_eq!(notice_in(r#"{"certificate":{"serial":"0abc"}}"#), None);
         assert_eq!(

@@ -411,7 +411,7 @@ mod tests {
         assert_eq!(v.details["expiry"], "critical");
         assert_eq!(
             v.details["certificate"]["expiresAt"],
-            "2026-11-26T09:30:00Z"
+            "2026-11-26T09:30:00.000Z"
         );
 
         let expired = cert(NOW - 90 * DAY, NOW - 2 * DAY);

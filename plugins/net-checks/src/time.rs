@@ -3,13 +3,14 @@
 /// Seconds in a day.
 pub const DAY: i64 = 86_400;
 
-/// `2026-11-21T09:30:00Z` for a Unix time in seconds (proleptic Gregorian, UTC).
+/// `2026-11-21T09:30:00.000Z` for a Unix time in seconds (proleptic Gregorian, UTC): the
+/// one timestamp form of the API, milliseconds included.
 pub fn rfc3339(secs: i64) -> String {
     let days = secs.div_euclid(DAY);
     let rem = secs.rem_euclid(DAY);
     let (y, m, d) = civil_from_days(days);
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000Z",
         rem / 3600,
         rem % 3600 / 60,
         rem % 60
@@ -42,10 +43,10 @@ mod tests {
 
     #[test]
     fn formats_known_instants() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_795_253_400), "2026-11-21T09:30:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59Z");
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(1_795_253_400), "2026-11-21T09:30:00.000Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00.000Z");
+        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59.000Z");
         assert_eq!(date(4_102_444_800), "2100-01-01");
     }
 }
