@@ -28,6 +28,24 @@ use types::{FieldError, PluginInfo};
 use wasmtime::Store;
 use wasmtime::component::{Component, Linker};
 
+/// One export call of a version module: instantiate the component in the call's store,
+/// call `$call` on its `$iface` export with `$args`, and map the answer into the newest
+/// version's types with `$map` (none when they already are).
+macro_rules! export_call {
+    ($pre:expr, $store:ident, $iface:ident . $call:ident ($($arg:expr),*)) => {
+        export_call!($pre, $store, $iface.$call($($arg),*) => std::convert::identity)
+    };
+    ($pre:expr, $store:ident, $iface:ident . $call:ident ($($arg:expr),*) => $map:expr) => {{
+        let pre = $pre.clone();
+        Box::pin(async move {
+            let instance = pre.instantiate_async(&mut *$store).await?;
+            let answer = instance.$iface().$call(&mut *$store $(, $arg)*).await?;
+            Ok($map(answer))
+        })
+    }};
+}
+pub(crate) use export_call;
+
 /// What a plugin call returns, borrowing its `Store`.
 pub type CallFuture<'s, T> = Pin<Box<dyn Future<Output = wasmtime::Result<T>> + Send + 's>>;
 

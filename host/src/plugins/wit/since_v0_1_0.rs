@@ -7,7 +7,7 @@
 mod latest {
     pub use super::super::{http, log, net, smtp, tls, types};
 }
-use super::{CallFuture, ChannelContract, MonitorContract, Version};
+use super::{CallFuture, ChannelContract, MonitorContract, Version, export_call};
 use crate::plugins::state::CallState;
 use std::sync::Arc;
 use wasmtime::Store;
@@ -146,15 +146,7 @@ impl MonitorContract for MonitorBinding {
         &self,
         store: &'s mut Store<CallState>,
     ) -> CallFuture<'s, latest::types::PluginInfo> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            let info = instance
-                .tocsin_plugin_monitor_plugin()
-                .call_describe(&mut *store)
-                .await?;
-            Ok(info.into())
-        })
+        export_call!(self.0, store, tocsin_plugin_monitor_plugin.call_describe() => Into::into)
     }
 
     fn validate_config<'s>(
@@ -162,15 +154,10 @@ impl MonitorContract for MonitorBinding {
         store: &'s mut Store<CallState>,
         config: String,
     ) -> CallFuture<'s, Result<String, Vec<latest::types::FieldError>>> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            let answer = instance
-                .tocsin_plugin_monitor_plugin()
-                .call_validate_config(&mut *store, &config)
-                .await?;
-            Ok(answer.map_err(list))
-        })
+        export_call!(
+            self.0, store,
+            tocsin_plugin_monitor_plugin.call_validate_config(&config) => field_errors
+        )
     }
 
     fn check<'s>(
@@ -178,15 +165,11 @@ impl MonitorContract for MonitorBinding {
         store: &'s mut Store<CallState>,
         request: super::CheckRequest,
     ) -> CallFuture<'s, super::CheckOutcome> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            let outcome = instance
-                .tocsin_plugin_monitor_plugin()
-                .call_check(&mut *store, &request.into())
-                .await?;
-            Ok(outcome.into())
-        })
+        export_call!(
+            self.0, store,
+            tocsin_plugin_monitor_plugin.call_check(&monitor_plugin::CheckRequest::from(request))
+                => Into::into
+        )
     }
 }
 
@@ -197,15 +180,7 @@ impl ChannelContract for ChannelBinding {
         &self,
         store: &'s mut Store<CallState>,
     ) -> CallFuture<'s, latest::types::PluginInfo> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            let info = instance
-                .tocsin_plugin_channel_plugin()
-                .call_describe(&mut *store)
-                .await?;
-            Ok(info.into())
-        })
+        export_call!(self.0, store, tocsin_plugin_channel_plugin.call_describe() => Into::into)
     }
 
     fn validate_config<'s>(
@@ -213,15 +188,10 @@ impl ChannelContract for ChannelBinding {
         store: &'s mut Store<CallState>,
         config: String,
     ) -> CallFuture<'s, Result<String, Vec<latest::types::FieldError>>> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            let answer = instance
-                .tocsin_plugin_channel_plugin()
-                .call_validate_config(&mut *store, &config)
-                .await?;
-            Ok(answer.map_err(list))
-        })
+        export_call!(
+            self.0, store,
+            tocsin_plugin_channel_plugin.call_validate_config(&config) => field_errors
+        )
     }
 
     fn deliver<'s>(
@@ -229,16 +199,26 @@ impl ChannelContract for ChannelBinding {
         store: &'s mut Store<CallState>,
         notification: super::Notification,
     ) -> CallFuture<'s, Result<super::Receipt, super::DeliveryFailure>> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            let answer = instance
-                .tocsin_plugin_channel_plugin()
-                .call_deliver(&mut *store, &notification.into())
-                .await?;
-            Ok(answer.map(Into::into).map_err(Into::into))
-        })
+        export_call!(
+            self.0, store,
+            tocsin_plugin_channel_plugin.call_deliver(&channel_plugin::Notification::from(notification))
+                => delivered
+        )
     }
+}
+
+/// `validate-config`'s answer in the newest types.
+fn field_errors(
+    answer: Result<String, Vec<types::FieldError>>,
+) -> Result<String, Vec<latest::types::FieldError>> {
+    answer.map_err(list)
+}
+
+/// `deliver`'s answer in the newest types.
+fn delivered(
+    answer: Result<channel_plugin::Receipt, channel_plugin::Failure>,
+) -> Result<super::Receipt, super::DeliveryFailure> {
+    answer.map(Into::into).map_err(Into::into)
 }
 
 fn list<A, B: From<A>>(items: Vec<A>) -> Vec<B> {

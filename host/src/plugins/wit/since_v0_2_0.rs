@@ -1,7 +1,7 @@
 //! Contract 0.2.0 (`wit/v0.2.0`), the newest: the host's imports implement it directly.
 //! Changes from 0.1.0: `check-request.attempt`.
 
-use super::{CallFuture, ChannelContract, MonitorContract, Version};
+use super::{CallFuture, ChannelContract, MonitorContract, Version, export_call};
 use crate::plugins::state::CallState;
 use std::sync::Arc;
 use wasmtime::Store;
@@ -64,14 +64,7 @@ struct MonitorBinding(monitor::MonitorPre<CallState>);
 
 impl MonitorContract for MonitorBinding {
     fn describe<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, PluginInfo> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            instance
-                .tocsin_plugin_monitor_plugin()
-                .call_describe(&mut *store)
-                .await
-        })
+        export_call!(self.0, store, tocsin_plugin_monitor_plugin.call_describe())
     }
 
     fn validate_config<'s>(
@@ -79,14 +72,11 @@ impl MonitorContract for MonitorBinding {
         store: &'s mut Store<CallState>,
         config: String,
     ) -> CallFuture<'s, Result<String, Vec<FieldError>>> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            instance
-                .tocsin_plugin_monitor_plugin()
-                .call_validate_config(&mut *store, &config)
-                .await
-        })
+        export_call!(
+            self.0,
+            store,
+            tocsin_plugin_monitor_plugin.call_validate_config(&config)
+        )
     }
 
     fn check<'s>(
@@ -94,14 +84,11 @@ impl MonitorContract for MonitorBinding {
         store: &'s mut Store<CallState>,
         request: CheckRequest,
     ) -> CallFuture<'s, CheckOutcome> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            instance
-                .tocsin_plugin_monitor_plugin()
-                .call_check(&mut *store, &request)
-                .await
-        })
+        export_call!(
+            self.0,
+            store,
+            tocsin_plugin_monitor_plugin.call_check(&request)
+        )
     }
 }
 
@@ -109,14 +96,7 @@ struct ChannelBinding(channel::ChannelPre<CallState>);
 
 impl ChannelContract for ChannelBinding {
     fn describe<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, PluginInfo> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            instance
-                .tocsin_plugin_channel_plugin()
-                .call_describe(&mut *store)
-                .await
-        })
+        export_call!(self.0, store, tocsin_plugin_channel_plugin.call_describe())
     }
 
     fn validate_config<'s>(
@@ -124,14 +104,11 @@ impl ChannelContract for ChannelBinding {
         store: &'s mut Store<CallState>,
         config: String,
     ) -> CallFuture<'s, Result<String, Vec<FieldError>>> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            instance
-                .tocsin_plugin_channel_plugin()
-                .call_validate_config(&mut *store, &config)
-                .await
-        })
+        export_call!(
+            self.0,
+            store,
+            tocsin_plugin_channel_plugin.call_validate_config(&config)
+        )
     }
 
     fn deliver<'s>(
@@ -139,13 +116,10 @@ impl ChannelContract for ChannelBinding {
         store: &'s mut Store<CallState>,
         notification: Notification,
     ) -> CallFuture<'s, Result<Receipt, Failure>> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            instance
-                .tocsin_plugin_channel_plugin()
-                .call_deliver(&mut *store, &notification)
-                .await
-        })
+        export_call!(
+            self.0,
+            store,
+            tocsin_plugin_channel_plugin.call_deliver(&notification)
+        )
     }
 }
