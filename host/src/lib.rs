@@ -6,7 +6,7 @@
 //! `store` and queues the notifications in the `outbox`; the outbox worker delivers them
 //! through channel plugins. The `api` reads the `store`, asks the `engine` for changes and
 //! `plugins` for validation. Imports point the same way, down to `store`, `config` and the
-//! leaves (`ids`, `plans`, `clock`, `time`, `crypto`); `app` wires it all and `cli` holds
+//! leaves (`ids`, `plans`, `clock`, `time`, `text`, `crypto`); `app` wires it all and `cli` holds
 //! the command-line tools. docs/architecture.md draws it.
 
 pub mod api;
@@ -22,4 +22,5 @@ pub mod plans;
 pub mod plugins;
 pub mod scheduler;
 pub mod store;
+pub mod text;
 pub mod time;

@@ -85,11 +85,7 @@ pub fn state<S: State>(field: &str, text: Option<&str>, errors: &mut Vec<FieldEr
     let text = text?;
     let parsed = S::parse(text);
     if parsed.is_none() {
-        let names = S::names();
-        let choices = match names.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-            _ => names.join(""),
-        };
+        let choices = crate::text::or_list(&S::names());
         errors.push(FieldError::new(field, format!("must be {choices}")));
     }
     parsed

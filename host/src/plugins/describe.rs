@@ -57,10 +57,7 @@ impl Capability {
     /// `http, net, tls or smtp`, for messages.
     pub fn choices() -> String {
         let names: Vec<&str> = Capability::ALL.iter().map(|c| c.name()).collect();
-        match names.split_last() {
-            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-            None => String::new(),
-        }
+        crate::text::or_list(&names)
     }
 }
 
