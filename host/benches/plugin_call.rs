@@ -85,10 +85,13 @@ async fn run() {
     let url = start_target().await;
     let check_config = format!(r#"{{"url":"{url}","method":"GET","bodyContains":"all ok"}}"#);
     let roots = tocsin::plugins::trust::load(None).expect("roots");
+    let egress = Arc::new(tocsin::plugins::egress::EgressPolicy::default());
     let services = Arc::new(HostServices {
-        http_client: tocsin::plugins::http::build_client(&roots.certs).expect("client"),
+        http_client: tocsin::plugins::http::build_client(&roots.certs, egress.clone())
+            .expect("client"),
         smtp: None,
         tls_verifier: roots.verifier,
+        egress,
     });
     let native_request = || Request {
         method: "GET".into(),

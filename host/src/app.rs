@@ -57,6 +57,7 @@ pub async fn load_plugins(config: &Config) -> anyhow::Result<PluginHost> {
             tls_extra_roots: config.tls_extra_roots.clone(),
             plugin_grants: config.plugin_grants.clone(),
             grant_declared: false,
+            egress: config.egress.clone(),
         },
     )
     .context("cannot start the plugin runtime")?;

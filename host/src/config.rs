@@ -5,6 +5,7 @@
 
 use crate::plans::Plan;
 use crate::plugins::Capability;
+use crate::plugins::egress::{EgressPolicy, EgressPreset};
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -63,6 +64,8 @@ pub struct Config {
     pub plugin_grants: std::collections::BTreeMap<String, PluginGrant>,
     pub telegram: TelegramConfig,
     pub tls_extra_roots: Option<PathBuf>,
+    /// Which addresses checks and deliveries may connect to.
+    pub egress: EgressPolicy,
     pub log_format: LogFormat,
     /// Log filter in `tracing` syntax (e.g. `info,tocsin=debug`).
     pub log_filter: String,
@@ -90,6 +93,9 @@ struct FileConfig {
     plugin_grants: Option<std::collections::BTreeMap<String, PluginGrant>>,
     telegram: Option<FileTelegram>,
     tls_extra_roots: Option<PathBuf>,
+    egress: Option<String>,
+    egress_allow: Option<Vec<String>>,
+    egress_deny: Option<Vec<String>>,
     log_format: Option<LogFormat>,
     log_filter: Option<String>,
 }
@@ -293,6 +299,17 @@ impl Config {
             "TOCSIN_TLS_EXTRA_ROOTS",
             f.tls_extra_roots,
         )?;
+        let preset_text: String = s
+            .pick("egress", None, "TOCSIN_EGRESS", f.egress)?
+            .unwrap_or_else(|| "default".into());
+        let preset = EgressPreset::parse(&preset_text)
+            .ok_or_else(|| invalid("egress", "must be default or public-only"))?;
+        let egress = EgressPolicy::new(
+            preset,
+            &f.egress_allow.unwrap_or_default(),
+            &f.egress_deny.unwrap_or_default(),
+        )
+        .map_err(|m| invalid("egress", m))?;
         let log_format = s
             .pick("log_format", None, "TOCSIN_LOG_FORMAT", f.log_format)?
             .unwrap_or(LogFormat::Pretty);
@@ -319,6 +336,7 @@ impl Config {
             plugin_grants,
             telegram,
             tls_extra_roots,
+            egress,
             log_format,
             log_filter,
         })
@@ -585,6 +603,36 @@ mod tests {
         assert_eq!(c.plugins_dir, PathBuf::from("./data/plugins"));
         assert_eq!(c.bootstrap_plan, Plan::Enterprise);
         assert_eq!(c.telegram.api_base, "https://api.telegram.org");
+        assert_eq!(c.egress, EgressPolicy::default());
+    }
+
+    #[test]
+    fn egress_preset_and_lists() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.toml");
+        std::fs::write(
+            &path,
+            "egress = \"public-only\"\negress_allow = [\"10.0.0.0/8\"]\negress_deny = [\"10.9.0.0/16\"]\n",
+        )
+        .expect("write");
+        let c = build(Some(&path), &[], &Overrides::default()).expect("valid");
+        assert_eq!(c.egress.preset(), EgressPreset::PublicOnly);
+        assert!(c.egress.check("10.1.1.1".parse().expect("ip")).is_ok());
+        assert!(c.egress.check("10.9.1.1".parse().expect("ip")).is_err());
+        assert!(c.egress.check("127.0.0.1".parse().expect("ip")).is_err());
+        let c = build(
+            Some(&path),
+            &[("TOCSIN_EGRESS", "default")],
+            &Overrides::default(),
+        )
+        .expect("valid");
+        assert!(c.egress.check("127.0.0.1".parse().expect("ip")).is_ok());
+        std::fs::write(&path, "egress_deny = [\"nope\"]\n").expect("write");
+        let e = build(Some(&path), &[], &Overrides::default()).expect_err("bad cidr");
+        assert!(
+            e.to_string().starts_with("egress: egress_deny: `nope`"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -635,6 +683,7 @@ mod tests {
             err(&[("TOCSIN_WEBHOOK_RETRY_SCHEDULE", "10x")]).starts_with("webhook_retry_schedule:")
         );
         assert!(err(&[("TOCSIN_DATABASE_URL", "mysql://x")]).starts_with("database_url:"));
+        assert!(err(&[("TOCSIN_EGRESS", "open")]).starts_with("egress:"));
     }
 
     #[test]

@@ -359,7 +359,10 @@ fn webhook_command(cmd: WebhookCommand) -> anyhow::Result<()> {
             let (id, payload, headers) = webhook_tools::test_delivery(&secret, now_ms);
             let roots = tocsin::plugins::trust::load(None)?;
             // As deliveries go: no redirects, a 10 s deadline.
-            let client = tocsin::plugins::http::build_client(&roots.certs)?;
+            let client = tocsin::plugins::http::build_client(
+                &roots.certs,
+                std::sync::Arc::new(tocsin::plugins::egress::EgressPolicy::default()),
+            )?;
             let started = std::time::Instant::now();
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()

@@ -203,6 +203,7 @@ pub async fn validate(
     else {
         return Err(ApiError::bad_request("Invalid monitor"));
     };
+    refuse_denied_literal_target(&config, flat, plugins.egress())?;
     // Checks of one monitor never overlap: a check ends before the next is due.
     if timeout > interval {
         return Err(ApiError::unprocessable(format!(
@@ -220,6 +221,46 @@ pub async fn validate(
         regional_confirmation: common.regional_confirmation,
         config,
     })
+}
+
+/// A target written as an address (`url` with an IP host, `hostname` or `host`) that the egress
+/// policy denies could never be checked: refuse the monitor instead of failing every
+/// check. Names go through at check time, when they are resolved.
+fn refuse_denied_literal_target(
+    config: &str,
+    flat: bool,
+    egress: &crate::plugins::egress::EgressPolicy,
+) -> Result<(), ApiError> {
+    let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(config) else {
+        return Ok(());
+    };
+    let prefix = if flat { "" } else { "config." };
+    for field in ["url", "hostname", "host"] {
+        let Some(text) = fields.get(field).and_then(Value::as_str) else {
+            continue;
+        };
+        let host = match reqwest::Url::parse(text) {
+            Ok(url) if field == "url" => url.host_str().unwrap_or_default().to_string(),
+            _ => text.trim().to_string(),
+        };
+        let Ok(ip) = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+        else {
+            continue;
+        };
+        if let Err(denied) = egress.check(ip) {
+            return Err(ApiError::unprocessable(format!(
+                "This server may not connect to the monitor's target: {denied}"
+            ))
+            .with_details(vec![FieldError::new(
+                format!("{prefix}{field}"),
+                denied.to_string(),
+            )]));
+        }
+    }
+    Ok(())
 }
 
 /// The fields every monitor has, each None when it was invalid (and said so in `errors`).

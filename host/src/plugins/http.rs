@@ -2,18 +2,24 @@
 //! remaining budget as its timeout, redirects followed one by one (or not at all), and
 //! the body read up to a cap.
 
+use super::egress::{EgressDenied, EgressPolicy};
 use super::limits;
 use super::state::{CallContext, CallState};
 use super::wit::http::{Error, Host, Request, Response};
 use super::wit::types::Header;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, LOCATION, USER_AGENT};
 use reqwest::{Method, StatusCode, Url};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Build the shared client: no automatic redirects, no connection reuse (every check
-/// measures a real connect, as a visitor would see it), rustls for TLS trusting `roots`.
+/// measures a real connect, as a visitor would see it), rustls for TLS trusting `roots`,
+/// no proxy, and names resolved once and filtered through the egress policy, so the
+/// address connected to is the address checked.
 pub fn build_client(
     roots: &[rustls::pki_types::CertificateDer<'static>],
+    egress: Arc<EgressPolicy>,
 ) -> Result<reqwest::Client, reqwest::Error> {
     crate::crypto::install_provider();
     let certs = roots
@@ -22,6 +28,8 @@ pub fn build_client(
     reqwest::Client::builder()
         .tls_certs_only(certs)
         .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(Arc::new(CheckedResolver { egress }))
         .pool_max_idle_per_host(0)
         .user_agent(concat!(
             "Tocsin/",
@@ -30,6 +38,31 @@ pub fn build_client(
         ))
         .connect_timeout(Duration::from_secs(60))
         .build()
+}
+
+/// The system resolver, then the egress policy: only allowed addresses are handed to the
+/// connector.
+struct CheckedResolver {
+    egress: Arc<EgressPolicy>,
+}
+
+impl reqwest::dns::Resolve for CheckedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let egress = self.egress.clone();
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let mut found: Vec<IpAddr> = Vec::new();
+            for a in tokio::net::lookup_host((host.as_str(), 0)).await? {
+                if !found.contains(&a.ip()) {
+                    found.push(a.ip());
+                }
+            }
+            let allowed = egress.filter(&found)?;
+            let addrs: reqwest::dns::Addrs =
+                Box::new(allowed.into_iter().map(|ip| SocketAddr::new(ip, 0)));
+            Ok(addrs)
+        })
+    }
 }
 
 impl Host for CallState {
@@ -140,6 +173,7 @@ async fn exchange(
     let mut body = req.body.clone();
     let mut redirects = 0u32;
     loop {
+        literal_address_allowed(&call.services.egress, &url)?;
         let mut builder = call
             .services
             .http_client
@@ -231,6 +265,19 @@ fn drop_credentials(headers: &mut HeaderMap) {
     }
 }
 
+/// A URL whose host is an address literal never reaches the resolver: check it here.
+fn literal_address_allowed(egress: &EgressPolicy, url: &Url) -> Result<(), Error> {
+    let host = url.host_str().unwrap_or_default();
+    let Ok(ip) = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<IpAddr>()
+    else {
+        return Ok(());
+    };
+    egress.check(ip).map_err(|e| Error::Denied(e.to_string()))
+}
+
 fn redirect_target(base: &Url, headers: &HeaderMap) -> Option<Url> {
     let location = headers.get(LOCATION)?.to_str().ok()?;
     let next = base.join(location).ok()?;
@@ -239,6 +286,9 @@ fn redirect_target(base: &Url, headers: &HeaderMap) -> Option<Url> {
 
 /// Sort a transport error into the contract's variants, keeping its detail.
 fn transport_error(e: reqwest::Error) -> Error {
+    if let Some(denied) = find_cause::<EgressDenied>(&e) {
+        return Error::Denied(denied.to_string());
+    }
     let detail = error_chain(&e);
     let lower = detail.to_ascii_lowercase();
     if e.is_timeout() {
@@ -260,6 +310,20 @@ fn transport_error(e: reqwest::Error) -> Error {
         return Error::InvalidRequest(detail);
     }
     Error::Other(detail)
+}
+
+/// The first error of type `T` in a chain.
+fn find_cause<'a, T: std::error::Error + 'static>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a T> {
+    let mut current = Some(e);
+    while let Some(err) = current {
+        if let Some(found) = err.downcast_ref::<T>() {
+            return Some(found);
+        }
+        current = err.source();
+    }
+    None
 }
 
 /// The innermost useful messages of an error chain, joined.

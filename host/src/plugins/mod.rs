@@ -3,6 +3,7 @@
 //! touches wasmtime.
 
 pub mod describe;
+pub mod egress;
 pub mod http;
 pub mod limits;
 mod log;
@@ -84,10 +85,12 @@ impl PluginHost {
         if roots.extra > 0 {
             tracing::info!(count = roots.extra, "trusting extra root certificates");
         }
+        let egress = Arc::new(settings.egress.clone());
         let services = Arc::new(HostServices {
-            http_client: http::build_client(&roots.certs)?,
+            http_client: http::build_client(&roots.certs, egress.clone())?,
             smtp,
             tls_verifier: roots.verifier,
+            egress,
         });
         Ok(PluginHost {
             runtime,
@@ -99,6 +102,11 @@ impl PluginHost {
             monitor_linker,
             channel_linker,
         })
+    }
+
+    /// The egress policy the host imports apply.
+    pub fn egress(&self) -> &egress::EgressPolicy {
+        &self.services.egress
     }
 
     /// The built-in plugins, as sources.

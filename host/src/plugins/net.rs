@@ -4,6 +4,7 @@
 //! ICMP uses an unprivileged datagram socket where the kernel allows one
 //! (`net.ipv4.ping_group_range`) and a raw socket otherwise (root or `CAP_NET_RAW`).
 
+use super::egress::EgressPolicy;
 use super::state::{CallContext, CallState};
 /// The interface's error, under a name other modules can tell apart.
 pub use super::wit::net::Error as NetError;
@@ -38,9 +39,13 @@ impl Host for CallState {
             )));
         }
         let budget = Budget::new(&self.call, req.timeout_ms)?;
-        let address = *budget
-            .run(resolve(&req.host))
-            .await??
+        let found = budget.run(resolve(&req.host)).await??;
+        let address = *self
+            .call
+            .services
+            .egress
+            .filter(&found)
+            .map_err(|e| Error::Denied(e.to_string()))?
             .first()
             .ok_or_else(|| Error::Dns(format!("`{}` has no address", req.host)))?;
         ping(address, req.count, budget.deadline).await
@@ -55,7 +60,9 @@ impl Host for CallState {
         allowed(&self.call)?;
         let budget = Budget::new(&self.call, timeout_ms)?;
         let started = Instant::now();
-        let stream = budget.run(connect(&host, port)).await??;
+        let stream = budget
+            .run(connect(&host, port, &self.call.services.egress))
+            .await??;
         let address = stream
             .peer_addr()
             .map(|a| a.to_string())
@@ -159,14 +166,18 @@ pub async fn resolve(host: &str) -> Result<Vec<IpAddr>, Error> {
     Ok(out)
 }
 
-/// Connect to the first address of `host` that accepts, trying each in turn.
-pub async fn connect(host: &str, port: u16) -> Result<TcpStream, Error> {
+/// Connect to the first address of `host` the egress policy allows that accepts, trying
+/// each in turn: resolved once, checked, and connected to by address.
+pub async fn connect(host: &str, port: u16, egress: &EgressPolicy) -> Result<TcpStream, Error> {
     if port == 0 {
         return Err(Error::InvalidRequest(
             "port must be between 1 and 65535".into(),
         ));
     }
-    let addrs = resolve(host).await?;
+    let found = resolve(host).await?;
+    let addrs = egress
+        .filter(&found)
+        .map_err(|e| Error::Denied(e.to_string()))?;
     let mut last = None;
     for ip in addrs {
         match TcpStream::connect(SocketAddr::new(ip, port)).await {
@@ -307,14 +318,21 @@ mod tests {
             let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
             l.local_addr().expect("addr").port()
         };
+        let open = EgressPolicy::default();
         assert!(matches!(
-            connect("127.0.0.1", port).await,
+            connect("127.0.0.1", port, &open).await,
             Err(Error::ConnectionRefused(_))
         ));
         let l = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let port = l.local_addr().expect("addr").port();
-        assert!(connect("127.0.0.1", port).await.is_ok());
+        assert!(connect("127.0.0.1", port, &open).await.is_ok());
+        let strict = EgressPolicy::new(super::super::egress::EgressPreset::PublicOnly, &[], &[])
+            .expect("policy");
+        match connect("localhost", port, &strict).await {
+            Err(Error::Denied(reason)) => assert!(reason.contains("loopback"), "{reason}"),
+            other => panic!("loopback under public-only: {other:?}"),
+        }
     }
 }

@@ -51,4 +51,6 @@ pub struct HostSettings {
     /// Grant every plugin what it declares (for `tocsin plugin check` on a developer's
     /// machine; never for a server).
     pub grant_declared: bool,
+    /// Which addresses checks and deliveries may connect to.
+    pub egress: super::egress::EgressPolicy,
 }

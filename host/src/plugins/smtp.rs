@@ -1,20 +1,29 @@
 //! The `smtp` host interface: one message through the server's configured relay
 //! (`smtp.*`: none, STARTTLS or implicit TLS), within the call's remaining budget.
 
+use super::egress::EgressPolicy;
 use super::settings::{SmtpConfig, SmtpTls};
 use super::state::CallState;
 use super::wit::smtp::{Error, Host, Message};
 use lettre::message::{Mailbox, MultiPart, SinglePart, header::ContentType};
 use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
+use std::net::IpAddr;
 use std::time::Duration;
 
 /// Most recipients of one message.
 const MAX_RECIPIENTS: usize = 50;
 
-/// A configured relay.
+/// A configured relay. Each message resolves the relay's name, checks the addresses
+/// against the egress policy and connects to an allowed one by address (TLS still
+/// verifies the certificate for the name).
 pub struct SmtpRelay {
-    transport: AsyncSmtpTransport<Tokio1Executor>,
+    host: String,
+    port: u16,
+    /// `None` for a plain connection; the name to verify otherwise.
+    tls: Option<(SmtpTls, TlsParameters)>,
+    credentials: Option<Credentials>,
     from: Mailbox,
 }
 
@@ -25,22 +34,22 @@ impl SmtpRelay {
             return Ok(None);
         };
         let tls = c.tls.unwrap_or(SmtpTls::Starttls);
-        let builder = match tls {
-            SmtpTls::None => AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host),
-            SmtpTls::Starttls => AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(host)
-                .map_err(|e| format!("smtp.host: {e}"))?,
-            SmtpTls::Tls => AsyncSmtpTransport::<Tokio1Executor>::relay(host)
-                .map_err(|e| format!("smtp.host: {e}"))?,
+        let parameters = match tls {
+            SmtpTls::None => None,
+            SmtpTls::Starttls | SmtpTls::Tls => Some((
+                tls,
+                TlsParameters::new(host.to_string()).map_err(|e| format!("smtp.host: {e}"))?,
+            )),
         };
         let port = c.port.unwrap_or(match tls {
             SmtpTls::None => 25,
             SmtpTls::Starttls => 587,
             SmtpTls::Tls => 465,
         });
-        let mut builder = builder.port(port).timeout(Some(Duration::from_secs(10)));
-        if let (Some(user), Some(pass)) = (&c.username, &c.password) {
-            builder = builder.credentials(Credentials::new(user.clone(), pass.clone()));
-        }
+        let credentials = match (&c.username, &c.password) {
+            (Some(user), Some(pass)) => Some(Credentials::new(user.clone(), pass.clone())),
+            _ => None,
+        };
         let from_text = c
             .from
             .clone()
@@ -49,13 +58,52 @@ impl SmtpRelay {
             .parse()
             .map_err(|e| format!("smtp.from `{from_text}`: {e}"))?;
         Ok(Some(SmtpRelay {
-            transport: builder.build(),
+            host: host.to_string(),
+            port,
+            tls: parameters,
+            credentials,
             from,
         }))
     }
 
+    /// A transport to one address of the relay.
+    fn transport(&self, address: IpAddr) -> AsyncSmtpTransport<Tokio1Executor> {
+        let mut builder =
+            AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(address.to_string())
+                .port(self.port)
+                .timeout(Some(Duration::from_secs(10)));
+        builder = match &self.tls {
+            None => builder,
+            Some((SmtpTls::Tls, parameters)) => builder.tls(Tls::Wrapper(parameters.clone())),
+            Some((_, parameters)) => builder.tls(Tls::Required(parameters.clone())),
+        };
+        if let Some(credentials) = &self.credentials {
+            builder = builder.credentials(credentials.clone());
+        }
+        builder.build()
+    }
+
+    /// The relay's first address the egress policy allows.
+    async fn address(&self, egress: &EgressPolicy) -> Result<IpAddr, Error> {
+        let found = super::net::resolve(&self.host).await.map_err(|e| {
+            Error::Transient(format!("cannot resolve the relay `{}`: {e:?}", self.host))
+        })?;
+        let allowed = egress
+            .filter(&found)
+            .map_err(|e| Error::Denied(format!("the relay `{}`: {e}", self.host)))?;
+        allowed
+            .first()
+            .copied()
+            .ok_or_else(|| Error::Transient(format!("the relay `{}` has no address", self.host)))
+    }
+
     /// Send one message.
-    pub async fn send(&self, msg: &Message, budget: Duration) -> Result<(), Error> {
+    pub async fn send(
+        &self,
+        msg: &Message,
+        budget: Duration,
+        egress: &EgressPolicy,
+    ) -> Result<(), Error> {
         if msg.to.is_empty() || msg.to.len() > MAX_RECIPIENTS {
             return Err(Error::Rejected(format!(
                 "a message needs 1 to {MAX_RECIPIENTS} recipients"
@@ -82,16 +130,21 @@ impl SmtpRelay {
             ),
         }
         .map_err(|e| Error::Rejected(format!("cannot build the message: {e}")))?;
-        match tokio::time::timeout(budget, self.transport.send(email)).await {
+        let exchange = async {
+            let address = self.address(egress).await?;
+            Ok(self.transport(address).send(email).await)
+        };
+        match tokio::time::timeout(budget, exchange).await {
             Err(_) => Err(Error::Transient(format!(
                 "the relay did not answer within {} s",
                 budget.as_secs()
             ))),
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) if e.is_permanent() => Err(Error::Rejected(format!(
+            Ok(Err(refused)) => Err(refused),
+            Ok(Ok(Ok(_))) => Ok(()),
+            Ok(Ok(Err(e))) if e.is_permanent() => Err(Error::Rejected(format!(
                 "the relay refused the message: {e}"
             ))),
-            Ok(Err(e)) => Err(Error::Transient(format!("sending failed: {e}"))),
+            Ok(Ok(Err(e))) => Err(Error::Transient(format!("sending failed: {e}"))),
         }
     }
 }
@@ -109,6 +162,8 @@ impl Host for CallState {
                 "no SMTP relay is configured (set smtp.host)".into(),
             ));
         };
-        relay.send(&msg, self.call.remaining()).await
+        relay
+            .send(&msg, self.call.remaining(), &self.call.services.egress)
+            .await
     }
 }

@@ -78,6 +78,8 @@ pub struct HostServices {
     pub smtp: Option<super::smtp::SmtpRelay>,
     /// Chain and name validation against the trusted roots, for TLS inspection.
     pub tls_verifier: Arc<rustls::client::WebPkiServerVerifier>,
+    /// Which addresses connections may go to.
+    pub egress: Arc<super::egress::EgressPolicy>,
 }
 
 /// Facts about the running call.

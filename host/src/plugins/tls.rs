@@ -5,6 +5,7 @@
 //! *why* (unknown issuer, expired, wrong name) instead of getting a bare handshake error.
 //! Trust is decided by the same roots as every other outgoing TLS connection.
 
+use super::egress::EgressPolicy;
 use super::net::{self, Budget};
 use super::state::{CallContext, CallState};
 use super::wit::tls::{Certificate, Error, Host, InspectRequest, InspectResult};
@@ -54,7 +55,13 @@ pub async fn inspect(call: &CallContext, req: InspectRequest) -> Result<InspectR
     let budget = Budget::new(call, req.timeout_ms).map_err(from_net)?;
     let verifier = call.services.tls_verifier.clone();
     budget
-        .run(handshake(&host, req.port, server_name, verifier))
+        .run(handshake(
+            &host,
+            req.port,
+            server_name,
+            verifier,
+            &call.services.egress,
+        ))
         .await
         .map_err(from_net)?
 }
@@ -64,9 +71,10 @@ async fn handshake(
     port: u16,
     server_name: ServerName<'static>,
     verifier: Arc<WebPkiServerVerifier>,
+    egress: &EgressPolicy,
 ) -> Result<InspectResult, Error> {
     let started = Instant::now();
-    let stream = net::connect(host, port).await.map_err(from_net)?;
+    let stream = net::connect(host, port, egress).await.map_err(from_net)?;
     let recorder = Arc::new(Recorder {
         inner: verifier,
         verdict: Mutex::new(None),

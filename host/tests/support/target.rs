@@ -90,6 +90,19 @@ impl Target {
         format!("{}{path}", self.base)
     }
 
+    /// Requests `/status` has seen.
+    pub fn hits(&self) -> u64 {
+        self.knobs.hits.load(Ordering::SeqCst)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.base
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("port")
+    }
+
     pub fn set_status(&self, status: u16) {
         self.knobs.status.store(status, Ordering::SeqCst);
     }

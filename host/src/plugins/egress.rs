@@ -1,0 +1,288 @@
+//! The egress policy: which addresses checks and deliveries may connect to. Every host
+//! import that opens a connection (`http`, `net`, `tls`, `smtp`) resolves the name once,
+//! asks [`EgressPolicy::check`] about each address, and connects only to an address it
+//! allowed, so a name that resolves differently the second time (DNS rebinding) cannot
+//! slip past. Redirects are checked hop by hop the same way.
+//!
+//! A preset decides first; then `egress_allow` may allow what the preset denies, and
+//! `egress_deny` denies whatever it lists (deny wins over allow).
+
+use ipnet::IpNet;
+use std::fmt;
+use std::net::IpAddr;
+
+/// The preset the operator picks (`egress`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EgressPreset {
+    /// For a self-hoster, who monitors private services: everything but cloud metadata
+    /// and link-local addresses.
+    #[default]
+    Default,
+    /// For a shared server: public addresses only.
+    PublicOnly,
+}
+
+impl EgressPreset {
+    /// The configuration's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            EgressPreset::Default => "default",
+            EgressPreset::PublicOnly => "public-only",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<EgressPreset> {
+        match text {
+            "default" => Some(EgressPreset::Default),
+            "public-only" => Some(EgressPreset::PublicOnly),
+            _ => None,
+        }
+    }
+
+    /// The ranges the preset denies, each with what it is.
+    fn denied(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            EgressPreset::Default => DEFAULT_DENIED,
+            EgressPreset::PublicOnly => PUBLIC_ONLY_DENIED,
+        }
+    }
+}
+
+/// Cloud metadata services and link-local addresses (the metadata services live there).
+const DEFAULT_DENIED: &[(&str, &str)] = &[
+    (
+        "169.254.0.0/16",
+        "link-local, where cloud metadata services answer",
+    ),
+    ("fd00:ec2::254/128", "the EC2 IPv6 metadata service"),
+    ("fe80::/10", "IPv6 link-local"),
+];
+
+/// Everything that is not a public unicast address.
+const PUBLIC_ONLY_DENIED: &[(&str, &str)] = &[
+    (
+        "169.254.0.0/16",
+        "link-local, where cloud metadata services answer",
+    ),
+    ("fd00:ec2::254/128", "the EC2 IPv6 metadata service"),
+    ("fe80::/10", "IPv6 link-local"),
+    ("0.0.0.0/8", "this network"),
+    ("127.0.0.0/8", "loopback"),
+    ("10.0.0.0/8", "private"),
+    ("172.16.0.0/12", "private"),
+    ("192.168.0.0/16", "private"),
+    ("100.64.0.0/10", "carrier-grade NAT"),
+    ("192.0.0.0/24", "IETF protocol assignments"),
+    ("198.18.0.0/15", "benchmarking"),
+    ("224.0.0.0/4", "multicast"),
+    ("240.0.0.0/4", "reserved"),
+    ("::/128", "unspecified"),
+    ("::1/128", "loopback"),
+    ("fc00::/7", "unique local (ULA)"),
+    ("ff00::/8", "multicast"),
+    ("64:ff9b:1::/48", "local-use NAT64"),
+];
+
+/// A CIDR list entry as the operator wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Rule {
+    net: IpNet,
+}
+
+/// The policy in force.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EgressPolicy {
+    preset: EgressPreset,
+    allow: Vec<Rule>,
+    deny: Vec<Rule>,
+}
+
+/// Why an address may not be reached: the address and the rule that denies it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EgressDenied {
+    pub address: IpAddr,
+    pub rule: String,
+}
+
+impl fmt::Display for EgressDenied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the egress policy denies {}: {}",
+            self.address, self.rule
+        )
+    }
+}
+
+impl std::error::Error for EgressDenied {}
+
+impl EgressPolicy {
+    /// Build from the configuration: the preset and the two CIDR lists. A bare address is
+    /// a one-address range. Errors name the bad entry.
+    pub fn new(preset: EgressPreset, allow: &[String], deny: &[String]) -> Result<Self, String> {
+        Ok(EgressPolicy {
+            preset,
+            allow: parse_rules("egress_allow", allow)?,
+            deny: parse_rules("egress_deny", deny)?,
+        })
+    }
+
+    pub fn preset(&self) -> EgressPreset {
+        self.preset
+    }
+
+    /// May a connection go to `address`?
+    pub fn check(&self, address: IpAddr) -> Result<(), EgressDenied> {
+        let ip = canonical(address);
+        let denied = |rule: String| EgressDenied { address, rule };
+        if let Some(rule) = self.deny.iter().find(|r| r.net.contains(&ip)) {
+            return Err(denied(format!("it is in {} (egress_deny)", rule.net)));
+        }
+        if self.allow.iter().any(|r| r.net.contains(&ip)) {
+            return Ok(());
+        }
+        for (range, what) in self.preset.denied() {
+            let net: IpNet = range.parse().expect("preset ranges are valid CIDR");
+            if net.contains(&ip) {
+                return Err(denied(format!(
+                    "it is in {range} ({what}), which the `{}` egress preset denies",
+                    self.preset.name()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The addresses of `addresses` the policy allows, in order; when none is allowed,
+    /// why the first was denied.
+    pub fn filter(&self, addresses: &[IpAddr]) -> Result<Vec<IpAddr>, EgressDenied> {
+        let mut first_denial = None;
+        let mut allowed = Vec::new();
+        for ip in addresses {
+            match self.check(*ip) {
+                Ok(()) => allowed.push(*ip),
+                Err(e) => {
+                    first_denial.get_or_insert(e);
+                }
+            }
+        }
+        match (allowed.is_empty(), first_denial) {
+            (true, Some(e)) => Err(e),
+            _ => Ok(allowed),
+        }
+    }
+}
+
+/// An IPv4 address written as IPv6 (`::ffff:a.b.c.d`) is the IPv4 address.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map(IpAddr::V4)
+            .unwrap_or(IpAddr::V6(v6)),
+        v4 => v4,
+    }
+}
+
+fn parse_rules(setting: &str, entries: &[String]) -> Result<Vec<Rule>, String> {
+    entries
+        .iter()
+        .map(|text| {
+            let t = text.trim();
+            let net = t
+                .parse::<IpNet>()
+                .or_else(|_| t.parse::<IpAddr>().map(IpNet::from))
+                .map_err(|_| {
+                    format!(
+                        "{setting}: `{text}` is not a CIDR range such as 10.0.0.0/8 or fd00::/8"
+                    )
+                })?;
+            Ok(Rule { net: net.trunc() })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().expect("ip")
+    }
+
+    #[test]
+    fn the_default_allows_private_services_but_not_metadata() {
+        let p = EgressPolicy::default();
+        for ok in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "192.168.1.1",
+            "::1",
+            "fd12::1",
+            "8.8.8.8",
+        ] {
+            assert_eq!(p.check(ip(ok)), Ok(()), "{ok}");
+        }
+        for bad in [
+            "169.254.169.254",
+            "fd00:ec2::254",
+            "fe80::1",
+            "::ffff:169.254.169.254",
+        ] {
+            let e = p.check(ip(bad)).expect_err(bad);
+            assert!(e.to_string().contains("`default` egress preset"), "{e}");
+        }
+    }
+
+    #[test]
+    fn public_only_denies_everything_not_public() {
+        let p = EgressPolicy::new(EgressPreset::PublicOnly, &[], &[]).expect("policy");
+        for bad in [
+            "127.0.0.1",
+            "10.0.0.1",
+            "172.20.0.1",
+            "192.168.0.1",
+            "100.64.0.1",
+            "224.0.0.1",
+            "::1",
+            "fd00::1",
+            "ff02::1",
+            "0.0.0.0",
+            "::",
+        ] {
+            let e = p.check(ip(bad)).expect_err(bad);
+            assert!(e.to_string().contains("public-only"), "{e}");
+        }
+        for ok in ["1.1.1.1", "2606:4700::1111", "172.32.0.1"] {
+            assert_eq!(p.check(ip(ok)), Ok(()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn allow_lists_open_the_preset_and_deny_wins() {
+        let p = EgressPolicy::new(
+            EgressPreset::PublicOnly,
+            &["10.1.0.0/16".into(), "127.0.0.1".into()],
+            &["10.1.2.0/24".into(), "1.2.3.4".into()],
+        )
+        .expect("policy");
+        assert_eq!(p.check(ip("10.1.9.9")), Ok(()));
+        assert_eq!(p.check(ip("127.0.0.1")), Ok(()));
+        assert!(p.check(ip("127.0.0.2")).is_err());
+        let e = p.check(ip("10.1.2.3")).expect_err("deny wins");
+        assert!(e.to_string().contains("10.1.2.0/24 (egress_deny)"), "{e}");
+        assert!(p.check(ip("1.2.3.4")).is_err());
+        assert_eq!(
+            p.filter(&[ip("127.0.0.2"), ip("10.1.9.9")]),
+            Ok(vec![ip("10.1.9.9")])
+        );
+        assert!(p.filter(&[ip("127.0.0.2")]).is_err());
+    }
+
+    #[test]
+    fn bad_entries_are_named() {
+        let e = EgressPolicy::new(EgressPreset::Default, &[], &["10.0.0.0/33".into()])
+            .expect_err("bad");
+        assert!(e.contains("egress_deny: `10.0.0.0/33`"), "{e}");
+    }
+}
