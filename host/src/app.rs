@@ -196,6 +196,18 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         shutdown_rx.clone(),
     ));
 
+    let days = |d: u32| (d > 0).then(|| std::time::Duration::from_secs(u64::from(d) * 86_400));
+    let retention_task = tokio::spawn(crate::engine::retention::run(
+        store.clone(),
+        clock.clone(),
+        crate::engine::retention::RetentionSettings {
+            checks: days(config.retention.checks_days),
+            deliveries: days(config.retention.deliveries_days),
+            incidents: days(config.retention.incidents_days),
+        },
+        shutdown_rx.clone(),
+    ));
+
     let key_usage = Arc::new(crate::api::api_keys::KeyUsage::default());
     let state = AppState {
         store: store.clone(),
@@ -203,7 +215,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         config: config.clone(),
         clock,
         engine,
-        limiter: Arc::new(crate::api::ratelimit::RateLimiter::new(
+        limits: Arc::new(crate::api::ratelimit::Limits::new(
             config.rate_limit_per_minute,
             config.rate_limit_burst,
         )),
@@ -232,15 +244,14 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     println!("Tocsin is listening on http://{address}");
 
     let mut rx = shutdown_rx.clone();
-    axum::serve(listener, api::router(state))
-        .with_graceful_shutdown(async move {
-            tokio::select! {
-                _ = shutdown_signal() => {}
-                _ = rx.changed() => {}
-            }
-        })
-        .await
-        .context("the HTTP server failed")?;
+    api::serve::serve(listener, api::router(state), async move {
+        tokio::select! {
+            _ = shutdown_signal() => {}
+            _ = rx.changed() => {}
+        }
+    })
+    .await
+    .context("the HTTP server failed")?;
 
     tracing::info!("shutting down");
     let _ = shutdown_tx.send(true);
@@ -250,6 +261,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
     let _ = heartbeat_task.await;
     let _ = escalation_task.await;
+    // A sweep in progress stops between batches; it resumes at the next start.
+    retention_task.abort();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(12), outbox_task).await;
     // The recorder drains what checks already handed over once every sender is gone.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), recorder_task).await;

@@ -3,7 +3,7 @@
 //! Every setting has a default, so the server runs with no file at all. This is the only
 //! module that reads the environment.
 
-use crate::plans::Plan;
+use crate::plans::{Plan, Quota, Quotas};
 use crate::plugins::Capability;
 use crate::plugins::egress::{EgressPolicy, EgressPreset};
 use serde::Deserialize;
@@ -55,6 +55,8 @@ pub struct Config {
     pub rate_limit_burst: u32,
     pub bootstrap_key: Option<String>,
     pub bootstrap_plan: Plan,
+    /// What each plan allows (`[plans.<plan>]`).
+    pub quotas: Quotas,
     pub plugins_dir: PathBuf,
     /// The region this node runs checks for.
     pub region: String,
@@ -66,6 +68,9 @@ pub struct Config {
     pub tls_extra_roots: Option<PathBuf>,
     /// Which addresses checks and deliveries may connect to.
     pub egress: EgressPolicy,
+    /// Days raw check results, finished deliveries and resolved incidents are kept
+    /// (0: for ever).
+    pub retention: Retention,
     pub log_format: LogFormat,
     /// Log filter in `tracing` syntax (e.g. `info,tocsin=debug`).
     pub log_filter: String,
@@ -86,6 +91,7 @@ struct FileConfig {
     rate_limit_burst: Option<u32>,
     bootstrap_key: Option<String>,
     bootstrap_plan: Option<Plan>,
+    plans: Option<FilePlans>,
     plugins_dir: Option<PathBuf>,
     region: Option<String>,
     regions: Option<Vec<Region>>,
@@ -96,8 +102,48 @@ struct FileConfig {
     egress: Option<String>,
     egress_allow: Option<Vec<String>>,
     egress_deny: Option<Vec<String>>,
+    retention: Option<FileRetention>,
     log_format: Option<LogFormat>,
     log_filter: Option<String>,
+}
+
+/// How long rows are kept, in days; 0 keeps them for ever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    pub checks_days: u32,
+    pub deliveries_days: u32,
+    pub incidents_days: u32,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRetention {
+    checks_days: Option<u32>,
+    deliveries_days: Option<u32>,
+    incidents_days: Option<u32>,
+}
+
+/// `[plans.free]`, `[plans.pro]`, ...: each key overrides that plan's default.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilePlans {
+    free: Option<Quota>,
+    pro: Option<Quota>,
+    business: Option<Quota>,
+    enterprise: Option<Quota>,
+}
+
+impl FilePlans {
+    fn quotas(self) -> Quotas {
+        let d = Quotas::default();
+        let pick = |q: Option<Quota>, base: Quota| q.map_or(base, |q| q.over(base));
+        Quotas {
+            free: pick(self.free, d.free),
+            pro: pick(self.pro, d.pro),
+            business: pick(self.business, d.business),
+            enterprise: pick(self.enterprise, d.enterprise),
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -266,6 +312,7 @@ impl Config {
                 f.bootstrap_plan,
             )?
             .unwrap_or(Plan::Enterprise);
+        let quotas = f.plans.unwrap_or_default().quotas();
         let plugins_dir: PathBuf = s
             .pick("plugins_dir", None, "TOCSIN_PLUGINS_DIR", f.plugins_dir)?
             .unwrap_or_else(|| data_dir.join("plugins"));
@@ -310,6 +357,33 @@ impl Config {
             &f.egress_deny.unwrap_or_default(),
         )
         .map_err(|m| invalid("egress", m))?;
+        let file_retention = f.retention.unwrap_or_default();
+        let retention = Retention {
+            checks_days: s
+                .pick(
+                    "retention.checks_days",
+                    None,
+                    "TOCSIN_RETENTION_CHECKS_DAYS",
+                    file_retention.checks_days,
+                )?
+                .unwrap_or(90),
+            deliveries_days: s
+                .pick(
+                    "retention.deliveries_days",
+                    None,
+                    "TOCSIN_RETENTION_DELIVERIES_DAYS",
+                    file_retention.deliveries_days,
+                )?
+                .unwrap_or(90),
+            incidents_days: s
+                .pick(
+                    "retention.incidents_days",
+                    None,
+                    "TOCSIN_RETENTION_INCIDENTS_DAYS",
+                    file_retention.incidents_days,
+                )?
+                .unwrap_or(0),
+        };
         let log_format = s
             .pick("log_format", None, "TOCSIN_LOG_FORMAT", f.log_format)?
             .unwrap_or(LogFormat::Pretty);
@@ -329,6 +403,7 @@ impl Config {
             rate_limit_burst,
             bootstrap_key,
             bootstrap_plan,
+            quotas,
             plugins_dir,
             region,
             regions,
@@ -337,6 +412,7 @@ impl Config {
             telegram,
             tls_extra_roots,
             egress,
+            retention,
             log_format,
             log_filter,
         })
@@ -604,6 +680,37 @@ mod tests {
         assert_eq!(c.bootstrap_plan, Plan::Enterprise);
         assert_eq!(c.telegram.api_base, "https://api.telegram.org");
         assert_eq!(c.egress, EgressPolicy::default());
+        assert_eq!(
+            c.retention,
+            Retention {
+                checks_days: 90,
+                deliveries_days: 90,
+                incidents_days: 0
+            }
+        );
+    }
+
+    #[test]
+    fn plan_quotas_override_defaults_key_by_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.toml");
+        std::fs::write(
+            &path,
+            "[plans.free]\nmonitors = 3\nmin_interval = 0\n[plans.enterprise]\nmembers = 500\n",
+        )
+        .expect("write");
+        let c = build(Some(&path), &[], &Overrides::default()).expect("valid");
+        assert_eq!(c.quotas.free.monitors, Some(3));
+        assert_eq!(
+            c.quotas.free.channels,
+            Quota::default_for(Plan::Free).channels
+        );
+        assert_eq!(c.quotas.free.min_interval, None, "0 is no limit");
+        assert_eq!(c.quotas.enterprise.members, Some(500));
+        assert_eq!(c.quotas.enterprise.monitors, None);
+        assert_eq!(c.quotas.pro, Quota::default_for(Plan::Pro));
+        std::fs::write(&path, "[plans.free]\nmonitor = 3\n").expect("write");
+        assert!(build(Some(&path), &[], &Overrides::default()).is_err());
     }
 
     #[test]

@@ -2,8 +2,46 @@
 
 /// `a, b or c` (`a` alone, `a or b` for two, empty for none): the choices a message offers.
 pub fn or_list(items: &[&str]) -> String {
+    joined(items, "or")
+}
+
+/// `a, b and c`: the things a message names together.
+pub fn and_list<S: AsRef<str>>(items: &[S]) -> String {
+    let items: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
+    joined(&items, "and")
+}
+
+/// Longest failure reason stored or sent, in bytes.
+pub const MAX_REASON_BYTES: usize = 1024;
+
+/// Text from a plugin made safe to store and show: NUL characters (which PostgreSQL text
+/// cannot hold) and other control characters but newline and tab become spaces, and the
+/// text is cut at a character boundary to at most `max_bytes`, ending in `…` when cut.
+pub fn bounded(text: &str, max_bytes: usize) -> String {
+    let clean: String = text
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    if clean.len() <= max_bytes {
+        return clean;
+    }
+    let ellipsis = '…';
+    let mut end = max_bytes.saturating_sub(ellipsis.len_utf8());
+    while !clean.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{ellipsis}", &clean[..end])
+}
+
+fn joined(items: &[&str], word: &str) -> String {
     match items.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, rest)) if !rest.is_empty() => format!("{} {word} {last}", rest.join(", ")),
         Some((last, _)) => (*last).to_string(),
         None => String::new(),
     }
@@ -22,5 +60,16 @@ mod tests {
             or_list(&["http", "net", "tls", "smtp"]),
             "http, net, tls or smtp"
         );
+        assert_eq!(and_list(&["a", "b", "c"]), "a, b and c");
+    }
+
+    #[test]
+    fn plugin_text_is_cleaned_and_cut_at_a_character() {
+        assert_eq!(bounded("a\u{0}b\r\nc", 100), "a b \nc");
+        let long = "é".repeat(1000);
+        let cut = bounded(&long, MAX_REASON_BYTES);
+        assert!(cut.len() <= MAX_REASON_BYTES, "{}", cut.len());
+        assert!(cut.ends_with('…'));
+        assert_eq!(bounded("short", 10), "short");
     }
 }

@@ -384,17 +384,24 @@ fn the_rate_limit_answers_429_with_its_headers() {
         &json!({"name": "x", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 60}),
     )
     .assert_error(429, "RATE_LIMITED");
-    // Another key has its own bucket.
-    let other = server.cli(&["key", "create", "--workspace", &workspace]);
+    // Another key of the same workspace does not escape the workspace's bucket; a key of
+    // another workspace has its own.
+    let same = server.cli(&["key", "create", "--workspace", &workspace]);
+    api.with_key(&same)
+        .get("/v1/monitors")
+        .assert_error(429, "RATE_LIMITED");
+    let elsewhere = server.cli(&["workspace", "create", "--name", "Other"]);
+    let other = server.cli(&["key", "create", "--workspace", &elsewhere]);
     let r = api.with_key(&other).get("/v1/monitors");
     assert_eq!(r.status, 200, "{}", r.body);
+    // One token a second comes back.
+    std::thread::sleep(Duration::from_millis(1100));
+    let r = api.get("/v1/monitors");
+    assert_eq!(r.status, 200, "a token came back");
     assert_eq!(
         r.body["pagination"]["total"], 0,
         "the limited write created nothing"
     );
-    // One token a second comes back.
-    std::thread::sleep(Duration::from_millis(1100));
-    assert_eq!(api.get("/v1/monitors").status, 200, "a token came back");
 }
 
 #[test]

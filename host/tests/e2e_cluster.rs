@@ -15,45 +15,12 @@ use sinks::Receiver;
 use std::collections::{HashMap, HashSet};
 use std::process::Command;
 use std::time::Duration;
+use support::pg::TestDb;
 use support::{Server, wait_for};
 use target::Target;
 
 const MONITORS: usize = 200;
 const CONFIG: &str = "[[regions]]\nname = \"eu\"\nipv4 = [\"203.0.113.0/28\"]\n\n[[regions]]\nname = \"us\"\nipv4 = [\"198.51.100.0/28\"]\n";
-
-struct TestDb {
-    admin: DatabaseConnection,
-    name: String,
-    url: String,
-}
-
-impl TestDb {
-    async fn create(base: &str) -> TestDb {
-        let name = format!(
-            "tocsin_cluster_{}",
-            ulid::Ulid::new().to_string().to_lowercase()
-        );
-        let admin = Database::connect(base)
-            .await
-            .expect("connect to TOCSIN_TEST_DATABASE_URL");
-        admin
-            .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-            .await
-            .expect("create test database");
-        let url = match base.rfind('/') {
-            Some(i) if i > base.find("://").unwrap_or(0) + 2 => format!("{}/{name}", &base[..i]),
-            _ => format!("{base}/{name}"),
-        };
-        TestDb { admin, name, url }
-    }
-
-    async fn drop(self) {
-        let _ = self
-            .admin
-            .execute_unprepared(&format!("DROP DATABASE \"{}\" WITH (FORCE)", self.name))
-            .await;
-    }
-}
 
 /// (monitor id, checked_at, region) of every check in `[from, to)`.
 async fn checks_between(db: &DatabaseConnection, from: i64, to: i64) -> Vec<(String, i64, String)> {

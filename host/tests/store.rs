@@ -1,7 +1,8 @@
 //! The store on both backends: SQLite always, PostgreSQL when `TOCSIN_TEST_DATABASE_URL`
 //! names a server (each run gets its own database there, dropped afterwards).
 
-use sea_orm::{ConnectionTrait, Database};
+mod support;
+
 use tocsin::engine::CheckRecord;
 use tocsin::engine::EngineContext;
 use tocsin::engine::actions;
@@ -361,6 +362,19 @@ async fn exercise(store: Store) {
             .await
             .expect("delete")
     );
+    // The history follows in batches, with the retention sweep.
+    let swept = tocsin::engine::retention::sweep(
+        &store,
+        &tocsin::engine::retention::RetentionSettings {
+            checks: None,
+            deliveries: None,
+            incidents: None,
+        },
+        NOW,
+    )
+    .await
+    .expect("sweep");
+    assert!(swept.deleted_monitor_checks > 0, "{swept:?}");
     assert_eq!(
         store
             .list_checks("mon_0", None, None, page(1, 10))
@@ -388,36 +402,14 @@ async fn store_on_sqlite() {
 
 #[tokio::test]
 async fn store_on_postgres() {
-    let Ok(base) = std::env::var("TOCSIN_TEST_DATABASE_URL") else {
-        eprintln!(
-            "SKIPPED store_on_postgres: set TOCSIN_TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to test PostgreSQL"
-        );
+    let Some(base) = support::pg::base_url("store_on_postgres") else {
         return;
     };
-    let name = format!(
-        "tocsin_test_{}",
-        ulid::Ulid::new().to_string().to_lowercase()
-    );
-    let admin = Database::connect(&base)
-        .await
-        .expect("connect to TOCSIN_TEST_DATABASE_URL");
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-        .await
-        .expect("create test database");
-    let url = match base.rfind('/') {
-        Some(i) if base[..i].contains("://") && i > base.find("://").unwrap_or(0) + 2 => {
-            format!("{}/{name}", &base[..i])
-        }
-        _ => format!("{base}/{name}"),
-    };
-    let store = Store::connect(&url)
+    let db = support::pg::TestDb::create(&base).await;
+    let store = Store::connect(&db.url)
         .await
         .expect("connect to the test database");
     exercise(store.clone()).await;
     store.close().await;
-    admin
-        .execute_unprepared(&format!("DROP DATABASE \"{name}\" WITH (FORCE)"))
-        .await
-        .expect("drop test database");
+    db.drop().await;
 }

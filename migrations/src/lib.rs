@@ -11,6 +11,7 @@ mod m0004_members;
 mod m0005_status_pages;
 mod m0006_cluster;
 mod m0007_confirmations;
+mod m0008_retention;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -26,6 +27,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0005_status_pages::Migration),
             Box::new(m0006_cluster::Migration),
             Box::new(m0007_confirmations::Migration),
+            Box::new(m0008_retention::Migration),
         ]
     }
 }

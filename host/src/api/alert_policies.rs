@@ -121,6 +121,18 @@ fn view(row: &PolicyRow) -> PolicyView {
     }
 }
 
+/// The view as `p` may see it (a read key sees webhook URLs' origins only).
+fn view_for(p: &Principal, row: &PolicyRow) -> PolicyView {
+    let mut v = view(row);
+    if super::redact::applies(p) {
+        super::redact::channel_list(&mut v.channels);
+        if let Some(list) = v.escalation.get_mut("channels") {
+            super::redact::channel_list(list);
+        }
+    }
+    v
+}
+
 fn threshold(
     object: &Map<String, Value>,
     field: &str,
@@ -307,7 +319,7 @@ pub async fn list_policies(
         .list_alert_policies(&p.workspace_id, page)
         .await?;
     Ok(Paged {
-        items: rows.iter().map(view).collect(),
+        items: rows.iter().map(|r| view_for(&p, r)).collect(),
         pagination: Pagination::new(page, total),
     })
 }
@@ -323,7 +335,7 @@ pub async fn get_policy(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Success<PolicyView>, ApiError> {
-    Ok(Success::ok(view(&find(&state, &p, &id).await?)))
+    Ok(Success::ok(view_for(&p, &find(&state, &p, &id).await?)))
 }
 
 /// Change fields of an alert policy; absent fields keep their values.
@@ -353,15 +365,24 @@ pub async fn update_policy(
     merged.remove("id");
     merged.remove("createdAt");
     merged.remove("updatedAt");
-    // Stored channels keep write-only settings the view hides: reuse the stored list when
-    // the patch does not replace it.
-    let keep_channels = !merged
-        .get("channels")
-        .is_some_and(|c| *c != current["channels"]);
-    let mut v = validate(&state, &p, &merged).await?;
-    if keep_channels {
-        v.channels = row.channels.clone();
+    // The view hides write-only settings (a bot token): an inline channel the PATCH leaves
+    // in place, or sends back as it was shown, keeps the stored ones.
+    let stored_channels: Value = serde_json::from_str(&row.channels).unwrap_or(Value::Null);
+    if let Some(list) = merged.get_mut("channels") {
+        channel_input::carry_write_only(list, &stored_channels);
     }
+    let stored_escalation: Value = row
+        .escalation
+        .as_deref()
+        .and_then(|e| serde_json::from_str(e).ok())
+        .unwrap_or(Value::Null);
+    if let Some(list) = merged
+        .get_mut("escalation")
+        .and_then(|e| e.get_mut("channels"))
+    {
+        channel_input::carry_write_only(list, &stored_escalation["channels"]);
+    }
+    let v = validate(&state, &p, &merged).await?;
     let saved = state
         .store
         .update_alert_policy(PolicyRow {

@@ -138,7 +138,7 @@ pub async fn list_api_keys(
     responses(
         (status = 201, description = "The key and its secret", body = SuccessBody<CreatedApiKey>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
-        (status = 403, description = "FORBIDDEN: not an admin key", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: not an admin key; PLAN_UPGRADE_REQUIRED: the plan's count of active keys is reached", body = ErrorBody),
     ))]
 pub async fn create_api_key(
     State(state): State<AppState>,
@@ -146,6 +146,7 @@ pub async fn create_api_key(
     ApiObject(object): ApiObject,
 ) -> Result<Success<CreatedApiKey>, ApiError> {
     let (name, role) = read_create(&object)?;
+    super::quota::room_for(&state, &p.workspace_id, crate::plans::Counted::ApiKeys).await?;
     let (key, secret) = state
         .store
         .create_api_key(&p.workspace_id, &name, role, None, state.clock.now_ms())

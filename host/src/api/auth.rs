@@ -2,6 +2,7 @@
 
 use super::AppState;
 use super::error::ApiError;
+use super::ratelimit::Decision;
 use crate::store::keys::{Principal, Role};
 use axum::extract::{Request, State};
 use axum::http::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
@@ -10,41 +11,92 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 /// Middleware: resolve the key, refuse what its role does not allow, and hand the
-/// `Principal` to handlers through request extensions.
+/// `Principal` to handlers through request extensions. A request spends from its key's
+/// bucket and its workspace's; a request with a bad key from its client address's.
 pub async fn require_key(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let header = req
         .headers()
         .get(AUTHORIZATION)
         .map(|v| v.to_str().map(str::to_owned));
+    let now = state.clock.now_ms();
     let principal = match authenticate(&state, header).await {
         Ok(p) => p,
-        Err(e) => return e.into_response(),
+        Err(e) => {
+            // Guessing keys costs the guesser: bad keys spend from the address's bucket.
+            let decision = state.limits.addresses.check(&client_address(&req), now);
+            return with_headers(
+                if decision.allowed {
+                    e.into_response()
+                } else {
+                    too_many(&decision, "This client address")
+                },
+                &decision,
+            );
+        }
     };
-    let now = state.clock.now_ms();
     state.key_usage.record(&principal.key_id, now);
-    let decision = state.limiter.check(&principal.key_id, now);
-    let mut response = if !decision.allowed {
-        let wait = decision
-            .retry_after
-            .map_or(1, |d| d.as_secs_f64().ceil() as u64);
-        let mut r = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "RATE_LIMITED",
-            format!(
-                "This API key is over its limit of {} requests a minute; retry in {wait} s",
-                decision.limit
-            ),
-        )
-        .into_response();
-        r.headers_mut()
-            .insert(RETRY_AFTER, HeaderValue::from(wait.max(1)));
-        r
+    let by_key = state.limits.keys.check(&principal.key_id, now);
+    let by_workspace = state.limits.workspaces.check(&principal.workspace_id, now);
+    let decision = by_key.tighter(by_workspace);
+    let response = if !by_key.allowed {
+        too_many(&by_key, "This API key")
+    } else if !by_workspace.allowed {
+        too_many(&by_workspace, "This workspace (all its keys together)")
     } else if let Err(e) = authorize(principal.role, req.method(), req.uri().path()) {
         e.into_response()
     } else {
         req.extensions_mut().insert(principal);
         next.run(req).await
     };
+    with_headers(response, &decision)
+}
+
+/// Middleware for unauthenticated pages: public status pages spend from a bucket per
+/// client address. Health checks (`/healthz`, `/readyz`) are not limited: load balancers
+/// and orchestrators poll them.
+pub async fn limit_by_address(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if !req.uri().path().starts_with("/status/") {
+        return next.run(req).await;
+    }
+    let decision = state
+        .limits
+        .addresses
+        .check(&client_address(&req), state.clock.now_ms());
+    let response = if decision.allowed {
+        next.run(req).await
+    } else {
+        too_many(&decision, "This client address")
+    };
+    with_headers(response, &decision)
+}
+
+/// The peer address of the connection (proxies' forwarding headers are not trusted).
+fn client_address(req: &Request) -> String {
+    req.extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map_or_else(|| "unknown".to_string(), |c| c.0.ip().to_string())
+}
+
+/// 429 in the envelope, naming who is over which limit.
+fn too_many(decision: &Decision, who: &str) -> Response {
+    let wait = decision
+        .retry_after
+        .map_or(1, |d| d.as_secs_f64().ceil() as u64)
+        .max(1);
+    let mut r = ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "RATE_LIMITED",
+        format!(
+            "{who} is over its limit of {} requests a minute; retry in {wait} s",
+            decision.limit
+        ),
+    )
+    .into_response();
+    r.headers_mut().insert(RETRY_AFTER, HeaderValue::from(wait));
+    r
+}
+
+fn with_headers(mut response: Response, decision: &Decision) -> Response {
     let h = response.headers_mut();
     h.insert("x-ratelimit-limit", HeaderValue::from(decision.limit));
     h.insert(

@@ -53,7 +53,13 @@ pub async fn validate_settings(
         Ok(Err(problems)) => Err(ApiError::validation(
             problems
                 .into_iter()
-                .map(|p| FieldError::new(format!("{prefix}{}", p.field), p.message))
+                .take(50)
+                .map(|p| {
+                    FieldError::new(
+                        format!("{prefix}{}", crate::text::bounded(&p.field, 256)),
+                        crate::text::bounded(&p.message, 512),
+                    )
+                })
                 .collect(),
         )),
         Err(e) => Err(ApiError::unprocessable(format!(
@@ -148,6 +154,30 @@ pub async fn validate_channel_list(
         out.push(Value::Object(ordered));
     }
     Ok(Value::Array(out))
+}
+
+/// Give each inline channel of `list` the write-only settings its stored counterpart (same
+/// position, same type) has and it lacks: the API never shows them, so a client that sends
+/// back what it read must not erase them.
+pub fn carry_write_only(list: &mut Value, stored: &Value) {
+    let (Value::Array(items), Value::Array(before)) = (list, stored) else {
+        return;
+    };
+    for (item, old) in items.iter_mut().zip(before) {
+        let (Value::Object(item), Value::Object(old)) = (item, old) else {
+            continue;
+        };
+        if item.get("type").is_none() || item.get("type") != old.get("type") {
+            continue;
+        }
+        for f in WRITE_ONLY {
+            if !item.contains_key(f)
+                && let Some(v) = old.get(f)
+            {
+                item.insert(f.to_string(), v.clone());
+            }
+        }
+    }
 }
 
 /// A stored channel list as the API shows it.

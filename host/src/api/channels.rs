@@ -9,7 +9,7 @@ use super::extract::{ApiObject, ApiPath, ApiQuery};
 use super::paging::{self, PageParams};
 use crate::ids;
 use crate::outbox::{self, Origin, Target, events};
-use crate::store::alerting::ChannelRow;
+use crate::store::alerting::{ChannelDeletion, ChannelRow};
 use crate::store::keys::Principal;
 use axum::Extension;
 use axum::extract::State;
@@ -75,6 +75,15 @@ fn view(row: &ChannelRow) -> ChannelView {
     }
 }
 
+/// The view as `p` may see it (a read key sees a webhook URL's origin only).
+fn view_for(p: &Principal, row: &ChannelRow) -> ChannelView {
+    let mut v = view(row);
+    if super::redact::applies(p) {
+        super::redact::channel_settings(&v.kind, &mut v.settings);
+    }
+    v
+}
+
 async fn find(state: &AppState, p: &Principal, id: &str) -> Result<ChannelRow, ApiError> {
     state
         .store
@@ -126,6 +135,7 @@ fn conflict(name: &str) -> ApiError {
     responses(
         (status = 201, description = "The created channel", body = SuccessBody<ChannelBody>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 403, description = "PLAN_UPGRADE_REQUIRED: the plan's channel count is reached", body = ErrorBody),
         (status = 409, description = "CONFLICT: the name is taken", body = ErrorBody),
         (status = 422, description = "No plugin provides the type", body = ErrorBody),
     ))]
@@ -135,6 +145,7 @@ pub async fn create_channel(
     ApiObject(object): ApiObject,
 ) -> Result<Success<ChannelView>, ApiError> {
     let (name, kind, config) = validate(&state, object).await?;
+    super::quota::room_for(&state, &p.workspace_id, crate::plans::Counted::Channels).await?;
     let now = state.clock.now_ms();
     let row = ChannelRow {
         id: ids::new_id(ids::prefix::CHANNEL),
@@ -163,7 +174,7 @@ pub async fn list_channels(
     paging::finish(errors)?;
     let (rows, total) = state.store.list_channels(&p.workspace_id, page).await?;
     Ok(Paged {
-        items: rows.iter().map(view).collect(),
+        items: rows.iter().map(|r| view_for(&p, r)).collect(),
         pagination: Pagination::new(page, total),
     })
 }
@@ -179,7 +190,7 @@ pub async fn get_channel(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Success<ChannelView>, ApiError> {
-    Ok(Success::ok(view(&find(&state, &p, &id).await?)))
+    Ok(Success::ok(view_for(&p, &find(&state, &p, &id).await?)))
 }
 
 /// Change a stored channel; absent fields keep their values (`type` cannot change).
@@ -226,21 +237,41 @@ pub async fn update_channel(
     Ok(Success::ok(view(&saved)))
 }
 
-/// Delete a stored channel. Policies that refer to it skip it from then on.
+/// Delete a stored channel. A channel that alert policies use is kept: 409 names them.
 #[utoipa::path(delete, path = "/v1/channels/{id}", tag = "channels", params(("id" = String, Path, description = "Channel id")),
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, description = "CHANNEL_NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "CONFLICT: alert policies use the channel (the message names them)", body = ErrorBody),
     ))]
 pub async fn delete_channel(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<NoContent, ApiError> {
-    if state.store.delete_channel(&p.workspace_id, &id).await? {
-        Ok(NoContent)
-    } else {
-        Err(Resource::CHANNEL.not_found(&id))
+    match state.store.delete_channel(&p.workspace_id, &id).await? {
+        ChannelDeletion::Deleted => Ok(NoContent),
+        ChannelDeletion::NotFound => Err(Resource::CHANNEL.not_found(&id)),
+        ChannelDeletion::InUse(policies) => {
+            let named: Vec<String> = policies
+                .iter()
+                .map(|(pid, name)| format!("`{name}` ({pid})"))
+                .collect();
+            Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "CONFLICT",
+                format!(
+                    "Channel {id} is used by alert {} {}; remove it from {} first",
+                    if named.len() == 1 {
+                        "policy"
+                    } else {
+                        "policies"
+                    },
+                    crate::text::and_list(&named),
+                    if named.len() == 1 { "it" } else { "them" },
+                ),
+            ))
+        }
     }
 }
 
@@ -250,6 +281,7 @@ pub async fn delete_channel(
     responses(
         (status = 200, description = "The test delivery", body = SuccessBody<DeliveryView>),
         (status = 404, description = "CHANNEL_NOT_FOUND", body = ErrorBody),
+        (status = 429, description = "RATE_LIMITED: the workspace's test notifications (6 a minute, 3 at once)", body = ErrorBody),
     ))]
 pub async fn test_channel(
     State(state): State<AppState>,
@@ -257,12 +289,29 @@ pub async fn test_channel(
     ApiPath(id): ApiPath<String>,
 ) -> Result<Success<DeliveryView>, ApiError> {
     let ch = find(&state, &p, &id).await?;
+    let now = state.clock.now_ms();
+    let allowance = state.limits.channel_tests.check(&p.workspace_id, now);
+    if !allowance.allowed {
+        let wait = allowance
+            .retry_after
+            .map_or(1, |d| d.as_secs_f64().ceil() as u64)
+            .max(1);
+        let mut e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "RATE_LIMITED",
+            format!(
+                "This workspace has sent its {} test notifications a minute; retry in {wait} s",
+                allowance.limit
+            ),
+        );
+        e.headers.push(("retry-after", wait.to_string()));
+        return Err(e);
+    }
     let ws = state
         .store
         .workspace(&p.workspace_id)
         .await?
         .ok_or_else(|| ApiError::internal("workspace vanished"))?;
-    let now = state.clock.now_ms();
     let body = events::test_event(
         now,
         &state.config.public_url,

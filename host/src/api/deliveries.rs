@@ -6,7 +6,7 @@ use super::error::{ApiError, ErrorBody, OrNotFound, Resource};
 use super::extract::{ApiPath, ApiQuery};
 use super::paging::{self, PageParams};
 use crate::store::keys::Principal;
-use crate::store::{AttemptRow, DeliveryRow, DeliveryState, State as _};
+use crate::store::{AttemptRow, DeliveryRow, DeliveryState, Redelivery, State as _};
 use axum::Extension;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
@@ -154,17 +154,30 @@ pub async fn get_delivery(
     responses(
         (status = 200, description = "The delivery, pending again", body = SuccessBody<DeliveryView>),
         (status = 404, description = "DELIVERY_NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "CONFLICT: an attempt is under way; redeliver after it ends", body = ErrorBody),
     ))]
 pub async fn redeliver(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Success<DeliveryView>, ApiError> {
-    let d = state
+    let d = match state
         .store
         .redeliver(&p.workspace_id, &id, state.clock.now_ms())
         .await?
-        .or_not_found(Resource::DELIVERY, &id)?;
+    {
+        Redelivery::Queued(d) => d,
+        Redelivery::NotFound => return Err(Resource::DELIVERY.not_found(&id)),
+        Redelivery::InFlight(_) => {
+            return Err(ApiError::new(
+                axum::http::StatusCode::CONFLICT,
+                "CONFLICT",
+                format!(
+                    "Delivery {id} is being attempted right now; redeliver it after this attempt ends"
+                ),
+            ));
+        }
+    };
     state.engine.outbox_wakeup.notify_one();
     Ok(Success::ok(view(&d, None)))
 }

@@ -159,7 +159,7 @@ pub async fn list_members(
     responses(
         (status = 201, description = "The member", body = SuccessBody<MemberBody>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
-        (status = 403, description = "FORBIDDEN: not an admin key", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: not an admin key; PLAN_UPGRADE_REQUIRED: the plan's member count is reached", body = ErrorBody),
         (status = 409, description = "CONFLICT: the e-mail address is already a member", body = ErrorBody),
     ))]
 pub async fn add_member(
@@ -171,6 +171,7 @@ pub async fn add_member(
     let (Some(email), Some(role)) = (email, role) else {
         return Err(ApiError::bad_request("email and role are required"));
     };
+    super::quota::room_for(&state, &p.workspace_id, crate::plans::Counted::Members).await?;
     let now = state.clock.now_ms();
     let name = name.unwrap_or_else(|| email.split('@').next().unwrap_or_default().to_string());
     let row = MemberRow {

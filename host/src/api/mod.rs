@@ -22,7 +22,10 @@ pub mod paging;
 pub mod plugins;
 pub mod probe_ips;
 pub mod public_status;
+pub mod quota;
 pub mod ratelimit;
+pub mod redact;
+pub mod serve;
 pub mod status_pages;
 pub mod workspace;
 
@@ -46,8 +49,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub clock: SharedClock,
     pub engine: crate::engine::EngineContext,
-    /// Per-key token buckets.
-    pub limiter: Arc<ratelimit::RateLimiter>,
+    /// Token buckets per key, workspace, client address and channel test.
+    pub limits: Arc<ratelimit::Limits>,
     /// When keys were last used, written in batches.
     pub key_usage: Arc<api_keys::KeyUsage>,
 }
@@ -140,6 +143,10 @@ pub fn router(state: AppState) -> Router {
             auth::require_key,
         ))
         .layer(Extension(rendered));
+    let public = public.route_layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        auth::limit_by_address,
+    ));
     Router::new()
         .merge(v1)
         .merge(public)

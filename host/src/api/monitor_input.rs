@@ -456,7 +456,13 @@ async fn ask_plugin(
             let prefix = if flat { "" } else { "config." };
             let details: Vec<FieldError> = problems
                 .into_iter()
-                .map(|p| FieldError::new(format!("{prefix}{}", p.field), p.message))
+                .take(50)
+                .map(|p| {
+                    FieldError::new(
+                        format!("{prefix}{}", crate::text::bounded(&p.field, 256)),
+                        crate::text::bounded(&p.message, 512),
+                    )
+                })
                 .collect();
             if !flat && errors.is_empty() {
                 return Err(ApiError::unprocessable(format!(

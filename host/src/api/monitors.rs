@@ -7,6 +7,7 @@ use super::extract::{ApiObject, ApiPath, ApiQuery};
 use super::monitor_input::{self, InputRules, MonitorInput};
 use super::paging::{self, PageParams};
 use crate::ids::{self, prefix};
+use crate::plans::Counted;
 use crate::store::keys::Principal;
 use crate::store::monitors::{MonitorListQuery, MonitorSort};
 use crate::store::{MonitorRow, MonitorState};
@@ -203,6 +204,8 @@ pub struct UptimeView {
     pub up_checks: u64,
     pub down_checks: u64,
     pub mean_response_time_ms: Option<f64>,
+    /// 95th percentile response time, for windows up to 48 hours (longer windows are read
+    /// from daily rollups, which keep counts and sums but not percentiles): null beyond.
     pub p95_response_time_ms: Option<i32>,
 }
 
@@ -243,6 +246,7 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<MonitorRow, A
     responses(
         (status = 201, description = "The created monitor", body = SuccessBody<MonitorView>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 403, description = "PLAN_UPGRADE_REQUIRED: the plan's monitor count or shortest interval", body = ErrorBody),
         (status = 422, description = "Unknown type or alert policy, or timeout longer than interval", body = ErrorBody),
     ))]
 pub async fn create_monitor(
@@ -250,6 +254,7 @@ pub async fn create_monitor(
     Extension(p): Extension<Principal>,
     ApiObject(object): ApiObject,
 ) -> Result<Success<MonitorView>, ApiError> {
+    super::quota::room_for(&state, &p.workspace_id, Counted::Monitors).await?;
     let (min_interval, regions) = rules(&state);
     let input = monitor_input::validate(
         object,
@@ -261,6 +266,7 @@ pub async fn create_monitor(
     )
     .await?;
     check_policy(&state, &p, &input).await?;
+    super::quota::interval(&state, &p.workspace_id, input.interval_secs).await?;
     let now = state.clock.now_ms();
     let row = MonitorRow {
         id: ids::new_id(prefix::MONITOR),
@@ -289,6 +295,15 @@ pub async fn create_monitor(
 /// The API view of a monitor, its type's fields placed as its plugin says.
 fn view(state: &AppState, row: &MonitorRow, regions: &[String]) -> MonitorView {
     monitor_input::view(row, regions, state.plugins.fields_at_top_level(&row.kind))
+}
+
+/// The view as `p` may see it (a read key sees header values redacted).
+fn view_for(p: &Principal, state: &AppState, row: &MonitorRow, regions: &[String]) -> MonitorView {
+    let mut v = view(state, row, regions);
+    if super::redact::applies(p) {
+        super::redact::monitor_fields(&mut v.type_fields);
+    }
+    v
 }
 
 /// List monitors.
@@ -330,7 +345,10 @@ pub async fn list_monitors(
     let (rows, total) = state.store.list_monitors(&p.workspace_id, &query).await?;
     let regions = state.config.region_names();
     Ok(Paged {
-        items: rows.iter().map(|r| view(&state, r, &regions)).collect(),
+        items: rows
+            .iter()
+            .map(|r| view_for(&p, &state, r, &regions))
+            .collect(),
         pagination: Pagination::new(page, total),
     })
 }
@@ -347,7 +365,8 @@ pub async fn get_monitor(
     ApiPath(id): ApiPath<String>,
 ) -> Result<Success<MonitorView>, ApiError> {
     let row = find(&state, &p, &id).await?;
-    Ok(Success::ok(view(
+    Ok(Success::ok(view_for(
+        &p,
         &state,
         &row,
         &state.config.region_names(),
@@ -361,6 +380,7 @@ pub async fn get_monitor(
         (status = 200, description = "The updated monitor", body = SuccessBody<MonitorView>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
         (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
+        (status = 403, description = "PLAN_UPGRADE_REQUIRED: an interval shorter than the plan allows", body = ErrorBody),
         (status = 422, description = "Unknown alert policy, or timeout longer than interval", body = ErrorBody),
     ))]
 pub async fn update_monitor(
@@ -383,6 +403,10 @@ pub async fn update_monitor(
     )
     .await?;
     check_policy(&state, &p, &input).await?;
+    // A monitor kept from a larger plan keeps its interval until it is changed.
+    if i64::from(input.interval_secs) != i64::from(row.interval_secs) {
+        super::quota::interval(&state, &p.workspace_id, input.interval_secs).await?;
+    }
     let updated = MonitorRow {
         name: input.name,
         config: input.config,

@@ -76,6 +76,9 @@ pub struct IncidentView {
         (status = 404, description = "No public page with this slug"),
     ))]
 pub async fn status_page(State(state): State<AppState>, Path(slug): Path<String>) -> Response {
+    if slug.contains('\0') {
+        return not_found_html(&slug.replace('\0', ""));
+    }
     let (slug, json) = match slug.strip_suffix(".json") {
         Some(s) => (s.to_string(), true),
         None => (slug, false),

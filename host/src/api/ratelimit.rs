@@ -1,6 +1,9 @@
-//! Per-key rate limiting: a token bucket per API key that refills at the configured rate
-//! per minute and holds at most the burst. Every authenticated answer says where the key
-//! stands (`X-RateLimit-Limit`, `-Remaining`, `-Reset`); a refused one adds `Retry-After`.
+//! Rate limiting: token buckets that refill at the configured rate per minute and hold
+//! at most the burst. An authenticated request spends from its key's bucket and from its
+//! workspace's (so more keys do not buy more requests); an unauthenticated one (public
+//! status pages, a bad key) from its client address's. Every answer says where the
+//! tighter bucket stands (`X-RateLimit-Limit`, `-Remaining`, `-Reset`); a refused one adds
+//! `Retry-After`. The test button of a channel has its own, small bucket per workspace.
 //!
 //! Buckets live in memory: a restart forgives everyone, which is the usual trade for not
 //! writing to the database on every request.
@@ -8,6 +11,44 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
+
+/// The test button: sends a real notification each time, so a few a minute per workspace.
+pub const CHANNEL_TESTS_PER_MINUTE: u32 = 6;
+pub const CHANNEL_TESTS_BURST: u32 = 3;
+
+/// Every bucket family the API keeps.
+pub struct Limits {
+    pub keys: RateLimiter,
+    pub workspaces: RateLimiter,
+    pub addresses: RateLimiter,
+    pub channel_tests: RateLimiter,
+}
+
+impl Limits {
+    /// Keys, workspaces and addresses share the configured rate and burst.
+    pub fn new(per_minute: u32, burst: u32) -> Limits {
+        Limits {
+            keys: RateLimiter::new(per_minute, burst),
+            workspaces: RateLimiter::new(per_minute, burst),
+            addresses: RateLimiter::new(per_minute, burst),
+            channel_tests: RateLimiter::new(CHANNEL_TESTS_PER_MINUTE, CHANNEL_TESTS_BURST),
+        }
+    }
+}
+
+impl Decision {
+    /// Of two decisions on one request: refused if either refuses, and the headers of the
+    /// bucket with less left.
+    pub fn tighter(self, other: Decision) -> Decision {
+        let refused = |d: &Decision| !d.allowed;
+        match (refused(&self), refused(&other)) {
+            (true, false) => self,
+            (false, true) => other,
+            _ if other.remaining < self.remaining => other,
+            _ => self,
+        }
+    }
+}
 
 /// Buckets not touched for this long are dropped (they would be full anyway).
 const IDLE_EVICTION_MS: i64 = 10 * 60 * 1000;

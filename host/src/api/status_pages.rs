@@ -192,6 +192,7 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<StatusPageRow
     responses(
         (status = 201, description = "The page", body = SuccessBody<StatusPageBody>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 403, description = "PLAN_UPGRADE_REQUIRED: the plan's status page count is reached", body = ErrorBody),
         (status = 409, description = "CONFLICT: the slug is taken", body = ErrorBody),
         (status = 422, description = "A monitor id is not in the workspace", body = ErrorBody),
     ))]
@@ -213,6 +214,7 @@ pub async fn create_status_page(
         updated_at: now,
     };
     apply(&state, &p, &mut row, &object, true).await?;
+    super::quota::room_for(&state, &p.workspace_id, crate::plans::Counted::StatusPages).await?;
     let saved = save(&state, row, true).await?;
     Ok(Success::created(view(&state, &saved)))
 }

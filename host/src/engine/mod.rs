@@ -9,5 +9,6 @@ pub mod health;
 pub mod incidents;
 pub mod policy;
 pub mod recorder;
+pub mod retention;
 
 pub use recorder::{CheckRecord, EngineContext, Recorder};

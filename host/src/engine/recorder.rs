@@ -8,7 +8,7 @@ use super::incidents::{self, Ctx};
 use super::policy::{self, Rules};
 use crate::ids::{self, prefix};
 use crate::outbox::events;
-use crate::store::status_pages::day_of;
+use crate::store::status_pages::{DayCounts, day_of};
 use crate::store::{CheckRow, IncidentRow, MonitorRow, MonitorState, Store, StoreError, Tx};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -216,33 +216,49 @@ async fn write_loop(
                 _ = &mut linger => break,
             }
         }
-        let mut attempt = 0;
         let started = std::time::Instant::now();
-        loop {
-            match write_batch(&store, &ctx, &batch).await {
-                Ok(()) => {
-                    stats
-                        .records
-                        .fetch_add(batch.len() as u64, Ordering::Relaxed);
-                    stats.batches.fetch_add(1, Ordering::Relaxed);
-                    stats.write_us.fetch_add(
-                        u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
-                        Ordering::Relaxed,
-                    );
-                    break;
-                }
-                Err(e) if attempt < 3 => {
-                    attempt += 1;
-                    tracing::warn!(error = %e, attempt, "writing check results failed; retrying");
-                    tokio::time::sleep(std::time::Duration::from_millis(200 * attempt)).await;
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, count = batch.len(), "check results lost after retries");
-                    break;
-                }
-            }
-        }
+        write_resiliently(&store, &ctx, &batch).await;
+        stats
+            .records
+            .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        stats.batches.fetch_add(1, Ordering::Relaxed);
+        stats.write_us.fetch_add(
+            u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
         batch.clear();
+    }
+}
+
+/// Write a batch, whatever happens to the database meanwhile:
+/// - while the database cannot be reached, keep the batch and try again (backing off up
+///   to 5 s), so results taken during an outage are recorded, late, once it returns
+///   (new results wait in the recorder's bounded queue, and checks that cannot hand
+///   theirs over hold their slot, so the scheduler skips rounds instead of piling up);
+/// - when the database answers but the batch is refused (a record it cannot store), write
+///   the records one by one, so only the bad one is lost (and logged), no other result.
+pub async fn write_resiliently(store: &Store, ctx: &EngineContext, batch: &[CheckRecord]) {
+    let mut backoff = std::time::Duration::from_millis(200);
+    loop {
+        let Err(e) = write_batch(store, ctx, batch).await else {
+            return;
+        };
+        if store.ping().await {
+            tracing::warn!(error = %e, count = batch.len(), "a batch of check results was refused; writing them one by one");
+            break;
+        }
+        tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "the database is unreachable; keeping check results until it returns");
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(std::time::Duration::from_secs(5));
+    }
+    if batch.len() == 1 {
+        tracing::error!(monitor = %batch[0].monitor_id, "a check result the database refused was dropped");
+        return;
+    }
+    for record in batch {
+        if let Err(e) = write_batch(store, ctx, std::slice::from_ref(record)).await {
+            tracing::error!(monitor = %record.monitor_id, error = %e, "a check result the database refused was dropped");
+        }
     }
 }
 
@@ -423,13 +439,17 @@ async fn apply(
 /// Write the check rows, the daily rollup and each monitor's new health.
 async fn persist(txn: &Tx, state: &BatchState, writes: Writes) -> Result<(), StoreError> {
     // Uptime counts the records that count; history rows do not.
-    let mut daily: BTreeMap<(String, i32), (i32, i32)> = BTreeMap::new();
+    let mut daily: BTreeMap<(String, i32), DayCounts> = BTreeMap::new();
     for row in &writes.counted {
         let e = daily
             .entry((row.monitor_id.clone(), day_of(row.checked_at)))
             .or_default();
-        e.0 += 1;
-        e.1 += i32::from(row.ok);
+        e.total += 1;
+        e.up += i32::from(row.ok);
+        if let Some(ms) = row.response_time_ms {
+            e.response_ms_sum += i64::from(ms);
+            e.response_count += 1;
+        }
     }
     let mut rows = writes.counted;
     rows.extend(writes.uncounted);

@@ -16,9 +16,10 @@ pub const LEASE_MS: i64 = 20_000;
 /// Receivers must answer within 10 seconds (the spec's webhook deadline).
 pub const DELIVERY_TIMEOUT_MS: u32 = 10_000;
 /// Deliveries in flight at once.
-pub const MAX_IN_FLIGHT: usize = 32;
-/// Deliveries claimed per pass.
-const CLAIM_BATCH: u64 = 32;
+pub const MAX_IN_FLIGHT: usize = crate::plugins::limits::DELIVERY_INSTANCES as usize;
+/// Deliveries of one workspace in flight at once: one team's slow receivers hold at most
+/// this many of the slots, the rest stay free for everyone else's alerts.
+pub const MAX_IN_FLIGHT_PER_WORKSPACE: usize = 8;
 /// Longest wait between passes when nothing wakes the worker.
 const IDLE_POLL: Duration = Duration::from_millis(500);
 
@@ -55,9 +56,62 @@ pub struct AttemptResult {
     pub duration_ms: u32,
 }
 
-/// Claim due deliveries for this worker.
-pub async fn claim_due(store: &Store, now: i64) -> Result<Vec<DeliveryRow>, StoreError> {
-    store.claim_due_deliveries(now, LEASE_MS, CLAIM_BATCH).await
+/// Claim up to `limit` due deliveries for this worker, taking turns between workspaces;
+/// `busy` says how many of each workspace's deliveries it already has in flight.
+pub async fn claim_due(
+    store: &Store,
+    now: i64,
+    limit: usize,
+    busy: &InFlight,
+) -> Result<Vec<DeliveryRow>, StoreError> {
+    store
+        .claim_due_deliveries(now, LEASE_MS, limit, |ws| {
+            MAX_IN_FLIGHT_PER_WORKSPACE.saturating_sub(busy.of(ws))
+        })
+        .await
+}
+
+/// Deliveries in flight, by workspace.
+#[derive(Clone, Default)]
+pub struct InFlight(Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>);
+
+impl InFlight {
+    pub fn of(&self, workspace: &str) -> usize {
+        self.0
+            .lock()
+            .map(|m| m.get(workspace).copied().unwrap_or(0))
+            .unwrap_or(0)
+    }
+
+    /// Count one in; the guard counts it out when dropped.
+    pub fn enter(&self, workspace: &str) -> InFlightGuard {
+        if let Ok(mut m) = self.0.lock() {
+            *m.entry(workspace.to_string()).or_default() += 1;
+        }
+        InFlightGuard {
+            set: self.clone(),
+            workspace: workspace.to_string(),
+        }
+    }
+}
+
+/// One delivery counted in [`InFlight`] until dropped.
+pub struct InFlightGuard {
+    set: InFlight,
+    workspace: String,
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.set.0.lock()
+            && let Some(n) = m.get_mut(&self.workspace)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                m.remove(&self.workspace);
+            }
+        }
+    }
 }
 
 /// The headers a webhook delivery carries, signed now.
@@ -140,21 +194,32 @@ pub async fn attempt(
             ok: false,
             retryable: failure.retryable,
             status_code: failure.status_code,
-            error: Some(failure.reason),
+            error: Some(crate::text::bounded(
+                &failure.reason,
+                crate::text::MAX_REASON_BYTES,
+            )),
             duration_ms: elapsed(started),
         },
-        Err(e) => fail(true, format!("Channel plugin failed: {e}"), started),
+        Err(e) => fail(
+            true,
+            crate::text::bounded(
+                &format!("Channel plugin failed: {e}"),
+                crate::text::MAX_REASON_BYTES,
+            ),
+            started,
+        ),
     }
 }
 
-/// Record an attempt and move the delivery to its next state.
+/// Record an attempt and move the delivery to its next state. `Ok(false)` when the
+/// worker no longer held the delivery's lease, so nothing was recorded.
 pub async fn record(
     store: &Store,
     settings: &DeliverySettings,
     d: &DeliveryRow,
     r: &AttemptResult,
     now: i64,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     let number = d.attempts + 1;
     let attempt = AttemptRow {
         id: ids::new_id(prefix::DELIVERY_ATTEMPT),
@@ -195,7 +260,9 @@ pub async fn record(
             None => after.status = DeliveryState::Failed,
         }
     }
-    store.record_delivery_attempt(after, attempt).await
+    store
+        .record_delivery_attempt(d.lease_until, after, attempt)
+        .await
 }
 
 /// The worker loop.
@@ -212,25 +279,39 @@ impl OutboxWorker {
     /// Run until `shutdown` turns true.
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
         let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+        let busy = InFlight::default();
         loop {
-            let claimed = match claim_due(&self.store, self.clock.now_ms()).await {
+            // Claim only what can start at once: a claimed delivery never waits for a slot
+            // while its lease runs out (another worker would then send it too).
+            let Ok(first) = permits.clone().acquire_owned().await else {
+                return;
+            };
+            let free = permits.available_permits() + 1;
+            let claimed = match claim_due(&self.store, self.clock.now_ms(), free, &busy).await {
                 Ok(c) => c,
                 Err(e) => {
                     tracing::warn!(error = %e, "claiming deliveries failed; retrying");
                     Vec::new()
                 }
             };
-            let full = claimed.len() as u64 == CLAIM_BATCH;
+            let full = claimed.len() == free;
+            let mut first = Some(first);
             for d in claimed {
-                let Ok(permit) = permits.clone().acquire_owned().await else {
-                    return;
+                // Only this loop takes permits, so those counted free are still free.
+                let Some(slot) = first
+                    .take()
+                    .or_else(|| permits.clone().try_acquire_owned().ok())
+                else {
+                    break;
                 };
-                let (store, plugins, settings, clock) = (
+                let (store, plugins, settings, clock, wakeup) = (
                     self.store.clone(),
                     self.plugins.clone(),
                     self.settings.clone(),
                     self.clock.clone(),
+                    self.wakeup.clone(),
                 );
+                let counted = busy.enter(&d.workspace_id);
                 tokio::spawn(async move {
                     let result = attempt(&store, &plugins, &settings, &d, clock.now_ms()).await;
                     if result.ok {
@@ -238,11 +319,20 @@ impl OutboxWorker {
                     } else {
                         tracing::info!(delivery = %d.id, channel = %d.channel_kind, attempt = d.attempts + 1, error = ?result.error, "delivery attempt failed");
                     }
-                    if let Err(e) = record(&store, &settings, &d, &result, clock.now_ms()).await {
-                        // The lease runs out and the delivery is tried again: at least once.
-                        tracing::error!(delivery = %d.id, error = %e, "could not record a delivery attempt");
+                    match record(&store, &settings, &d, &result, clock.now_ms()).await {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            tracing::warn!(delivery = %d.id, "the delivery's lease ran out during the attempt; its result was not recorded");
+                        }
+                        Err(e) => {
+                            // The lease runs out and the delivery is tried again: at least once.
+                            tracing::error!(delivery = %d.id, error = %e, "could not record a delivery attempt");
+                        }
                     }
-                    drop(permit);
+                    drop(counted);
+                    drop(slot);
+                    // A workspace that was at its share may have more waiting.
+                    wakeup.notify_one();
                 });
             }
             if full {

@@ -33,6 +33,19 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// check holds one instance while it waits on the network, so this bounds concurrent checks.
 pub const POOL_INSTANCES: u32 = 1000;
 
+/// The pool split by kind of call, so one kind can never take the instances another needs:
+/// checks waiting on slow targets cannot starve deliveries or the API's validation.
+pub const CHECK_INSTANCES: u32 = 900;
+/// Delivery attempts at once (the outbox worker's slots).
+pub const DELIVERY_INSTANCES: u32 = 32;
+/// `describe` and `validate-config` calls at once (plugin loading, API validation).
+pub const CONTROL_INSTANCES: u32 = 64;
+const _: () = assert!(CHECK_INSTANCES + DELIVERY_INSTANCES + CONTROL_INSTANCES <= POOL_INSTANCES);
+
+/// Checks of one workspace running at once: a workspace whose targets all hang holds at
+/// most this share of the check instances, the rest stay free for everyone else.
+pub const CHECKS_PER_WORKSPACE: u32 = 225;
+
 /// Most bytes of an HTTP response body handed to a plugin.
 pub const HTTP_MAX_BODY_BYTES: u32 = 1024 * 1024;
 

@@ -36,6 +36,25 @@ pub use wit::{CheckOutcome, CheckRequest, DeliveryFailure, Notification, Receipt
 
 include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
 
+/// One semaphore per kind of call; together they never ask for more instances than the
+/// pool holds.
+struct CallBudgets {
+    checks: tokio::sync::Semaphore,
+    deliveries: tokio::sync::Semaphore,
+    control: tokio::sync::Semaphore,
+}
+
+impl Default for CallBudgets {
+    fn default() -> CallBudgets {
+        let s = |n: u32| tokio::sync::Semaphore::new(n as usize);
+        CallBudgets {
+            checks: s(limits::CHECK_INSTANCES),
+            deliveries: s(limits::DELIVERY_INSTANCES),
+            control: s(limits::CONTROL_INSTANCES),
+        }
+    }
+}
+
 /// A loaded monitor plugin.
 pub struct MonitorPlugin {
     pub description: PluginDescription,
@@ -62,6 +81,8 @@ pub struct PluginSource {
 /// All loaded plugins and the runtime that runs them.
 pub struct PluginHost {
     runtime: Runtime,
+    /// Instances per kind of call (see [`limits::CHECK_INSTANCES`]).
+    budgets: CallBudgets,
     plugin_grants: BTreeMap<String, PluginGrant>,
     grant_declared: bool,
     services: Arc<HostServices>,
@@ -94,6 +115,7 @@ impl PluginHost {
         });
         Ok(PluginHost {
             runtime,
+            budgets: CallBudgets::default(),
             plugin_grants: settings.plugin_grants.clone(),
             grant_declared: settings.grant_declared,
             services,
@@ -360,6 +382,7 @@ impl PluginHost {
         config: String,
     ) -> Result<Result<String, Vec<FieldError>>, CallError> {
         let binding = plugin.binding.clone();
+        let _slot = self.budgets.control.acquire().await;
         let ctx = self.context(&plugin.name, Grants::default(), limits::CONTROL_CALL_BUDGET);
         self.runtime
             .call(ctx, move |store| binding.validate_config(store, config))
@@ -374,6 +397,7 @@ impl PluginHost {
     ) -> Result<CheckOutcome, CallError> {
         let budget = Duration::from_millis(u64::from(request.timeout_ms));
         let binding = plugin.binding.clone();
+        let _slot = self.budgets.checks.acquire().await;
         let mut ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
         ctx.region = Some(Arc::from(request.region.as_str()));
         self.runtime
@@ -388,6 +412,7 @@ impl PluginHost {
         config: String,
     ) -> Result<Result<String, Vec<FieldError>>, CallError> {
         let binding = plugin.binding.clone();
+        let _slot = self.budgets.control.acquire().await;
         let ctx = self.context(&plugin.name, Grants::default(), limits::CONTROL_CALL_BUDGET);
         self.runtime
             .call(ctx, move |store| binding.validate_config(store, config))
@@ -402,6 +427,7 @@ impl PluginHost {
     ) -> Result<Result<Receipt, DeliveryFailure>, CallError> {
         let budget = Duration::from_millis(u64::from(n.timeout_ms));
         let binding = plugin.binding.clone();
+        let _slot = self.budgets.deliveries.acquire().await;
         let ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
         self.runtime
             .call(ctx, move |store| binding.deliver(store, n))

@@ -19,7 +19,9 @@ use tokio::sync::{Semaphore, broadcast, watch};
 use tokio::time::Instant;
 
 /// Checks running at once. Each holds a plugin instance while it waits on the network.
-pub const MAX_CONCURRENT_CHECKS: usize = crate::plugins::limits::POOL_INSTANCES as usize;
+pub const MAX_CONCURRENT_CHECKS: usize = crate::plugins::limits::CHECK_INSTANCES as usize;
+/// Checks of one workspace running (or waiting for a slot) at once.
+pub const MAX_CHECKS_PER_WORKSPACE: usize = crate::plugins::limits::CHECKS_PER_WORKSPACE as usize;
 
 /// After a restart, overdue monitors are spread over at most this long.
 const RESTART_SPREAD: Duration = Duration::from_secs(30);
@@ -145,6 +147,12 @@ pub struct Scheduler {
     synced_at: i64,
     /// Schedule lag, for the benchmark and diagnosis.
     stats: Arc<stats::SchedulerStats>,
+    /// Monitors with a check waiting for a slot: their next round is skipped (and
+    /// counted) rather than queued behind it, so an overloaded node holds at most one
+    /// waiting check per monitor instead of an ever longer queue.
+    waiting: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// Check slots per workspace ([`MAX_CHECKS_PER_WORKSPACE`] each).
+    workspace_slots: Arc<std::sync::Mutex<HashMap<String, Arc<Semaphore>>>>,
 }
 
 impl Scheduler {
@@ -171,6 +179,8 @@ impl Scheduler {
             live: confirm::LiveRegions::default(),
             synced_at: 0,
             stats: Arc::default(),
+            waiting: Arc::default(),
+            workspace_slots: Arc::default(),
         }
     }
 
@@ -419,7 +429,38 @@ impl Scheduler {
         }
     }
 
+    /// The check slots of one workspace.
+    fn workspace_slots(&self, workspace_id: &str) -> Arc<Semaphore> {
+        let mut slots = match self.workspace_slots.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        // Forget idle workspaces now and then (a full semaphore is a fresh one).
+        if slots.len() > 10_000 {
+            slots.retain(|_, s| s.available_permits() < MAX_CHECKS_PER_WORKSPACE);
+        }
+        slots
+            .entry(workspace_id.to_string())
+            .or_insert_with(|| Arc::new(Semaphore::new(MAX_CHECKS_PER_WORKSPACE)))
+            .clone()
+    }
+
     fn spawn_check(&self, monitor: Arc<ScheduledMonitor>, round: i64, due: Instant) {
+        let waiting = match self.waiting.lock() {
+            Ok(mut w) => w.insert(monitor.id.clone()).then(|| WaitingGuard {
+                set: self.waiting.clone(),
+                id: monitor.id.clone(),
+            }),
+            Err(_) => None,
+        };
+        let Some(waiting) = waiting else {
+            // The previous round is still waiting for a slot: this one is late before it
+            // starts, so skip it.
+            self.stats.record_skipped();
+            tracing::debug!(monitor = %monitor.id, "previous check still waiting for a slot; round skipped");
+            return;
+        };
+        let workspace_slots = self.workspace_slots(&monitor.workspace_id);
         let plugins = self.plugins.clone();
         let store = self.store.clone();
         let claim_as = self.claim_as.clone();
@@ -431,9 +472,14 @@ impl Scheduler {
         let all_regions = self.all_regions.clone();
         let stats = self.stats.clone();
         tokio::spawn(async move {
+            // The workspace's share first, then a slot of the node.
+            let Ok(_workspace_permit) = workspace_slots.acquire_owned().await else {
+                return;
+            };
             let Ok(_permit) = permits.acquire_owned().await else {
                 return;
             };
+            drop(waiting);
             // Lag: from when the check was due to when it could start (a permit free).
             let lag = due.elapsed();
             stats.record_lag(lag);
@@ -470,6 +516,20 @@ impl Scheduler {
                 recorder.record(record).await;
             }
         });
+    }
+}
+
+/// Marks a monitor's check as waiting for a slot until dropped.
+struct WaitingGuard {
+    set: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    id: String,
+}
+
+impl Drop for WaitingGuard {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.set.lock() {
+            s.remove(&self.id);
+        }
     }
 }
 
@@ -512,7 +572,10 @@ pub async fn run_check(
             reason: if o.ok {
                 None
             } else {
-                Some(o.reason.unwrap_or_else(|| "Check failed".into()))
+                Some(crate::text::bounded(
+                    o.reason.as_deref().unwrap_or("Check failed"),
+                    crate::text::MAX_REASON_BYTES,
+                ))
             },
             status_code: o.status_code,
             response_time_ms: o.response_time_ms,
@@ -532,7 +595,7 @@ pub async fn run_check(
             workspace_id: monitor.workspace_id.clone(),
             checked_at: started_ms,
             ok: false,
-            reason: Some(reason),
+            reason: Some(crate::text::bounded(&reason, crate::text::MAX_REASON_BYTES)),
             status_code: None,
             response_time_ms: None,
             region: region.to_string(),

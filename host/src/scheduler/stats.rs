@@ -34,6 +34,8 @@ pub struct SchedulerStats {
     count: AtomicU64,
     total_us: AtomicU64,
     max_us: AtomicU64,
+    /// Rounds skipped because the monitor's previous check was still waiting for a slot.
+    skipped: AtomicU64,
 }
 
 /// A snapshot of [`SchedulerStats`].
@@ -57,6 +59,16 @@ impl SchedulerStats {
         self.count.fetch_add(1, Ordering::Relaxed);
         self.total_us.fetch_add(us, Ordering::Relaxed);
         self.max_us.fetch_max(us, Ordering::Relaxed);
+    }
+
+    /// Count a round skipped because its monitor's previous check was still waiting.
+    pub fn record_skipped(&self) {
+        self.skipped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Rounds skipped so far.
+    pub fn skipped(&self) -> u64 {
+        self.skipped.load(Ordering::Relaxed)
     }
 
     /// The counters now.

@@ -143,15 +143,71 @@ impl Store {
             .await?)
     }
 
-    pub async fn delete_channel(&self, workspace_id: &str, id: &str) -> Result<bool, StoreError> {
+    /// Delete a stored channel unless a policy of its workspace names it (in `channels` or
+    /// in its escalation): then nothing changes and the policies are returned. The check
+    /// and the delete are one write transaction, so a policy saved meanwhile cannot be
+    /// left pointing at nothing.
+    pub async fn delete_channel(
+        &self,
+        workspace_id: &str,
+        id: &str,
+    ) -> Result<ChannelDeletion, StoreError> {
+        let tx = self.begin_write().await?;
+        let policies = alert_policy::Entity::find()
+            .filter(alert_policy::Column::WorkspaceId.eq(workspace_id))
+            .order_by_asc(alert_policy::Column::Name)
+            .all(tx.conn())
+            .await?;
+        let users: Vec<(String, String)> = policies
+            .into_iter()
+            .filter(|p| {
+                names_channel(&p.channels, id)
+                    || p.escalation
+                        .as_deref()
+                        .is_some_and(|e| names_channel(e, id))
+            })
+            .map(|p| (p.id, p.name))
+            .collect();
+        if !users.is_empty() {
+            return Ok(ChannelDeletion::InUse(users));
+        }
         let deleted = channel::Entity::delete_many()
             .filter(channel::Column::Id.eq(id))
             .filter(channel::Column::WorkspaceId.eq(workspace_id))
-            .exec(self.db())
+            .exec(tx.conn())
             .await?
             .rows_affected;
-        Ok(deleted > 0)
+        tx.commit().await?;
+        Ok(if deleted > 0 {
+            ChannelDeletion::Deleted
+        } else {
+            ChannelDeletion::NotFound
+        })
     }
+}
+
+/// What deleting a stored channel came to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ChannelDeletion {
+    Deleted,
+    NotFound,
+    /// Policies (id, name) that name the channel; it was kept.
+    InUse(Vec<(String, String)>),
+}
+
+/// Does a stored channel list (or escalation) name the channel `id` anywhere?
+fn names_channel(json: &str, id: &str) -> bool {
+    fn walk(v: &serde_json::Value, id: &str) -> bool {
+        match v {
+            serde_json::Value::Object(o) => {
+                o.get("channelId").and_then(|c| c.as_str()) == Some(id)
+                    || o.values().any(|v| walk(v, id))
+            }
+            serde_json::Value::Array(a) => a.iter().any(|v| walk(v, id)),
+            _ => false,
+        }
+    }
+    serde_json::from_str(json).is_ok_and(|v: serde_json::Value| walk(&v, id))
 }
 
 /// Policies and the stored channels they name, as the engine reads them inside a change.

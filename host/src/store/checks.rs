@@ -1,6 +1,7 @@
 //! Check results: batched inserts, history pages and uptime figures.
 
-use super::entities::check_result;
+use super::entities::{check_result, daily_uptime};
+use super::status_pages::DAY_MS;
 use super::{Page, Store, StoreError, Tx};
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
 
@@ -10,14 +11,19 @@ pub type CheckRow = check_result::Model;
 /// Rows per INSERT statement; keeps statements under SQLite's bound-parameter limit.
 const INSERT_CHUNK: usize = 500;
 
+/// Longest window whose uptime is read from every result (and has a p95).
+pub const RAW_WINDOW_MS: i64 = 2 * DAY_MS;
+
 /// Uptime figures over a window.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UptimeStats {
     pub total: u64,
     pub up: u64,
     pub down: u64,
     pub mean_response_ms: Option<f64>,
     pub p95_response_ms: Option<i32>,
+    /// Results with a response time (the mean's count).
+    pub timed: u64,
 }
 
 impl Store {
@@ -48,13 +54,76 @@ impl Store {
         Ok((rows, total))
     }
 
-    /// Uptime, counts and response times of a monitor within `[from, to]`.
+    /// Uptime, counts and response times of a monitor within `[from, to]`. Windows up to
+    /// [`RAW_WINDOW_MS`] read every result; longer ones read the daily rollups for the
+    /// whole days inside them and results only for the part days at their edges, so a
+    /// year costs a few hundred rows (and no p95, which rollups cannot give).
     pub async fn uptime(
         &self,
         monitor_id: &str,
         from: i64,
         to: i64,
     ) -> Result<UptimeStats, StoreError> {
+        if to - from <= RAW_WINDOW_MS {
+            return self.raw_uptime(monitor_id, from, to).await;
+        }
+        // Whole UTC days inside the window: [first_day, end_day).
+        let first_day = from.div_euclid(DAY_MS) + i64::from(from.rem_euclid(DAY_MS) != 0);
+        let end_day = (to + 1).div_euclid(DAY_MS);
+        let days: Vec<(i32, i32, i64, i32)> = daily_uptime::Entity::find()
+            .select_only()
+            .column(daily_uptime::Column::Total)
+            .column(daily_uptime::Column::Up)
+            .column(daily_uptime::Column::ResponseMsSum)
+            .column(daily_uptime::Column::ResponseCount)
+            .filter(daily_uptime::Column::MonitorId.eq(monitor_id))
+            .filter(daily_uptime::Column::Day.gte(first_day))
+            .filter(daily_uptime::Column::Day.lt(end_day))
+            .into_tuple()
+            .all(self.db())
+            .await?;
+        let head = self
+            .raw_uptime(monitor_id, from, (first_day * DAY_MS - 1).min(to))
+            .await?;
+        let tail = if end_day * DAY_MS <= to {
+            self.raw_uptime(monitor_id, (end_day * DAY_MS).max(from), to)
+                .await?
+        } else {
+            UptimeStats::default()
+        };
+        let mut total = head.total + tail.total;
+        let mut up = head.up + tail.up;
+        let mut sum: f64 = [&head, &tail]
+            .iter()
+            .filter_map(|s| s.mean_response_ms.map(|m| m * s.timed as f64))
+            .sum();
+        let mut timed = head.timed + tail.timed;
+        for (t, u, ms, n) in days {
+            total += u64::try_from(t).unwrap_or(0);
+            up += u64::try_from(u).unwrap_or(0);
+            sum += ms as f64;
+            timed += u64::try_from(n).unwrap_or(0);
+        }
+        Ok(UptimeStats {
+            total,
+            up,
+            down: total - up,
+            mean_response_ms: (timed > 0).then(|| sum / timed as f64),
+            p95_response_ms: None,
+            timed,
+        })
+    }
+
+    /// Uptime from every result within `[from, to]`.
+    async fn raw_uptime(
+        &self,
+        monitor_id: &str,
+        from: i64,
+        to: i64,
+    ) -> Result<UptimeStats, StoreError> {
+        if to < from {
+            return Ok(UptimeStats::default());
+        }
         let rows: Vec<(bool, Option<i32>)> = check_result::Entity::find()
             .select_only()
             .column(check_result::Column::Ok)
@@ -94,6 +163,7 @@ pub fn summarise(rows: &[(bool, Option<i32>)]) -> UptimeStats {
         down: total - up,
         mean_response_ms,
         p95_response_ms,
+        timed: times.len() as u64,
     }
 }
 

@@ -11,6 +11,22 @@ use sea_orm::{
     QueryFilter, QueryOrder, QuerySelect,
 };
 
+/// What a redelivery request came to.
+#[derive(Debug)]
+pub enum Redelivery {
+    Queued(DeliveryRow),
+    /// An attempt is under way; nothing changed.
+    InFlight(DeliveryRow),
+    NotFound,
+}
+
+/// No worker holds the row (never claimed, released, or the lease ran out).
+fn lease_free(now: i64) -> Condition {
+    Condition::any()
+        .add(delivery::Column::LeaseUntil.is_null())
+        .add(delivery::Column::LeaseUntil.lt(now))
+}
+
 /// One notification to one channel, as stored.
 pub type DeliveryRow = delivery::Model;
 /// One attempt at a delivery.
@@ -69,13 +85,15 @@ impl Store {
             .await?)
     }
 
-    /// Queue a new attempt of a delivery now, keeping its id (`webhookId`).
+    /// Queue a new attempt of a delivery now, keeping its id (`webhookId`). A delivery
+    /// being attempted right now (its lease is held) is left alone: sending it again at
+    /// the same time would deliver it twice.
     pub async fn redeliver(
         &self,
         workspace_id: &str,
         id: &str,
         now: i64,
-    ) -> Result<Option<DeliveryRow>, StoreError> {
+    ) -> Result<Redelivery, StoreError> {
         let updated = delivery::Entity::update_many()
             .col_expr(
                 delivery::Column::Status,
@@ -89,63 +107,99 @@ impl Store {
             .col_expr(delivery::Column::UpdatedAt, Expr::value(now))
             .filter(delivery::Column::Id.eq(id))
             .filter(delivery::Column::WorkspaceId.eq(workspace_id))
+            .filter(lease_free(now))
             .exec(self.db())
             .await?
             .rows_affected;
-        if updated == 0 {
-            return Ok(None);
+        match self.delivery(workspace_id, id).await? {
+            None => Ok(Redelivery::NotFound),
+            Some(d) if updated == 0 => Ok(Redelivery::InFlight(d)),
+            Some(d) => Ok(Redelivery::Queued(d)),
         }
-        self.delivery(workspace_id, id).await
     }
 
-    /// Claim up to `limit` due deliveries for `lease_ms`: a conditional update per row, so
-    /// of several workers (or nodes) exactly one wins each.
+    /// Claim up to `limit` due deliveries for `lease_ms`, fairly across workspaces: each
+    /// workspace gets at most `room(workspace)` (its share of the worker's slots), and the
+    /// workspaces take turns, oldest due first, so one workspace's backlog never holds up
+    /// another's alerts. Each claim is a conditional update, so of several workers (or
+    /// nodes) exactly one wins each row. The rows come back with the lease they hold.
     pub async fn claim_due_deliveries(
         &self,
         now: i64,
         lease_ms: i64,
-        limit: u64,
+        limit: usize,
+        room: impl Fn(&str) -> usize,
     ) -> Result<Vec<DeliveryRow>, StoreError> {
-        let free = Condition::any()
-            .add(delivery::Column::LeaseUntil.is_null())
-            .add(delivery::Column::LeaseUntil.lt(now));
-        let candidates = delivery::Entity::find()
-            .filter(delivery::Column::Status.eq(DeliveryState::Pending))
-            .filter(delivery::Column::NextAttemptAt.lte(now))
-            .filter(free.clone())
-            .order_by_asc(delivery::Column::NextAttemptAt)
-            .limit(limit)
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let due = || {
+            delivery::Entity::find()
+                .filter(delivery::Column::Status.eq(DeliveryState::Pending))
+                .filter(delivery::Column::NextAttemptAt.lte(now))
+                .filter(lease_free(now))
+        };
+        let workspaces: Vec<(String, Option<i64>)> = due()
+            .select_only()
+            .column(delivery::Column::WorkspaceId)
+            .column_as(delivery::Column::NextAttemptAt.min(), "oldest")
+            .group_by(delivery::Column::WorkspaceId)
+            .into_tuple()
             .all(self.db())
             .await?;
-        let mut claimed = Vec::with_capacity(candidates.len());
-        for d in candidates {
-            let won = delivery::Entity::update_many()
-                .col_expr(delivery::Column::LeaseUntil, Expr::value(now + lease_ms))
-                .filter(delivery::Column::Id.eq(d.id.as_str()))
-                .filter(delivery::Column::Status.eq(DeliveryState::Pending))
-                .filter(free.clone())
-                .exec(self.db())
-                .await?
-                .rows_affected;
-            if won == 1 {
-                claimed.push(d);
+        let mut workspaces = workspaces;
+        workspaces.sort_by_key(|(_, oldest)| *oldest);
+        let mut queues = Vec::new();
+        for (workspace, _) in workspaces {
+            let take = room(&workspace).min(limit);
+            if take == 0 {
+                continue;
+            }
+            let rows = due()
+                .filter(delivery::Column::WorkspaceId.eq(workspace.as_str()))
+                .order_by_asc(delivery::Column::NextAttemptAt)
+                .limit(take as u64)
+                .all(self.db())
+                .await?;
+            queues.push(rows.into_iter());
+        }
+        // Take turns: one from each workspace, then the next round.
+        let mut claimed = Vec::with_capacity(limit);
+        let lease = now + lease_ms;
+        while claimed.len() < limit && !queues.is_empty() {
+            queues.retain(|q| q.len() > 0);
+            for q in queues.iter_mut() {
+                if claimed.len() >= limit {
+                    break;
+                }
+                let Some(mut d) = q.next() else { continue };
+                let won = delivery::Entity::update_many()
+                    .col_expr(delivery::Column::LeaseUntil, Expr::value(lease))
+                    .filter(delivery::Column::Id.eq(d.id.as_str()))
+                    .filter(delivery::Column::Status.eq(DeliveryState::Pending))
+                    .filter(lease_free(now))
+                    .exec(self.db())
+                    .await?
+                    .rows_affected;
+                if won == 1 {
+                    d.lease_until = Some(lease);
+                    claimed.push(d);
+                }
             }
         }
         Ok(claimed)
     }
 
-    /// Write an attempt and the delivery's next state (`after`) in one transaction.
+    /// Write an attempt and the delivery's next state (`after`) in one transaction, if the
+    /// worker still holds the lease it claimed (`held`). `Ok(false)`: the lease was lost
+    /// (it ran out, or the delivery was handed on), nothing was written.
     pub async fn record_delivery_attempt(
         &self,
+        held: Option<i64>,
         after: DeliveryRow,
         attempt: AttemptRow,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let txn = self.begin_write().await?;
-        attempt
-            .into_active_model()
-            .reset_all()
-            .insert(txn.conn())
-            .await?;
         let mut active = after.into_active_model().reset_all();
         // The row's identity and what it carries never change.
         for column in [
@@ -161,8 +215,27 @@ impl Store {
         ] {
             active.not_set(column);
         }
-        active.update(txn.conn()).await?;
-        txn.commit().await
+        let lease_matches = match held {
+            Some(lease) => delivery::Column::LeaseUntil.eq(lease),
+            None => delivery::Column::LeaseUntil.is_null(),
+        };
+        match delivery::Entity::update(active)
+            .validate()?
+            .filter(lease_matches)
+            .exec(txn.conn())
+            .await
+        {
+            Ok(_) => {}
+            Err(sea_orm::DbErr::RecordNotUpdated) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        }
+        attempt
+            .into_active_model()
+            .reset_all()
+            .insert(txn.conn())
+            .await?;
+        txn.commit().await?;
+        Ok(true)
     }
 
     /// Release every lease (single-node start-up: no other worker can hold one).

@@ -353,6 +353,27 @@ pub mod daily_uptime {
         pub day: i32,
         pub total: i32,
         pub up: i32,
+        /// Sum and count of the day's response times, for means over long windows.
+        pub response_ms_sum: i64,
+        pub response_count: i32,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Deleted monitors whose history is still being removed, batch by batch.
+pub mod monitor_tombstone {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "monitor_tombstones")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub monitor_id: String,
+        pub deleted_at: i64,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

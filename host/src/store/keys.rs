@@ -4,7 +4,7 @@ use super::entities::{api_key, workspace};
 use super::{Store, StoreError, Tx};
 use crate::clock::Millis;
 use crate::ids::{self, SECRET_PREFIX, SECRET_RANDOM_CHARS, is_well_formed_secret, prefix};
-use crate::plans::Plan;
+use crate::plans::{Counted, Plan};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter,
@@ -296,6 +296,47 @@ impl Tx {
             .await?
             .map(|w| w.name)
             .unwrap_or_default())
+    }
+}
+
+/// What a workspace owns, counted for its plan's quota.
+impl Store {
+    pub async fn count_owned(&self, workspace_id: &str, what: Counted) -> Result<u64, StoreError> {
+        use super::entities::{channel, member, monitor, status_page};
+        let db = self.db();
+        Ok(match what {
+            Counted::Monitors => {
+                monitor::Entity::find()
+                    .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+                    .count(db)
+                    .await?
+            }
+            Counted::Channels => {
+                channel::Entity::find()
+                    .filter(channel::Column::WorkspaceId.eq(workspace_id))
+                    .count(db)
+                    .await?
+            }
+            Counted::StatusPages => {
+                status_page::Entity::find()
+                    .filter(status_page::Column::WorkspaceId.eq(workspace_id))
+                    .count(db)
+                    .await?
+            }
+            Counted::Members => {
+                member::Entity::find()
+                    .filter(member::Column::WorkspaceId.eq(workspace_id))
+                    .count(db)
+                    .await?
+            }
+            Counted::ApiKeys => {
+                api_key::Entity::find()
+                    .filter(api_key::Column::WorkspaceId.eq(workspace_id))
+                    .filter(api_key::Column::RevokedAt.is_null())
+                    .count(db)
+                    .await?
+            }
+        })
     }
 }
 

@@ -12,12 +12,13 @@ pub mod keys;
 pub mod members;
 pub mod monitors;
 pub mod notices;
+pub mod retention;
 pub mod states;
 pub mod status_pages;
 
 pub use alerting::{ChannelRow, PolicyRow};
 pub use checks::CheckRow;
-pub use deliveries::{AttemptRow, DeliveryRow};
+pub use deliveries::{AttemptRow, DeliveryRow, Redelivery};
 pub use incidents::{IncidentEventRow, IncidentRow};
 pub use keys::{ApiKeyRow, WorkspaceRow};
 pub use monitors::{Health, MonitorRow};

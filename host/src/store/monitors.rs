@@ -1,12 +1,12 @@
 //! Monitor rows: create, read, list, update, delete, and what the scheduler loads.
 
-use super::entities::{certificate_notice, check_result, daily_uptime, monitor};
+use super::entities::{certificate_notice, daily_uptime, monitor, monitor_tombstone};
 use super::states::MonitorState;
 use super::{MonitorChange, Order, Page, Store, StoreError, Tx};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect,
+    QueryFilter, QueryOrder, QuerySelect, Set,
 };
 
 /// A monitor as stored.
@@ -179,7 +179,7 @@ impl Store {
 
 /// Monitor writes that are part of a larger change (checks, incidents, deletion).
 impl Tx {
-    /// Delete a monitor and its check history. Returns whether it existed.
+    /// Delete a monitor (its check history follows, in batches). Returns whether it existed.
     pub async fn delete_monitor(&self, workspace_id: &str, id: &str) -> Result<bool, StoreError> {
         let deleted = monitor::Entity::delete_many()
             .filter(monitor::Column::Id.eq(id))
@@ -188,10 +188,14 @@ impl Tx {
             .await?
             .rows_affected;
         if deleted > 0 {
-            check_result::Entity::delete_many()
-                .filter(check_result::Column::MonitorId.eq(id))
-                .exec(self.conn())
-                .await?;
+            // Its check history may be large: the retention sweeper removes it in small
+            // batches afterwards, so deleting a monitor never holds a long write lock.
+            monitor_tombstone::ActiveModel {
+                monitor_id: Set(id.to_string()),
+                deleted_at: Set(chrono::Utc::now().timestamp_millis()),
+            }
+            .insert(self.conn())
+            .await?;
             certificate_notice::Entity::delete_many()
                 .filter(certificate_notice::Column::MonitorId.eq(id))
                 .exec(self.conn())

@@ -18,6 +18,15 @@ pub type StatusPageRow = status_page::Model;
 /// Milliseconds in a day.
 pub const DAY_MS: i64 = 86_400_000;
 
+/// One monitor's checks of one day, as the rollup adds them up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DayCounts {
+    pub total: i32,
+    pub up: i32,
+    pub response_ms_sum: i64,
+    pub response_count: i32,
+}
+
 /// The UTC day (days since 1970-01-01) of a time in milliseconds.
 pub fn day_of(ms: i64) -> i32 {
     i32::try_from(ms.div_euclid(DAY_MS)).unwrap_or(i32::MAX)
@@ -116,22 +125,22 @@ impl Store {
 
 /// Writes that are part of a larger transaction.
 impl Tx {
-    /// Add check counts to the daily rollup: `(monitor, day) -> (total, up)`, in one
+    /// Add check counts to the daily rollup: `(monitor, day) -> counts`, in one
     /// statement per 500 rows (it runs in every check batch).
     pub async fn add_daily_uptime(
         &self,
-        counts: &BTreeMap<(String, i32), (i32, i32)>,
+        counts: &BTreeMap<(String, i32), DayCounts>,
     ) -> Result<(), StoreError> {
         let rows: Vec<daily_uptime::ActiveModel> = counts
             .iter()
-            .map(
-                |((monitor_id, day), (total, up))| daily_uptime::ActiveModel {
-                    monitor_id: Set(monitor_id.clone()),
-                    day: Set(*day),
-                    total: Set(*total),
-                    up: Set(*up),
-                },
-            )
+            .map(|((monitor_id, day), c)| daily_uptime::ActiveModel {
+                monitor_id: Set(monitor_id.clone()),
+                day: Set(*day),
+                total: Set(c.total),
+                up: Set(c.up),
+                response_ms_sum: Set(c.response_ms_sum),
+                response_count: Set(c.response_count),
+            })
             .collect();
         let excluded = Alias::new("excluded");
         for chunk in rows.chunks(500) {
@@ -150,6 +159,18 @@ impl Tx {
                         daily_uptime::Column::Up,
                         Expr::col((daily_uptime::Entity, daily_uptime::Column::Up))
                             .add(Expr::col((excluded.clone(), daily_uptime::Column::Up))),
+                    )
+                    .value(
+                        daily_uptime::Column::ResponseMsSum,
+                        Expr::col((daily_uptime::Entity, daily_uptime::Column::ResponseMsSum)).add(
+                            Expr::col((excluded.clone(), daily_uptime::Column::ResponseMsSum)),
+                        ),
+                    )
+                    .value(
+                        daily_uptime::Column::ResponseCount,
+                        Expr::col((daily_uptime::Entity, daily_uptime::Column::ResponseCount)).add(
+                            Expr::col((excluded.clone(), daily_uptime::Column::ResponseCount)),
+                        ),
                     )
                     .to_owned(),
                 )

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod conformance;
+pub mod pg;
 pub mod sinks;
 pub mod target;
 pub mod tls;
@@ -181,6 +182,7 @@ pub struct Reply {
 }
 
 /// A small blocking API client.
+#[derive(Clone)]
 pub struct Api {
     pub base: String,
     pub key: Option<String>,

@@ -233,8 +233,13 @@ pub struct SmtpSink {
 
 impl SmtpSink {
     pub fn start() -> SmtpSink {
+        SmtpSink::start_on(0)
+    }
+
+    /// On a given port (0: any), e.g. one the server was told about while it was down.
+    pub fn start_on(port: u16) -> SmtpSink {
         let mails = Arc::new(Mutex::new(Vec::new()));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind smtp");
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind smtp");
         listener.set_nonblocking(true).expect("nonblocking");
         let port = listener.local_addr().expect("addr").port();
         let store = mails.clone();
@@ -328,8 +333,13 @@ pub struct FakeTelegram {
 
 impl FakeTelegram {
     pub fn start() -> FakeTelegram {
+        FakeTelegram::start_on(0)
+    }
+
+    /// On a given port (0: any), e.g. one the server was told about while it was down.
+    pub fn start_on(port: u16) -> FakeTelegram {
         let messages = Arc::new(Mutex::new(Vec::new()));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind telegram");
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind telegram");
         listener.set_nonblocking(true).expect("nonblocking");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         let app = Router::new()
@@ -379,4 +389,70 @@ async fn send_message(
         r#"{"ok":true,"result":{"message_id":1}}"#,
     )
         .into_response()
+}
+
+/// A TCP server that accepts connections and never answers: a target that hangs. It
+/// counts the connections open now and the most ever open at once.
+pub struct Silent {
+    pub port: u16,
+    open: Arc<std::sync::atomic::AtomicI64>,
+    peak: Arc<std::sync::atomic::AtomicI64>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Silent {
+    pub fn start() -> Silent {
+        use std::sync::atomic::AtomicI64;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind silent");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let port = listener.local_addr().expect("addr").port();
+        let open = Arc::new(AtomicI64::new(0));
+        let peak = Arc::new(AtomicI64::new(0));
+        let (o, p) = (open.clone(), peak.clone());
+        let stop = spawn_server(move |mut stopped| async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            loop {
+                tokio::select! {
+                    _ = &mut stopped => break,
+                    accepted = listener.accept() => {
+                        let Ok((mut socket, _)) = accepted else { continue };
+                        let now = o.fetch_add(1, Ordering::SeqCst) + 1;
+                        p.fetch_max(now, Ordering::SeqCst);
+                        let o = o.clone();
+                        tokio::spawn(async move {
+                            use tokio::io::AsyncReadExt;
+                            // Read and ignore until the client gives up and closes.
+                            let mut buf = [0u8; 1024];
+                            while let Ok(n) = socket.read(&mut buf).await {
+                                if n == 0 {
+                                    break;
+                                }
+                            }
+                            o.fetch_sub(1, Ordering::SeqCst);
+                        });
+                    }
+                }
+            }
+        });
+        Silent {
+            port,
+            open,
+            peak,
+            _stop: stop,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+
+    /// Connections open now.
+    pub fn open(&self) -> i64 {
+        self.open.load(Ordering::SeqCst)
+    }
+
+    /// The most connections ever open at once.
+    pub fn peak(&self) -> i64 {
+        self.peak.load(Ordering::SeqCst)
+    }
 }

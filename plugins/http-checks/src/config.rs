@@ -13,6 +13,16 @@ pub use tocsin_plugin_sdk::config::FieldError;
 pub const METHODS: [&str; 4] = ["GET", "POST", "PUT", "HEAD"];
 /// Upper bound of `maxRedirects`.
 pub const MAX_REDIRECTS_LIMIT: u64 = 20;
+/// Longest URL, in characters.
+pub const MAX_URL_CHARS: u32 = 2048;
+/// Most request headers, and the longest name and value.
+pub const MAX_HEADERS: usize = 50;
+pub const MAX_HEADER_NAME_CHARS: usize = 256;
+pub const MAX_HEADER_VALUE_CHARS: usize = 8192;
+/// Longest request body, in characters.
+pub const MAX_BODY_CHARS: u32 = 65_536;
+/// Longest `bodyContains` / `bodyNotContains` text, in characters.
+pub const MAX_MATCH_CHARS: u32 = 1024;
 
 /// One HTTP request per check, judged by its status, body and response time.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -21,7 +31,7 @@ pub const MAX_REDIRECTS_LIMIT: u64 = 20;
 #[schemars(title = "http monitor", extend("x-tocsin-top-level" = true))]
 pub struct HttpConfig {
     /// Full http:// or https:// URL to request.
-    #[schemars(extend("format" = "uri"))]
+    #[schemars(extend("format" = "uri"), length(max = MAX_URL_CHARS))]
     pub url: String,
     /// HTTP method: GET, POST, PUT or HEAD.
     #[schemars(extend("examples" = ["GET", "POST", "PUT", "HEAD"]))]
@@ -31,6 +41,7 @@ pub struct HttpConfig {
     pub headers: BTreeMap<String, String>,
     /// Request body, POST and PUT only.
     #[serde(default)]
+    #[schemars(length(max = MAX_BODY_CHARS))]
     pub body: Option<String>,
     /// Whether 3xx answers are followed.
     #[serde(default = "yes")]
@@ -48,9 +59,11 @@ pub struct HttpConfig {
     pub expected_status_range: bool,
     /// Text that must appear in the body.
     #[serde(default)]
+    #[schemars(length(max = MAX_MATCH_CHARS))]
     pub body_contains: Option<String>,
     /// Text that must not appear in the body.
     #[serde(default)]
+    #[schemars(length(max = MAX_MATCH_CHARS))]
     pub body_not_contains: Option<String>,
     /// The check fails when the response takes longer.
     #[serde(default)]
@@ -113,15 +126,28 @@ fn headers_rule(field: &str, value: &Value) -> Vec<FieldError> {
     let Some(headers) = value.as_object() else {
         return Vec::new();
     };
+    if headers.len() > MAX_HEADERS {
+        return vec![field_error(
+            field,
+            format!("may hold at most {MAX_HEADERS} headers"),
+        )];
+    }
     headers
         .iter()
         .filter(|(name, v)| {
-            !(valid_header_name(name) && v.as_str().is_some_and(valid_header_value))
+            !(valid_header_name(name)
+                && name.chars().count() <= MAX_HEADER_NAME_CHARS
+                && v.as_str().is_some_and(|v| {
+                    valid_header_value(v) && v.chars().count() <= MAX_HEADER_VALUE_CHARS
+                }))
         })
         .map(|(name, _)| {
             field_error(
                 &format!("{field}.{name}"),
-                "is not a valid HTTP header name and value",
+                format!(
+                    "is not a valid HTTP header name (at most {MAX_HEADER_NAME_CHARS} characters) \
+                     and value (at most {MAX_HEADER_VALUE_CHARS})"
+                ),
             )
         })
         .collect()
@@ -246,6 +272,60 @@ mod tests {
         assert_eq!(fields, ["url", "headers.bad name", "headers.X-Ok"]);
         assert!(parse("[1]").is_err());
         assert!(parse("not json").is_err());
+    }
+
+    #[test]
+    fn sizes_are_bounded() {
+        let field_of = |json: String| -> Vec<String> {
+            parse(&json)
+                .expect_err("too big")
+                .into_iter()
+                .map(|e| e.field)
+                .collect()
+        };
+        let long = |n: usize| "x".repeat(n);
+        let url = format!("http://127.0.0.1/{}", long(2100));
+        assert_eq!(
+            field_of(format!(r#"{{"url":"{url}","method":"GET"}}"#)),
+            ["url"]
+        );
+        assert_eq!(
+            field_of(format!(
+                r#"{{"url":"http://a.test/","method":"POST","body":"{}"}}"#,
+                long(65_537)
+            )),
+            ["body"]
+        );
+        assert_eq!(
+            field_of(format!(
+                r#"{{"url":"http://a.test/","method":"GET","bodyContains":"{}"}}"#,
+                long(1025)
+            )),
+            ["bodyContains"]
+        );
+        assert_eq!(
+            field_of(format!(
+                r#"{{"url":"http://a.test/","method":"GET","headers":{{"X-Big":"{}"}}}}"#,
+                long(8193)
+            )),
+            ["headers.X-Big"]
+        );
+        let many: Vec<String> = (0..51).map(|i| format!(r#""X-{i}":"v""#)).collect();
+        assert_eq!(
+            field_of(format!(
+                r#"{{"url":"http://a.test/","method":"GET","headers":{{{}}}}}"#,
+                many.join(",")
+            )),
+            ["headers"]
+        );
+        // At the limits, all is well.
+        assert!(
+            parse(&format!(
+                r#"{{"url":"http://a.test/","method":"GET","bodyContains":"{}"}}"#,
+                long(1024)
+            ))
+            .is_ok()
+        );
     }
 
     #[test]

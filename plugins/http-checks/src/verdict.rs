@@ -62,12 +62,15 @@ pub fn judge(config: &HttpConfig, exchange: &Exchange<'_>) -> Verdict {
     if let Some(needle) = &config.body_contains
         && !contains(exchange.body, needle.as_bytes())
     {
-        return fail(format!("Response body does not contain \"{needle}\""));
+        return fail(format!(
+            "Response body does not contain \"{}\"",
+            quoted(needle)
+        ));
     }
     if let Some(needle) = &config.body_not_contains
         && contains(exchange.body, needle.as_bytes())
     {
-        return fail(format!("Response body contains \"{needle}\""));
+        return fail(format!("Response body contains \"{}\"", quoted(needle)));
     }
     if let Some(limit) = config.max_response_time_ms
         && exchange.elapsed_ms > limit
@@ -107,9 +110,23 @@ pub fn transport_failure(config: &HttpConfig, failure: &TransportFailure) -> Ver
     }
 }
 
-/// Whether `needle` occurs in `haystack` (an empty needle always does).
+/// Whether `needle` occurs in `haystack` (an empty needle always does). Linear in the
+/// body's length, whatever the needle.
 pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
+}
+
+/// Most characters of a searched text a reason quotes.
+pub const QUOTED_CHARS: usize = 64;
+
+/// A searched text as a reason quotes it: at most [`QUOTED_CHARS`] characters, then `…`.
+pub fn quoted(text: &str) -> String {
+    if text.chars().count() <= QUOTED_CHARS {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(QUOTED_CHARS - 1).collect();
+    cut.push('…');
+    cut
 }
 
 #[cfg(test)]
@@ -171,6 +188,23 @@ mod tests {
                 .as_deref(),
             Some("Response body contains \"error\"")
         );
+    }
+
+    #[test]
+    fn searches_are_exact_and_reasons_quote_briefly() {
+        assert!(contains(b"abcabd", b"abd"));
+        assert!(!contains(b"abcab", b"abd"));
+        assert!(contains(b"anything", b""));
+        // The case a windowed scan is slowest on: a long near-miss needle over a long body.
+        let body = vec![b'a'; 1 << 20];
+        let mut needle = vec![b'a'; 1023];
+        needle.push(b'b');
+        assert!(!contains(&body, &needle));
+        let long = "n".repeat(1000);
+        let q = quoted(&long);
+        assert_eq!(q.chars().count(), QUOTED_CHARS);
+        assert!(q.ends_with('…'));
+        assert_eq!(quoted("ok"), "ok");
     }
 
     #[test]

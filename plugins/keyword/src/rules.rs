@@ -101,9 +101,12 @@ pub fn judge(c: &KeywordConfig, body: &[u8]) -> Option<String> {
     match (c.mode, found) {
         (Mode::Present, false) => Some(format!(
             "Keyword \"{}\" not found in the response",
-            c.keyword
+            verdict::quoted(&c.keyword)
         )),
-        (Mode::Absent, true) => Some(format!("Keyword \"{}\" found in the response", c.keyword)),
+        (Mode::Absent, true) => Some(format!(
+            "Keyword \"{}\" found in the response",
+            verdict::quoted(&c.keyword)
+        )),
         _ => None,
     }
 }

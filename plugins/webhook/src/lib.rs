@@ -23,6 +23,10 @@ impl Channel for WebhookChannel {
     }
 
     fn deliver(config: WebhookConfig, n: Delivery) -> Result<Receipt, Failure> {
+        // The server's switch holds for channels saved while it was on, too.
+        if let Some(reason) = rules::insecure_refusal(&config.url, &n.settings) {
+            return Err(Failure::permanent(reason));
+        }
         let url = config.url;
         let request = http::Request {
             method: "POST".into(),

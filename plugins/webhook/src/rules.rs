@@ -46,6 +46,21 @@ pub fn validate(text: &str) -> Result<String, Vec<(String, String)>> {
         .map_err(|problems| problems.into_iter().map(|p| (p.field, p.message)).collect())
 }
 
+/// Why a delivery to `url` may not go out under the server's `settings` (JSON text with
+/// `allowInsecure`): a plain `http://` URL while the server does not allow insecure
+/// webhooks. Missing or unreadable settings count as not allowed.
+pub fn insecure_refusal(url: &str, settings: &str) -> Option<String> {
+    let allowed = serde_json::from_str::<Value>(settings)
+        .ok()
+        .and_then(|s| s.get("allowInsecure").and_then(Value::as_bool))
+        .unwrap_or(false);
+    (!allowed && !url.starts_with("https://")).then(|| {
+        "The server does not allow insecure webhooks (allow_insecure_webhooks is off): \
+         this channel's http:// URL is not sent to; change it to https://"
+            .to_string()
+    })
+}
+
 /// 2xx is delivered; everything else (3xx included: redirects are not followed) failed.
 pub fn judge(status: u16) -> Result<String, String> {
     match status {
@@ -65,6 +80,19 @@ pub fn schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_http_goes_out_only_when_the_server_allows_it() {
+        let allow = r#"{"allowInsecure":true}"#;
+        let deny = r#"{"allowInsecure":false}"#;
+        assert_eq!(insecure_refusal("http://10.0.0.1/hook", allow), None);
+        assert!(
+            insecure_refusal("http://10.0.0.1/hook", deny)
+                .is_some_and(|r| r.contains("allow_insecure_webhooks is off"))
+        );
+        assert!(insecure_refusal("http://10.0.0.1/hook", "{}").is_some());
+        assert_eq!(insecure_refusal("https://example.com/hook", deny), None);
+    }
 
     #[test]
     fn only_2xx_counts() {

@@ -587,7 +587,7 @@ async fn load_api(
     clock: SharedClock,
     duration: Duration,
 ) -> anyhow::Result<Vec<api_load::ApiLoad>> {
-    let limiter = Arc::new(crate::api::ratelimit::RateLimiter::new(
+    let limits = Arc::new(crate::api::ratelimit::Limits::new(
         config.rate_limit_per_minute,
         config.rate_limit_burst,
     ));
@@ -597,7 +597,7 @@ async fn load_api(
         config: Arc::new(config),
         clock,
         engine: EngineContext::new("http://127.0.0.1"),
-        limiter,
+        limits,
         key_usage: Arc::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
