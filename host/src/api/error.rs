@@ -182,6 +182,16 @@ pub fn or_conflict<T>(
 
 impl From<crate::store::StoreError> for ApiError {
     fn from(e: crate::store::StoreError) -> Self {
+        if e.is_unavailable() {
+            tracing::warn!(error = %e, "the database is unavailable; answering 503");
+            let mut unavailable = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "SERVICE_UNAVAILABLE",
+                "The database is unavailable right now; nothing was changed. Try again shortly",
+            );
+            unavailable.headers.push(("retry-after", "5".into()));
+            return unavailable;
+        }
         ApiError::internal(e)
     }
 }

@@ -121,7 +121,7 @@ fn action_error(e: ActionError, id: &str) -> ApiError {
             "INCIDENT_RESOLVED",
             "The incident is already resolved",
         ),
-        ActionError::Store(e) => ApiError::internal(e),
+        ActionError::Store(e) => e.into(),
     }
 }
 

@@ -126,6 +126,7 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     let (_, mut doc) = v1_routes().split_for_parts();
     let (_, public) = public_routes().split_for_parts();
     doc.merge(public);
+    openapi::complete_responses(&mut doc);
     doc
 }
 
@@ -134,6 +135,7 @@ pub fn router(state: AppState) -> Router {
     let (v1, mut doc) = v1_routes().split_for_parts();
     let (public, public_doc) = public_routes().split_for_parts();
     doc.merge(public_doc);
+    openapi::complete_responses(&mut doc);
     let rendered = openapi::OpenApiJson(Arc::new(
         doc.to_pretty_json().unwrap_or_else(|_| "{}".into()),
     ));

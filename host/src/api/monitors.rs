@@ -437,6 +437,7 @@ pub async fn delete_monitor(
     match crate::engine::actions::delete_monitor(&state.store, &p.workspace_id, &id, now).await {
         Ok(true) => Ok(NoContent),
         Ok(false) => Err(Resource::MONITOR.not_found(&id)),
+        Err(crate::engine::actions::ActionError::Store(e)) => Err(e.into()),
         Err(e) => Err(ApiError::internal(e)),
     }
 }
@@ -462,6 +463,7 @@ async fn set_paused(
         Err(crate::engine::actions::ActionError::NotFound) => {
             return Err(Resource::MONITOR.not_found(&id));
         }
+        Err(crate::engine::actions::ActionError::Store(e)) => return Err(e.into()),
         Err(e) => return Err(ApiError::internal(e)),
     };
     Ok(Success::ok(view(

@@ -65,3 +65,129 @@ pub async fn openapi_json(Extension(doc): Extension<OpenApiJson>) -> Response {
     )
         .into_response()
 }
+
+/// Give every operation every error status it can answer, in the error envelope, beside
+/// the specific ones its handler lists (those keep their wording): what authentication,
+/// role checks, rate limits, extractors and the database can answer anywhere.
+pub fn complete_responses(doc: &mut utoipa::openapi::OpenApi) {
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let operations = [
+            ("GET", &mut item.get),
+            ("PUT", &mut item.put),
+            ("POST", &mut item.post),
+            ("DELETE", &mut item.delete),
+            ("PATCH", &mut item.patch),
+        ];
+        for (method, operation) in operations {
+            if let Some(op) = operation.as_mut() {
+                for (status, why) in statuses(path, method, op) {
+                    op.responses
+                        .responses
+                        .entry(status.to_string())
+                        .or_insert_with(|| error_response(why));
+                }
+            }
+        }
+    }
+}
+
+/// The statuses `method path` can answer whatever its handler does.
+fn statuses(
+    path: &str,
+    method: &str,
+    op: &utoipa::openapi::path::Operation,
+) -> Vec<(u16, &'static str)> {
+    let mut out = Vec::new();
+    let has_params = op.parameters.as_ref().is_some_and(|p| !p.is_empty());
+    let has_body = op.request_body.is_some();
+    let has_path_param = path.contains('{');
+    if path.starts_with("/v1/") {
+        out.push((
+            401,
+            "UNAUTHORIZED: missing, malformed, unknown or revoked key",
+        ));
+        out.push((
+            429,
+            "RATE_LIMITED: over the key's or the workspace's rate (or, with a bad key, the client address's)",
+        ));
+        out.push((
+            503,
+            "SERVICE_UNAVAILABLE: the database is unavailable; retry later",
+        ));
+        let admin_only = path.starts_with("/v1/api-keys")
+            || path.starts_with("/v1/workspace/webhook-secret")
+            || (path.starts_with("/v1/workspace/members") && method != "GET");
+        if method != "GET" || admin_only {
+            out.push((403, "FORBIDDEN: the key's role does not allow this"));
+        }
+    } else if path.starts_with("/status/") {
+        out.push((429, "RATE_LIMITED: over the client address's rate"));
+        out.push((
+            503,
+            "SERVICE_UNAVAILABLE: the database is unavailable; retry later",
+        ));
+    }
+    if has_params || has_body || has_path_param {
+        out.push((
+            400,
+            "VALIDATION_ERROR (or INVALID_CONTENT_TYPE for a body that is not JSON)",
+        ));
+    }
+    if has_body {
+        out.push((413, "PAYLOAD_TOO_LARGE: body over 1 MiB"));
+    }
+    if has_path_param {
+        out.push((404, "Not found (or another workspace's)"));
+    }
+    out
+}
+
+fn error_response(description: &str) -> utoipa::openapi::RefOr<utoipa::openapi::Response> {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("ErrorBody")))
+                .build(),
+        )
+        .build()
+        .into()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_operation_lists_the_errors_it_can_answer() {
+        let doc = super::super::openapi_document();
+        let mut checked = 0;
+        for (path, item) in &doc.paths.paths {
+            for (method, op) in [
+                ("GET", &item.get),
+                ("POST", &item.post),
+                ("PATCH", &item.patch),
+                ("DELETE", &item.delete),
+            ] {
+                let Some(op) = op else { continue };
+                let has = |code: &str| op.responses.responses.contains_key(code);
+                if path.starts_with("/v1/") {
+                    for code in ["401", "429", "503"] {
+                        assert!(has(code), "{method} {path} lacks {code}");
+                    }
+                    if method != "GET" {
+                        assert!(has("403"), "{method} {path} lacks 403");
+                    }
+                }
+                if path.contains('{') {
+                    assert!(has("404") && has("400"), "{method} {path} lacks 404 or 400");
+                }
+                if op.request_body.is_some() {
+                    assert!(has("413") && has("400"), "{method} {path} lacks 413 or 400");
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "{checked}");
+    }
+}

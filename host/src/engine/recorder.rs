@@ -231,8 +231,9 @@ async fn write_loop(
 }
 
 /// Write a batch, whatever happens to the database meanwhile:
-/// - while the database cannot be reached, keep the batch and try again (backing off up
-///   to 5 s), so results taken during an outage are recorded, late, once it returns
+/// - while the database cannot be reached (or its disk is full), keep the batch and try
+///   again (backing off up to 5 s), so results taken during an outage are recorded, late,
+///   once it returns
 ///   (new results wait in the recorder's bounded queue, and checks that cannot hand
 ///   theirs over hold their slot, so the scheduler skips rounds instead of piling up);
 /// - when the database answers but the batch is refused (a record it cannot store), write
@@ -243,11 +244,11 @@ pub async fn write_resiliently(store: &Store, ctx: &EngineContext, batch: &[Chec
         let Err(e) = write_batch(store, ctx, batch).await else {
             return;
         };
-        if store.ping().await {
+        if !e.is_unavailable() && store.ping().await {
             tracing::warn!(error = %e, count = batch.len(), "a batch of check results was refused; writing them one by one");
             break;
         }
-        tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "the database is unreachable; keeping check results until it returns");
+        tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "the database is unavailable (unreachable or out of space); keeping check results until it is back");
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(std::time::Duration::from_secs(5));
     }

@@ -65,32 +65,53 @@ pub async fn claim_due(
     busy: &InFlight,
 ) -> Result<Vec<DeliveryRow>, StoreError> {
     store
-        .claim_due_deliveries(now, LEASE_MS, limit, |ws| {
-            MAX_IN_FLIGHT_PER_WORKSPACE.saturating_sub(busy.of(ws))
-        })
+        .claim_due_deliveries(
+            now,
+            LEASE_MS,
+            limit,
+            |ws| MAX_IN_FLIGHT_PER_WORKSPACE.saturating_sub(busy.of(ws)),
+            |id| busy.holds(id),
+        )
         .await
 }
 
-/// Deliveries in flight, by workspace.
+/// Deliveries this worker has in flight: how many per workspace, and which.
 #[derive(Clone, Default)]
-pub struct InFlight(Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>);
+pub struct InFlight(Arc<std::sync::Mutex<Counts>>);
+
+#[derive(Default)]
+pub struct Counts {
+    workspaces: std::collections::HashMap<String, usize>,
+    deliveries: std::collections::HashSet<String>,
+}
 
 impl InFlight {
     pub fn of(&self, workspace: &str) -> usize {
         self.0
             .lock()
-            .map(|m| m.get(workspace).copied().unwrap_or(0))
+            .map(|m| m.workspaces.get(workspace).copied().unwrap_or(0))
             .unwrap_or(0)
     }
 
+    /// Whether the delivery is still in this worker's hands (being attempted, or its
+    /// result waiting to be recorded): it is not claimed again, even if its lease ran out.
+    pub fn holds(&self, delivery_id: &str) -> bool {
+        self.0
+            .lock()
+            .map(|m| m.deliveries.contains(delivery_id))
+            .unwrap_or(false)
+    }
+
     /// Count one in; the guard counts it out when dropped.
-    pub fn enter(&self, workspace: &str) -> InFlightGuard {
+    pub fn enter(&self, workspace: &str, delivery_id: &str) -> InFlightGuard {
         if let Ok(mut m) = self.0.lock() {
-            *m.entry(workspace.to_string()).or_default() += 1;
+            *m.workspaces.entry(workspace.to_string()).or_default() += 1;
+            m.deliveries.insert(delivery_id.to_string());
         }
         InFlightGuard {
             set: self.clone(),
             workspace: workspace.to_string(),
+            delivery_id: delivery_id.to_string(),
         }
     }
 }
@@ -99,20 +120,26 @@ impl InFlight {
 pub struct InFlightGuard {
     set: InFlight,
     workspace: String,
+    delivery_id: String,
 }
 
 impl Drop for InFlightGuard {
     fn drop(&mut self) {
-        if let Ok(mut m) = self.set.0.lock()
-            && let Some(n) = m.get_mut(&self.workspace)
-        {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                m.remove(&self.workspace);
+        if let Ok(mut m) = self.set.0.lock() {
+            m.deliveries.remove(&self.delivery_id);
+            if let Some(n) = m.workspaces.get_mut(&self.workspace) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    m.workspaces.remove(&self.workspace);
+                }
             }
         }
     }
 }
+
+/// How long a finished attempt's result is kept trying to reach an unavailable database
+/// before it is given up (the delivery is then attempted again: at least once).
+const RECORD_PATIENCE: Duration = Duration::from_secs(600);
 
 /// The headers a webhook delivery carries, signed now.
 pub fn webhook_headers(
@@ -311,7 +338,7 @@ impl OutboxWorker {
                     self.clock.clone(),
                     self.wakeup.clone(),
                 );
-                let counted = busy.enter(&d.workspace_id);
+                let counted = busy.enter(&d.workspace_id, &d.id);
                 tokio::spawn(async move {
                     let result = attempt(&store, &plugins, &settings, &d, clock.now_ms()).await;
                     if result.ok {
@@ -319,15 +346,29 @@ impl OutboxWorker {
                     } else {
                         tracing::info!(delivery = %d.id, channel = %d.channel_kind, attempt = d.attempts + 1, error = ?result.error, "delivery attempt failed");
                     }
-                    match record(&store, &settings, &d, &result, clock.now_ms()).await {
-                        Ok(true) => {}
-                        Ok(false) => {
-                            tracing::warn!(delivery = %d.id, "the delivery's lease ran out during the attempt; its result was not recorded");
+                    // The attempt happened: record it, waiting out a database outage rather
+                    // than letting the delivery be sent again.
+                    let waiting_since = Instant::now();
+                    loop {
+                        match record(&store, &settings, &d, &result, clock.now_ms()).await {
+                            Ok(true) => {}
+                            Ok(false) => {
+                                tracing::warn!(delivery = %d.id, "the delivery's lease was taken over during the attempt; its result was not recorded");
+                            }
+                            Err(e)
+                                if e.is_unavailable()
+                                    && waiting_since.elapsed() < RECORD_PATIENCE =>
+                            {
+                                tracing::debug!(delivery = %d.id, error = %e, "database unavailable; keeping the attempt's result");
+                                tokio::time::sleep(Duration::from_secs(1)).await;
+                                continue;
+                            }
+                            Err(e) => {
+                                // The lease runs out and the delivery is tried again: at least once.
+                                tracing::error!(delivery = %d.id, error = %e, "could not record a delivery attempt");
+                            }
                         }
-                        Err(e) => {
-                            // The lease runs out and the delivery is tried again: at least once.
-                            tracing::error!(delivery = %d.id, error = %e, "could not record a delivery attempt");
-                        }
+                        break;
                     }
                     drop(counted);
                     drop(slot);

@@ -129,6 +129,7 @@ impl Store {
         lease_ms: i64,
         limit: usize,
         room: impl Fn(&str) -> usize,
+        skip: impl Fn(&str) -> bool,
     ) -> Result<Vec<DeliveryRow>, StoreError> {
         if limit == 0 {
             return Ok(Vec::new());
@@ -173,6 +174,9 @@ impl Store {
                     break;
                 }
                 let Some(mut d) = q.next() else { continue };
+                if skip(&d.id) {
+                    continue;
+                }
                 let won = delivery::Entity::update_many()
                     .col_expr(delivery::Column::LeaseUntil, Expr::value(lease))
                     .filter(delivery::Column::Id.eq(d.id.as_str()))

@@ -52,6 +52,46 @@ pub enum StoreError {
     Invalid(String),
 }
 
+impl StoreError {
+    /// The database cannot be used right now (unreachable, shutting down, out of
+    /// connections, or out of disk space) as opposed to refusing this statement: the
+    /// caller may try again later, and an API answers 503.
+    pub fn is_unavailable(&self) -> bool {
+        let StoreError::Db(e) = self else {
+            return false;
+        };
+        let runtime = match e {
+            DbErr::ConnectionAcquire(_) | DbErr::Conn(_) => return true,
+            DbErr::Exec(r) | DbErr::Query(r) => r,
+            _ => return false,
+        };
+        let sea_orm::RuntimeErr::SqlxError(sqlx) = runtime else {
+            return false;
+        };
+        use sea_orm::sqlx::Error as S;
+        match sqlx.as_ref() {
+            S::Io(_) | S::PoolTimedOut | S::PoolClosed | S::WorkerCrashed | S::Tls(_) => true,
+            S::Database(db) => {
+                let code = db.code().unwrap_or_default();
+                if db
+                    .try_downcast_ref::<sea_orm::sqlx::sqlite::SqliteError>()
+                    .is_some()
+                {
+                    // SQLite's numeric codes, extended ones included: SQLITE_BUSY (5) after
+                    // the busy timeout, SQLITE_IOERR (10), SQLITE_FULL (13).
+                    code.parse::<u32>()
+                        .is_ok_and(|c| matches!(c & 0xff, 5 | 10 | 13))
+                } else {
+                    // PostgreSQL's SQLSTATE: connection exceptions (08), shutdown (57P),
+                    // disk full (53100).
+                    code.starts_with("08") || code.starts_with("57P") || code == "53100"
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Something changed about a monitor; the scheduler listens for these.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MonitorChange {
@@ -74,8 +114,10 @@ impl Store {
         let mut options = ConnectOptions::new(sqlite_create_mode(url));
         options
             .sqlx_logging(false)
-            .connect_timeout(Duration::from_secs(10))
-            .acquire_timeout(Duration::from_secs(30));
+            .connect_timeout(Duration::from_secs(5))
+            // While the database is away, requests answer 503 after this long instead of
+            // queueing for a connection.
+            .acquire_timeout(Duration::from_secs(10));
         if url.starts_with("sqlite:") {
             if let Some(parent) = sqlite_path(url).and_then(|p| p.parent().map(|p| p.to_path_buf()))
                 && !parent.as_os_str().is_empty()
@@ -98,6 +140,17 @@ impl Store {
                         // list's COUNT over 100,000 monitors reads its index from memory
                         // instead of the OS (docs/performance.md).
                         .pragma("cache_size", "-32768")
+                })
+                // A connection that comes back to the pool still inside a transaction
+                // (SQLite rolls a transaction back by itself on some errors, such as a
+                // full disk, and the driver's bookkeeping then disagrees with it) would
+                // hold the write lock for ever: close it instead of handing it out.
+                .map_sqlx_sqlite_before_acquire(|conn, _| {
+                    Box::pin(async move {
+                        use sqlx_core::transaction::TransactionManager;
+                        let depth = <sea_orm::sqlx::Sqlite as sea_orm::sqlx::Database>::TransactionManager::get_transaction_depth(conn);
+                        Ok(depth == 0)
+                    })
                 });
         } else {
             options.max_connections(16).min_connections(1);

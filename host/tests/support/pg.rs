@@ -48,3 +48,127 @@ impl TestDb {
             .await;
     }
 }
+
+/// A PostgreSQL server of the test's own (`initdb` and `pg_ctl` on the machine), on a
+/// loopback port, that the test can stop and start. As root, the server runs as the
+/// `postgres` user, as PostgreSQL requires.
+pub struct PrivatePg {
+    pub port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl PrivatePg {
+    /// Create and start one; `None` (with a note) where the tools are missing.
+    pub fn start(test: &str) -> Option<PrivatePg> {
+        if std::process::Command::new("initdb")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            eprintln!("SKIPPED {test}: initdb is not on PATH");
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pg = PrivatePg {
+            port: super::free_port(),
+            dir,
+        };
+        if is_root() {
+            let status = std::process::Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(pg.dir.path())
+                .status()
+                .expect("chown");
+            assert!(status.success(), "chown the data directory");
+        }
+        let data = pg.data_dir();
+        pg.run(&[
+            "initdb",
+            "-D",
+            &data,
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "--no-sync",
+        ]);
+        pg.start_again();
+        Some(pg)
+    }
+
+    fn data_dir(&self) -> String {
+        self.dir.path().join("data").display().to_string()
+    }
+
+    fn run(&self, args: &[&str]) {
+        let mut cmd = if is_root() {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "postgres", "--"]);
+            c.args(args);
+            c
+        } else {
+            let mut c = std::process::Command::new(args[0]);
+            c.args(&args[1..]);
+            c
+        };
+        let out = cmd.output().expect("run a PostgreSQL tool");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Start (again) and wait until it accepts connections.
+    pub fn start_again(&self) {
+        let data = self.data_dir();
+        let log = self.dir.path().join("pg.log").display().to_string();
+        let socket_dir = self.dir.path().display().to_string();
+        let options = format!(
+            "-p {} -c listen_addresses=127.0.0.1 -k {socket_dir} -c fsync=off",
+            self.port
+        );
+        self.run(&[
+            "pg_ctl", "-D", &data, "-l", &log, "-o", &options, "-w", "start",
+        ]);
+    }
+
+    /// Stop at once (open connections are cut, as in a crash or failover).
+    pub fn stop(&self) {
+        let data = self.data_dir();
+        self.run(&["pg_ctl", "-D", &data, "-m", "fast", "-w", "stop"]);
+    }
+
+    /// The URL of a database on it (created here).
+    pub async fn database(&self, name: &str) -> String {
+        let admin = format!("postgres://postgres@127.0.0.1:{}/postgres", self.port);
+        let conn = Database::connect(&admin).await.expect("connect");
+        conn.execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
+            .await
+            .expect("create database");
+        let _ = conn.close().await;
+        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+impl Drop for PrivatePg {
+    fn drop(&mut self) {
+        let data = self.data_dir();
+        let mut cmd = if is_root() {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "postgres", "--", "pg_ctl"]);
+            c
+        } else {
+            std::process::Command::new("pg_ctl")
+        };
+        let _ = cmd.args(["-D", &data, "-m", "immediate", "stop"]).output();
+    }
+}
+
+fn is_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
