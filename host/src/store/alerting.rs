@@ -15,11 +15,7 @@ pub type ChannelRow = channel::Model;
 
 impl Store {
     pub async fn insert_alert_policy(&self, row: PolicyRow) -> Result<PolicyRow, StoreError> {
-        Ok(row
-            .into_active_model()
-            .reset_all()
-            .insert(self.db())
-            .await?)
+        Ok(self.insert_one(row.into_active_model().reset_all()).await?)
     }
 
     pub async fn alert_policy(
@@ -52,11 +48,7 @@ impl Store {
     }
 
     pub async fn update_alert_policy(&self, row: PolicyRow) -> Result<PolicyRow, StoreError> {
-        Ok(row
-            .into_active_model()
-            .reset_all()
-            .update(self.db())
-            .await?)
+        Ok(self.update_one(row.into_active_model().reset_all()).await?)
     }
 
     /// Delete a policy and detach it from its monitors (they keep running, unnotified).
@@ -87,11 +79,7 @@ impl Store {
     }
 
     pub async fn insert_channel(&self, row: ChannelRow) -> Result<ChannelRow, StoreError> {
-        Ok(row
-            .into_active_model()
-            .reset_all()
-            .insert(self.db())
-            .await?)
+        Ok(self.insert_one(row.into_active_model().reset_all()).await?)
     }
 
     pub async fn channel(
@@ -136,11 +124,7 @@ impl Store {
     }
 
     pub async fn update_channel(&self, row: ChannelRow) -> Result<ChannelRow, StoreError> {
-        Ok(row
-            .into_active_model()
-            .reset_all()
-            .update(self.db())
-            .await?)
+        Ok(self.update_one(row.into_active_model().reset_all()).await?)
     }
 
     /// Delete a stored channel unless a policy of its workspace names it (in `channels` or

@@ -7,8 +7,8 @@ use crate::ids::{self, SECRET_PREFIX, SECRET_RANDOM_CHARS, is_well_formed_secret
 use crate::plans::{Counted, Plan};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect,
 };
 use sha2::{Digest, Sha256};
 
@@ -94,7 +94,7 @@ impl Store {
             created_at: Set(now),
             updated_at: Set(now),
         };
-        Ok(model.insert(self.db()).await?)
+        Ok(self.insert_one(model).await?)
     }
 
     /// Rename a workspace.
@@ -162,7 +162,7 @@ impl Store {
             last_used_at: Set(None),
             revoked_at: Set(None),
         };
-        Ok((model.insert(self.db()).await?, secret))
+        Ok((self.insert_one(model).await?, secret))
     }
 
     /// On an empty database, create workspace "Default" and one admin key.
@@ -269,7 +269,7 @@ impl Store {
         let mut active: workspace::ActiveModel = ws.into();
         active.webhook_secret = Set(generate_webhook_secret());
         active.updated_at = Set(now);
-        Ok(Some(active.update(self.db()).await?))
+        Ok(Some(self.update_one(active).await?))
     }
 }
 

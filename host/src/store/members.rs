@@ -12,11 +12,7 @@ pub type MemberRow = member::Model;
 
 impl Store {
     pub async fn insert_member(&self, row: MemberRow) -> Result<MemberRow, StoreError> {
-        Ok(row
-            .into_active_model()
-            .reset_all()
-            .insert(self.db())
-            .await?)
+        Ok(self.insert_one(row.into_active_model().reset_all()).await?)
     }
 
     pub async fn member(
@@ -62,11 +58,7 @@ impl Store {
     }
 
     pub async fn update_member(&self, row: MemberRow) -> Result<MemberRow, StoreError> {
-        Ok(row
-            .into_active_model()
-            .reset_all()
-            .update(self.db())
-            .await?)
+        Ok(self.update_one(row.into_active_model().reset_all()).await?)
     }
 
     pub async fn delete_member(&self, workspace_id: &str, id: &str) -> Result<bool, StoreError> {

@@ -53,6 +53,14 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The database error inside (other kinds cannot come from a transaction).
+    fn into_db(self) -> DbErr {
+        match self {
+            StoreError::Db(e) => e,
+            other => DbErr::Custom(other.to_string()),
+        }
+    }
+
     /// The database cannot be used right now (unreachable, shutting down, out of
     /// connections, or out of disk space) as opposed to refusing this statement: the
     /// caller may try again later, and an API answers 503.
@@ -184,6 +192,39 @@ impl Store {
         lock.execute_unprepared(&format!("SELECT pg_advisory_xact_lock({STARTUP_LOCK})"))
             .await?;
         Ok(Some(Tx { txn: lock }))
+    }
+
+    /// Insert one row in a transaction of its own. On SQLite, an `INSERT ... RETURNING`
+    /// outside a transaction hands back its row before the implicit commit, and a commit
+    /// that then fails (a full disk) went unnoticed: the API said 201 for a row that was
+    /// never stored. An explicit COMMIT reports the failure.
+    pub(in crate::store) async fn insert_one<A>(
+        &self,
+        model: A,
+    ) -> Result<<A::Entity as sea_orm::EntityTrait>::Model, DbErr>
+    where
+        A: sea_orm::ActiveModelTrait + sea_orm::ActiveModelBehavior + Send,
+        <A::Entity as sea_orm::EntityTrait>::Model: sea_orm::IntoActiveModel<A>,
+    {
+        let tx = self.begin_write().await.map_err(StoreError::into_db)?;
+        let saved = model.insert(tx.conn()).await?;
+        tx.commit().await.map_err(StoreError::into_db)?;
+        Ok(saved)
+    }
+
+    /// Update one row in a transaction of its own (see [`Store::insert_one`]).
+    pub(in crate::store) async fn update_one<A>(
+        &self,
+        model: A,
+    ) -> Result<<A::Entity as sea_orm::EntityTrait>::Model, DbErr>
+    where
+        A: sea_orm::ActiveModelTrait + sea_orm::ActiveModelBehavior + Send,
+        <A::Entity as sea_orm::EntityTrait>::Model: sea_orm::IntoActiveModel<A>,
+    {
+        let tx = self.begin_write().await.map_err(StoreError::into_db)?;
+        let saved = model.update(tx.conn()).await?;
+        tx.commit().await.map_err(StoreError::into_db)?;
+        Ok(saved)
     }
 
     /// The connection pool.

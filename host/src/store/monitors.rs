@@ -53,11 +53,7 @@ impl Store {
     /// Insert a new monitor.
     pub async fn insert_monitor(&self, row: MonitorRow) -> Result<MonitorRow, StoreError> {
         let id = row.id.clone();
-        let saved = row
-            .into_active_model()
-            .reset_all()
-            .insert(self.db())
-            .await?;
+        let saved = self.insert_one(row.into_active_model().reset_all()).await?;
         self.publish(MonitorChange::Upserted(id));
         Ok(saved)
     }
@@ -134,7 +130,7 @@ impl Store {
         active.consecutive_successes = sea_orm::ActiveValue::NotSet;
         active.last_checked_at = sea_orm::ActiveValue::NotSet;
         active.last_response_time_ms = sea_orm::ActiveValue::NotSet;
-        let saved = active.update(self.db()).await?;
+        let saved = self.update_one(active).await?;
         self.publish(MonitorChange::Upserted(id));
         Ok(saved)
     }

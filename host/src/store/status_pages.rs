@@ -37,22 +37,14 @@ impl Store {
         &self,
         row: StatusPageRow,
     ) -> Result<StatusPageRow, StoreError> {
-        Ok(row
-            .into_active_model()
-            .reset_all()
-            .insert(self.db())
-            .await?)
+        Ok(self.insert_one(row.into_active_model().reset_all()).await?)
     }
 
     pub async fn update_status_page(
         &self,
         row: StatusPageRow,
     ) -> Result<StatusPageRow, StoreError> {
-        Ok(row
-            .into_active_model()
-            .reset_all()
-            .update(self.db())
-            .await?)
+        Ok(self.update_one(row.into_active_model().reset_all()).await?)
     }
 
     pub async fn status_page(
