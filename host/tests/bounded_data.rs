@@ -13,7 +13,7 @@ use support::{Server, wait_for};
 use tocsin::engine::recorder::write_resiliently;
 use tocsin::engine::{CheckRecord, EngineContext};
 use tocsin::plans::Plan;
-use tocsin::store::{MonitorRow, MonitorState, Page, Store};
+use tocsin::store::{Page, Store};
 
 #[test]
 fn nul_characters_are_refused_everywhere_and_nothing_is_created() {
@@ -112,26 +112,7 @@ async fn one_bad_record_costs_only_itself(store: Store) {
         .id;
     for id in ["mon_a", "mon_b", "mon_c"] {
         store
-            .insert_monitor(MonitorRow {
-                id: id.into(),
-                workspace_id: ws.clone(),
-                name: id.into(),
-                kind: "http".into(),
-                config: r#"{"url":"https://a.test/","method":"GET"}"#.into(),
-                interval_secs: 60,
-                timeout_secs: 10,
-                alert_policy_id: None,
-                regions: "[]".into(),
-                status: MonitorState::Pending,
-                created_at: now,
-                updated_at: now,
-                last_checked_at: None,
-                last_response_time_ms: None,
-                consecutive_failures: 0,
-                consecutive_successes: 0,
-                region_cursor: 0,
-                regional_confirmation: false,
-            })
+            .insert_monitor(support::rows::monitor(id, &ws, now))
             .await
             .expect("monitor");
     }

@@ -10,7 +10,7 @@ use tocsin::engine::recorder::write_batch;
 use tocsin::engine::retention::{BATCH, RetentionSettings, sweep};
 use tocsin::engine::{CheckRecord, EngineContext, actions};
 use tocsin::plans::Plan;
-use tocsin::store::{MonitorRow, MonitorState, Page, PolicyRow, Store};
+use tocsin::store::{MonitorRow, Page, PolicyRow, Store};
 
 const DAY: i64 = 86_400_000;
 /// Midnight UTC, so days line up with the rollups.
@@ -23,24 +23,9 @@ fn keep(days: i64) -> Option<std::time::Duration> {
 async fn monitor(store: &Store, ws: &str, id: &str, policy: Option<&str>) {
     store
         .insert_monitor(MonitorRow {
-            id: id.into(),
-            workspace_id: ws.into(),
-            name: id.into(),
-            kind: "http".into(),
-            config: r#"{"url":"https://a.test/","method":"GET"}"#.into(),
             interval_secs: 3600,
-            timeout_secs: 10,
             alert_policy_id: policy.map(String::from),
-            regions: "[]".into(),
-            status: MonitorState::Pending,
-            created_at: NOW - 200 * DAY,
-            updated_at: NOW - 200 * DAY,
-            last_checked_at: None,
-            last_response_time_ms: None,
-            consecutive_failures: 0,
-            consecutive_successes: 0,
-            region_cursor: 0,
-            regional_confirmation: false,
+            ..support::rows::monitor(id, ws, NOW - 200 * DAY)
         })
         .await
         .expect("monitor");

@@ -5,8 +5,8 @@ use super::error::ApiError;
 use super::ratelimit::Decision;
 use crate::store::keys::{Principal, Role};
 use axum::extract::{Request, State};
-use axum::http::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
-use axum::http::{Method, StatusCode};
+use axum::http::Method;
+use axum::http::header::{AUTHORIZATION, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -79,21 +79,7 @@ fn client_address(req: &Request) -> String {
 
 /// 429 in the envelope, naming who is over which limit.
 fn too_many(decision: &Decision, who: &str) -> Response {
-    let wait = decision
-        .retry_after
-        .map_or(1, |d| d.as_secs_f64().ceil() as u64)
-        .max(1);
-    let mut r = ApiError::new(
-        StatusCode::TOO_MANY_REQUESTS,
-        "RATE_LIMITED",
-        format!(
-            "{who} is over its limit of {} requests a minute; retry in {wait} s",
-            decision.limit
-        ),
-    )
-    .into_response();
-    r.headers_mut().insert(RETRY_AFTER, HeaderValue::from(wait));
-    r
+    decision.refusal(who).into_response()
 }
 
 fn with_headers(mut response: Response, decision: &Decision) -> Response {

@@ -292,20 +292,7 @@ pub async fn test_channel(
     let now = state.clock.now_ms();
     let allowance = state.limits.channel_tests.check(&p.workspace_id, now);
     if !allowance.allowed {
-        let wait = allowance
-            .retry_after
-            .map_or(1, |d| d.as_secs_f64().ceil() as u64)
-            .max(1);
-        let mut e = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "RATE_LIMITED",
-            format!(
-                "This workspace has sent its {} test notifications a minute; retry in {wait} s",
-                allowance.limit
-            ),
-        );
-        e.headers.push(("retry-after", wait.to_string()));
-        return Err(e);
+        return Err(allowance.refusal("This workspace's test button"));
     }
     let ws = state
         .store

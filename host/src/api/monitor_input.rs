@@ -243,11 +243,7 @@ fn refuse_denied_literal_target(
             Ok(url) if field == "url" => url.host_str().unwrap_or_default().to_string(),
             _ => text.trim().to_string(),
         };
-        let Ok(ip) = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<std::net::IpAddr>()
-        else {
+        let Some(ip) = crate::plugins::net::literal_ip(&host) else {
             continue;
         };
         if let Err(denied) = egress.check(ip) {

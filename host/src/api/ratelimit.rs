@@ -37,6 +37,25 @@ impl Limits {
 }
 
 impl Decision {
+    /// 429 `RATE_LIMITED` in the envelope with `Retry-After`, naming who is over which
+    /// limit ("This API key", "This workspace's test button", ...).
+    pub fn refusal(&self, who: &str) -> super::error::ApiError {
+        let wait = self
+            .retry_after
+            .map_or(1, |d| d.as_secs_f64().ceil() as u64)
+            .max(1);
+        let mut e = super::error::ApiError::new(
+            axum::http::StatusCode::TOO_MANY_REQUESTS,
+            "RATE_LIMITED",
+            format!(
+                "{who} is over its limit of {} requests a minute; retry in {wait} s",
+                self.limit
+            ),
+        );
+        e.headers.push(("retry-after", wait.to_string()));
+        e
+    }
+
     /// Of two decisions on one request: refused if either refuses, and the headers of the
     /// bucket with less left.
     pub fn tighter(self, other: Decision) -> Decision {

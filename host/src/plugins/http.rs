@@ -267,15 +267,10 @@ fn drop_credentials(headers: &mut HeaderMap) {
 
 /// A URL whose host is an address literal never reaches the resolver: check it here.
 fn literal_address_allowed(egress: &EgressPolicy, url: &Url) -> Result<(), Error> {
-    let host = url.host_str().unwrap_or_default();
-    let Ok(ip) = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .parse::<IpAddr>()
-    else {
-        return Ok(());
-    };
-    egress.check(ip).map_err(|e| Error::Denied(e.to_string()))
+    match super::net::literal_ip(url.host_str().unwrap_or_default()) {
+        Some(ip) => egress.check(ip).map_err(|e| Error::Denied(e.to_string())),
+        None => Ok(()),
+    }
 }
 
 fn redirect_target(base: &Url, headers: &HeaderMap) -> Option<Url> {

@@ -138,6 +138,14 @@ pub fn parse_host(host: &str) -> Result<HostRef<'_>, Error> {
     }
 }
 
+/// The address a host is written as, if it is an address (`10.0.0.1`, `[::1]`).
+pub fn literal_ip(host: &str) -> Option<IpAddr> {
+    match parse_host(host) {
+        Ok(HostRef::Ip(ip)) => Some(ip),
+        _ => None,
+    }
+}
+
 /// A parsed host.
 #[derive(Debug, PartialEq, Eq)]
 pub enum HostRef<'a> {

@@ -8,6 +8,7 @@
 
 pub mod conformance;
 pub mod pg;
+pub mod rows;
 pub mod sinks;
 pub mod target;
 pub mod tls;

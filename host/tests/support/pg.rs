@@ -101,17 +101,7 @@ impl PrivatePg {
     }
 
     fn run(&self, args: &[&str]) {
-        let mut cmd = if is_root() {
-            let mut c = std::process::Command::new("runuser");
-            c.args(["-u", "postgres", "--"]);
-            c.args(args);
-            c
-        } else {
-            let mut c = std::process::Command::new(args[0]);
-            c.args(&args[1..]);
-            c
-        };
-        let out = cmd.output().expect("run a PostgreSQL tool");
+        let out = tool(args).output().expect("run a PostgreSQL tool");
         assert!(
             out.status.success(),
             "{args:?}: {}{}",
@@ -155,14 +145,20 @@ impl PrivatePg {
 impl Drop for PrivatePg {
     fn drop(&mut self) {
         let data = self.data_dir();
-        let mut cmd = if is_root() {
-            let mut c = std::process::Command::new("runuser");
-            c.args(["-u", "postgres", "--", "pg_ctl"]);
-            c
-        } else {
-            std::process::Command::new("pg_ctl")
-        };
-        let _ = cmd.args(["-D", &data, "-m", "immediate", "stop"]).output();
+        let _ = tool(&["pg_ctl", "-D", &data, "-m", "immediate", "stop"]).output();
+    }
+}
+
+/// A PostgreSQL tool as the user it must run as (`postgres` when we are root).
+fn tool(args: &[&str]) -> std::process::Command {
+    if is_root() {
+        let mut c = std::process::Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).args(args);
+        c
+    } else {
+        let mut c = std::process::Command::new(args[0]);
+        c.args(&args[1..]);
+        c
     }
 }
 
