@@ -68,9 +68,14 @@ pub async fn load_plugins(config: &Config) -> anyhow::Result<PluginHost> {
 }
 
 fn write_bootstrap_key(data_dir: &Path, secret: &str) -> std::io::Result<()> {
+    write_secret_file(data_dir, "bootstrap-admin.key", secret)
+}
+
+/// Write `text` to `<data_dir>/<name>`, readable only by the owner.
+fn write_secret_file(data_dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     std::fs::create_dir_all(data_dir)?;
-    let path = data_dir.join("bootstrap-admin.key");
+    let path = data_dir.join(name);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -79,7 +84,7 @@ fn write_bootstrap_key(data_dir: &Path, secret: &str) -> std::io::Result<()> {
         options.mode(0o600);
     }
     let mut file = options.open(&path)?;
-    writeln!(file, "{secret}")
+    writeln!(file, "{text}")
 }
 
 /// Run the server until SIGINT or SIGTERM.
@@ -115,6 +120,26 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             ),
             Err(e) => tracing::warn!(error = %e, "could not write bootstrap-admin.key"),
         }
+    }
+    // No account yet: a one-time link for the first owner (a new one at every start until
+    // someone uses one).
+    match crate::api::account::issue_setup_link(&store, &config.public_url, clock.now_ms()).await {
+        Ok(Some(link)) => {
+            println!(
+                "No one has an account yet. Create the owner's account (the link works once, for 24 hours):\n\n    {link}\n"
+            );
+            match write_secret_file(&config.data_dir, "setup-link.txt", &link) {
+                Ok(()) => println!(
+                    "The link is also in {}",
+                    config.data_dir.join("setup-link.txt").display()
+                ),
+                Err(e) => tracing::warn!(error = %e, "could not write setup-link.txt"),
+            }
+        }
+        Ok(None) => {
+            let _ = std::fs::remove_file(config.data_dir.join("setup-link.txt"));
+        }
+        Err(e) => return Err(e).context("cannot issue the setup link"),
     }
     if let Some(lock) = startup {
         lock.commit()
@@ -204,6 +229,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             checks: days(config.retention.checks_days),
             deliveries: days(config.retention.deliveries_days),
             incidents: days(config.retention.incidents_days),
+            audit: days(config.retention.audit_days),
         },
         shutdown_rx.clone(),
     ));
@@ -220,7 +246,22 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             config.rate_limit_burst,
         )),
         key_usage: key_usage.clone(),
+        accounts: Arc::new(crate::accounts::Services {
+            sso: crate::accounts::oidc::Sso::new(
+                config.oidc.clone(),
+                &config.public_url,
+                &crate::plugins::trust::load(config.tls_extra_roots.as_deref())
+                    .context("cannot load trusted certificates for single sign-on")?
+                    .certs,
+            )
+            .map_err(anyhow::Error::msg)
+            .context("cannot set up single sign-on")?,
+            login: Default::default(),
+            reset: Default::default(),
+        }),
     };
+    // The decoy hash makes an unknown account's refusal cost what a wrong password costs.
+    tokio::task::spawn_blocking(crate::accounts::password::prepare);
     tokio::spawn(crate::api::api_keys::flush_usage_loop(
         store.clone(),
         key_usage.clone(),

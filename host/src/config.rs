@@ -71,6 +71,9 @@ pub struct Config {
     /// Days raw check results, finished deliveries and resolved incidents are kept
     /// (0: for ever).
     pub retention: Retention,
+    pub sessions: SessionLifetimes,
+    /// Single sign-on providers, in the order the sign-in page shows them.
+    pub oidc: Vec<OidcProvider>,
     pub log_format: LogFormat,
     /// Log filter in `tracing` syntax (e.g. `info,tocsin=debug`).
     pub log_filter: String,
@@ -103,6 +106,9 @@ struct FileConfig {
     egress_allow: Option<Vec<String>>,
     egress_deny: Option<Vec<String>>,
     retention: Option<FileRetention>,
+    session_idle: Option<String>,
+    session_lifetime: Option<String>,
+    oidc: Option<Vec<OidcProvider>>,
     log_format: Option<LogFormat>,
     log_filter: Option<String>,
 }
@@ -113,6 +119,66 @@ pub struct Retention {
     pub checks_days: u32,
     pub deliveries_days: u32,
     pub incidents_days: u32,
+    pub audit_days: u32,
+}
+
+/// A single sign-on provider (`[[oidc]]`): OpenID Connect, authorization code flow with
+/// PKCE, endpoints found by discovery from `issuer`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OidcProvider {
+    /// In URLs (`/v1/auth/oidc/<name>/start`): letters, digits, `-` and `_`.
+    pub name: String,
+    /// On the sign-in page ("Sign in with ...").
+    #[serde(default)]
+    pub display_name: Option<String>,
+    pub issuer: String,
+    pub client_id: String,
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    /// Scopes besides `openid` (default `email`, `profile`).
+    #[serde(default = "default_oidc_scopes")]
+    pub scopes: Vec<String>,
+    /// E-mail domains whose first sign-in creates an account. Empty: only people who
+    /// already have an account or an invitation may sign in.
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
+    /// The ID token claim with the person's groups.
+    #[serde(default = "default_groups_claim")]
+    pub groups_claim: String,
+    /// Groups to workspace roles; re-applied at every sign-in.
+    #[serde(default)]
+    pub roles: Vec<OidcRoleMapping>,
+    /// The role given in the first workspace to a new account that no group maps.
+    #[serde(default)]
+    pub default_role: Option<String>,
+}
+
+/// A member of `group` gets `role` in `workspace` (default: the first workspace).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OidcRoleMapping {
+    pub group: String,
+    #[serde(default)]
+    pub workspace: Option<String>,
+    pub role: String,
+}
+
+fn default_oidc_scopes() -> Vec<String> {
+    vec!["email".into(), "profile".into()]
+}
+
+fn default_groups_claim() -> String {
+    "groups".into()
+}
+
+/// Sessions of people signed in through the API or the dashboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLifetimes {
+    /// A session unused this long ends.
+    pub idle: Duration,
+    /// A session ends this long after sign-in, used or not.
+    pub absolute: Duration,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -121,6 +187,7 @@ struct FileRetention {
     checks_days: Option<u32>,
     deliveries_days: Option<u32>,
     incidents_days: Option<u32>,
+    audit_days: Option<u32>,
 }
 
 /// `[plans.free]`, `[plans.pro]`, ...: each key overrides that plan's default.
@@ -383,7 +450,41 @@ impl Config {
                     file_retention.incidents_days,
                 )?
                 .unwrap_or(0),
+            audit_days: s
+                .pick(
+                    "retention.audit_days",
+                    None,
+                    "TOCSIN_RETENTION_AUDIT_DAYS",
+                    file_retention.audit_days,
+                )?
+                .unwrap_or(365),
         };
+        let lifetime = |key: &'static str, var: &str, file: Option<String>, default: &str| {
+            let text: String = s.pick(key, None, var, file)?.unwrap_or_else(|| default.into());
+            parse_duration(&text).map_err(|m| invalid(key, m)).and_then(|d| {
+                if d < Duration::from_secs(60) {
+                    Err(invalid(key, "must be at least 1m"))
+                } else {
+                    Ok(d)
+                }
+            })
+        };
+        let sessions = SessionLifetimes {
+            idle: lifetime(
+                "session_idle",
+                "TOCSIN_SESSION_IDLE",
+                f.session_idle,
+                "7d",
+            )?,
+            absolute: lifetime(
+                "session_lifetime",
+                "TOCSIN_SESSION_LIFETIME",
+                f.session_lifetime,
+                "30d",
+            )?,
+        };
+        let oidc = f.oidc.unwrap_or_default();
+        check_oidc(&oidc)?;
         let log_format = s
             .pick("log_format", None, "TOCSIN_LOG_FORMAT", f.log_format)?
             .unwrap_or(LogFormat::Pretty);
@@ -413,6 +514,8 @@ impl Config {
             tls_extra_roots,
             egress,
             retention,
+            sessions,
+            oidc,
             log_format,
             log_filter,
         })
@@ -422,6 +525,52 @@ impl Config {
     pub fn region_names(&self) -> Vec<String> {
         self.regions.iter().map(|r| r.name.clone()).collect()
     }
+}
+
+/// Provider names are unique and URL-safe; roles and issuers make sense.
+fn check_oidc(providers: &[OidcProvider]) -> Result<(), ConfigError> {
+    let mut seen = std::collections::HashSet::new();
+    for p in providers {
+        if p.name.is_empty()
+            || p.name.len() > 64
+            || !p
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(invalid(
+                "oidc.name",
+                format!("`{}` must be 1 to 64 letters, digits, `-` or `_`", p.name),
+            ));
+        }
+        if !seen.insert(p.name.clone()) {
+            return Err(invalid(
+                "oidc.name",
+                format!("`{}` names two providers", p.name),
+            ));
+        }
+        if !(p.issuer.starts_with("https://") || p.issuer.starts_with("http://")) {
+            return Err(invalid(
+                "oidc.issuer",
+                format!("`{}` is not an http(s) URL", p.issuer),
+            ));
+        }
+        let roles = ["owner", "admin", "member", "viewer"];
+        for r in p
+            .roles
+            .iter()
+            .map(|m| m.role.as_str())
+            .chain(p.default_role.as_deref())
+        {
+            if !roles.contains(&r) {
+                return Err(invalid(
+                    "oidc.roles",
+                    format!("`{r}` is not a role (owner, admin, member, viewer)"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Where settings come from, strongest first: a flag, a `TOCSIN_*` environment variable,
@@ -685,9 +834,13 @@ mod tests {
             Retention {
                 checks_days: 90,
                 deliveries_days: 90,
-                incidents_days: 0
+                incidents_days: 0,
+                audit_days: 365,
             }
         );
+        assert_eq!(c.sessions.idle, Duration::from_secs(7 * 86_400));
+        assert_eq!(c.sessions.absolute, Duration::from_secs(30 * 86_400));
+        assert!(c.oidc.is_empty());
     }
 
     #[test]

@@ -21,6 +21,14 @@ pub mod prefix {
     /// A request to confirm a failure from another region.
     pub const CONFIRMATION: &str = "cfm_";
     pub const NODE: &str = "node_";
+    /// A person's account (one per e-mail address on the server).
+    pub const USER: &str = "usr_";
+    /// A signed-in browser or client.
+    pub const SESSION: &str = "ses_";
+    /// An invitation, a setup link or a password reset.
+    pub const AUTH_TOKEN: &str = "tok_";
+    /// An entry of the audit log.
+    pub const AUDIT: &str = "aud_";
 }
 
 /// Fixed textual prefix of every key secret.

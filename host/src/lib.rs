@@ -9,6 +9,7 @@
 //! leaves (`ids`, `plans`, `clock`, `time`, `text`, `crypto`); `app` wires it all and `cli` holds
 //! the command-line tools. docs/architecture.md draws it.
 
+pub mod accounts;
 pub mod api;
 pub mod app;
 pub mod cli;

@@ -33,6 +33,10 @@ enum Command {
     /// Manage API keys in the configured database (works while the server is stopped).
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Manage people's accounts in the configured database (works while the server is
+    /// stopped).
+    #[command(subcommand)]
+    User(UserCommand),
     /// Help for webhook receivers: check a signature, send a signed test event.
     #[command(subcommand)]
     Webhook(WebhookCommand),
@@ -176,6 +180,30 @@ enum KeyCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create an account with a role in a workspace (or give an existing account that
+    /// role). Prints the account id, and a link to set the password unless one is read
+    /// from standard input.
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long, value_name = "ws_...")]
+        workspace: String,
+        /// owner, admin, member or viewer.
+        #[arg(long, default_value = "member")]
+        role: String,
+        /// Display name (default: the part of the address before `@`).
+        #[arg(long)]
+        name: Option<String>,
+        /// Read the password from the first line of standard input.
+        #[arg(long)]
+        password_stdin: bool,
+        #[command(flatten)]
+        flags: Flags,
+    },
+}
+
 /// Flags that override the file and the environment.
 #[derive(Args, Clone, Default)]
 struct Flags {
@@ -236,7 +264,8 @@ fn main() -> anyhow::Result<()> {
         Command::Serve(f) | Command::Migrate(f) => f.clone(),
         Command::Workspace(WorkspaceCommand::Create { flags, .. })
         | Command::Workspace(WorkspaceCommand::SetPlan { flags, .. })
-        | Command::Key(KeyCommand::Create { flags, .. }) => flags.clone(),
+        | Command::Key(KeyCommand::Create { flags, .. })
+        | Command::User(UserCommand::Create { flags, .. }) => flags.clone(),
         Command::Webhook(_) | Command::Plugin(_) | Command::Bench(_) | Command::BenchTarget => {
             Flags::default()
         }
@@ -261,6 +290,7 @@ fn main() -> anyhow::Result<()> {
             }
             Command::Workspace(cmd) => workspace_command(&config, cmd).await,
             Command::Key(cmd) => key_command(&config, cmd).await,
+            Command::User(cmd) => user_command(&config, cmd).await,
             Command::Webhook(cmd) => webhook_command(cmd),
             Command::Plugin(cmd) => plugin_command(cmd),
             Command::Bench(flags) => bench_command(&flags),
@@ -469,4 +499,42 @@ async fn key_command(config: &Config, cmd: KeyCommand) -> anyhow::Result<()> {
     };
     store.close().await;
     result
+}
+
+async fn user_command(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
+    let UserCommand::Create {
+        email,
+        workspace,
+        role,
+        name,
+        password_stdin,
+        ..
+    } = cmd;
+    let password = if password_stdin {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        Some(line.trim_end_matches(['\r', '\n']).to_string())
+    } else {
+        None
+    };
+    let store = tocsin::app::open_store(config).await?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let result = tocsin::cli::users::create_user(
+        &store,
+        &config.public_url,
+        &email,
+        name.as_deref(),
+        &workspace,
+        &role,
+        password.as_deref(),
+        now,
+    )
+    .await;
+    store.close().await;
+    let created = result?;
+    println!("{}", created.user_id);
+    if let Some(link) = created.password_link {
+        println!("Set the password here (the link works once, for 24 hours):\n\n    {link}");
+    }
+    Ok(())
 }

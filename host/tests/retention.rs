@@ -94,6 +94,7 @@ async fn exercise(store: Store) {
             checks: keep(90),
             deliveries: None,
             incidents: None,
+            audit: None,
         },
         NOW,
     )
@@ -133,6 +134,7 @@ async fn exercise(store: Store) {
             checks: None,
             deliveries: None,
             incidents: None,
+            audit: None,
         },
         NOW,
     )
@@ -206,6 +208,7 @@ async fn exercise(store: Store) {
             checks: None,
             deliveries: keep(30),
             incidents: keep(30),
+            audit: None,
         },
         NOW,
     )

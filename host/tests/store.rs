@@ -369,6 +369,7 @@ async fn exercise(store: Store) {
             checks: None,
             deliveries: None,
             incidents: None,
+            audit: None,
         },
         NOW,
     )

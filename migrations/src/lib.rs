@@ -12,6 +12,7 @@ mod m0005_status_pages;
 mod m0006_cluster;
 mod m0007_confirmations;
 mod m0008_retention;
+mod m0009_accounts;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -28,6 +29,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0006_cluster::Migration),
             Box::new(m0007_confirmations::Migration),
             Box::new(m0008_retention::Migration),
+            Box::new(m0009_accounts::Migration),
         ]
     }
 }

@@ -299,6 +299,10 @@ pub async fn create_policy(
         created_at: now,
         updated_at: now,
     };
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "alert_policy.create", "alert_policy", Some(&row.id))
+            .after(super::redact::audit::policy(&view(&row))),
+    );
     let saved = state.store.insert_alert_policy(row).await?;
     Ok(Success::created(view(&saved)))
 }
@@ -383,19 +387,23 @@ pub async fn update_policy(
         channel_input::carry_write_only(list, &stored_escalation["channels"]);
     }
     let v = validate(&state, &p, &merged).await?;
-    let saved = state
-        .store
-        .update_alert_policy(PolicyRow {
-            name: v.name,
-            failure_threshold: v.failure,
-            recovery_threshold: v.recovery,
-            notify_on_recovery: v.notify_on_recovery,
-            channels: v.channels,
-            escalation: v.escalation,
-            updated_at: state.clock.now_ms(),
-            ..row
-        })
-        .await?;
+    let before = super::redact::audit::policy(&view(&row));
+    let updated = PolicyRow {
+        name: v.name,
+        failure_threshold: v.failure,
+        recovery_threshold: v.recovery,
+        notify_on_recovery: v.notify_on_recovery,
+        channels: v.channels,
+        escalation: v.escalation,
+        updated_at: state.clock.now_ms(),
+        ..row
+    };
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "alert_policy.update", "alert_policy", Some(&updated.id))
+            .before(before)
+            .after(super::redact::audit::policy(&view(&updated))),
+    );
+    let saved = state.store.update_alert_policy(updated).await?;
     Ok(Success::ok(view(&saved)))
 }
 
@@ -410,6 +418,12 @@ pub async fn delete_policy(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<NoContent, ApiError> {
+    crate::store::audit::note(crate::store::audit::Change::new(
+        Some(&p.workspace_id),
+        "alert_policy.delete",
+        "alert_policy",
+        Some(&id),
+    ));
     if state
         .store
         .delete_alert_policy(&p.workspace_id, &id)
@@ -417,6 +431,7 @@ pub async fn delete_policy(
     {
         Ok(NoContent)
     } else {
+        crate::store::audit::discard();
         Err(Resource::ALERT_POLICY.not_found(&id))
     }
 }

@@ -147,9 +147,14 @@ pub async fn create_api_key(
 ) -> Result<Success<CreatedApiKey>, ApiError> {
     let (name, role) = read_create(&object)?;
     super::quota::room_for(&state, &p.workspace_id, crate::plans::Counted::ApiKeys).await?;
+    let id = crate::ids::new_id(crate::ids::prefix::API_KEY);
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "api_key.create", "api_key", Some(&id))
+            .after(serde_json::json!({"name": name, "role": role.as_str()})),
+    );
     let (key, secret) = state
         .store
-        .create_api_key(&p.workspace_id, &name, role, None, state.clock.now_ms())
+        .create_api_key_with_id(id, &p.workspace_id, &name, role, None, state.clock.now_ms())
         .await?;
     Ok(Success::created(CreatedApiKey {
         key: view(&state, &key),
@@ -191,6 +196,12 @@ pub async fn revoke_api_key(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<NoContent, ApiError> {
+    crate::store::audit::note(crate::store::audit::Change::new(
+        Some(&p.workspace_id),
+        "api_key.revoke",
+        "api_key",
+        Some(&id),
+    ));
     if state
         .store
         .revoke_api_key(&p.workspace_id, &id, state.clock.now_ms())
@@ -198,6 +209,7 @@ pub async fn revoke_api_key(
     {
         Ok(NoContent)
     } else {
+        crate::store::audit::discard();
         Err(Resource::API_KEY.not_found(&id))
     }
 }

@@ -3,6 +3,8 @@
 use super::AppState;
 use super::error::ApiError;
 use super::ratelimit::Decision;
+use super::session;
+use crate::store::audit::{self, Actor};
 use crate::store::keys::{Principal, Role};
 use axum::extract::{Request, State};
 use axum::http::Method;
@@ -10,16 +12,24 @@ use axum::http::header::{AUTHORIZATION, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-/// Middleware: resolve the key, refuse what its role does not allow, and hand the
-/// `Principal` to handlers through request extensions. A request spends from its key's
-/// bucket and its workspace's; a request with a bad key from its client address's.
+/// Middleware: resolve the key (or the session cookie), refuse what its role does not
+/// allow, and hand the `Principal` to handlers through request extensions. A request
+/// spends from its key's (or person's) bucket and its workspace's; a request with bad
+/// credentials from its client address's. Handlers run in an audit scope naming the
+/// caller.
 pub async fn require_key(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let header = req
         .headers()
         .get(AUTHORIZATION)
         .map(|v| v.to_str().map(str::to_owned));
     let now = state.clock.now_ms();
-    let principal = match authenticate(&state, header).await {
+    let by_session = header.is_none() && session::cookie_token(req.headers()).is_some();
+    let found = if by_session {
+        session_principal(&state, req.method().clone(), req.headers().clone()).await
+    } else {
+        authenticate(&state, header).await
+    };
+    let principal = match found {
         Ok(p) => p,
         Err(e) => {
             // Guessing keys costs the guesser: bad keys spend from the address's bucket.
@@ -34,7 +44,9 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
             );
         }
     };
-    state.key_usage.record(&principal.key_id, now);
+    if principal.session.is_none() {
+        state.key_usage.record(&principal.key_id, now);
+    }
     let by_key = state.limits.keys.check(&principal.key_id, now);
     let by_workspace = state.limits.workspaces.check(&principal.workspace_id, now);
     let decision = by_key.tighter(by_workspace);
@@ -45,9 +57,65 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
     } else if let Err(e) = authorize(principal.role, req.method(), req.uri().path()) {
         e.into_response()
     } else {
+        let actor = principal.actor(Some(client_address(&req)));
         req.extensions_mut().insert(principal);
-        next.run(req).await
+        audit::scoped(actor, now, next.run(req)).await
     };
+    with_headers(response, &decision)
+}
+
+/// The principal of a session cookie, CSRF token checked for writes.
+async fn session_principal(
+    state: &AppState,
+    method: Method,
+    headers: axum::http::HeaderMap,
+) -> Result<Principal, ApiError> {
+    let signed = session::signed_in(state, &headers).await?;
+    session::check_csrf(&method, &headers, &signed.token)?;
+    session::principal(state, &headers, &signed).await
+}
+
+/// Middleware for a person's own routes (`/v1/auth/session`, sessions, password,
+/// two-factor): a session cookie is required (API keys are not people), writes need the
+/// CSRF token, and the person's bucket is spent.
+pub async fn require_session(
+    State(state): State<AppState>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let now = state.clock.now_ms();
+    let ip = client_address(&req);
+    let method = req.method().clone();
+    let headers = req.headers().clone();
+    let signed = match session::signed_in(&state, &headers).await.and_then(|s| {
+        session::check_csrf(&method, &headers, &s.token)?;
+        Ok(s)
+    }) {
+        Ok(s) => s,
+        Err(e) => {
+            let decision = state.limits.addresses.check(&ip, now);
+            return with_headers(
+                if decision.allowed {
+                    e.into_response()
+                } else {
+                    too_many(&decision, "This client address")
+                },
+                &decision,
+            );
+        }
+    };
+    let decision = state.limits.keys.check(&signed.user.id, now);
+    if !decision.allowed {
+        return with_headers(too_many(&decision, "Your account"), &decision);
+    }
+    let actor = Actor {
+        kind: "user",
+        id: signed.user.id.clone(),
+        name: signed.user.email.clone(),
+        ip: Some(ip),
+    };
+    req.extensions_mut().insert(signed);
+    let response = audit::scoped(actor, now, next.run(req)).await;
     with_headers(response, &decision)
 }
 
@@ -55,7 +123,8 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
 /// client address. Health checks (`/healthz`, `/readyz`) are not limited: load balancers
 /// and orchestrators poll them.
 pub async fn limit_by_address(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if !req.uri().path().starts_with("/status/") {
+    let path = req.uri().path();
+    if !path.starts_with("/status/") && !path.starts_with("/v1/auth/") {
         return next.run(req).await;
     }
     let decision = state
@@ -131,6 +200,11 @@ pub fn authorize(role: Role, method: &Method, path: &str) -> Result<(), ApiError
     }
     if under(path, "/v1/api-keys") {
         return Err(ApiError::forbidden("Only admin keys may manage API keys"));
+    }
+    if under(path, "/v1/audit-log") || under(path, "/v1/workspace/invitations") {
+        return Err(ApiError::forbidden(
+            "Only admins may see the audit log and manage invitations",
+        ));
     }
     if under(path, "/v1/workspace/webhook-secret") {
         return Err(ApiError::forbidden(

@@ -156,6 +156,10 @@ pub async fn create_channel(
         created_at: now,
         updated_at: now,
     };
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "channel.create", "channel", Some(&row.id))
+            .after(super::redact::audit::channel(&row.kind, &view(&row))),
+    );
     let saved =
         super::error::or_conflict(state.store.insert_channel(row).await, || conflict(&name))?;
     Ok(Success::created(view(&saved)))
@@ -225,12 +229,18 @@ pub async fn update_channel(
         merged.insert(k, v);
     }
     let (name, _, config) = validate(&state, merged).await?;
+    let before = row.clone();
     let updated = ChannelRow {
         name: name.clone(),
         config,
         updated_at: state.clock.now_ms(),
         ..row
     };
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "channel.update", "channel", Some(&updated.id))
+            .before(super::redact::audit::channel(&before.kind, &view(&before)))
+            .after(super::redact::audit::channel(&updated.kind, &view(&updated))),
+    );
     let saved = super::error::or_conflict(state.store.update_channel(updated).await, || {
         conflict(&name)
     })?;
@@ -249,6 +259,11 @@ pub async fn delete_channel(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<NoContent, ApiError> {
+    let before = find(&state, &p, &id).await?;
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "channel.delete", "channel", Some(&id))
+            .before(super::redact::audit::channel(&before.kind, &view(&before))),
+    );
     match state.store.delete_channel(&p.workspace_id, &id).await? {
         ChannelDeletion::Deleted => Ok(NoContent),
         ChannelDeletion::NotFound => Err(Resource::CHANNEL.not_found(&id)),

@@ -161,6 +161,12 @@ pub async fn redeliver(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Success<DeliveryView>, ApiError> {
+    crate::store::audit::note(crate::store::audit::Change::new(
+        Some(&p.workspace_id),
+        "delivery.redeliver",
+        "delivery",
+        Some(&id),
+    ));
     let d = match state
         .store
         .redeliver(&p.workspace_id, &id, state.clock.now_ms())

@@ -236,6 +236,12 @@ pub async fn acknowledge(
     body: Bytes,
 ) -> Result<Success<IncidentView>, ApiError> {
     let note = note_of(&headers, &body)?;
+    crate::store::audit::note(crate::store::audit::Change::new(
+        Some(&p.workspace_id),
+        "incident.acknowledge",
+        "incident",
+        Some(&id),
+    ));
     let i = actions::acknowledge(
         &state.store,
         &state.engine,
@@ -261,6 +267,12 @@ pub async fn resolve(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Success<IncidentView>, ApiError> {
+    crate::store::audit::note(crate::store::audit::Change::new(
+        Some(&p.workspace_id),
+        "incident.resolve",
+        "incident",
+        Some(&id),
+    ));
     let i = actions::resolve(
         &state.store,
         &state.engine,

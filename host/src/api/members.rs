@@ -183,6 +183,12 @@ pub async fn add_member(
         created_at: now,
         updated_at: now,
     };
+    if row.role == OWNER && !p.is_owner() {
+        return Err(ApiError::forbidden("Only owners may make someone an owner"));
+    }
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "member.add", "member", Some(&row.id)).after(view(&row)),
+    );
     let saved =
         super::error::or_conflict(state.store.insert_member(row).await, || conflict(&email))?;
     Ok(Success::created(view(&saved)))
@@ -204,7 +210,15 @@ pub async fn update_member(
     ApiObject(object): ApiObject,
 ) -> Result<Success<MemberBody>, ApiError> {
     let mut m = find(&state, &p, &id).await?;
+    let before = view(&m);
     let (_, name, role) = read_fields(&object, false)?;
+    if let Some(role) = &role
+        && (m.role == OWNER || role == OWNER)
+        && role != &m.role
+        && !p.is_owner()
+    {
+        return Err(ApiError::forbidden("Only owners may grant or take away the owner role"));
+    }
     if let Some(role) = role {
         if role != m.role {
             keep_an_owner(&state, &m).await?;
@@ -215,6 +229,11 @@ pub async fn update_member(
         m.name = name;
     }
     m.updated_at = state.clock.now_ms();
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "member.update", "member", Some(&m.id))
+            .before(before)
+            .after(view(&m)),
+    );
     Ok(Success::ok(view(&state.store.update_member(m).await?)))
 }
 
@@ -231,7 +250,11 @@ pub async fn remove_member(
     ApiPath(id): ApiPath<String>,
 ) -> Result<NoContent, ApiError> {
     let m = find(&state, &p, &id).await?;
+    if m.role == OWNER && !p.is_owner() {
+        return Err(ApiError::forbidden("Only owners may remove an owner"));
+    }
     keep_an_owner(&state, &m).await?;
+    crate::store::audit::note(crate::store::audit::Change::new(Some(&p.workspace_id), "member.remove", "member", Some(&m.id)).before(view(&m)));
     state.store.delete_member(&p.workspace_id, &id).await?;
     Ok(NoContent)
 }

@@ -2,8 +2,10 @@
 //! authentication, paging and the OpenAPI document. Handlers read the store and call the
 //! engine; they never run checks or send anything themselves.
 
+pub mod account;
 pub mod alert_policies;
 pub mod api_keys;
+pub mod audit_log;
 pub mod auth;
 pub mod channel_input;
 pub mod channels;
@@ -14,6 +16,7 @@ pub mod extract;
 pub mod fields;
 pub mod health;
 pub mod incidents;
+pub mod invitations;
 pub mod members;
 pub mod monitor_input;
 pub mod monitors;
@@ -26,6 +29,7 @@ pub mod quota;
 pub mod ratelimit;
 pub mod redact;
 pub mod serve;
+pub mod session;
 pub mod status_pages;
 pub mod workspace;
 
@@ -53,6 +57,8 @@ pub struct AppState {
     pub limits: Arc<ratelimit::Limits>,
     /// When keys were last used, written in batches.
     pub key_usage: Arc<api_keys::KeyUsage>,
+    /// Single sign-on and the sign-in throttles.
+    pub accounts: Arc<crate::accounts::Services>,
 }
 
 /// The routes of `/v1`, with their OpenAPI description.
@@ -110,12 +116,42 @@ fn v1_routes() -> OpenApiRouter<AppState> {
             status_pages::delete_status_page
         ))
         .routes(routes!(plugins::list_plugins))
+        .routes(routes!(
+            invitations::create_invitation,
+            invitations::list_invitations
+        ))
+        .routes(routes!(invitations::revoke_invitation))
+        .routes(routes!(audit_log::list_audit_log))
         .routes(routes!(openapi::openapi_json))
+}
+
+/// A signed-in person's own routes (a session cookie, not an API key).
+fn session_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(account::get_session, account::update_session))
+        .routes(routes!(account::logout))
+        .routes(routes!(
+            account::list_sessions,
+            account::revoke_all_sessions
+        ))
+        .routes(routes!(account::revoke_session))
+        .routes(routes!(account::change_password))
+        .routes(routes!(account::totp_enroll))
+        .routes(routes!(account::totp_confirm))
+        .routes(routes!(account::totp_disable))
 }
 
 /// Routes without authentication.
 fn public_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(account::login))
+        .routes(routes!(account::setup))
+        .routes(routes!(account::accept_invitation))
+        .routes(routes!(account::request_reset))
+        .routes(routes!(account::confirm_reset))
+        .routes(routes!(account::list_providers))
+        .routes(routes!(account::oidc_start))
+        .routes(routes!(account::oidc_callback))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(public_status::status_page))
@@ -125,7 +161,9 @@ fn public_routes() -> OpenApiRouter<AppState> {
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
     let (_, mut doc) = v1_routes().split_for_parts();
     let (_, public) = public_routes().split_for_parts();
+    let (_, own) = session_routes().split_for_parts();
     doc.merge(public);
+    doc.merge(own);
     openapi::complete_responses(&mut doc);
     doc
 }
@@ -134,7 +172,9 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
 pub fn router(state: AppState) -> Router {
     let (v1, mut doc) = v1_routes().split_for_parts();
     let (public, public_doc) = public_routes().split_for_parts();
+    let (own, own_doc) = session_routes().split_for_parts();
     doc.merge(public_doc);
+    doc.merge(own_doc);
     openapi::complete_responses(&mut doc);
     let rendered = openapi::OpenApiJson(Arc::new(
         doc.to_pretty_json().unwrap_or_else(|_| "{}".into()),
@@ -149,8 +189,13 @@ pub fn router(state: AppState) -> Router {
         state.clone(),
         auth::limit_by_address,
     ));
+    let own = own.route_layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        auth::require_session,
+    ));
     Router::new()
         .merge(v1)
+        .merge(own)
         .merge(public)
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)

@@ -288,6 +288,10 @@ pub async fn create_monitor(
         region_cursor: 0,
         regional_confirmation: input.regional_confirmation,
     };
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "monitor.create", "monitor", Some(&row.id))
+            .after(super::redact::audit::monitor(&view(&state, &row, &regions))),
+    );
     let saved = state.store.insert_monitor(row).await?;
     Ok(Success::created(view(&state, &saved, &regions)))
 }
@@ -407,6 +411,7 @@ pub async fn update_monitor(
     if i64::from(input.interval_secs) != i64::from(row.interval_secs) {
         super::quota::interval(&state, &p.workspace_id, input.interval_secs).await?;
     }
+    let row_before = row.clone();
     let updated = MonitorRow {
         name: input.name,
         config: input.config,
@@ -418,6 +423,11 @@ pub async fn update_monitor(
         updated_at: state.clock.now_ms(),
         ..row
     };
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "monitor.update", "monitor", Some(&updated.id))
+            .before(super::redact::audit::monitor(&view(&state, &row_before, &regions)))
+            .after(super::redact::audit::monitor(&view(&state, &updated, &regions))),
+    );
     let saved = state.store.update_monitor(updated).await?;
     Ok(Success::ok(view(&state, &saved, &regions)))
 }
@@ -434,6 +444,11 @@ pub async fn delete_monitor(
     ApiPath(id): ApiPath<String>,
 ) -> Result<NoContent, ApiError> {
     let now = state.clock.now_ms();
+    let before = find(&state, &p, &id).await?;
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "monitor.delete", "monitor", Some(&id))
+            .before(super::redact::audit::monitor(&view(&state, &before, &state.config.region_names()))),
+    );
     match crate::engine::actions::delete_monitor(&state.store, &p.workspace_id, &id, now).await {
         Ok(true) => Ok(NoContent),
         Ok(false) => Err(Resource::MONITOR.not_found(&id)),
@@ -449,6 +464,12 @@ async fn set_paused(
     paused: bool,
 ) -> Result<Success<MonitorView>, ApiError> {
     let now = state.clock.now_ms();
+    crate::store::audit::note(crate::store::audit::Change::new(
+        Some(&p.workspace_id),
+        if paused { "monitor.pause" } else { "monitor.resume" },
+        "monitor",
+        Some(&id),
+    ));
     let result = crate::engine::actions::set_paused(
         &state.store,
         &state.engine,

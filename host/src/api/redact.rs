@@ -98,3 +98,46 @@ mod tests {
         assert_eq!(list[2]["channelId"], "ch_1");
     }
 }
+
+/// What the audit log keeps of a monitor, channel or policy: its API view with the
+/// values a read key would not see replaced (header values, webhook paths), so no
+/// secret lands in the log.
+pub mod audit {
+    use serde_json::Value;
+
+    pub fn monitor(view: &impl serde::Serialize) -> Value {
+        let mut v = serde_json::to_value(view).unwrap_or(Value::Null);
+        if let Value::Object(o) = &mut v {
+            super::monitor_fields(o);
+        }
+        v
+    }
+
+    pub fn channel(kind: &str, view: &impl serde::Serialize) -> Value {
+        let mut v = serde_json::to_value(view).unwrap_or(Value::Null);
+        if let Value::Object(o) = &mut v {
+            super::channel_settings(kind, o);
+            if let Some(Value::Object(settings)) = o.get_mut("settings") {
+                super::channel_settings(kind, settings);
+            }
+        }
+        v
+    }
+
+    pub fn policy(view: &impl serde::Serialize) -> Value {
+        let mut v = serde_json::to_value(view).unwrap_or(Value::Null);
+        if let Value::Object(o) = &mut v {
+            for key in ["channels", "escalationChannels"] {
+                if let Some(list) = o.get_mut(key) {
+                    super::channel_list(list);
+                }
+            }
+            if let Some(Value::Object(esc)) = o.get_mut("escalation")
+                && let Some(list) = esc.get_mut("channels")
+            {
+                super::channel_list(list);
+            }
+        }
+        v
+    }
+}

@@ -215,6 +215,10 @@ pub async fn create_status_page(
     };
     apply(&state, &p, &mut row, &object, true).await?;
     super::quota::room_for(&state, &p.workspace_id, crate::plans::Counted::StatusPages).await?;
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "status_page.create", "status_page", Some(&row.id))
+            .after(view(&state, &row)),
+    );
     let saved = save(&state, row, true).await?;
     Ok(Success::created(view(&state, &saved)))
 }
@@ -268,8 +272,14 @@ pub async fn update_status_page(
     ApiObject(object): ApiObject,
 ) -> Result<Success<StatusPageBody>, ApiError> {
     let mut row = find(&state, &p, &id).await?;
+    let before = view(&state, &row);
     apply(&state, &p, &mut row, &object, false).await?;
     row.updated_at = state.clock.now_ms();
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "status_page.update", "status_page", Some(&id))
+            .before(before)
+            .after(view(&state, &row)),
+    );
     let saved = save(&state, row, false).await?;
     Ok(Success::ok(view(&state, &saved)))
 }
@@ -285,9 +295,16 @@ pub async fn delete_status_page(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<NoContent, ApiError> {
+    crate::store::audit::note(crate::store::audit::Change::new(
+        Some(&p.workspace_id),
+        "status_page.delete",
+        "status_page",
+        Some(&id),
+    ));
     if state.store.delete_status_page(&p.workspace_id, &id).await? {
         Ok(NoContent)
     } else {
+        crate::store::audit::discard();
         Err(Resource::STATUS_PAGE.not_found(&id))
     }
 }

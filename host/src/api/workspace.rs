@@ -18,6 +18,8 @@ pub struct WorkspaceView {
     pub name: String,
     /// `free`, `pro`, `business` or `enterprise`.
     pub plan: String,
+    /// Members must have two-factor authentication on to use the workspace.
+    pub require_two_factor: bool,
     pub created_at: String,
 }
 
@@ -44,6 +46,7 @@ pub async fn get_workspace(
         id: ws.id,
         name: ws.name,
         plan: ws.plan,
+        require_two_factor: ws.require_two_factor,
         created_at: crate::time::format_ms(ws.created_at),
     }))
 }
@@ -51,9 +54,12 @@ pub async fn get_workspace(
 /// Body of `PATCH /v1/workspace`.
 #[derive(Debug, serde::Deserialize, ToSchema)]
 #[allow(dead_code)]
+#[serde(rename_all = "camelCase")]
 pub struct WorkspaceUpdate {
     /// 1 to 200 characters.
     pub name: Option<String>,
+    /// Owners only: require two-factor authentication of every member signing in.
+    pub require_two_factor: Option<bool>,
 }
 
 /// Rename the caller's workspace. The plan is the operator's to set (`tocsin workspace`).
@@ -69,9 +75,14 @@ pub async fn update_workspace(
 ) -> Result<Success<WorkspaceView>, ApiError> {
     let mut errors = Vec::new();
     let mut name = None;
+    let mut require_two_factor = None;
     for (key, value) in &object {
         match key.as_str() {
             "name" => name = super::fields::name(Some(value), &mut errors),
+            "requireTwoFactor" => match value.as_bool() {
+                Some(b) => require_two_factor = Some(b),
+                None => errors.push(FieldError::new(key, "must be true or false")),
+            },
             "plan" => errors.push(FieldError::new(
                 "plan",
                 "is set by the server operator (tocsin workspace set-plan)",
@@ -81,10 +92,51 @@ pub async fn update_workspace(
         }
     }
     super::paging::finish(errors)?;
-    if let Some(name) = name {
+    if require_two_factor.is_some() && !p.is_owner() {
+        return Err(ApiError::forbidden(
+            "Only owners may change the two-factor requirement",
+        ));
+    }
+    if require_two_factor == Some(true)
+        && let Some(s) = &p.session
+        && state
+            .store
+            .user(&s.user_id)
+            .await?
+            .is_some_and(|u| u.totp_secret.is_none())
+    {
+        return Err(ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            "CONFLICT",
+            "Turn on two-factor authentication for your own account first (POST /v1/auth/totp/enroll), or you would lock yourself out",
+        ));
+    }
+    if name.is_some() || require_two_factor.is_some() {
+        let before = state
+            .store
+            .workspace(&p.workspace_id)
+            .await?
+            .ok_or_else(|| ApiError::internal("workspace vanished"))?;
+        let after_name = name.clone().unwrap_or_else(|| before.name.clone());
+        let after_2fa = require_two_factor.unwrap_or(before.require_two_factor);
+        crate::store::audit::note(
+            crate::store::audit::Change::new(
+                Some(&p.workspace_id),
+                "workspace.update",
+                "workspace",
+                Some(&p.workspace_id),
+            )
+            .before(serde_json::json!({"name": before.name, "requireTwoFactor": before.require_two_factor}))
+            .after(serde_json::json!({"name": after_name, "requireTwoFactor": after_2fa})),
+        );
         state
             .store
-            .rename_workspace(&p.workspace_id, &name, state.clock.now_ms())
+            .update_workspace(
+                &p.workspace_id,
+                &after_name,
+                after_2fa,
+                state.clock.now_ms(),
+            )
             .await?;
     }
     get_workspace(State(state), Extension(p)).await
@@ -121,6 +173,12 @@ pub async fn rotate_webhook_secret(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
 ) -> Result<Success<WebhookSecretView>, ApiError> {
+    crate::store::audit::note(crate::store::audit::Change::new(
+        Some(&p.workspace_id),
+        "workspace.webhook_secret_rotate",
+        "workspace",
+        Some(&p.workspace_id),
+    ));
     let ws = state
         .store
         .rotate_webhook_secret(&p.workspace_id, state.clock.now_ms())

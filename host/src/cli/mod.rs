@@ -5,4 +5,5 @@
 
 pub mod bench;
 pub mod plugin_tools;
+pub mod users;
 pub mod webhook_tools;

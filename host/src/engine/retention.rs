@@ -23,6 +23,8 @@ pub struct RetentionSettings {
     pub checks: Option<Duration>,
     pub deliveries: Option<Duration>,
     pub incidents: Option<Duration>,
+    /// Audit log entries.
+    pub audit: Option<Duration>,
 }
 
 /// What one sweep deleted.
@@ -32,6 +34,7 @@ pub struct SweepReport {
     pub deleted_monitor_checks: u64,
     pub deliveries: u64,
     pub incidents: u64,
+    pub audit: u64,
     /// Transactions it took.
     pub batches: u64,
 }
@@ -85,6 +88,13 @@ pub async fn sweep(
         report.incidents = n;
         report.batches += b;
     }
+    if let Some(keep) = settings.audit {
+        let (n, b) = drain(|| store.prune_audit_log(cutoff(now_ms, keep), BATCH)).await?;
+        report.audit = n;
+        report.batches += b;
+    }
+    // Expired sessions, used or expired links and abandoned sign-ins.
+    store.prune_expired_credentials(now_ms).await?;
     Ok(report)
 }
 
@@ -97,7 +107,7 @@ pub async fn run(
 ) {
     loop {
         match sweep(&store, &settings, clock.now_ms()).await {
-            Ok(r) if r.checks + r.deleted_monitor_checks + r.deliveries + r.incidents > 0 => {
+            Ok(r) if r.checks + r.deleted_monitor_checks + r.deliveries + r.incidents + r.audit > 0 => {
                 tracing::info!(
                     checks = r.checks,
                     deleted_monitor_checks = r.deleted_monitor_checks,

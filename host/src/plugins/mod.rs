@@ -126,6 +126,29 @@ impl PluginHost {
         })
     }
 
+    /// Send an e-mail from the server itself (invitations, password resets) through the
+    /// configured relay, under the egress policy, within 30 s.
+    pub async fn send_mail(&self, to: &str, subject: &str, text: &str) -> Result<(), String> {
+        let Some(relay) = &self.services.smtp else {
+            return Err("no SMTP relay is configured (set smtp.host)".into());
+        };
+        let message = wit::smtp::Message {
+            to: vec![to.to_string()],
+            subject: subject.to_string(),
+            text_body: text.to_string(),
+            html_body: None,
+        };
+        relay
+            .send(&message, std::time::Duration::from_secs(30), &self.services.egress)
+            .await
+            .map_err(|e| match e {
+                wit::smtp::Error::NotConfigured(m)
+                | wit::smtp::Error::Denied(m)
+                | wit::smtp::Error::Rejected(m)
+                | wit::smtp::Error::Transient(m) => m,
+            })
+    }
+
     /// The egress policy the host imports apply.
     pub fn egress(&self) -> &egress::EgressPolicy {
         &self.services.egress

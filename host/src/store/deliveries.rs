@@ -94,6 +94,7 @@ impl Store {
         id: &str,
         now: i64,
     ) -> Result<Redelivery, StoreError> {
+        let tx = self.begin_write().await?;
         let updated = delivery::Entity::update_many()
             .col_expr(
                 delivery::Column::Status,
@@ -108,9 +109,10 @@ impl Store {
             .filter(delivery::Column::Id.eq(id))
             .filter(delivery::Column::WorkspaceId.eq(workspace_id))
             .filter(lease_free(now))
-            .exec(self.db())
+            .exec(tx.conn())
             .await?
             .rows_affected;
+        tx.commit().await?;
         match self.delivery(workspace_id, id).await? {
             None => Ok(Redelivery::NotFound),
             Some(d) if updated == 0 => Ok(Redelivery::InFlight(d)),

@@ -14,6 +14,8 @@ pub mod workspace {
         pub webhook_secret: String,
         pub created_at: i64,
         pub updated_at: i64,
+        /// Members must have two-factor authentication to use the workspace.
+        pub require_two_factor: bool,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -446,6 +448,140 @@ pub mod check_confirmation {
         pub lease_until: Option<i64>,
         /// The failed check (JSON), written when the request is answered.
         pub original: String,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// People's accounts.
+pub mod user {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "users")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        /// In lower case.
+        pub email: String,
+        pub name: String,
+        /// Argon2id in PHC form; none for accounts that only sign in with SSO.
+        pub password_hash: Option<String>,
+        /// Base32 TOTP secret, once enrolment is confirmed.
+        pub totp_secret: Option<String>,
+        /// A secret shown for enrolment, not yet confirmed with a code.
+        pub totp_pending: Option<String>,
+        /// JSON list of SHA-256 hashes of the unused recovery codes.
+        pub recovery_codes: Option<String>,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub last_login_at: Option<i64>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Signed-in sessions (the cookie's token only as a hash).
+pub mod session {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "sessions")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub user_id: String,
+        pub token_hash: String,
+        pub workspace_id: Option<String>,
+        /// `password` or `oidc:<provider>`.
+        pub method: String,
+        pub ip: String,
+        pub user_agent: String,
+        pub created_at: i64,
+        pub last_seen_at: i64,
+        pub expires_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// One-time tokens: setup links, invitations, password resets.
+pub mod auth_token {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "auth_tokens")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub kind: String,
+        pub token_hash: String,
+        pub email: String,
+        pub workspace_id: Option<String>,
+        pub role: Option<String>,
+        pub created_by: Option<String>,
+        pub created_at: i64,
+        pub expires_at: i64,
+        pub used_at: Option<i64>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// OpenID Connect sign-ins between the redirect to the provider and its callback.
+pub mod oidc_login {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "oidc_logins")]
+    pub struct Model {
+        /// SHA-256 of the `state` parameter.
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub state: String,
+        pub provider: String,
+        pub pkce_verifier: String,
+        pub nonce: String,
+        pub expires_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Who changed what, when.
+pub mod audit_entry {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "audit_log")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: Option<String>,
+        pub actor_type: String,
+        pub actor_id: String,
+        pub actor_name: String,
+        pub action: String,
+        pub resource_type: String,
+        pub resource_id: Option<String>,
+        pub ip: Option<String>,
+        pub before: Option<String>,
+        pub after: Option<String>,
+        pub created_at: i64,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

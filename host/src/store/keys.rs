@@ -42,13 +42,55 @@ impl Role {
     }
 }
 
-/// An authenticated caller.
+/// An authenticated caller: an API key, or a person signed in with a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
+    /// The key's id, or the person's account id (rate limits count per person).
     pub key_id: String,
+    /// The key's name, or the person's e-mail address.
     pub key_name: String,
     pub workspace_id: String,
     pub role: Role,
+    /// Set when a person signed in (not an API key).
+    pub session: Option<SessionPrincipal>,
+}
+
+/// The signed-in side of a [`Principal`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionPrincipal {
+    pub session_id: String,
+    pub user_id: String,
+    /// The member role in the selected workspace: owner, admin, member or viewer.
+    pub member_role: String,
+}
+
+impl Principal {
+    /// Who acts, for the audit log.
+    pub fn actor(&self, ip: Option<String>) -> super::audit::Actor {
+        match &self.session {
+            Some(s) => super::audit::Actor {
+                kind: "user",
+                id: s.user_id.clone(),
+                name: self.key_name.clone(),
+                ip,
+            },
+            None => super::audit::Actor {
+                kind: "key",
+                id: self.key_id.clone(),
+                name: self.key_name.clone(),
+                ip,
+            },
+        }
+    }
+
+    /// Whether this is a person with the owner role, or an admin key (keys stand for
+    /// the operator).
+    pub fn is_owner(&self) -> bool {
+        match &self.session {
+            Some(s) => s.member_role == "owner",
+            None => self.role == Role::Admin,
+        }
+    }
 }
 
 /// A new random key secret.
@@ -91,25 +133,33 @@ impl Store {
             name: Set(name.to_string()),
             plan: Set(plan.as_str().to_string()),
             webhook_secret: Set(generate_webhook_secret()),
+            require_two_factor: Set(false),
             created_at: Set(now),
             updated_at: Set(now),
         };
         Ok(self.insert_one(model).await?)
     }
 
-    /// Rename a workspace.
-    pub async fn rename_workspace(
+    /// Rename a workspace and set its two-factor requirement.
+    pub async fn update_workspace(
         &self,
         id: &str,
         name: &str,
+        require_two_factor: bool,
         now: Millis,
     ) -> Result<(), StoreError> {
+        let tx = self.begin_write().await?;
         workspace::Entity::update_many()
             .col_expr(workspace::Column::Name, Expr::value(name))
+            .col_expr(
+                workspace::Column::RequireTwoFactor,
+                Expr::value(require_two_factor),
+            )
             .col_expr(workspace::Column::UpdatedAt, Expr::value(now))
             .filter(workspace::Column::Id.eq(id))
-            .exec(self.db())
+            .exec(tx.conn())
             .await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -145,6 +195,28 @@ impl Store {
         secret: Option<String>,
         now: Millis,
     ) -> Result<(ApiKeyRow, String), StoreError> {
+        self.create_api_key_with_id(
+            ids::new_id(prefix::API_KEY),
+            workspace_id,
+            name,
+            role,
+            secret,
+            now,
+        )
+        .await
+    }
+
+    /// [`Store::create_api_key`] with the id chosen by the caller (who noted it for the
+    /// audit log).
+    pub async fn create_api_key_with_id(
+        &self,
+        id: String,
+        workspace_id: &str,
+        name: &str,
+        role: Role,
+        secret: Option<String>,
+        now: Millis,
+    ) -> Result<(ApiKeyRow, String), StoreError> {
         let secret = secret.unwrap_or_else(generate_secret);
         if !is_well_formed_secret(&secret) {
             return Err(StoreError::Invalid(
@@ -152,7 +224,7 @@ impl Store {
             ));
         }
         let model = api_key::ActiveModel {
-            id: Set(ids::new_id(prefix::API_KEY)),
+            id: Set(id),
             workspace_id: Set(workspace_id.to_string()),
             name: Set(name.to_string()),
             role: Set(role.as_str().to_string()),
@@ -213,13 +285,15 @@ impl Store {
         id: &str,
         now: Millis,
     ) -> Result<bool, StoreError> {
+        let tx = self.begin_write().await?;
         let done = api_key::Entity::update_many()
             .col_expr(api_key::Column::RevokedAt, Expr::value(now))
             .filter(api_key::Column::Id.eq(id))
             .filter(api_key::Column::WorkspaceId.eq(workspace_id))
             .filter(api_key::Column::RevokedAt.is_null())
-            .exec(self.db())
+            .exec(tx.conn())
             .await?;
+        tx.commit().await?;
         Ok(done.rows_affected > 0)
     }
 
@@ -254,6 +328,7 @@ impl Store {
             key_name: key.name,
             workspace_id: key.workspace_id,
             role,
+            session: None,
         }))
     }
 

@@ -62,12 +62,14 @@ impl Store {
     }
 
     pub async fn delete_member(&self, workspace_id: &str, id: &str) -> Result<bool, StoreError> {
+        let tx = self.begin_write().await?;
         let deleted = member::Entity::delete_many()
             .filter(member::Column::Id.eq(id))
             .filter(member::Column::WorkspaceId.eq(workspace_id))
-            .exec(self.db())
+            .exec(tx.conn())
             .await?
             .rows_affected;
+        tx.commit().await?;
         Ok(deleted > 0)
     }
 }

@@ -1,7 +1,9 @@
 //! Persistence: sea-orm over SQLite (the embedded default) or PostgreSQL, with the same
 //! migrations and queries on both. Everything the server keeps goes through here.
 
+pub mod accounts;
 pub mod alerting;
+pub mod audit;
 pub mod checks;
 pub mod cluster;
 pub mod confirmations;
@@ -321,7 +323,10 @@ pub struct Tx {
 
 impl Tx {
     /// Make everything written through this transaction durable.
+    /// The audit entries the current request noted are written first, in this
+    /// transaction (see [`audit`]).
     pub async fn commit(self) -> Result<(), StoreError> {
+        audit::flush(&self.txn).await?;
         Ok(self.txn.commit().await?)
     }
 

@@ -92,12 +92,14 @@ impl Store {
         workspace_id: &str,
         id: &str,
     ) -> Result<bool, StoreError> {
+        let tx = self.begin_write().await?;
         let deleted = status_page::Entity::delete_many()
             .filter(status_page::Column::Id.eq(id))
             .filter(status_page::Column::WorkspaceId.eq(workspace_id))
-            .exec(self.db())
+            .exec(tx.conn())
             .await?
             .rows_affected;
+        tx.commit().await?;
         Ok(deleted > 0)
     }
 

@@ -599,6 +599,12 @@ async fn load_api(
         engine: EngineContext::new("http://127.0.0.1"),
         limits,
         key_usage: Arc::default(),
+        accounts: Arc::new(crate::accounts::Services {
+            sso: crate::accounts::oidc::Sso::new(Vec::new(), "http://127.0.0.1", &[])
+                .map_err(anyhow::Error::msg)?,
+            login: Default::default(),
+            reset: Default::default(),
+        }),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);

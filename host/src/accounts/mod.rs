@@ -1,0 +1,82 @@
+//! People's credentials, apart from HTTP and storage: password hashing, one-time tokens,
+//! TOTP two-factor codes, the sign-in throttle and single sign-on with OpenID Connect.
+
+pub mod oidc;
+pub mod password;
+pub mod throttle;
+pub mod totp;
+
+use crate::ids;
+
+/// What sign-in needs at run time: the SSO providers and the brute-force throttles.
+pub struct Services {
+    pub sso: oidc::Sso,
+    pub login: throttle::Throttle,
+    pub reset: throttle::Throttle,
+}
+use sha2::{Digest, Sha256};
+
+/// A new random token for a cookie or a link: 43 base62 characters (over 256 bits).
+pub fn new_token() -> String {
+    ids::random_base62(43)
+}
+
+/// The stored form of a token: lowercase hex SHA-256.
+pub fn hash_token(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// The CSRF token of a session: derived from its cookie token, so it is bound to the
+/// session and needs no storage, and cannot be turned back into the cookie.
+pub fn csrf_token(session_token: &str) -> String {
+    hex::encode(Sha256::digest(format!("tocsin-csrf:{session_token}").as_bytes()))
+}
+
+/// Member roles, strongest first.
+pub const MEMBER_ROLES: [&str; 4] = ["owner", "admin", "member", "viewer"];
+
+/// How strong a member role is (higher is stronger); unknown roles are weakest.
+pub fn role_rank(role: &str) -> usize {
+    MEMBER_ROLES.len() - MEMBER_ROLES.iter().position(|r| *r == role).unwrap_or(MEMBER_ROLES.len())
+}
+
+/// The plausible shape of an e-mail address: one `@`, something on each side, a dot in the
+/// domain, no spaces, at most 254 characters.
+pub fn is_email(text: &str) -> bool {
+    let Some((local, domain)) = text.split_once('@') else {
+        return false;
+    };
+    text.len() <= 254
+        && !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !domain.contains('@')
+        && !text.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_and_csrf() {
+        let t = new_token();
+        assert_eq!(t.len(), 43);
+        assert_ne!(t, new_token());
+        assert_eq!(hash_token(&t).len(), 64);
+        assert_ne!(csrf_token(&t), hash_token(&t));
+        assert_eq!(csrf_token(&t), csrf_token(&t));
+    }
+
+    #[test]
+    fn roles_rank_and_emails() {
+        assert!(role_rank("owner") > role_rank("admin"));
+        assert!(role_rank("member") > role_rank("viewer"));
+        assert!(role_rank("viewer") > role_rank("nobody"));
+        assert!(is_email("a.b@example.com"));
+        assert!(!is_email("a@b"));
+        assert!(!is_email("a b@example.com"));
+        assert!(!is_email("@example.com"));
+    }
+}
