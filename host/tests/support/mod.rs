@@ -113,12 +113,18 @@ impl Server {
 
     /// Run `tocsin <args>` against this server's data directory and return its stdout.
     pub fn cli(&self, args: &[&str]) -> String {
+        self.cli_with(args, &[])
+    }
+
+    /// [`Server::cli`] with extra environment (e.g. the server's `TOCSIN_DATABASE_URL`).
+    pub fn cli_with(&self, args: &[&str], env: &[(&str, &str)]) -> String {
         let out = Command::new(env!("CARGO_BIN_EXE_tocsin"))
             .args(args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("TOCSIN_DATA_DIR", &self.data_dir)
             .env("TOCSIN_LOG", "warn")
+            .envs(env.iter().copied())
             .current_dir(&self.data_dir)
             .output()
             .expect("run tocsin");
@@ -255,6 +261,11 @@ impl Api {
     pub fn delete(&self, path: &str) -> Reply {
         self.request("DELETE", path, None)
     }
+}
+
+/// A response read into a [`Reply`].
+pub fn reply(r: reqwest::blocking::Response) -> Reply {
+    Reply::from(r)
 }
 
 impl Reply {
