@@ -290,7 +290,7 @@ pub fn domain_allowed(email: &str, domains: &[String]) -> bool {
 
 /// The role `groups` give in each workspace the mappings name (`first` stands in for a
 /// mapping without a workspace): the strongest matching role, or `None` where no group
-/// matches (the membership is then removed, so leaving a group takes the access away).
+/// matches (a membership given by an invitation or an admin is then left as it is).
 pub fn roles_for(
     mappings: &[OidcRoleMapping],
     groups: &[String],

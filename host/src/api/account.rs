@@ -1314,6 +1314,11 @@ async fn sso_account(
     let actor = user_actor(&user, ip);
     audit::scoped(actor, now, async {
         let tx = state.store.begin_write().await?;
+        let first = tx
+            .first_workspace()
+            .await?
+            .map(|w| w.id)
+            .unwrap_or_default();
         let mut user = match existing {
             Some(u) => u,
             None => {
@@ -1321,7 +1326,7 @@ async fn sso_account(
                     email_taken(&email)
                 })?;
                 audit::note(
-                    Change::new(None, "user.create", "user", Some(&u.id))
+                    Change::new(Some(&first), "user.create", "user", Some(&u.id))
                         .after(serde_json::json!({"email": email, "via": provider.name})),
                 );
                 u
@@ -1339,11 +1344,6 @@ async fn sso_account(
                 );
             }
         }
-        let first = tx
-            .first_workspace()
-            .await?
-            .map(|w| w.id)
-            .unwrap_or_default();
         let roles = accounts::oidc::roles_for(&provider.roles, &identity.groups, &first);
         for (ws, role) in &roles {
             match role {
@@ -1363,14 +1363,9 @@ async fn sso_account(
                         audit::note(c);
                     }
                 }
-                None => {
-                    if let Some(m) = tx.remove_membership(ws, &email).await? {
-                        audit::note(
-                            Change::new(Some(ws), "member.remove", "member", Some(&m.id))
-                                .before(serde_json::json!({"email": email, "role": m.role, "via": provider.name})),
-                        );
-                    }
-                }
+                // No group maps to this workspace: the membership, if any, came from an
+                // invitation or an admin and stays as they set it.
+                None => {}
             }
         }
         if let Some(default_role) = &provider.default_role

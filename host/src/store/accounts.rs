@@ -430,21 +430,6 @@ impl Tx {
             .await?)
     }
 
-    /// Remove `email` from a workspace. Returns the removed row.
-    pub async fn remove_membership(
-        &self,
-        workspace_id: &str,
-        email: &str,
-    ) -> Result<Option<MemberRow>, StoreError> {
-        let Some(m) = self.member_of(workspace_id, email).await? else {
-            return Ok(None);
-        };
-        member::Entity::delete_by_id(m.id.clone())
-            .exec(self.conn())
-            .await?;
-        Ok(Some(m))
-    }
-
     /// End every session of a person (after a password reset).
     pub async fn delete_sessions_of(&self, user_id: &str) -> Result<u64, StoreError> {
         Ok(session::Entity::delete_many()

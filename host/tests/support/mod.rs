@@ -49,8 +49,14 @@ impl Server {
     }
 
     /// Start a server on an existing data directory (for restarts).
+    /// A `TOCSIN_LISTEN` in `extra_env` picks the port (for tests that must know the
+    /// address before the server starts).
     pub fn start_in(data_dir: &Path, extra_env: &[(&str, &str)]) -> Server {
-        let port = free_port();
+        let port = extra_env
+            .iter()
+            .find(|(k, _)| *k == "TOCSIN_LISTEN")
+            .and_then(|(_, v)| v.rsplit(':').next()?.parse().ok())
+            .unwrap_or_else(free_port);
         let log =
             std::fs::File::create(data_dir.join(format!("server-{port}.log"))).expect("log file");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_tocsin"));

@@ -1,0 +1,302 @@
+//! Single sign-on end to end: a real OpenID Provider (the npm package `oidc-provider`,
+//! installed on first use) on loopback, driven through its real redirects, login and
+//! consent pages; the account created just in time, roles mapped from the `groups` claim
+//! and re-evaluated at the next sign-in, a domain outside the allowed list refused, and
+//! a pending invitation accepted by signing in.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{Server, free_port};
+
+/// Install `oidc-provider` once per target directory.
+fn provider_package() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("oidc-provider-9");
+    if !dir.join("node_modules/oidc-provider/package.json").is_file() {
+        std::fs::create_dir_all(&dir).expect("dir");
+        let status = Command::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "--prefix",
+            ])
+            .arg(&dir)
+            .arg("oidc-provider@9")
+            .status()
+            .expect("npm (Node.js) is needed for the single sign-on test");
+        assert!(status.success(), "npm install oidc-provider failed");
+    }
+    dir
+}
+
+struct Provider {
+    base: String,
+    users: PathBuf,
+    child: Child,
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Provider {
+    fn start(dir: &Path, redirect: &str, users: &Value) -> Provider {
+        tocsin::crypto::install_provider();
+        let package = provider_package();
+        let script = package.join("provider.mjs");
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oidc/provider.mjs"),
+            &script,
+        )
+        .expect("copy the provider script");
+        let users_file = dir.join("users.json");
+        std::fs::write(&users_file, users.to_string()).expect("users");
+        let port = free_port();
+        let child = Command::new("node")
+            .arg(&script)
+            .arg(port.to_string())
+            .arg(redirect)
+            .arg(&users_file)
+            .env("NODE_ENV", "development")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start node");
+        let base = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if reqwest::blocking::get(format!("{base}/.well-known/openid-configuration"))
+                .is_ok_and(|r| r.status().is_success())
+            {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the OpenID provider did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Provider {
+            base,
+            users: users_file,
+            child,
+        }
+    }
+
+    fn set_users(&self, users: &Value) {
+        std::fs::write(&self.users, users.to_string()).expect("users");
+    }
+}
+
+/// A browser with a cookie jar that follows redirects by hand.
+fn browser() -> reqwest::blocking::Client {
+    tocsin::crypto::install_provider();
+    reqwest::blocking::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+fn absolute(base: &str, location: &str) -> String {
+    if location.starts_with("http") {
+        location.to_string()
+    } else {
+        format!("{base}{location}")
+    }
+}
+
+/// Sign in through the provider as `login`; returns the last response (Tocsin's answer
+/// to the callback).
+fn sso(
+    client: &reqwest::blocking::Client,
+    tocsin: &str,
+    provider: &str,
+    login: &str,
+) -> reqwest::blocking::Response {
+    let mut response = client
+        .get(format!("{tocsin}/v1/auth/oidc/corp/start"))
+        .send()
+        .expect("start");
+    assert_eq!(response.status(), 302, "{:?}", response.text());
+    for _ in 0..12 {
+        let url = response.url().clone();
+        let on_tocsin = url.as_str().starts_with(tocsin);
+        if on_tocsin && url.path().ends_with("/callback") {
+            return response;
+        }
+        if response.status().is_redirection() {
+            let location = response.headers()["location"].to_str().expect("location").to_string();
+            let base = if on_tocsin { tocsin } else { provider };
+            response = client.get(absolute(base, &location)).send().expect("follow");
+            continue;
+        }
+        // A provider page: the login form, then consent.
+        let page = response.text().expect("page");
+        let prompt = if page.contains(r#"value="login""#) {
+            format!("prompt=login&login={login}&password=any")
+        } else if page.contains(r#"value="consent""#) {
+            "prompt=consent".to_string()
+        } else {
+            panic!("unexpected provider page at {url}: {page}");
+        };
+        response = client
+            .post(url.as_str())
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(prompt)
+            .send()
+            .expect("submit");
+    }
+    panic!("too many steps in the sign-in");
+}
+
+fn session(client: &reqwest::blocking::Client, tocsin: &str) -> Value {
+    client
+        .get(format!("{tocsin}/v1/auth/session"))
+        .send()
+        .expect("session")
+        .json()
+        .expect("json")
+}
+
+#[test]
+fn single_sign_on_on_sqlite() {
+    single_sign_on_through_a_real_openid_provider(None);
+}
+
+#[test]
+fn single_sign_on_on_postgres() {
+    let Some(base) = support::pg::base_url("single_sign_on_on_postgres") else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let db = rt.block_on(support::pg::TestDb::create(&base));
+    single_sign_on_through_a_real_openid_provider(Some(&db.url));
+    rt.block_on(db.drop());
+}
+
+fn single_sign_on_through_a_real_openid_provider(database_url: Option<&str>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let tocsin = format!("http://127.0.0.1:{port}");
+    let redirect = format!("{tocsin}/v1/auth/oidc/corp/callback");
+    let users = json!({
+        "alice": {"email": "alice@corp.test", "name": "Alice", "groups": ["sre", "staff"]},
+        "bob": {"email": "bob@corp.test", "name": "Bob", "groups": ["staff"]},
+        "mallory": {"email": "mallory@elsewhere.test", "name": "Mallory", "groups": ["sre"]},
+        "carol": {"email": "carol@partner.test", "name": "Carol", "groups": []},
+    });
+    let provider = Provider::start(dir.path(), &redirect, &users);
+    std::fs::write(
+        dir.path().join("tocsin.toml"),
+        format!(
+            r#"
+[[oidc]]
+name = "corp"
+display_name = "Corp SSO"
+issuer = "{}"
+client_id = "tocsin"
+client_secret = "tocsin-client-secret"
+scopes = ["email", "profile", "groups"]
+allowed_domains = ["corp.test"]
+
+[[oidc.roles]]
+group = "sre"
+role = "admin"
+
+[[oidc.roles]]
+group = "staff"
+role = "viewer"
+"#,
+            provider.base
+        ),
+    )
+    .expect("config");
+    let listen = format!("127.0.0.1:{port}");
+    let mut env = vec![("TOCSIN_LISTEN", listen.as_str())];
+    if let Some(url) = database_url {
+        env.push(("TOCSIN_DATABASE_URL", url));
+    }
+    let server = Server::start_in(dir.path(), &env);
+
+    let providers = server.client().without_key().get("/v1/auth/providers");
+    assert_eq!(providers.body["data"][0]["displayName"], "Corp SSO", "{}", providers.body);
+
+    // Alice: created on first sign-in, admin through `sre`.
+    let alice = browser();
+    let answer = sso(&alice, &tocsin, &provider.base, "alice");
+    assert_eq!(answer.status(), 302);
+    assert_eq!(answer.headers()["location"], format!("{tocsin}/").as_str());
+    let s = session(&alice, &tocsin);
+    assert_eq!(s["data"]["user"]["email"], "alice@corp.test", "{s}");
+    assert_eq!(s["data"]["user"]["hasPassword"], false);
+    assert_eq!(s["data"]["workspace"]["role"], "admin", "{s}");
+    assert_eq!(s["data"]["session"]["method"], "oidc:corp");
+    let csrf = s["data"]["csrfToken"].as_str().expect("csrf").to_string();
+    let write = alice
+        .post(format!("{tocsin}/v1/status-pages"))
+        .header("x-csrf-token", &csrf)
+        .json(&json!({"name": "Public", "slug": "public", "monitorIds": []}))
+        .send()
+        .expect("write");
+    assert_eq!(write.status(), 201);
+
+    // Bob: viewer through `staff`; refused on writes.
+    let bob = browser();
+    sso(&bob, &tocsin, &provider.base, "bob");
+    let s = session(&bob, &tocsin);
+    assert_eq!(s["data"]["workspace"]["role"], "viewer", "{s}");
+    let csrf = s["data"]["csrfToken"].as_str().expect("csrf").to_string();
+    let refused = bob
+        .post(format!("{tocsin}/v1/status-pages"))
+        .header("x-csrf-token", &csrf)
+        .json(&json!({"name": "Bob", "slug": "bobs", "monitorIds": []}))
+        .send()
+        .expect("write");
+    assert_eq!(refused.status(), 403);
+
+    // Bob joins `sre` at the provider: his next sign-in makes him an admin.
+    let mut changed = users.clone();
+    changed["bob"]["groups"] = json!(["sre"]);
+    provider.set_users(&changed);
+    let bob_again = browser();
+    sso(&bob_again, &tocsin, &provider.base, "bob");
+    assert_eq!(session(&bob_again, &tocsin)["data"]["workspace"]["role"], "admin");
+
+    // Mallory's domain is not allowed and she has no invitation.
+    let mallory = browser();
+    let refused = sso(&mallory, &tocsin, &provider.base, "mallory");
+    assert_eq!(refused.status(), 401);
+    assert_eq!(session(&mallory, &tocsin)["success"], false);
+
+    // Carol, outside the domain, was invited: signing in accepts the invitation.
+    let invited = server.client().post(
+        "/v1/workspace/invitations",
+        &json!({"email": "carol@partner.test", "role": "member"}),
+    );
+    assert_eq!(invited.status, 201, "{}", invited.body);
+    let carol = browser();
+    let answer = sso(&carol, &tocsin, &provider.base, "carol");
+    assert_eq!(answer.status(), 302);
+    assert_eq!(session(&carol, &tocsin)["data"]["workspace"]["role"], "member");
+
+    // The audit log shows the accounts and role changes made by signing in.
+    let log = server.client().get("/v1/audit-log?limit=100");
+    let actions: Vec<&str> = log.body["data"]
+        .as_array()
+        .expect("log")
+        .iter()
+        .filter_map(|e| e["action"].as_str())
+        .collect();
+    for expected in ["user.create", "member.add", "member.update", "invitation.accept"] {
+        assert!(actions.contains(&expected), "{expected} missing from {actions:?}");
+    }
+}
