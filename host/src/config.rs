@@ -460,22 +460,21 @@ impl Config {
                 .unwrap_or(365),
         };
         let lifetime = |key: &'static str, var: &str, file: Option<String>, default: &str| {
-            let text: String = s.pick(key, None, var, file)?.unwrap_or_else(|| default.into());
-            parse_duration(&text).map_err(|m| invalid(key, m)).and_then(|d| {
-                if d < Duration::from_secs(60) {
-                    Err(invalid(key, "must be at least 1m"))
-                } else {
-                    Ok(d)
-                }
-            })
+            let text: String = s
+                .pick(key, None, var, file)?
+                .unwrap_or_else(|| default.into());
+            parse_duration(&text)
+                .map_err(|m| invalid(key, m))
+                .and_then(|d| {
+                    if d < Duration::from_secs(60) {
+                        Err(invalid(key, "must be at least 1m"))
+                    } else {
+                        Ok(d)
+                    }
+                })
         };
         let sessions = SessionLifetimes {
-            idle: lifetime(
-                "session_idle",
-                "TOCSIN_SESSION_IDLE",
-                f.session_idle,
-                "7d",
-            )?,
+            idle: lifetime("session_idle", "TOCSIN_SESSION_IDLE", f.session_idle, "7d")?,
             absolute: lifetime(
                 "session_lifetime",
                 "TOCSIN_SESSION_LIFETIME",

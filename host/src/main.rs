@@ -522,11 +522,13 @@ async fn user_command(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
     let result = tocsin::cli::users::create_user(
         &store,
         &config.public_url,
-        &email,
-        name.as_deref(),
-        &workspace,
-        &role,
-        password.as_deref(),
+        tocsin::cli::users::NewUser {
+            email: &email,
+            name: name.as_deref(),
+            workspace_id: &workspace,
+            role: &role,
+            password: password.as_deref(),
+        },
         now,
     )
     .await;

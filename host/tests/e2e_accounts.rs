@@ -47,7 +47,11 @@ impl Browser {
             req = req.json(b);
         }
         let reply = support::reply(req.send().expect("request"));
-        if let Some(set) = reply.headers.get("set-cookie").and_then(|v| v.to_str().ok()) {
+        if let Some(set) = reply
+            .headers
+            .get("set-cookie")
+            .and_then(|v| v.to_str().ok())
+        {
             assert!(set.contains("HttpOnly"), "{set}");
             assert!(set.contains("SameSite=Lax"), "{set}");
             let value = set
@@ -100,7 +104,13 @@ fn mail_to(smtp: &SmtpSink, to: &str, count: usize) -> String {
                 .into_iter()
                 .filter(|m| m.to.iter().any(|t| t.contains(to)))
                 .collect();
-            (mails.len() >= count).then(|| mails[count - 1].data.replace("=\r\n", "").replace("=\n", "").replace("=3D", "="))
+            (mails.len() >= count).then(|| {
+                mails[count - 1]
+                    .data
+                    .replace("=\r\n", "")
+                    .replace("=\n", "")
+                    .replace("=3D", "=")
+            })
         },
     )
 }
@@ -126,9 +136,21 @@ fn people_sign_in(server: &Server, smtp: &SmtpSink, database_url: Option<&str>) 
         .expect("workspace")
         .to_string();
 
-    // First run: the setup link, once.
+    // First run: the setup link, once. It opens a page with the form (which posts to the
+    // API, as below).
     let link = std::fs::read_to_string(server.data_dir.join("setup-link.txt")).expect("setup link");
     let setup_token = token_in(&link, "/setup");
+    let page = reqwest::blocking::get(link.trim()).expect("setup page");
+    assert_eq!(page.status(), 200);
+    assert_eq!(page.headers()["referrer-policy"], "no-referrer");
+    let html = page.text().expect("html");
+    assert!(
+        html.contains(r#"<form id="setup""#) && html.contains("/assets/account.js"),
+        "{html}"
+    );
+    let script =
+        reqwest::blocking::get(format!("{}/assets/account.js", server.base)).expect("script");
+    assert!(script.text().expect("js").contains("/v1/auth/setup"));
     let mut owner = Browser::new(&server.base);
     let r = owner.post(
         "/v1/auth/setup",
@@ -182,7 +204,10 @@ fn people_sign_in(server: &Server, smtp: &SmtpSink, database_url: Option<&str>) 
     // Sessions: a second sign-in, the first revoked, refused on its next request.
     let first_cookie = viewer.cookie.clone();
     let mut laptop = Browser::new(&server.base);
-    assert_eq!(laptop.login("VIC@example.com", "vic-password-1").status, 200);
+    assert_eq!(
+        laptop.login("VIC@example.com", "vic-password-1").status,
+        200
+    );
     let sessions = laptop.get("/v1/auth/sessions");
     let list = sessions.body["data"].as_array().expect("sessions").clone();
     assert_eq!(list.len(), 2, "{}", sessions.body);
@@ -200,8 +225,14 @@ fn people_sign_in(server: &Server, smtp: &SmtpSink, database_url: Option<&str>) 
 
     // Password reset by e-mail: the same answer for any address.
     let mut anon = Browser::new(&server.base);
-    let unknown = anon.post("/v1/auth/password-reset", &json!({"email": "nobody@example.com"}));
-    let known = anon.post("/v1/auth/password-reset", &json!({"email": "vic@example.com"}));
+    let unknown = anon.post(
+        "/v1/auth/password-reset",
+        &json!({"email": "nobody@example.com"}),
+    );
+    let known = anon.post(
+        "/v1/auth/password-reset",
+        &json!({"email": "vic@example.com"}),
+    );
     assert_eq!(unknown.status, 202);
     assert_eq!(known.status, 202);
     assert_eq!(unknown.body["data"], known.body["data"]);
@@ -220,14 +251,25 @@ fn people_sign_in(server: &Server, smtp: &SmtpSink, database_url: Option<&str>) 
         .login("vic@example.com", "vic-password-1")
         .assert_error(401, "UNAUTHORIZED");
     let mut viewer = Browser::new(&server.base);
-    assert_eq!(viewer.login("vic@example.com", "vic-new-password").status, 200);
+    assert_eq!(
+        viewer.login("vic@example.com", "vic-new-password").status,
+        200
+    );
 
     // Two-factor: enrol, confirm with a code, then sign in with a code and with a
     // recovery code (once).
     let enrol = owner.post("/v1/auth/totp/enroll", &json!({}));
     assert_eq!(enrol.status, 200, "{}", enrol.body);
-    assert!(enrol.body["data"]["qrSvg"].as_str().expect("svg").contains("<svg"));
-    let secret = enrol.body["data"]["secret"].as_str().expect("secret").to_string();
+    assert!(
+        enrol.body["data"]["qrSvg"]
+            .as_str()
+            .expect("svg")
+            .contains("<svg")
+    );
+    let secret = enrol.body["data"]["secret"]
+        .as_str()
+        .expect("secret")
+        .to_string();
     let code = || {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -254,7 +296,12 @@ fn people_sign_in(server: &Server, smtp: &SmtpSink, database_url: Option<&str>) 
     );
     assert_eq!(r.status, 200, "{}", r.body);
     let with_recovery = json!({"email": "olive@example.com", "password": "olive-password-1", "recoveryCode": recovery[3]});
-    assert_eq!(Browser::new(&server.base).post("/v1/auth/login", &with_recovery).status, 200);
+    assert_eq!(
+        Browser::new(&server.base)
+            .post("/v1/auth/login", &with_recovery)
+            .status,
+        200
+    );
     Browser::new(&server.base)
         .post("/v1/auth/login", &with_recovery)
         .assert_error(401, "UNAUTHORIZED");
@@ -263,8 +310,14 @@ fn people_sign_in(server: &Server, smtp: &SmtpSink, database_url: Option<&str>) 
     // changed.
     let key = admin_key.post("/v1/api-keys", &json!({"name": "ci", "role": "write"}));
     let key_id = key.body["data"]["id"].as_str().expect("key id").to_string();
-    let key_secret = key.body["data"]["secret"].as_str().expect("secret").to_string();
-    assert_eq!(admin_key.delete(&format!("/v1/api-keys/{key_id}")).status, 204);
+    let key_secret = key.body["data"]["secret"]
+        .as_str()
+        .expect("secret")
+        .to_string();
+    assert_eq!(
+        admin_key.delete(&format!("/v1/api-keys/{key_id}")).status,
+        204
+    );
     let members = owner.get("/v1/workspace/members");
     let vic = members.body["data"]
         .as_array()
@@ -274,7 +327,12 @@ fn people_sign_in(server: &Server, smtp: &SmtpSink, database_url: Option<&str>) 
         .expect("vic")
         .clone();
     let member_path = format!("/v1/workspace/members/{}", vic["id"].as_str().expect("id"));
-    let r = owner.send("PATCH", &member_path, Some(&json!({"role": "member"})), true);
+    let r = owner.send(
+        "PATCH",
+        &member_path,
+        Some(&json!({"role": "member"})),
+        true,
+    );
     assert_eq!(r.status, 200, "{}", r.body);
     // The viewer's live session follows the new role at once.
     assert_eq!(viewer.post("/v1/monitors", &json!({"name": "x", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 60})).status, 201);
@@ -284,12 +342,25 @@ fn people_sign_in(server: &Server, smtp: &SmtpSink, database_url: Option<&str>) 
         .map(|u| vec![("TOCSIN_DATABASE_URL", u)])
         .unwrap_or_default();
     let out = server.cli_with(
-        &["user", "create", "--email", "ops@example.com", "--workspace", &ws, "--role", "admin"],
+        &[
+            "user",
+            "create",
+            "--email",
+            "ops@example.com",
+            "--workspace",
+            &ws,
+            "--role",
+            "admin",
+        ],
         &env,
     );
     let set_token = token_in(&out, "/reset-password");
     assert_eq!(
-        anon.post("/v1/auth/password-reset/confirm", &json!({"token": set_token, "password": "ops-password-1"})).status,
+        anon.post(
+            "/v1/auth/password-reset/confirm",
+            &json!({"token": set_token, "password": "ops-password-1"})
+        )
+        .status,
         204
     );
     let mut ops = Browser::new(&server.base);
@@ -319,17 +390,44 @@ fn people_sign_in(server: &Server, smtp: &SmtpSink, database_url: Option<&str>) 
     assert_eq!(role["before"]["role"], "viewer");
     assert_eq!(role["after"]["role"], "member");
     let text = log.body.to_string();
-    for secret in ["s3cret-header-token", key_secret.as_str(), "olive-password-1", "vic-new-password"] {
-        assert!(!text.contains(secret), "the audit log holds a secret: {secret}");
+    for secret in [
+        "s3cret-header-token",
+        key_secret.as_str(),
+        "olive-password-1",
+        "vic-new-password",
+    ] {
+        assert!(
+            !text.contains(secret),
+            "the audit log holds a secret: {secret}"
+        );
     }
     // Filters.
     let by_key = owner.get(&format!("/v1/audit-log?resourceId={key_id}"));
-    assert_eq!(by_key.body["data"].as_array().map(Vec::len), Some(2), "{}", by_key.body);
-    let by_actor = owner.get(&format!("/v1/audit-log?actorId={}", created["actor"]["id"].as_str().expect("actor")));
-    assert!(by_actor.body["data"].as_array().expect("list").iter().all(|e| e["actor"]["type"] == "user"));
+    assert_eq!(
+        by_key.body["data"].as_array().map(Vec::len),
+        Some(2),
+        "{}",
+        by_key.body
+    );
+    let by_actor = owner.get(&format!(
+        "/v1/audit-log?actorId={}",
+        created["actor"]["id"].as_str().expect("actor")
+    ));
+    assert!(
+        by_actor.body["data"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .all(|e| e["actor"]["type"] == "user")
+    );
 
     // An owner requires two-factor: a member without it is refused until they enrol.
-    let r = owner.send("PATCH", "/v1/workspace", Some(&json!({"requireTwoFactor": true})), true);
+    let r = owner.send(
+        "PATCH",
+        "/v1/workspace",
+        Some(&json!({"requireTwoFactor": true})),
+        true,
+    );
     assert_eq!(r.status, 200, "{}", r.body);
     viewer.get("/v1/monitors").assert_error(403, "FORBIDDEN");
     assert_eq!(owner.get("/v1/monitors").status, 200);
@@ -368,13 +466,25 @@ fn failed_logins_slow_down_and_read_the_same() {
         .as_str()
         .expect("ws")
         .to_string();
-    server.cli(&["user", "create", "--email", "sam@example.com", "--workspace", &ws, "--role", "member"]);
+    server.cli(&[
+        "user",
+        "create",
+        "--email",
+        "sam@example.com",
+        "--workspace",
+        &ws,
+        "--role",
+        "member",
+    ]);
     let mut b = Browser::new(&server.base);
     let unknown = b.login("nobody@example.com", "whatever-password");
     let wrong = b.login("sam@example.com", "wrong-password-1");
     unknown.assert_error(401, "UNAUTHORIZED");
     wrong.assert_error(401, "UNAUTHORIZED");
-    assert_eq!(unknown.body["error"]["message"], wrong.body["error"]["message"]);
+    assert_eq!(
+        unknown.body["error"]["message"],
+        wrong.body["error"]["message"]
+    );
     // Five failures are free per account; the next attempt must wait, growing each time.
     for _ in 0..4 {
         b.login("sam@example.com", "wrong-password-1")

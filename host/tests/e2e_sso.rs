@@ -15,7 +15,10 @@ use support::{Server, free_port};
 /// Install `oidc-provider` once per target directory.
 fn provider_package() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("oidc-provider-9");
-    if !dir.join("node_modules/oidc-provider/package.json").is_file() {
+    if !dir
+        .join("node_modules/oidc-provider/package.json")
+        .is_file()
+    {
         std::fs::create_dir_all(&dir).expect("dir");
         let status = Command::new("npm")
             .args([
@@ -78,7 +81,10 @@ impl Provider {
             {
                 break;
             }
-            assert!(Instant::now() < deadline, "the OpenID provider did not start");
+            assert!(
+                Instant::now() < deadline,
+                "the OpenID provider did not start"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         Provider {
@@ -131,9 +137,15 @@ fn sso(
             return response;
         }
         if response.status().is_redirection() {
-            let location = response.headers()["location"].to_str().expect("location").to_string();
+            let location = response.headers()["location"]
+                .to_str()
+                .expect("location")
+                .to_string();
             let base = if on_tocsin { tocsin } else { provider };
-            response = client.get(absolute(base, &location)).send().expect("follow");
+            response = client
+                .get(absolute(base, &location))
+                .send()
+                .expect("follow");
             continue;
         }
         // A provider page: the login form, then consent.
@@ -228,7 +240,11 @@ role = "viewer"
     let server = Server::start_in(dir.path(), &env);
 
     let providers = server.client().without_key().get("/v1/auth/providers");
-    assert_eq!(providers.body["data"][0]["displayName"], "Corp SSO", "{}", providers.body);
+    assert_eq!(
+        providers.body["data"][0]["displayName"], "Corp SSO",
+        "{}",
+        providers.body
+    );
 
     // Alice: created on first sign-in, admin through `sre`.
     let alice = browser();
@@ -269,7 +285,10 @@ role = "viewer"
     provider.set_users(&changed);
     let bob_again = browser();
     sso(&bob_again, &tocsin, &provider.base, "bob");
-    assert_eq!(session(&bob_again, &tocsin)["data"]["workspace"]["role"], "admin");
+    assert_eq!(
+        session(&bob_again, &tocsin)["data"]["workspace"]["role"],
+        "admin"
+    );
 
     // Mallory's domain is not allowed and she has no invitation.
     let mallory = browser();
@@ -286,7 +305,10 @@ role = "viewer"
     let carol = browser();
     let answer = sso(&carol, &tocsin, &provider.base, "carol");
     assert_eq!(answer.status(), 302);
-    assert_eq!(session(&carol, &tocsin)["data"]["workspace"]["role"], "member");
+    assert_eq!(
+        session(&carol, &tocsin)["data"]["workspace"]["role"],
+        "member"
+    );
 
     // The audit log shows the accounts and role changes made by signing in.
     let log = server.client().get("/v1/audit-log?limit=100");
@@ -296,7 +318,15 @@ role = "viewer"
         .iter()
         .filter_map(|e| e["action"].as_str())
         .collect();
-    for expected in ["user.create", "member.add", "member.update", "invitation.accept"] {
-        assert!(actions.contains(&expected), "{expected} missing from {actions:?}");
+    for expected in [
+        "user.create",
+        "member.add",
+        "member.update",
+        "invitation.accept",
+    ] {
+        assert!(
+            actions.contains(&expected),
+            "{expected} missing from {actions:?}"
+        );
     }
 }

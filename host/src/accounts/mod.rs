@@ -29,7 +29,9 @@ pub fn hash_token(token: &str) -> String {
 /// The CSRF token of a session: derived from its cookie token, so it is bound to the
 /// session and needs no storage, and cannot be turned back into the cookie.
 pub fn csrf_token(session_token: &str) -> String {
-    hex::encode(Sha256::digest(format!("tocsin-csrf:{session_token}").as_bytes()))
+    hex::encode(Sha256::digest(
+        format!("tocsin-csrf:{session_token}").as_bytes(),
+    ))
 }
 
 /// Member roles, strongest first.
@@ -37,7 +39,11 @@ pub const MEMBER_ROLES: [&str; 4] = ["owner", "admin", "member", "viewer"];
 
 /// How strong a member role is (higher is stronger); unknown roles are weakest.
 pub fn role_rank(role: &str) -> usize {
-    MEMBER_ROLES.len() - MEMBER_ROLES.iter().position(|r| *r == role).unwrap_or(MEMBER_ROLES.len())
+    MEMBER_ROLES.len()
+        - MEMBER_ROLES
+            .iter()
+            .position(|r| *r == role)
+            .unwrap_or(MEMBER_ROLES.len())
 }
 
 /// The plausible shape of an e-mail address: one `@`, something on each side, a dot in the

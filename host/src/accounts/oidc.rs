@@ -80,7 +80,9 @@ async fn exchange(
     request: openidconnect::HttpRequest,
 ) -> Result<openidconnect::HttpResponse, HttpError> {
     let (parts, body) = request.into_parts();
-    let mut builder = client.request(parts.method, parts.uri.to_string()).body(body);
+    let mut builder = client
+        .request(parts.method, parts.uri.to_string())
+        .body(body);
     for (name, value) in &parts.headers {
         builder = builder.header(name, value);
     }
@@ -89,8 +91,12 @@ async fn exchange(
     for (name, value) in response.headers() {
         out = out.header(name, value);
     }
-    let bytes = response.bytes().await.map_err(|e| HttpError(e.to_string()))?;
-    out.body(bytes.to_vec()).map_err(|e| HttpError(e.to_string()))
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| HttpError(e.to_string()))?;
+    out.body(bytes.to_vec())
+        .map_err(|e| HttpError(e.to_string()))
 }
 
 impl Sso {
@@ -102,7 +108,11 @@ impl Sso {
     ) -> Result<Sso, String> {
         crate::crypto::install_provider();
         let http = reqwest::Client::builder()
-            .tls_certs_only(certs.iter().filter_map(|c| reqwest::Certificate::from_der(c).ok()))
+            .tls_certs_only(
+                certs
+                    .iter()
+                    .filter_map(|c| reqwest::Certificate::from_der(c).ok()),
+            )
             // Following redirects would let a token endpoint send the code elsewhere.
             .redirect(reqwest::redirect::Policy::none())
             .timeout(REQUEST_TIMEOUT)
@@ -148,7 +158,9 @@ impl Sso {
                     .map_err(|e| SsoError::Provider(format!("issuer `{}`: {e}", p.issuer)))?;
                 let m = CoreProviderMetadata::discover_async(issuer, &self.http)
                     .await
-                    .map_err(|e| SsoError::Provider(format!("discovery at {}: {}", p.issuer, describe(&e))))?;
+                    .map_err(|e| {
+                        SsoError::Provider(format!("discovery at {}: {}", p.issuer, describe(&e)))
+                    })?;
                 self.metadata
                     .lock()
                     .await
@@ -216,7 +228,9 @@ impl Sso {
             .email()
             .map(|e| e.as_str().to_string())
             .ok_or_else(|| {
-                SsoError::Refused("the ID token has no `email` claim (ask for the `email` scope)".into())
+                SsoError::Refused(
+                    "the ID token has no `email` claim (ask for the `email` scope)".into(),
+                )
             })?;
         let name_claim = claims
             .name()
@@ -264,7 +278,9 @@ fn groups_claim(jwt: &str, name: &str) -> Vec<String> {
     let Some(payload) = jwt.split('.').nth(1) else {
         return Vec::new();
     };
-    let Ok(bytes) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload.trim_end_matches('=')) else {
+    let Ok(bytes) =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload.trim_end_matches('='))
+    else {
         return Vec::new();
     };
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
@@ -300,7 +316,7 @@ pub fn roles_for(
     for m in mappings {
         let ws = m.workspace.clone().unwrap_or_else(|| first.to_string());
         let entry = roles.entry(ws).or_insert(None);
-        if groups.iter().any(|g| *g == m.group) {
+        if groups.contains(&m.group) {
             let stronger = entry
                 .as_deref()
                 .is_none_or(|r| super::role_rank(&m.role) > super::role_rank(r));

@@ -42,9 +42,8 @@ pub fn hash(password: &str) -> Result<String, String> {
 
 /// A hash of nothing anyone knows: verifying against it costs what a real check costs,
 /// so an unknown e-mail address takes as long to refuse as a wrong password.
-static DECOY: LazyLock<String> = LazyLock::new(|| {
-    hash(&crate::ids::random_base62(32)).unwrap_or_default()
-});
+static DECOY: LazyLock<String> =
+    LazyLock::new(|| hash(&crate::ids::random_base62(32)).unwrap_or_default());
 
 /// Whether `password` matches `stored` (a PHC string). With `None` (no such account, or
 /// an account without a password) the same work is done and the answer is no.

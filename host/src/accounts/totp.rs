@@ -98,7 +98,9 @@ mod tests {
     fn rfc_6238_vector() {
         // RFC 6238, appendix B: SHA-1 secret "12345678901234567890", T = 59 s → 94287082
         // (eight digits); the six-digit code is its last six.
-        let secret = Secret::Raw(b"12345678901234567890".to_vec()).to_encoded().to_string();
+        let secret = Secret::Raw(b"12345678901234567890".to_vec())
+            .to_encoded()
+            .to_string();
         assert_eq!(code_at(&secret, 59).as_deref(), Some("287082"));
     }
 
@@ -106,7 +108,10 @@ mod tests {
     fn url_and_qr() {
         let secret = new_secret();
         let url = provisioning_url(&secret, "ana@example.com").expect("url");
-        assert!(url.starts_with("otpauth://totp/Tocsin:ana%40example.com?"), "{url}");
+        assert!(
+            url.starts_with("otpauth://totp/Tocsin:ana%40example.com?"),
+            "{url}"
+        );
         assert!(url.contains(&format!("secret={secret}")));
         let svg = qr_svg(&url).expect("svg");
         assert!(svg.contains("<svg"));

@@ -180,7 +180,8 @@ fn wrong_credentials() -> ApiError {
 }
 
 fn check_password_field(field: &str, password: &str) -> Result<(), ApiError> {
-    password::check_policy(password).map_err(|m| ApiError::validation(vec![FieldError::new(field, m)]))
+    password::check_policy(password)
+        .map_err(|m| ApiError::validation(vec![FieldError::new(field, m)]))
 }
 
 /// Hash off the async threads (argon2id takes tens of milliseconds of CPU).
@@ -241,8 +242,13 @@ async fn start_session(
     };
     let saved = audit::scoped(user_actor(user, ip), now, async {
         audit::note(
-            Change::new(workspace.as_deref(), "session.create", "session", Some(&row.id))
-                .after(serde_json::json!({"method": method})),
+            Change::new(
+                workspace.as_deref(),
+                "session.create",
+                "session",
+                Some(&row.id),
+            )
+            .after(serde_json::json!({"method": method})),
         );
         state.store.insert_session(row).await
     })
@@ -306,7 +312,12 @@ pub async fn login(
     ) {
         return Err(throttled(wait));
     }
-    let fail = || state.accounts.login.fail(&[&account_key, &address_key], now);
+    let fail = || {
+        state
+            .accounts
+            .login
+            .fail(&[&account_key, &address_key], now)
+    };
     let user = state.store.user_by_email(&email).await?;
     let stored = user.as_ref().and_then(|u| u.password_hash.clone());
     if body.password.len() > password::MAX_LENGTH * 4
@@ -508,7 +519,10 @@ pub async fn revoke_all_sessions(
         "user",
         Some(&signed.user.id),
     ));
-    state.store.delete_sessions_of(&signed.user.id, None).await?;
+    state
+        .store
+        .delete_sessions_of(&signed.user.id, None)
+        .await?;
     Ok((
         [(SET_COOKIE, session::set_cookie(&state, None, 0))],
         NoContent,
@@ -647,7 +661,12 @@ pub async fn setup(
     check_password_field("password", &body.password)?;
     let now = state.clock.now_ms();
     let hash = accounts::hash_token(body.token.trim());
-    if state.store.token(TokenKind::Setup, &hash, now).await?.is_none() {
+    if state
+        .store
+        .token(TokenKind::Setup, &hash, now)
+        .await?
+        .is_none()
+    {
         return Err(bad_link("setup"));
     }
     if state.store.user_by_email(&email).await?.is_some() {
@@ -658,7 +677,11 @@ pub async fn setup(
     let actor = user_actor(&user, &ip);
     let (user, workspace_id) = audit::scoped(actor, now, async {
         let tx = state.store.begin_write().await?;
-        if tx.redeem_token(TokenKind::Setup, &hash, now).await?.is_none() {
+        if tx
+            .redeem_token(TokenKind::Setup, &hash, now)
+            .await?
+            .is_none()
+        {
             return Err(bad_link("setup"));
         }
         let ws = tx
@@ -742,7 +765,12 @@ pub async fn accept_invitation(
             check_password_field("password", &password)?;
             let name = match &body.name {
                 Some(n) => check_name(n)?,
-                None => invitation.email.split('@').next().unwrap_or_default().to_string(),
+                None => invitation
+                    .email
+                    .split('@')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
             };
             Some(new_user(
                 &invitation.email,
@@ -763,9 +791,9 @@ pub async fn accept_invitation(
             .await?
             .ok_or_else(|| bad_link("invitation"))?;
         let user = match new_account.clone() {
-            Some(u) => super::error::or_conflict(tx.insert_user(u).await, || {
-                email_taken(&token.email)
-            })?,
+            Some(u) => {
+                super::error::or_conflict(tx.insert_user(u).await, || email_taken(&token.email))?
+            }
             None => actor_user.clone(),
         };
         let workspace_id = token.workspace_id.clone().unwrap_or_default();
@@ -774,12 +802,21 @@ pub async fn accept_invitation(
             .grant_membership(&workspace_id, &user.email, &user.name, &role, now)
             .await?;
         audit::note(
-            Change::new(Some(&workspace_id), "invitation.accept", "invitation", Some(&token.id))
-                .after(serde_json::json!({"email": user.email, "role": role})),
+            Change::new(
+                Some(&workspace_id),
+                "invitation.accept",
+                "invitation",
+                Some(&token.id),
+            )
+            .after(serde_json::json!({"email": user.email, "role": role})),
         );
         let mut change = Change::new(
             Some(&workspace_id),
-            if before.is_some() { "member.update" } else { "member.add" },
+            if before.is_some() {
+                "member.update"
+            } else {
+                "member.add"
+            },
             "member",
             Some(&member.id),
         )
@@ -809,8 +846,11 @@ pub async fn accept_invitation(
             Some(accepted.workspace_id.clone()),
         )
         .await?;
-        let cookie =
-            session::set_cookie(&state, Some(&token), state.config.sessions.absolute.as_secs());
+        let cookie = session::set_cookie(
+            &state,
+            Some(&token),
+            state.config.sessions.absolute.as_secs(),
+        );
         let _ = session;
         return Ok(([(SET_COOKIE, cookie)], Success::created(accepted)).into_response());
     }
@@ -858,7 +898,10 @@ pub async fn request_reset(
     ) {
         return Err(throttled(wait));
     }
-    state.accounts.reset.fail(&[&account_key, &address_key], now);
+    state
+        .accounts
+        .reset
+        .fail(&[&account_key, &address_key], now);
     let answer = Success(
         StatusCode::ACCEPTED,
         ResetRequested {
@@ -939,11 +982,20 @@ pub async fn confirm_reset(
     user.updated_at = now;
     audit::scoped(user_actor(&user, &ip), now, async {
         let tx = state.store.begin_write().await?;
-        if tx.redeem_token(TokenKind::Reset, &hash, now).await?.is_none() {
+        if tx
+            .redeem_token(TokenKind::Reset, &hash, now)
+            .await?
+            .is_none()
+        {
             return Err(bad_link("password reset"));
         }
         tx.delete_sessions_of(&user.id).await?;
-        audit::note(Change::new(None, "user.password_reset", "user", Some(&user.id)));
+        audit::note(Change::new(
+            None,
+            "user.password_reset",
+            "user",
+            Some(&user.id),
+        ));
         tx.update_user(user.clone()).await?;
         tx.commit().await?;
         Ok::<_, ApiError>(())
@@ -1152,10 +1204,7 @@ pub async fn list_providers(State(state): State<AppState>) -> Success<Vec<Provid
             .map(|p| ProviderView {
                 name: p.name.clone(),
                 display_name: p.display_name.clone().unwrap_or_else(|| p.name.clone()),
-                start_url: format!(
-                    "{}/v1/auth/oidc/{}/start",
-                    state.config.public_url, p.name
-                ),
+                start_url: format!("{}/v1/auth/oidc/{}/start", state.config.public_url, p.name),
             })
             .collect(),
     )
@@ -1169,7 +1218,7 @@ const OIDC_LOGIN_TTL_MS: i64 = 10 * 60_000;
     params(("provider" = String, Path, description = "Provider name")),
     responses(
         (status = 302, description = "To the provider's sign-in page"),
-        (status = 404, description = "NOT_FOUND: no such provider", body = ErrorBody),
+        (status = 404, description = "PROVIDER_NOT_FOUND: no such provider", body = ErrorBody),
         (status = 502, description = "BAD_GATEWAY: the provider cannot be reached", body = ErrorBody),
     ))]
 pub async fn oidc_start(
@@ -1203,7 +1252,9 @@ fn redirect(to: &str) -> Result<Response, ApiError> {
 fn sso_error(e: accounts::oidc::SsoError) -> ApiError {
     use accounts::oidc::SsoError;
     match e {
-        SsoError::UnknownProvider(_) => ApiError::new(StatusCode::NOT_FOUND, "NOT_FOUND", e.to_string()),
+        SsoError::UnknownProvider(_) => {
+            ApiError::new(StatusCode::NOT_FOUND, "PROVIDER_NOT_FOUND", e.to_string())
+        }
         SsoError::Provider(_) => {
             tracing::warn!(error = %e, "single sign-on provider failed");
             ApiError::new(StatusCode::BAD_GATEWAY, "BAD_GATEWAY", e.to_string())
@@ -1268,15 +1319,28 @@ pub async fn oidc_callback(
         .finish(&provider, &code, &login.pkce_verifier, &login.nonce)
         .await
         .map_err(sso_error)?;
-    let config = state.accounts.sso.provider(&provider).map_err(sso_error)?.clone();
+    let config = state
+        .accounts
+        .sso
+        .provider(&provider)
+        .map_err(sso_error)?
+        .clone();
     let user = sso_account(&state, &config, &identity, &ip, now).await?;
     let method = format!("oidc:{provider}");
     let (session, token) = start_session(&state, &user, &method, &ip, &headers, None).await?;
     let _ = session;
-    let cookie = session::set_cookie(&state, Some(&token), state.config.sessions.absolute.as_secs());
+    let cookie = session::set_cookie(
+        &state,
+        Some(&token),
+        state.config.sessions.absolute.as_secs(),
+    );
     let location = HeaderValue::from_str(&format!("{}/", state.config.public_url))
         .map_err(ApiError::internal)?;
-    Ok((StatusCode::FOUND, [(SET_COOKIE, cookie), (LOCATION, location)]).into_response())
+    Ok((
+        StatusCode::FOUND,
+        [(SET_COOKIE, cookie), (LOCATION, location)],
+    )
+        .into_response())
 }
 
 /// Find or create the account of an SSO identity and set its roles from its groups.
@@ -1295,7 +1359,11 @@ async fn sso_account(
         )));
     }
     let existing = state.store.user_by_email(&email).await?;
-    let invitations = !state.store.token_for_email(TokenKind::Invitation, &email, now).await?.is_empty();
+    let invitations = !state
+        .store
+        .token_for_email(TokenKind::Invitation, &email, now)
+        .await?
+        .is_empty();
     let domain_ok = accounts::oidc::domain_allowed(&email, &provider.allowed_domains);
     if existing.is_none() && !domain_ok && !invitations {
         return Err(ApiError::unauthorized(format!(
@@ -1334,38 +1402,53 @@ async fn sso_account(
         };
         // Pending invitations for the address are accepted by signing in.
         for token in tx.pending_invitations_for(&email, now).await? {
-            if tx.redeem_token(TokenKind::Invitation, &token.token_hash, now).await?.is_some() {
+            if tx
+                .redeem_token(TokenKind::Invitation, &token.token_hash, now)
+                .await?
+                .is_some()
+            {
                 let ws = token.workspace_id.clone().unwrap_or_default();
                 let role = token.role.clone().unwrap_or_else(|| "viewer".into());
-                let (m, _) = tx.grant_membership(&ws, &email, &user.name, &role, now).await?;
+                let (m, _) = tx
+                    .grant_membership(&ws, &email, &user.name, &role, now)
+                    .await?;
                 audit::note(
-                    Change::new(Some(&ws), "invitation.accept", "invitation", Some(&token.id))
-                        .after(serde_json::json!({"email": email, "role": m.role})),
+                    Change::new(
+                        Some(&ws),
+                        "invitation.accept",
+                        "invitation",
+                        Some(&token.id),
+                    )
+                    .after(serde_json::json!({"email": email, "role": m.role})),
                 );
             }
         }
         let roles = accounts::oidc::roles_for(&provider.roles, &identity.groups, &first);
         for (ws, role) in &roles {
-            match role {
-                Some(role) => {
-                    let (m, before) = tx.grant_membership(ws, &email, &user.name, role, now).await?;
-                    if before.as_deref() != Some(role.as_str()) {
-                        let mut c = Change::new(
-                            Some(ws),
-                            if before.is_some() { "member.update" } else { "member.add" },
-                            "member",
-                            Some(&m.id),
-                        )
-                        .after(serde_json::json!({"email": email, "role": role, "via": provider.name}));
-                        if let Some(b) = before {
-                            c = c.before(serde_json::json!({"role": b}));
-                        }
-                        audit::note(c);
-                    }
+            // No group maps to this workspace: the membership, if any, came from an
+            // invitation or an admin and stays as they set it.
+            let Some(role) = role else {
+                continue;
+            };
+            let (m, before) = tx
+                .grant_membership(ws, &email, &user.name, role, now)
+                .await?;
+            if before.as_deref() != Some(role.as_str()) {
+                let mut c = Change::new(
+                    Some(ws),
+                    if before.is_some() {
+                        "member.update"
+                    } else {
+                        "member.add"
+                    },
+                    "member",
+                    Some(&m.id),
+                )
+                .after(serde_json::json!({"email": email, "role": role, "via": provider.name}));
+                if let Some(b) = before {
+                    c = c.before(serde_json::json!({"role": b}));
                 }
-                // No group maps to this workspace: the membership, if any, came from an
-                // invitation or an admin and stays as they set it.
-                None => {}
+                audit::note(c);
             }
         }
         if let Some(default_role) = &provider.default_role
@@ -1377,8 +1460,9 @@ async fn sso_account(
                 .grant_membership(&first, &email, &user.name, default_role, now)
                 .await?;
             audit::note(
-                Change::new(Some(&first), "member.add", "member", Some(&m.id))
-                    .after(serde_json::json!({"email": email, "role": default_role, "via": provider.name})),
+                Change::new(Some(&first), "member.add", "member", Some(&m.id)).after(
+                    serde_json::json!({"email": email, "role": default_role, "via": provider.name}),
+                ),
             );
         }
         user.last_login_at = Some(now);

@@ -300,8 +300,13 @@ pub async fn create_policy(
         updated_at: now,
     };
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "alert_policy.create", "alert_policy", Some(&row.id))
-            .after(super::redact::audit::policy(&view(&row))),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "alert_policy.create",
+            "alert_policy",
+            Some(&row.id),
+        )
+        .after(super::redact::audit::policy(&view(&row))),
     );
     let saved = state.store.insert_alert_policy(row).await?;
     Ok(Success::created(view(&saved)))
@@ -399,9 +404,14 @@ pub async fn update_policy(
         ..row
     };
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "alert_policy.update", "alert_policy", Some(&updated.id))
-            .before(before)
-            .after(super::redact::audit::policy(&view(&updated))),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "alert_policy.update",
+            "alert_policy",
+            Some(&updated.id),
+        )
+        .before(before)
+        .after(super::redact::audit::policy(&view(&updated))),
     );
     let saved = state.store.update_alert_policy(updated).await?;
     Ok(Success::ok(view(&saved)))

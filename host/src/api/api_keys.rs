@@ -149,8 +149,13 @@ pub async fn create_api_key(
     super::quota::room_for(&state, &p.workspace_id, crate::plans::Counted::ApiKeys).await?;
     let id = crate::ids::new_id(crate::ids::prefix::API_KEY);
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "api_key.create", "api_key", Some(&id))
-            .after(serde_json::json!({"name": name, "role": role.as_str()})),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "api_key.create",
+            "api_key",
+            Some(&id),
+        )
+        .after(serde_json::json!({"name": name, "role": role.as_str()})),
     );
     let (key, secret) = state
         .store

@@ -92,7 +92,10 @@ pub async fn list_audit_log(
         from,
         to,
     };
-    let (rows, total) = state.store.audit_log(&p.workspace_id, &filter, page).await?;
+    let (rows, total) = state
+        .store
+        .audit_log(&p.workspace_id, &filter, page)
+        .await?;
     Ok(Paged {
         items: rows.into_iter().map(view).collect(),
         pagination: Pagination::new(page, total),

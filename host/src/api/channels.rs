@@ -157,8 +157,13 @@ pub async fn create_channel(
         updated_at: now,
     };
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "channel.create", "channel", Some(&row.id))
-            .after(super::redact::audit::channel(&row.kind, &view(&row))),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "channel.create",
+            "channel",
+            Some(&row.id),
+        )
+        .after(super::redact::audit::channel(&row.kind, &view(&row))),
     );
     let saved =
         super::error::or_conflict(state.store.insert_channel(row).await, || conflict(&name))?;
@@ -237,9 +242,17 @@ pub async fn update_channel(
         ..row
     };
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "channel.update", "channel", Some(&updated.id))
-            .before(super::redact::audit::channel(&before.kind, &view(&before)))
-            .after(super::redact::audit::channel(&updated.kind, &view(&updated))),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "channel.update",
+            "channel",
+            Some(&updated.id),
+        )
+        .before(super::redact::audit::channel(&before.kind, &view(&before)))
+        .after(super::redact::audit::channel(
+            &updated.kind,
+            &view(&updated),
+        )),
     );
     let saved = super::error::or_conflict(state.store.update_channel(updated).await, || {
         conflict(&name)
@@ -261,8 +274,13 @@ pub async fn delete_channel(
 ) -> Result<NoContent, ApiError> {
     let before = find(&state, &p, &id).await?;
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "channel.delete", "channel", Some(&id))
-            .before(super::redact::audit::channel(&before.kind, &view(&before))),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "channel.delete",
+            "channel",
+            Some(&id),
+        )
+        .before(super::redact::audit::channel(&before.kind, &view(&before))),
     );
     match state.store.delete_channel(&p.workspace_id, &id).await? {
         ChannelDeletion::Deleted => Ok(NoContent),

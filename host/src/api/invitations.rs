@@ -87,13 +87,21 @@ pub async fn create_invitation(
         errors.push(FieldError::new("email", "must be an e-mail address"));
     }
     if !accounts::MEMBER_ROLES.contains(&body.role.as_str()) {
-        errors.push(FieldError::new("role", "must be owner, admin, member or viewer"));
+        errors.push(FieldError::new(
+            "role",
+            "must be owner, admin, member or viewer",
+        ));
     }
     super::paging::finish(errors)?;
     if body.role == "owner" && !p.is_owner() {
         return Err(ApiError::forbidden("Only owners may invite owners"));
     }
-    if state.store.membership(&email, &p.workspace_id).await?.is_some() {
+    if state
+        .store
+        .membership(&email, &p.workspace_id)
+        .await?
+        .is_some()
+    {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             "CONFLICT",
@@ -116,8 +124,13 @@ pub async fn create_invitation(
         used_at: None,
     };
     audit::note(
-        Change::new(Some(&p.workspace_id), "invitation.create", "invitation", Some(&row.id))
-            .after(serde_json::json!({"email": email, "role": body.role})),
+        Change::new(
+            Some(&p.workspace_id),
+            "invitation.create",
+            "invitation",
+            Some(&row.id),
+        )
+        .after(serde_json::json!({"email": email, "role": body.role})),
     );
     let saved = state.store.insert_token(row).await?;
     let workspace = state
@@ -179,6 +192,10 @@ pub async fn revoke_invitation(
         Ok(NoContent)
     } else {
         audit::discard();
-        Err(ApiError::not_found("INVITATION_NOT_FOUND", "invitation", &id))
+        Err(ApiError::not_found(
+            "INVITATION_NOT_FOUND",
+            "invitation",
+            &id,
+        ))
     }
 }

@@ -187,7 +187,13 @@ pub async fn add_member(
         return Err(ApiError::forbidden("Only owners may make someone an owner"));
     }
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "member.add", "member", Some(&row.id)).after(view(&row)),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "member.add",
+            "member",
+            Some(&row.id),
+        )
+        .after(view(&row)),
     );
     let saved =
         super::error::or_conflict(state.store.insert_member(row).await, || conflict(&email))?;
@@ -217,7 +223,9 @@ pub async fn update_member(
         && role != &m.role
         && !p.is_owner()
     {
-        return Err(ApiError::forbidden("Only owners may grant or take away the owner role"));
+        return Err(ApiError::forbidden(
+            "Only owners may grant or take away the owner role",
+        ));
     }
     if let Some(role) = role {
         if role != m.role {
@@ -230,9 +238,14 @@ pub async fn update_member(
     }
     m.updated_at = state.clock.now_ms();
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "member.update", "member", Some(&m.id))
-            .before(before)
-            .after(view(&m)),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "member.update",
+            "member",
+            Some(&m.id),
+        )
+        .before(before)
+        .after(view(&m)),
     );
     Ok(Success::ok(view(&state.store.update_member(m).await?)))
 }
@@ -254,7 +267,15 @@ pub async fn remove_member(
         return Err(ApiError::forbidden("Only owners may remove an owner"));
     }
     keep_an_owner(&state, &m).await?;
-    crate::store::audit::note(crate::store::audit::Change::new(Some(&p.workspace_id), "member.remove", "member", Some(&m.id)).before(view(&m)));
+    crate::store::audit::note(
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "member.remove",
+            "member",
+            Some(&m.id),
+        )
+        .before(view(&m)),
+    );
     state.store.delete_member(&p.workspace_id, &id).await?;
     Ok(NoContent)
 }

@@ -21,6 +21,7 @@ pub mod members;
 pub mod monitor_input;
 pub mod monitors;
 pub mod openapi;
+pub mod pages;
 pub mod paging;
 pub mod plugins;
 pub mod probe_ips;
@@ -193,10 +194,18 @@ pub fn router(state: AppState) -> Router {
         state.clone(),
         auth::require_session,
     ));
+    let pages = Router::new()
+        .route("/", axum::routing::get(pages::page))
+        .route("/setup", axum::routing::get(pages::page))
+        .route("/invite", axum::routing::get(pages::page))
+        .route("/reset-password", axum::routing::get(pages::page))
+        .route("/assets/account.js", axum::routing::get(pages::script))
+        .route("/assets/account.css", axum::routing::get(pages::style));
     Router::new()
         .merge(v1)
         .merge(own)
         .merge(public)
+        .merge(pages)
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))

@@ -289,8 +289,13 @@ pub async fn create_monitor(
         regional_confirmation: input.regional_confirmation,
     };
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "monitor.create", "monitor", Some(&row.id))
-            .after(super::redact::audit::monitor(&view(&state, &row, &regions))),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "monitor.create",
+            "monitor",
+            Some(&row.id),
+        )
+        .after(super::redact::audit::monitor(&view(&state, &row, &regions))),
     );
     let saved = state.store.insert_monitor(row).await?;
     Ok(Success::created(view(&state, &saved, &regions)))
@@ -424,9 +429,20 @@ pub async fn update_monitor(
         ..row
     };
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "monitor.update", "monitor", Some(&updated.id))
-            .before(super::redact::audit::monitor(&view(&state, &row_before, &regions)))
-            .after(super::redact::audit::monitor(&view(&state, &updated, &regions))),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "monitor.update",
+            "monitor",
+            Some(&updated.id),
+        )
+        .before(super::redact::audit::monitor(&view(
+            &state,
+            &row_before,
+            &regions,
+        )))
+        .after(super::redact::audit::monitor(&view(
+            &state, &updated, &regions,
+        ))),
     );
     let saved = state.store.update_monitor(updated).await?;
     Ok(Success::ok(view(&state, &saved, &regions)))
@@ -446,8 +462,17 @@ pub async fn delete_monitor(
     let now = state.clock.now_ms();
     let before = find(&state, &p, &id).await?;
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "monitor.delete", "monitor", Some(&id))
-            .before(super::redact::audit::monitor(&view(&state, &before, &state.config.region_names()))),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "monitor.delete",
+            "monitor",
+            Some(&id),
+        )
+        .before(super::redact::audit::monitor(&view(
+            &state,
+            &before,
+            &state.config.region_names(),
+        ))),
     );
     match crate::engine::actions::delete_monitor(&state.store, &p.workspace_id, &id, now).await {
         Ok(true) => Ok(NoContent),
@@ -466,7 +491,11 @@ async fn set_paused(
     let now = state.clock.now_ms();
     crate::store::audit::note(crate::store::audit::Change::new(
         Some(&p.workspace_id),
-        if paused { "monitor.pause" } else { "monitor.resume" },
+        if paused {
+            "monitor.pause"
+        } else {
+            "monitor.resume"
+        },
         "monitor",
         Some(&id),
     ));

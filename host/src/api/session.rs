@@ -172,6 +172,25 @@ pub async fn principal(
     })
 }
 
+/// The client's address (the connection's peer; forwarding headers are not trusted).
+pub struct ClientIp(pub String);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(ClientIp(
+            parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map_or_else(|| "unknown".to_string(), |c| c.0.ip().to_string()),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,24 +222,5 @@ mod tests {
         assert_eq!(rights("owner"), Role::Admin);
         assert_eq!(rights("member"), Role::Write);
         assert_eq!(rights("viewer"), Role::Read);
-    }
-}
-
-/// The client's address (the connection's peer; forwarding headers are not trusted).
-pub struct ClientIp(pub String);
-
-impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ClientIp {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(
-        parts: &mut axum::http::request::Parts,
-        _: &S,
-    ) -> Result<Self, Self::Rejection> {
-        Ok(ClientIp(
-            parts
-                .extensions
-                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-                .map_or_else(|| "unknown".to_string(), |c| c.0.ip().to_string()),
-        ))
     }
 }

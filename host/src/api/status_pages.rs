@@ -216,8 +216,13 @@ pub async fn create_status_page(
     apply(&state, &p, &mut row, &object, true).await?;
     super::quota::room_for(&state, &p.workspace_id, crate::plans::Counted::StatusPages).await?;
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "status_page.create", "status_page", Some(&row.id))
-            .after(view(&state, &row)),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "status_page.create",
+            "status_page",
+            Some(&row.id),
+        )
+        .after(view(&state, &row)),
     );
     let saved = save(&state, row, true).await?;
     Ok(Success::created(view(&state, &saved)))
@@ -276,9 +281,14 @@ pub async fn update_status_page(
     apply(&state, &p, &mut row, &object, false).await?;
     row.updated_at = state.clock.now_ms();
     crate::store::audit::note(
-        crate::store::audit::Change::new(Some(&p.workspace_id), "status_page.update", "status_page", Some(&id))
-            .before(before)
-            .after(view(&state, &row)),
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "status_page.update",
+            "status_page",
+            Some(&id),
+        )
+        .before(before)
+        .after(view(&state, &row)),
     );
     let saved = save(&state, row, false).await?;
     Ok(Success::ok(view(&state, &saved)))

@@ -15,19 +15,34 @@ pub struct Created {
     pub password_link: Option<String>,
 }
 
+/// What `tocsin user create` was asked for.
+pub struct NewUser<'a> {
+    pub email: &'a str,
+    pub name: Option<&'a str>,
+    pub workspace_id: &'a str,
+    pub role: &'a str,
+    pub password: Option<&'a str>,
+}
+
 /// Create (or reuse) the account of `email` and give it `role` in `workspace_id`.
 pub async fn create_user(
     store: &Store,
     public_url: &str,
-    email: &str,
-    name: Option<&str>,
-    workspace_id: &str,
-    role: &str,
-    plain_password: Option<&str>,
+    new: NewUser<'_>,
     now: i64,
 ) -> anyhow::Result<Created> {
+    let NewUser {
+        email,
+        name,
+        workspace_id,
+        role,
+        password: plain_password,
+    } = new;
     let email = normalize_email(email);
-    anyhow::ensure!(accounts::is_email(&email), "`{email}` is not an e-mail address");
+    anyhow::ensure!(
+        accounts::is_email(&email),
+        "`{email}` is not an e-mail address"
+    );
     anyhow::ensure!(
         accounts::MEMBER_ROLES.contains(&role),
         "unknown role `{role}`: use owner, admin, member or viewer"
@@ -97,7 +112,11 @@ pub async fn create_user(
             .await?;
         let mut change = Change::new(
             Some(workspace_id),
-            if before.is_some() { "member.update" } else { "member.add" },
+            if before.is_some() {
+                "member.update"
+            } else {
+                "member.add"
+            },
             "member",
             Some(&member.id),
         )

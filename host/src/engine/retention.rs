@@ -107,7 +107,10 @@ pub async fn run(
 ) {
     loop {
         match sweep(&store, &settings, clock.now_ms()).await {
-            Ok(r) if r.checks + r.deleted_monitor_checks + r.deliveries + r.incidents + r.audit > 0 => {
+            Ok(r)
+                if r.checks + r.deleted_monitor_checks + r.deliveries + r.incidents + r.audit
+                    > 0 =>
+            {
                 tracing::info!(
                     checks = r.checks,
                     deleted_monitor_checks = r.deleted_monitor_checks,

@@ -139,7 +139,11 @@ impl PluginHost {
             html_body: None,
         };
         relay
-            .send(&message, std::time::Duration::from_secs(30), &self.services.egress)
+            .send(
+                &message,
+                std::time::Duration::from_secs(30),
+                &self.services.egress,
+            )
             .await
             .map_err(|e| match e {
                 wit::smtp::Error::NotConfigured(m)

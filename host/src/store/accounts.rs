@@ -16,8 +16,8 @@ pub type UserRow = user::Model;
 pub type SessionRow = session::Model;
 pub type TokenRow = auth_token::Model;
 pub type OidcLoginRow = oidc_login::Model;
-use super::members::MemberRow;
 use super::keys::WorkspaceRow;
+use super::members::MemberRow;
 
 /// What a one-time token is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -357,12 +357,20 @@ impl Tx {
 
     /// Create an account.
     pub async fn insert_user(&self, row: UserRow) -> Result<UserRow, StoreError> {
-        Ok(row.into_active_model().reset_all().insert(self.conn()).await?)
+        Ok(row
+            .into_active_model()
+            .reset_all()
+            .insert(self.conn())
+            .await?)
     }
 
     /// Save an account's changed fields.
     pub async fn update_user(&self, row: UserRow) -> Result<UserRow, StoreError> {
-        Ok(row.into_active_model().reset_all().update(self.conn()).await?)
+        Ok(row
+            .into_active_model()
+            .reset_all()
+            .update(self.conn())
+            .await?)
     }
 
     /// Give `email` `role` in a workspace: a new member row, or the existing one's role

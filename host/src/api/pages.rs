@@ -1,0 +1,45 @@
+//! The sign-in pages the links in e-mails and the start-up message point to: `/` (sign in,
+//! or who is signed in), `/setup`, `/invite`, `/reset-password`. One static page and its
+//! script and style; they call `/v1/auth/*` like any client, so the page holds no
+//! secret and the server renders nothing per person.
+
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+
+const HTML: &str = include_str!("pages/account.html");
+const SCRIPT: &str = include_str!("pages/account.js");
+const STYLE: &str = include_str!("pages/account.css");
+
+fn asset(body: &'static str, content_type: &'static str) -> Response {
+    let mut r = body.into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    // Scripts and styles only from this origin; no framing (clickjacking of the forms).
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+        ),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::REFERRER_POLICY,
+        // The links carry one-time tokens: never send them on.
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// The page (every path shows its own form).
+pub async fn page() -> Response {
+    asset(HTML, "text/html; charset=utf-8")
+}
+
+pub async fn script() -> Response {
+    asset(SCRIPT, "text/javascript; charset=utf-8")
+}
+
+pub async fn style() -> Response {
+    asset(STYLE, "text/css; charset=utf-8")
+}
