@@ -459,23 +459,47 @@ fn people_sign_in_on_postgres() {
 }
 
 #[test]
-fn failed_logins_slow_down_and_read_the_same() {
+fn failed_logins_slow_down_and_read_the_same_on_sqlite() {
+    failed_logins_slow_down_and_read_the_same(None);
+}
+
+#[test]
+fn failed_logins_slow_down_and_read_the_same_on_postgres() {
+    let Some(base) = support::pg::base_url("failed_logins_on_postgres") else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let db = rt.block_on(TestDb::create(&base));
+    failed_logins_slow_down_and_read_the_same(Some(&db.url));
+    rt.block_on(db.drop());
+}
+
+fn failed_logins_slow_down_and_read_the_same(database_url: Option<&str>) {
     let smtp = SmtpSink::start();
-    let server = start(None, &smtp);
+    let server = start(database_url, &smtp);
     let ws = server.client().get("/v1/workspace").body["data"]["id"]
         .as_str()
         .expect("ws")
         .to_string();
-    server.cli(&[
-        "user",
-        "create",
-        "--email",
-        "sam@example.com",
-        "--workspace",
-        &ws,
-        "--role",
-        "member",
-    ]);
+    let env: Vec<(&str, &str)> = database_url
+        .map(|u| vec![("TOCSIN_DATABASE_URL", u)])
+        .unwrap_or_default();
+    server.cli_with(
+        &[
+            "user",
+            "create",
+            "--email",
+            "sam@example.com",
+            "--workspace",
+            &ws,
+            "--role",
+            "member",
+        ],
+        &env,
+    );
     let mut b = Browser::new(&server.base);
     let unknown = b.login("nobody@example.com", "whatever-password");
     let wrong = b.login("sam@example.com", "wrong-password-1");
@@ -501,4 +525,49 @@ fn failed_logins_slow_down_and_read_the_same() {
     // Other accounts from elsewhere are not held up by it.
     let other = b.login("nobody-else@example.com", "whatever-password");
     other.assert_error(401, "UNAUTHORIZED");
+}
+
+#[test]
+fn a_restart_keeps_people_signed_in_and_revocation_is_immediate() {
+    let smtp = SmtpSink::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut server = Server::start_in(dir.path(), &[]);
+    let ws = server.client().get("/v1/workspace").body["data"]["id"]
+        .as_str()
+        .expect("ws")
+        .to_string();
+    let out = server.cli(&[
+        "user",
+        "create",
+        "--email",
+        "kim@example.com",
+        "--workspace",
+        &ws,
+        "--role",
+        "admin",
+    ]);
+    let token = token_in(&out, "/reset-password");
+    let mut b = Browser::new(&server.base);
+    assert_eq!(
+        b.post(
+            "/v1/auth/password-reset/confirm",
+            &json!({"token": token, "password": "kim-password-1"})
+        )
+        .status,
+        204
+    );
+    assert_eq!(b.login("kim@example.com", "kim-password-1").status, 200);
+    server.stop();
+    drop(smtp);
+    let server = Server::start_in(dir.path(), &[]);
+    b.base = server.base.clone();
+    let s = b.get("/v1/auth/session");
+    assert_eq!(s.status, 200, "{}", s.body);
+    assert_eq!(s.body["data"]["user"]["email"], "kim@example.com");
+    // Signing out everywhere ends this session too.
+    assert_eq!(
+        b.send("DELETE", "/v1/auth/sessions", None, true).status,
+        204
+    );
+    b.get("/v1/auth/session").assert_error(401, "UNAUTHORIZED");
 }
