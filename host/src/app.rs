@@ -285,12 +285,16 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     println!("Tocsin is listening on http://{address}");
 
     let mut rx = shutdown_rx.clone();
-    api::serve::serve(listener, api::router(state), async move {
-        tokio::select! {
-            _ = shutdown_signal() => {}
-            _ = rx.changed() => {}
-        }
-    })
+    api::serve::serve(
+        listener,
+        api::router(state, crate::web::routes()),
+        async move {
+            tokio::select! {
+                _ = shutdown_signal() => {}
+                _ = rx.changed() => {}
+            }
+        },
+    )
     .await
     .context("the HTTP server failed")?;
 

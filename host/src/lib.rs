@@ -25,3 +25,4 @@ pub mod scheduler;
 pub mod store;
 pub mod text;
 pub mod time;
+pub mod web;

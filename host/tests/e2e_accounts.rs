@@ -6,93 +6,12 @@
 
 mod support;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::Duration;
+use support::browser::{Browser, token_in};
 use support::pg::TestDb;
 use support::sinks::SmtpSink;
-use support::{Reply, Server, wait_for};
-
-/// A person's browser: the session cookie and the CSRF token.
-struct Browser {
-    base: String,
-    http: reqwest::blocking::Client,
-    cookie: Option<String>,
-    csrf: Option<String>,
-}
-
-impl Browser {
-    fn new(base: &str) -> Browser {
-        tocsin::crypto::install_provider();
-        Browser {
-            base: base.to_string(),
-            http: reqwest::blocking::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .expect("client"),
-            cookie: None,
-            csrf: None,
-        }
-    }
-
-    fn send(&mut self, method: &str, path: &str, body: Option<&Value>, csrf: bool) -> Reply {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let mut req = self.http.request(method, format!("{}{path}", self.base));
-        if let Some(c) = &self.cookie {
-            req = req.header("cookie", format!("tocsin_session={c}"));
-        }
-        if csrf && let Some(t) = &self.csrf {
-            req = req.header("x-csrf-token", t);
-        }
-        if let Some(b) = body {
-            req = req.json(b);
-        }
-        let reply = support::reply(req.send().expect("request"));
-        if let Some(set) = reply
-            .headers
-            .get("set-cookie")
-            .and_then(|v| v.to_str().ok())
-        {
-            assert!(set.contains("HttpOnly"), "{set}");
-            assert!(set.contains("SameSite=Lax"), "{set}");
-            let value = set
-                .trim_start_matches("tocsin_session=")
-                .split(';')
-                .next()
-                .unwrap_or_default();
-            self.cookie = (!value.is_empty()).then(|| value.to_string());
-        }
-        if let Some(t) = reply.body["data"]["csrfToken"].as_str() {
-            self.csrf = Some(t.to_string());
-        }
-        reply
-    }
-
-    fn get(&mut self, path: &str) -> Reply {
-        self.send("GET", path, None, true)
-    }
-
-    fn post(&mut self, path: &str, body: &Value) -> Reply {
-        self.send("POST", path, Some(body), true)
-    }
-
-    fn login(&mut self, email: &str, password: &str) -> Reply {
-        self.post(
-            "/v1/auth/login",
-            &json!({"email": email, "password": password}),
-        )
-    }
-}
-
-/// The `token` parameter of the first link to `path` in `text`.
-fn token_in(text: &str, path: &str) -> String {
-    let start = text
-        .find(&format!("{path}?token="))
-        .unwrap_or_else(|| panic!("no {path} link in {text}"));
-    text[start + path.len() + 7..]
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric())
-        .collect()
-}
+use support::{Server, wait_for};
 
 fn mail_to(smtp: &SmtpSink, to: &str, count: usize) -> String {
     wait_for(

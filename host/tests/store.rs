@@ -149,6 +149,8 @@ async fn exercise(store: Store) {
     );
 
     let q = |sort, order, status: Option<&str>, p| MonitorListQuery {
+        search: None,
+        kind: None,
         status: status.and_then(<tocsin::store::MonitorState as tocsin::store::State>::parse),
         sort,
         order,

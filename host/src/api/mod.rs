@@ -169,8 +169,8 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     doc
 }
 
-/// The whole HTTP application.
-pub fn router(state: AppState) -> Router {
+/// The whole HTTP application; `pages` (the dashboard) are served beside the API.
+pub fn router(state: AppState, pages: Router<AppState>) -> Router {
     let (v1, mut doc) = v1_routes().split_for_parts();
     let (public, public_doc) = public_routes().split_for_parts();
     let (own, own_doc) = session_routes().split_for_parts();
@@ -194,8 +194,7 @@ pub fn router(state: AppState) -> Router {
         state.clone(),
         auth::require_session,
     ));
-    let pages = Router::new()
-        .route("/", axum::routing::get(pages::page))
+    let pages = pages
         .route("/setup", axum::routing::get(pages::page))
         .route("/invite", axum::routing::get(pages::page))
         .route("/reset-password", axum::routing::get(pages::page))

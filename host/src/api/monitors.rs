@@ -347,6 +347,8 @@ pub async fn list_monitors(
     paging::finish(errors)?;
     let query = MonitorListQuery {
         status,
+        search: None,
+        kind: None,
         sort,
         order,
         page,

@@ -12,8 +12,15 @@ const STYLE: &str = include_str!("pages/account.css");
 
 fn asset(body: &'static str, content_type: &'static str) -> Response {
     let mut r = body.into_response();
-    let h = r.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    secure_headers(r.headers_mut());
+    r
+}
+
+/// The headers of every page and asset: scripts and styles from this origin only (no
+/// inline script), no framing, no referrer (links carry one-time tokens), no caching.
+pub fn secure_headers(h: &mut axum::http::HeaderMap) {
     // Scripts and styles only from this origin; no framing (clickjacking of the forms).
     h.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -28,7 +35,10 @@ fn asset(body: &'static str, content_type: &'static str) -> Response {
         HeaderValue::from_static("no-referrer"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    r
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
 }
 
 /// The page (every path shows its own form).

@@ -4,6 +4,7 @@ use super::entities::{certificate_notice, daily_uptime, monitor, monitor_tombsto
 use super::states::MonitorState;
 use super::{MonitorChange, Order, Page, Store, StoreError, Tx};
 use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::ExprTrait as _;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect, Set,
@@ -44,6 +45,10 @@ pub enum MonitorSort {
 #[derive(Debug, Clone)]
 pub struct MonitorListQuery {
     pub status: Option<MonitorState>,
+    /// Only monitors whose name contains this (case-insensitive on ASCII).
+    pub search: Option<String>,
+    /// Only monitors of this type.
+    pub kind: Option<String>,
     pub sort: MonitorSort,
     pub order: Order,
     pub page: Page,
@@ -101,6 +106,23 @@ impl Store {
         if let Some(status) = q.status {
             select = select.filter(monitor::Column::Status.eq(status));
         }
+        if let Some(kind) = &q.kind {
+            select = select.filter(monitor::Column::Kind.eq(kind.as_str()));
+        }
+        if let Some(search) = q.search.as_deref().filter(|s| !s.is_empty()) {
+            // LIKE with the wildcards of the search text escaped, lower case on both sides.
+            let escaped = search
+                .to_lowercase()
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            select = select.filter(
+                sea_orm::sea_query::Expr::expr(sea_orm::sea_query::Func::lower(
+                    sea_orm::sea_query::Expr::col(monitor::Column::Name),
+                ))
+                .like(sea_orm::sea_query::LikeExpr::new(format!("%{escaped}%")).escape('\\')),
+            );
+        }
         let total = select.clone().count(self.db()).await?;
         let column = match q.sort {
             MonitorSort::CreatedAt => monitor::Column::CreatedAt,
@@ -120,6 +142,26 @@ impl Store {
             .all(self.db())
             .await?;
         Ok((rows, total))
+    }
+
+    /// How many monitors of a workspace are in each state.
+    pub async fn count_monitors_by_state(
+        &self,
+        workspace_id: &str,
+    ) -> Result<Vec<(MonitorState, u64)>, StoreError> {
+        let rows: Vec<(MonitorState, i64)> = monitor::Entity::find()
+            .select_only()
+            .column(monitor::Column::Status)
+            .column_as(monitor::Column::Id.count(), "n")
+            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+            .group_by(monitor::Column::Status)
+            .into_tuple()
+            .all(self.db())
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(s, n)| (s, u64::try_from(n).unwrap_or(0)))
+            .collect())
     }
 
     /// Save an edited monitor (every column but the check counters, which only checks move).

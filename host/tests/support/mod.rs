@@ -6,6 +6,7 @@
 
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod conformance;
 pub mod pg;
 pub mod rows;

@@ -610,7 +610,7 @@ async fn load_api(
     let base = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, crate::api::router(state))
+        let _ = axum::serve(listener, crate::api::router(state, crate::web::routes()))
             .with_graceful_shutdown(async {
                 let _ = stopped.await;
             })

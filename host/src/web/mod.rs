@@ -1,0 +1,491 @@
+//! The web dashboard: pages rendered on the server (askama templates, escaped by
+//! default), served by the same binary at `/`. A page reads what a `GET` of the API would
+//! and acts with the signed-in person's rights in their selected workspace; changes go
+//! through the API (`/v1`, with the session's CSRF token), so there is one set of rules.
+//! Strict Content-Security-Policy: scripts and styles from this origin only, no inline
+//! script.
+
+use crate::api::AppState;
+use crate::api::session;
+use crate::store::keys::Principal;
+use crate::store::monitors::{MonitorListQuery, MonitorSort};
+use crate::store::{MonitorState, Order, Page, State as _};
+use askama::Template;
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+
+/// Monitors per overview page.
+const PAGE_SIZE: u64 = 50;
+/// Checks listed on a monitor's page.
+const RECENT_CHECKS: u64 = 30;
+
+/// The dashboard's routes (merged into the server's router).
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/", get(overview))
+        .route("/monitors/{id}", get(monitor))
+        .route("/assets/dashboard.js", get(script))
+        .route("/assets/dashboard.css", get(style))
+}
+
+/// What every page's frame shows.
+pub struct Layout {
+    pub csrf: String,
+    pub workspace: String,
+    pub role: String,
+    pub email: String,
+    pub section: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage<'a> {
+    layout: Layout,
+    title: &'a str,
+    message: &'a str,
+}
+
+fn page(status: StatusCode, html: Result<String, askama::Error>) -> Response {
+    let mut r = match html {
+        Ok(body) => (status, Html(body)).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot render a dashboard page");
+            (StatusCode::INTERNAL_SERVER_ERROR, "cannot render this page").into_response()
+        }
+    };
+    crate::api::pages::secure_headers(r.headers_mut());
+    r
+}
+
+/// The signed-in person acting in their workspace, or the response to give instead.
+async fn viewer(
+    state: &AppState,
+    headers: &HeaderMap,
+    section: &'static str,
+) -> Result<(Principal, Layout), Response> {
+    let signed = match session::signed_in(state, headers).await {
+        Ok(s) => s,
+        Err(_) => return Err(crate::api::pages::page().await),
+    };
+    let principal = match session::principal(state, headers, &signed).await {
+        Ok(p) => p,
+        Err(e) => {
+            let layout = Layout {
+                csrf: crate::accounts::csrf_token(&signed.token),
+                workspace: String::new(),
+                role: String::new(),
+                email: signed.user.email.clone(),
+                section,
+            };
+            let html = ErrorPage {
+                layout,
+                title: "No access",
+                message: &e.message,
+            }
+            .render();
+            return Err(page(e.status, html));
+        }
+    };
+    let workspace = state
+        .store
+        .workspace(&principal.workspace_id)
+        .await
+        .ok()
+        .flatten()
+        .map(|w| w.name)
+        .unwrap_or_default();
+    let role = principal
+        .session
+        .as_ref()
+        .map(|s| s.member_role.clone())
+        .unwrap_or_default();
+    Ok((
+        principal,
+        Layout {
+            csrf: crate::accounts::csrf_token(&signed.token),
+            workspace,
+            role,
+            email: signed.user.email.clone(),
+            section,
+        },
+    ))
+}
+
+/// `?q=&status=&type=&sort=&page=` of the overview. Unknown values show everything
+/// rather than an error: these come from links and forms.
+#[derive(Debug, Default, Deserialize)]
+pub struct OverviewQuery {
+    q: Option<String>,
+    status: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    sort: Option<String>,
+    page: Option<String>,
+}
+
+/// The filter as the form shows it.
+struct Filter {
+    q: String,
+    status: String,
+    kind: String,
+    sort: String,
+}
+
+struct Counts {
+    all: u64,
+    up: u64,
+    down: u64,
+    pending: u64,
+    paused: u64,
+}
+
+struct Row {
+    id: String,
+    name: String,
+    state: &'static str,
+    kind: String,
+    response: String,
+    checked: String,
+    checked_iso: String,
+}
+
+#[derive(Template)]
+#[template(path = "overview.html")]
+struct Overview {
+    layout: Layout,
+    counts: Counts,
+    filter: Filter,
+    status_options: Vec<(&'static str, &'static str)>,
+    sort_options: Vec<(&'static str, &'static str)>,
+    types: Vec<String>,
+    rows: Vec<Row>,
+    total: u64,
+    page: u64,
+    pages: u64,
+    prev: Option<String>,
+    next: Option<String>,
+}
+
+const SORTS: [(&str, &str); 4] = [
+    ("name", "Name"),
+    ("status", "State"),
+    ("newest", "Newest"),
+    ("updated", "Recently changed"),
+];
+
+fn ago(now: i64, at: i64) -> String {
+    let secs = (now - at).max(0) / 1000;
+    match secs {
+        0..=59 => format!("{secs} s ago"),
+        60..=3599 => format!("{} min ago", secs / 60),
+        3600..=86_399 => format!("{} h ago", secs / 3600),
+        _ => format!("{} d ago", secs / 86_400),
+    }
+}
+
+async fn overview(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<OverviewQuery>,
+) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "overview").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let status = q.status.as_deref().and_then(MonitorState::parse);
+    let kind = q.kind.clone().filter(|k| !k.is_empty());
+    let search =
+        q.q.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| s.chars().take(200).collect::<String>());
+    let sort_key = q
+        .sort
+        .clone()
+        .filter(|s| SORTS.iter().any(|(k, _)| k == s))
+        .unwrap_or_else(|| "name".into());
+    let (sort, order) = match sort_key.as_str() {
+        "status" => (MonitorSort::Status, Order::Asc),
+        "newest" => (MonitorSort::CreatedAt, Order::Desc),
+        "updated" => (MonitorSort::UpdatedAt, Order::Desc),
+        _ => (MonitorSort::Name, Order::Asc),
+    };
+    let page_n = q
+        .page
+        .as_deref()
+        .and_then(|t| t.parse::<u64>().ok())
+        .filter(|n| (1..=1_000_000).contains(n))
+        .unwrap_or(1);
+    let query = MonitorListQuery {
+        status,
+        search: search.clone(),
+        kind: kind.clone(),
+        sort,
+        order,
+        page: Page {
+            page: page_n,
+            limit: PAGE_SIZE,
+        },
+    };
+    let listed = state.store.list_monitors(&p.workspace_id, &query).await;
+    let by_state = state.store.count_monitors_by_state(&p.workspace_id).await;
+    let (Ok((rows, total)), Ok(by_state)) = (listed, by_state) else {
+        return page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorPage {
+                layout,
+                title: "Unavailable",
+                message: "The database cannot be reached right now; try again in a moment.",
+            }
+            .render(),
+        );
+    };
+    let count = |s: MonitorState| {
+        by_state
+            .iter()
+            .find(|(st, _)| *st == s)
+            .map_or(0, |(_, n)| *n)
+    };
+    let now = state.clock.now_ms();
+    let pages = total.div_ceil(PAGE_SIZE).max(1);
+    let link = |n: u64| {
+        let mut pairs = url_pairs(&search, &q.status, &kind, &sort_key);
+        pairs.push(("page".into(), n.to_string()));
+        format!("/?{}", encode(&pairs))
+    };
+    let mut types: Vec<String> = state
+        .plugins
+        .descriptions()
+        .into_iter()
+        .filter(|d| d.kind == "monitor")
+        .map(|d| d.name)
+        .collect();
+    types.sort();
+    let overview = Overview {
+        layout,
+        counts: Counts {
+            all: by_state.iter().map(|(_, n)| n).sum(),
+            up: count(MonitorState::Up),
+            down: count(MonitorState::Down),
+            pending: count(MonitorState::Pending),
+            paused: count(MonitorState::Paused),
+        },
+        filter: Filter {
+            q: search.clone().unwrap_or_default(),
+            status: status.map(|s| s.name().to_string()).unwrap_or_default(),
+            kind: kind.clone().unwrap_or_default(),
+            sort: sort_key.clone(),
+        },
+        status_options: vec![
+            ("", "Any"),
+            ("up", "Up"),
+            ("down", "Down"),
+            ("pending", "Pending"),
+            ("paused", "Paused"),
+        ],
+        sort_options: SORTS.to_vec(),
+        types,
+        rows: rows
+            .iter()
+            .map(|m| Row {
+                id: m.id.clone(),
+                name: m.name.clone(),
+                state: m.status.name(),
+                kind: m.kind.clone(),
+                response: m
+                    .last_response_time_ms
+                    .map_or_else(|| "–".into(), |ms| format!("{ms} ms")),
+                checked: m
+                    .last_checked_at
+                    .map_or_else(|| "never".into(), |t| ago(now, t)),
+                checked_iso: m
+                    .last_checked_at
+                    .map(crate::time::format_ms)
+                    .unwrap_or_default(),
+            })
+            .collect(),
+        total,
+        page: page_n,
+        pages,
+        prev: (page_n > 1).then(|| link(page_n - 1)),
+        next: (page_n < pages).then(|| link(page_n + 1)),
+    };
+    page(StatusCode::OK, overview.render())
+}
+
+fn url_pairs(
+    search: &Option<String>,
+    status: &Option<String>,
+    kind: &Option<String>,
+    sort: &str,
+) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    for (k, v) in [("q", search), ("status", status), ("type", kind)] {
+        if let Some(v) = v.as_ref().filter(|v| !v.is_empty()) {
+            pairs.push((k.to_string(), v.clone()));
+        }
+    }
+    pairs.push(("sort".into(), sort.to_string()));
+    pairs
+}
+
+fn encode(pairs: &[(String, String)]) -> String {
+    let mut s = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        s.append_pair(k, v);
+    }
+    s.finish()
+}
+
+struct CheckLine {
+    at: String,
+    at_iso: String,
+    ok: bool,
+    response: String,
+    region: String,
+    reason: String,
+}
+
+#[derive(Template)]
+#[template(path = "monitor.html")]
+struct MonitorPage {
+    layout: Layout,
+    name: String,
+    state: &'static str,
+    kind: String,
+    interval: i32,
+    timeout: i32,
+    uptime_24h: String,
+    mean_24h: String,
+    checks: Vec<CheckLine>,
+}
+
+async fn monitor(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "monitor").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let not_found = |layout| {
+        page(
+            StatusCode::NOT_FOUND,
+            ErrorPage {
+                layout,
+                title: "Not found",
+                message: "There is no such monitor in this workspace.",
+            }
+            .render(),
+        )
+    };
+    let Ok(Some(m)) = state.store.monitor(&p.workspace_id, &id).await else {
+        return not_found(layout);
+    };
+    let now = state.clock.now_ms();
+    let checks = state
+        .store
+        .list_checks(
+            &m.id,
+            None,
+            None,
+            Page {
+                page: 1,
+                limit: RECENT_CHECKS,
+            },
+        )
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default();
+    let stats = state.store.uptime(&m.id, now - 86_400_000, now).await.ok();
+    let uptime_24h = stats.as_ref().filter(|s| s.total > 0).map_or_else(
+        || "no checks yet".into(),
+        |s| format!("{:.2} %", s.up as f64 * 100.0 / s.total as f64),
+    );
+    let mean_24h = stats
+        .as_ref()
+        .and_then(|s| s.mean_response_ms)
+        .map_or_else(|| "–".into(), |ms| format!("{ms:.0} ms"));
+    let html = MonitorPage {
+        layout,
+        name: m.name.clone(),
+        state: m.status.name(),
+        kind: m.kind.clone(),
+        interval: m.interval_secs,
+        timeout: m.timeout_secs,
+        uptime_24h,
+        mean_24h,
+        checks: checks
+            .iter()
+            .map(|c| CheckLine {
+                at: ago(now, c.checked_at),
+                at_iso: crate::time::format_ms(c.checked_at),
+                ok: c.ok,
+                response: c
+                    .response_time_ms
+                    .map_or_else(|| "–".into(), |ms| format!("{ms} ms")),
+                region: c.region.clone(),
+                reason: c.reason.clone().unwrap_or_default(),
+            })
+            .collect(),
+    }
+    .render();
+    page(StatusCode::OK, html)
+}
+
+async fn script() -> Response {
+    asset(
+        include_str!("dashboard.js"),
+        "text/javascript; charset=utf-8",
+    )
+}
+
+async fn style() -> Response {
+    asset(include_str!("dashboard.css"), "text/css; charset=utf-8")
+}
+
+fn asset(body: &'static str, content_type: &'static str) -> Response {
+    let mut r = ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response();
+    crate::api::pages::secure_headers(r.headers_mut());
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_as_ago() {
+        assert_eq!(ago(10_000, 5_000), "5 s ago");
+        assert_eq!(ago(3_600_000, 0), "1 h ago");
+        assert_eq!(ago(0, 10), "0 s ago");
+    }
+
+    #[test]
+    fn names_are_escaped() {
+        let html = ErrorPage {
+            layout: Layout {
+                csrf: "t".into(),
+                workspace: "<b>ws</b>".into(),
+                role: "owner".into(),
+                email: "a@b.c".into(),
+                section: "overview",
+            },
+            title: "x",
+            message: "<script>alert(1)</script>",
+        }
+        .render()
+        .expect("render");
+        assert!(!html.contains("<script>alert"), "{html}");
+        assert!(
+            html.contains("&#60;script&#62;") || html.contains("&lt;script&gt;"),
+            "{html}"
+        );
+        assert!(!html.contains("<b>ws</b>"));
+    }
+}

@@ -1,0 +1,123 @@
+//! The dashboard's pages over HTTP against a running server: the sign-in page for
+//! strangers, the overview of a signed-in person's workspace (counts by state, search,
+//! filters, paging, names escaped), a monitor's page with its checks, another
+//! workspace's monitor not found, and the security headers on every page.
+
+mod support;
+
+use serde_json::json;
+use std::time::Duration;
+use support::browser::{Browser, token_in};
+use support::target::Target;
+use support::{Server, wait_for};
+
+fn html(b: &Browser, path: &str) -> (u16, reqwest::header::HeaderMap, String) {
+    let mut req = b.http.get(format!("{}{path}", b.base));
+    if let Some(c) = &b.cookie {
+        req = req.header("cookie", format!("tocsin_session={c}"));
+    }
+    let r = req.send().expect("page");
+    let status = r.status().as_u16();
+    let headers = r.headers().clone();
+    (status, headers, r.text().expect("html"))
+}
+
+#[test]
+fn the_dashboard_shows_a_persons_workspace() {
+    let target = Target::start();
+    let server = Server::start(&[]);
+    let api = server.client();
+
+    // A stranger gets the sign-in page.
+    let stranger = Browser::new(&server.base);
+    let (status, headers, page) = html(&stranger, "/");
+    assert_eq!(status, 200);
+    assert!(page.contains(r#"<form id="login""#), "{page}");
+    let csp = headers["content-security-policy"].to_str().expect("csp");
+    assert!(
+        csp.contains("default-src 'self'") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
+    assert_eq!(headers["x-frame-options"], "DENY");
+
+    // The owner signs up through the setup link.
+    let link = std::fs::read_to_string(server.data_dir.join("setup-link.txt")).expect("link");
+    let mut owner = Browser::new(&server.base);
+    let r = owner.post(
+        "/v1/auth/setup",
+        &json!({"token": token_in(&link, "/setup"), "name": "Olive", "email": "olive@example.com", "password": "olive-password-1"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+
+    // Monitors: one checked against a live target, one with a hostile name, and enough
+    // to need a second page.
+    let live = api.post(
+        "/v1/monitors",
+        &json!({"name": "Live API", "type": "http", "url": target.url("/ok"), "method": "GET", "interval": 1, "timeout": 1}),
+    );
+    assert_eq!(live.status, 201, "{}", live.body);
+    let live_id = live.body["data"]["id"].as_str().expect("id").to_string();
+    let hostile = api.post(
+        "/v1/monitors",
+        &json!({"name": "<script>alert('x')</script>", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 60}),
+    );
+    assert_eq!(hostile.status, 201, "{}", hostile.body);
+    for i in 0..55 {
+        let r = api.post(
+            "/v1/monitors",
+            &json!({"name": format!("batch {i:02}"), "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 3600}),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    let paused = api.post(&format!("/v1/monitors/{live_id}/pause"), &json!({}));
+    assert_eq!(paused.status, 200);
+    let resumed = api.post(&format!("/v1/monitors/{live_id}/resume"), &json!({}));
+    assert_eq!(resumed.status, 200);
+    wait_for("the live monitor to be up", Duration::from_secs(30), || {
+        (api.get(&format!("/v1/monitors/{live_id}")).body["data"]["status"] == "up").then_some(())
+    });
+
+    // The overview: counts, first page of 50 by name, hostile name escaped.
+    let (status, headers, page) = html(&owner, "/");
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(headers["x-frame-options"], "DENY");
+    assert!(page.contains("57 monitors, page 1 of 2"), "{page}");
+    assert!(page.contains("olive@example.com") && page.contains("owner"));
+    assert!(!page.contains("<script>alert"), "an unescaped name");
+    assert!(page.contains(r#"rel="next""#));
+    let (_, _, second) = html(&owner, "/?sort=name&page=2");
+    assert!(second.contains("57 monitors, page 2 of 2") && second.contains(r#"rel="prev""#));
+
+    // Search and filters.
+    let (_, _, found) = html(&owner, "/?q=live");
+    assert!(found.contains("1 monitor, page 1 of 1"), "{found}");
+    assert!(found.contains(&format!("/monitors/{live_id}")));
+    let (_, _, up) = html(&owner, "/?status=up");
+    assert!(up.contains("Live API") && !up.contains("batch 00"), "{up}");
+    let (_, _, none) = html(&owner, "/?q=%25");
+    assert!(
+        none.contains("No monitor matches"),
+        "a % is a character, not a wildcard"
+    );
+
+    // A monitor's page with its recent checks.
+    let (status, _, detail) = html(&owner, &format!("/monitors/{live_id}"));
+    assert_eq!(status, 200, "{detail}");
+    assert!(
+        detail.contains("Recent checks") && detail.contains(">ok<"),
+        "{detail}"
+    );
+
+    // Another workspace's monitor is not found; a stranger is sent to sign in.
+    let other_ws = server.cli(&["workspace", "create", "--name", "Other"]);
+    let other_key = server.cli(&["key", "create", "--workspace", &other_ws, "--role", "admin"]);
+    let theirs = api.with_key(&other_key).post(
+        "/v1/monitors",
+        &json!({"name": "theirs", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 60}),
+    );
+    let theirs_id = theirs.body["data"]["id"].as_str().expect("id");
+    let (status, _, _) = html(&owner, &format!("/monitors/{theirs_id}"));
+    assert_eq!(status, 404);
+    let (_, _, signin) = html(&stranger, &format!("/monitors/{live_id}"));
+    assert!(signin.contains(r#"<form id="login""#));
+}
