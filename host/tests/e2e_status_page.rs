@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
+use support::chromium::chromium;
 use support::{Api, Server, wait_for};
 use target::Target;
 
@@ -17,45 +18,6 @@ fn create(api: &Api, path: &str, body: Value) -> String {
     let r = api.post(path, &body);
     assert_eq!(r.status, 201, "{path}: {}", r.body);
     r.body["data"]["id"].as_str().expect("id").to_string()
-}
-
-fn find_chromium() -> Option<&'static str> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-}
-
-/// Chromium, installed from the distribution's packages when missing and this runs as
-/// root with apt (as on a fresh test machine), so the suite needs no set-up step.
-fn chromium() -> Option<&'static str> {
-    if let Some(b) = find_chromium() {
-        return Some(b);
-    }
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let apt = Command::new("apt-get").arg("--version").output().is_ok();
-    if root && apt {
-        eprintln!("installing chromium with apt-get for the status page test");
-        let quiet = |args: &[&str]| {
-            Command::new("apt-get")
-                .args(args)
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        if !quiet(&["install", "-y", "-qq", "chromium"]) {
-            quiet(&["update", "-qq"]);
-            quiet(&["install", "-y", "-qq", "chromium"]);
-        }
-    }
-    find_chromium()
 }
 
 /// Run headless Chromium with `args` and the page URL; return its stdout.

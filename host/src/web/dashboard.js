@@ -1,13 +1,52 @@
-// The dashboard's script: signing out (a POST with the session's CSRF token). Pages are
-// rendered by the server and work without it.
+// The dashboard's script. Pages are rendered by the server; this adds the actions, each
+// a call to the API with the session's CSRF token: sign out, switch workspace, and any
+// button with data-method/data-path (optionally data-confirm, and data-then: where to go
+// afterwards; by default the page reloads). Failures are announced in #notice.
 'use strict';
 
-document.getElementById('sign-out')?.addEventListener('click', async () => {
-  const csrf = document.querySelector('meta[name="csrf-token"]').content;
-  await fetch('/v1/auth/logout', {
-    method: 'POST',
-    headers: { 'x-csrf-token': csrf },
+const csrf = document.querySelector('meta[name="csrf-token"]').content;
+const notice = document.getElementById('notice');
+
+async function api(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: { 'x-csrf-token': csrf, 'content-type': 'application/json' },
     credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
+  if (response.ok) return null;
+  const text = await response.text();
+  try {
+    return JSON.parse(text).error.message;
+  } catch {
+    return `The server answered ${response.status}`;
+  }
+}
+
+function fail(message) {
+  notice.textContent = message;
+  notice.className = 'error';
+}
+
+document.getElementById('sign-out')?.addEventListener('click', async () => {
+  await api('POST', '/v1/auth/logout');
   location.assign('/');
 });
+
+document.getElementById('workspace-switch')?.addEventListener('change', async (event) => {
+  const error = await api('PATCH', '/v1/auth/session', { workspaceId: event.target.value });
+  if (error) return fail(error);
+  location.assign('/');
+});
+
+for (const button of document.querySelectorAll('button[data-method][data-path]')) {
+  button.addEventListener('click', async () => {
+    if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
+    button.disabled = true;
+    const error = await api(button.dataset.method, button.dataset.path);
+    button.disabled = false;
+    if (error) return fail(error);
+    if (button.dataset.then) location.assign(button.dataset.then);
+    else location.reload();
+  });
+}

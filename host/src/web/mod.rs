@@ -35,6 +35,9 @@ pub fn routes() -> Router<AppState> {
 /// What every page's frame shows.
 pub struct Layout {
     pub csrf: String,
+    pub workspace_id: String,
+    /// The person's workspaces (id, name), for the switcher.
+    pub workspaces: Vec<(String, String)>,
     pub workspace: String,
     pub role: String,
     pub email: String,
@@ -76,6 +79,8 @@ async fn viewer(
         Err(e) => {
             let layout = Layout {
                 csrf: crate::accounts::csrf_token(&signed.token),
+                workspace_id: String::new(),
+                workspaces: Vec::new(),
                 workspace: String::new(),
                 role: String::new(),
                 email: signed.user.email.clone(),
@@ -90,23 +95,31 @@ async fn viewer(
             return Err(page(e.status, html));
         }
     };
-    let workspace = state
+    let workspaces: Vec<(String, String)> = state
         .store
-        .workspace(&principal.workspace_id)
+        .memberships(&signed.user.email)
         .await
-        .ok()
-        .flatten()
-        .map(|w| w.name)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(_, w)| (w.id, w.name))
+        .collect();
+    let workspace = workspaces
+        .iter()
+        .find(|(id, _)| *id == principal.workspace_id)
+        .map(|(_, name)| name.clone())
         .unwrap_or_default();
     let role = principal
         .session
         .as_ref()
         .map(|s| s.member_role.clone())
         .unwrap_or_default();
+    let workspace_id = principal.workspace_id.clone();
     Ok((
         principal,
         Layout {
             csrf: crate::accounts::csrf_token(&signed.token),
+            workspace_id,
+            workspaces,
             workspace,
             role,
             email: signed.user.email.clone(),
@@ -354,6 +367,9 @@ struct CheckLine {
 #[template(path = "monitor.html")]
 struct MonitorPage {
     layout: Layout,
+    id: String,
+    /// Write controls are shown to those who may use them (the API decides anyway).
+    can_write: bool,
     name: String,
     state: &'static str,
     kind: String,
@@ -413,6 +429,8 @@ async fn monitor(
         .map_or_else(|| "–".into(), |ms| format!("{ms:.0} ms"));
     let html = MonitorPage {
         layout,
+        id: m.id.clone(),
+        can_write: p.role != crate::store::keys::Role::Read,
         name: m.name.clone(),
         state: m.status.name(),
         kind: m.kind.clone(),
@@ -471,6 +489,8 @@ mod tests {
         let html = ErrorPage {
             layout: Layout {
                 csrf: "t".into(),
+                workspace_id: "ws_1".into(),
+                workspaces: vec![("ws_1".into(), "<b>ws</b>".into())],
                 workspace: "<b>ws</b>".into(),
                 role: "owner".into(),
                 email: "a@b.c".into(),

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod chromium;
 pub mod conformance;
 pub mod pg;
 pub mod rows;

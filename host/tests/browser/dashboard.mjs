@@ -1,0 +1,80 @@
+// Drives the dashboard in headless Chromium with playwright-core: an owner signs in
+// through the form, finds a monitor, pauses it from its page; a viewer sees no write
+// controls and a write forged from the page is refused. Screenshots at desktop and phone
+// width go to the artifact directory. Prints one JSON line of findings; exits 1 on a
+// failed expectation.
+//
+// node dashboard.mjs <config.json>
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const require = createRequire(config.modules + '/');
+const { chromium } = require('playwright-core');
+
+const failures = [];
+function expect(ok, what) {
+  if (!ok) failures.push(what);
+}
+
+const browser = await chromium.launch({
+  executablePath: config.chromium,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+
+async function signIn(context, email, password) {
+  const page = await context.newPage();
+  await page.goto(config.base + '/');
+  const form = page.locator('#login');
+  await form.getByLabel('E-mail').fill(email);
+  await form.getByLabel('Password', { exact: true }).fill(password);
+  await form.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForSelector('h1:text("Monitors")');
+  return page;
+}
+
+try {
+  // The owner, keyboard included: search with the form, open the monitor, pause it.
+  const desktop = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await signIn(desktop, config.owner.email, config.owner.password);
+  await page.screenshot({ path: `${config.artifacts}/overview-desktop.png`, fullPage: true });
+  await page.getByLabel('Name').focus();
+  await page.keyboard.type(config.monitor);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('caption:text("1 monitor")');
+  await page.getByRole('link', { name: config.monitor }).click();
+  await page.waitForSelector(`h1:text("${config.monitor}")`);
+  await page.screenshot({ path: `${config.artifacts}/monitor-desktop.png`, fullPage: true });
+  await page.getByRole('button', { name: 'Pause' }).focus();
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('button:text("Resume")');
+  expect((await page.locator('dd .state').first().textContent()) === 'paused', 'the monitor reads paused');
+
+  // A phone-sized look at the overview.
+  const phone = await browser.newContext({ viewport: { width: 360, height: 740 } });
+  const small = await signIn(phone, config.owner.email, config.owner.password);
+  await small.screenshot({ path: `${config.artifacts}/overview-phone.png`, fullPage: true });
+  const width = await small.evaluate(() => document.documentElement.scrollWidth);
+  expect(width <= 360, `the overview fits 360 px (scrollWidth ${width})`);
+
+  // The viewer: no write controls, and a forged write is refused by the server.
+  const viewerContext = await browser.newContext();
+  const viewer = await signIn(viewerContext, config.viewer.email, config.viewer.password);
+  await viewer.goto(`${config.base}/monitors/${config.monitorId}`);
+  expect(await viewer.getByRole('button', { name: 'Resume' }).count() === 0, 'a viewer sees no Resume button');
+  expect(await viewer.getByRole('button', { name: 'Delete' }).count() === 0, 'a viewer sees no Delete button');
+  const forged = await viewer.evaluate(async (id) => {
+    const csrf = document.querySelector('meta[name="csrf-token"]').content;
+    const r = await fetch(`/v1/monitors/${id}/resume`, { method: 'POST', headers: { 'x-csrf-token': csrf } });
+    return r.status;
+  }, config.monitorId);
+  expect(forged === 403, `a forged write answers 403 (got ${forged})`);
+} catch (e) {
+  failures.push(String(e && e.stack || e));
+} finally {
+  await browser.close();
+}
+
+console.log(JSON.stringify({ failures }));
+process.exit(failures.length ? 1 : 0);

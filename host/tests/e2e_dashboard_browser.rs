@@ -1,0 +1,112 @@
+//! The dashboard in a real browser: headless Chromium (Debian's package) driven by
+//! playwright-core (npm), both installed on first use. An owner signs in through the
+//! form, searches with the keyboard, pauses a monitor from its page; a viewer sees no
+//! write controls and a forged write is refused. Screenshots at desktop and phone width
+//! are kept in `target/tmp/dashboard-screenshots` (and `TOCSIN_TEST_ARTIFACTS` if set).
+
+mod support;
+
+use serde_json::json;
+use std::process::Command;
+use support::Server;
+use support::browser::{Browser, token_in};
+use support::chromium::{chromium, playwright};
+
+#[test]
+fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
+    let Some(name) = chromium() else {
+        panic!("Chromium is needed for the dashboard test and could not be installed");
+    };
+    let which = Command::new("which").arg(name).output().expect("which");
+    let executable = String::from_utf8_lossy(&which.stdout).trim().to_string();
+    let modules = playwright().join("node_modules");
+
+    let server = Server::start(&[]);
+    let api = server.client();
+    let ws = api.get("/v1/workspace").body["data"]["id"]
+        .as_str()
+        .expect("ws")
+        .to_string();
+    let link = std::fs::read_to_string(server.data_dir.join("setup-link.txt")).expect("link");
+    let mut owner = Browser::new(&server.base);
+    let r = owner.post(
+        "/v1/auth/setup",
+        &json!({"token": token_in(&link, "/setup"), "name": "Olive", "email": "olive@example.com", "password": "olive-password-1"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let out = server.cli(&[
+        "user",
+        "create",
+        "--email",
+        "vic@example.com",
+        "--workspace",
+        &ws,
+        "--role",
+        "viewer",
+    ]);
+    let set = owner.post(
+        "/v1/auth/password-reset/confirm",
+        &json!({"token": token_in(&out, "/reset-password"), "password": "vic-password-1"}),
+    );
+    assert_eq!(set.status, 204, "{}", set.body);
+    let monitor = api.post(
+        "/v1/monitors",
+        &json!({"name": "Checkout API", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 3600}),
+    );
+    let monitor_id = monitor.body["data"]["id"].as_str().expect("id").to_string();
+    for i in 0..20 {
+        api.post(
+            "/v1/monitors",
+            &json!({"name": format!("Service {i:02}"), "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 3600}),
+        );
+    }
+
+    let artifacts = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dashboard-screenshots");
+    std::fs::create_dir_all(&artifacts).expect("artifacts");
+    let config = json!({
+        "base": server.base,
+        "chromium": executable,
+        "modules": modules,
+        "artifacts": artifacts,
+        "owner": {"email": "olive@example.com", "password": "olive-password-1"},
+        "viewer": {"email": "vic@example.com", "password": "vic-password-1"},
+        "monitor": "Checkout API",
+        "monitorId": monitor_id,
+    });
+    let config_file = server.data_dir.join("browser.json");
+    std::fs::write(&config_file, config.to_string()).expect("config");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/dashboard.mjs");
+    let run = Command::new("node")
+        .arg(&script)
+        .arg(&config_file)
+        .env("HOME", &server.data_dir)
+        .output()
+        .expect("node");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "the browser found problems: {stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // The pause went through the API: the server agrees.
+    assert_eq!(
+        api.get(&format!("/v1/monitors/{monitor_id}")).body["data"]["status"],
+        "paused"
+    );
+    for shot in [
+        "overview-desktop.png",
+        "monitor-desktop.png",
+        "overview-phone.png",
+    ] {
+        let path = artifacts.join(shot);
+        assert!(
+            std::fs::metadata(&path).is_ok_and(|m| m.len() > 1000),
+            "{shot}"
+        );
+        if let Ok(dir) = std::env::var("TOCSIN_TEST_ARTIFACTS") {
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::copy(&path, std::path::Path::new(&dir).join(shot));
+        }
+    }
+}

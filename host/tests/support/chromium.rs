@@ -1,0 +1,70 @@
+//! Debian's Chromium for browser tests, installed with apt when missing (as root on a
+//! fresh test machine), and playwright-core from npm to drive it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn find_chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+/// Chromium, installed from the distribution's packages when missing and this runs as
+/// root with apt (as on a fresh test machine), so the suite needs no set-up step.
+pub fn chromium() -> Option<&'static str> {
+    if let Some(b) = find_chromium() {
+        return Some(b);
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let apt = Command::new("apt-get").arg("--version").output().is_ok();
+    if root && apt {
+        eprintln!("installing chromium with apt-get for the status page test");
+        let quiet = |args: &[&str]| {
+            Command::new("apt-get")
+                .args(args)
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if !quiet(&["install", "-y", "-qq", "chromium"]) {
+            quiet(&["update", "-qq"]);
+            quiet(&["install", "-y", "-qq", "chromium"]);
+        }
+    }
+    find_chromium()
+}
+
+/// `playwright-core` installed once per target directory; returns the directory whose
+/// `node_modules` holds it.
+pub fn playwright() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("playwright-core");
+    if !dir
+        .join("node_modules/playwright-core/package.json")
+        .is_file()
+    {
+        std::fs::create_dir_all(&dir).expect("dir");
+        let status = Command::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "--prefix",
+            ])
+            .arg(&dir)
+            .arg("playwright-core@1")
+            .status()
+            .expect("npm (Node.js) is needed for browser tests");
+        assert!(status.success(), "npm install playwright-core failed");
+    }
+    dir
+}
