@@ -7,10 +7,12 @@
 mod support;
 
 use serde_json::json;
-use std::process::Command;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
 use support::Server;
 use support::browser::{Browser, token_in};
 use support::chromium::{chromium, playwright};
+use support::target::Target;
 
 #[test]
 fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
@@ -21,6 +23,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
     let executable = String::from_utf8_lossy(&which.stdout).trim().to_string();
     let modules = playwright().join("node_modules");
 
+    let target = Target::start();
     let server = Server::start(&[]);
     let api = server.client();
     let ws = api.get("/v1/workspace").body["data"]["id"]
@@ -54,6 +57,11 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         &json!({"name": "Checkout API", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 3600}),
     );
     let monitor_id = monitor.body["data"]["id"].as_str().expect("id").to_string();
+    let live = api.post(
+        "/v1/monitors",
+        &json!({"name": "Storefront", "type": "http", "url": target.url("/status"), "method": "GET", "interval": 1, "timeout": 1}),
+    );
+    let live_id = live.body["data"]["id"].as_str().expect("id").to_string();
     for i in 0..20 {
         api.post(
             "/v1/monitors",
@@ -72,23 +80,39 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         "viewer": {"email": "vic@example.com", "password": "vic-password-1"},
         "monitor": "Checkout API",
         "monitorId": monitor_id,
+        "live": "Storefront",
+        "liveId": live_id,
     });
     let config_file = server.data_dir.join("browser.json");
     std::fs::write(&config_file, config.to_string()).expect("config");
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/dashboard.mjs");
-    let run = Command::new("node")
+    let mut child = Command::new("node")
         .arg(&script)
         .arg(&config_file)
         .env("HOME", &server.data_dir)
-        .output()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
         .expect("node");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "the browser found problems: {stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut report = String::new();
+    for line in BufReader::new(child.stdout.take().expect("stdout")).lines() {
+        let line = line.expect("line");
+        match line.as_str() {
+            "step: fail the target" => target.set_status(500),
+            "step: recover the target" => target.set_status(200),
+            _ => {
+                report.push_str(&line);
+                report.push('\n');
+                continue;
+            }
+        }
+        writeln!(stdin, "go").expect("answer the browser script");
+    }
+    let status = child.wait().expect("node");
+    assert!(status.success(), "the browser found problems: {report}");
     // The pause went through the API: the server agrees.
     assert_eq!(
         api.get(&format!("/v1/monitors/{monitor_id}")).body["data"]["status"],

@@ -95,6 +95,19 @@ impl Store {
             .await?)
     }
 
+    /// Some monitors of a workspace, by id (the ones a dashboard page shows).
+    pub async fn monitors_by_id(
+        &self,
+        workspace_id: &str,
+        ids: Vec<String>,
+    ) -> Result<Vec<MonitorRow>, StoreError> {
+        Ok(monitor::Entity::find()
+            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+            .filter(monitor::Column::Id.is_in(ids))
+            .all(self.db())
+            .await?)
+    }
+
     /// A page of a workspace's monitors and the total count.
     pub async fn list_monitors(
         &self,

@@ -50,3 +50,34 @@ for (const button of document.querySelectorAll('button[data-method][data-path]')
     else location.reload();
   });
 }
+
+// Acknowledge with a note.
+document.getElementById('acknowledge')?.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const note = form.elements.note.value.trim();
+  const error = await api('POST', form.dataset.path, note ? { note } : {});
+  if (error) return fail(error);
+  location.reload();
+});
+
+// Live states on the overview (server-sent events).
+const table = document.getElementById('monitors');
+if (table && table.dataset.live && window.EventSource) {
+  const source = new EventSource(table.dataset.live);
+  source.addEventListener('monitors', (event) => {
+    const data = JSON.parse(event.data);
+    for (const m of data.monitors) {
+      const row = table.querySelector(`tr[data-id="${CSS.escape(m.id)}"]`);
+      if (!row) continue;
+      const state = row.querySelector('[data-field="state"]');
+      state.textContent = m.state;
+      state.className = `state ${m.state}`;
+      row.querySelector('[data-field="response"]').textContent = m.response;
+    }
+    for (const [name, n] of Object.entries(data.counts)) {
+      const cell = document.querySelector(`[data-count="${name}"]`);
+      if (cell) cell.textContent = n;
+    }
+  });
+}

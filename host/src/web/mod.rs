@@ -18,6 +18,9 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
 
+mod incidents;
+mod live;
+
 /// Monitors per overview page.
 const PAGE_SIZE: u64 = 50;
 /// Checks listed on a monitor's page.
@@ -28,6 +31,9 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(overview))
         .route("/monitors/{id}", get(monitor))
+        .route("/events", get(live::events))
+        .route("/incidents", get(incidents::list))
+        .route("/incidents/{id}", get(incidents::show))
         .route("/assets/dashboard.js", get(script))
         .route("/assets/dashboard.css", get(style))
 }
@@ -46,13 +52,13 @@ pub struct Layout {
 
 #[derive(Template)]
 #[template(path = "error.html")]
-struct ErrorPage<'a> {
-    layout: Layout,
-    title: &'a str,
-    message: &'a str,
+pub(crate) struct ErrorPage<'a> {
+    pub layout: Layout,
+    pub title: &'a str,
+    pub message: &'a str,
 }
 
-fn page(status: StatusCode, html: Result<String, askama::Error>) -> Response {
+pub(crate) fn page(status: StatusCode, html: Result<String, askama::Error>) -> Response {
     let mut r = match html {
         Ok(body) => (status, Html(body)).into_response(),
         Err(e) => {
@@ -65,7 +71,7 @@ fn page(status: StatusCode, html: Result<String, askama::Error>) -> Response {
 }
 
 /// The signed-in person acting in their workspace, or the response to give instead.
-async fn viewer(
+pub(crate) async fn viewer(
     state: &AppState,
     headers: &HeaderMap,
     section: &'static str,
@@ -176,6 +182,8 @@ struct Overview {
     sort_options: Vec<(&'static str, &'static str)>,
     types: Vec<String>,
     rows: Vec<Row>,
+    /// The shown monitors' ids, for the live updates.
+    live_ids: String,
     total: u64,
     page: u64,
     pages: u64,
@@ -190,7 +198,7 @@ const SORTS: [(&str, &str); 4] = [
     ("updated", "Recently changed"),
 ];
 
-fn ago(now: i64, at: i64) -> String {
+pub(crate) fn ago(now: i64, at: i64) -> String {
     let secs = (now - at).max(0) / 1000;
     match secs {
         0..=59 => format!("{secs} s ago"),
@@ -321,6 +329,11 @@ async fn overview(
                     .unwrap_or_default(),
             })
             .collect(),
+        live_ids: rows
+            .iter()
+            .map(|m| m.id.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
         total,
         page: page_n,
         pages,

@@ -13,6 +13,21 @@ const require = createRequire(config.modules + '/');
 const { chromium } = require('playwright-core');
 
 const failures = [];
+
+// The test flips the target between steps: it reads our `step:` lines on stdout and
+// answers `go` on stdin.
+const lines = [];
+let waiting = null;
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  lines.push(...chunk.split('\n').filter(Boolean));
+  if (waiting) { const w = waiting; waiting = null; w(); }
+});
+async function step(name) {
+  console.log(`step: ${name}`);
+  while (!lines.length) await new Promise((resolve) => { waiting = resolve; });
+  lines.shift();
+}
 function expect(ok, what) {
   if (!ok) failures.push(what);
 }
@@ -50,6 +65,27 @@ try {
   await page.keyboard.press('Enter');
   await page.waitForSelector('button:text("Resume")');
   expect((await page.locator('dd .state').first().textContent()) === 'paused', 'the monitor reads paused');
+
+  // The live monitor: up, then down without a reload, then its incident acknowledged with a
+  // note, then resolved when the target recovers.
+  await page.goto(`${config.base}/?q=${encodeURIComponent(config.live)}`);
+  const cell = page.locator(`tr[data-id="${config.liveId}"] [data-field="state"]`);
+  await cell.filter({ hasText: 'up' }).waitFor({ timeout: 30000 });
+  await step('fail the target');
+  await cell.filter({ hasText: 'down' }).waitFor({ timeout: 30000 });
+  await page.getByRole('link', { name: 'Incidents' }).click();
+  await page.getByRole('link', { name: config.live }).first().click();
+  await page.getByLabel('Note (optional)').fill('Looking into it');
+  await page.getByRole('button', { name: 'Acknowledge' }).click();
+  await page.waitForSelector('dd .state:text("acknowledged")');
+  expect(await page.getByText('note: Looking into it').count() === 1, 'the note is on the timeline');
+  await step('recover the target');
+  for (let i = 0; i < 60; i++) {
+    await page.reload();
+    if (await page.locator('dd .state:text("resolved")').count()) break;
+    await page.waitForTimeout(500);
+  }
+  expect(await page.locator('dd .state:text("resolved")').count() === 1, 'the incident is resolved');
 
   // A phone-sized look at the overview.
   const phone = await browser.newContext({ viewport: { width: 360, height: 740 } });
