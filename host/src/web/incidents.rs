@@ -110,7 +110,7 @@ pub async fn list(
             }
         }
     }
-    rows.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    rows.sort_by_key(|i| std::cmp::Reverse(i.created_at));
     let html = List {
         layout,
         resolved,
