@@ -113,6 +113,17 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
     }
     let status = child.wait().expect("node");
     assert!(status.success(), "the browser found problems: {report}");
+    let findings: serde_json::Value = report
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .expect("the script's findings");
+    let scanned = findings["scanned"].as_array().expect("scanned pages");
+    assert_eq!(scanned.len(), 5, "axe scanned every page: {findings}");
+    assert!(
+        scanned.iter().all(|s| s["rulesPassed"].as_u64() > Some(5)),
+        "{findings}"
+    );
     // The pause went through the API: the server agrees.
     assert_eq!(
         api.get(&format!("/v1/monitors/{monitor_id}")).body["data"]["status"],

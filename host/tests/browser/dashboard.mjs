@@ -13,6 +13,7 @@ const require = createRequire(config.modules + '/');
 const { chromium } = require('playwright-core');
 
 const failures = [];
+const scanned = [];
 
 // The test flips the target between steps: it reads our `step:` lines on stdout and
 // answers `go` on stdin.
@@ -37,6 +38,17 @@ const browser = await chromium.launch({
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
+
+async function scan(page, name) {
+  await page.addScriptTag({ path: `${config.modules}/axe-core/axe.min.js` });
+  const result = await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa'] }));
+  scanned.push({ page: name, rulesPassed: result.passes.length });
+  for (const v of result.violations) {
+    if (v.impact === 'serious' || v.impact === 'critical') {
+      failures.push(`${name}: ${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    }
+  }
+}
 
 async function signIn(context, email, password) {
   const page = await context.newPage();
@@ -87,6 +99,21 @@ try {
   }
   expect(await page.locator('dd .state:text("resolved")').count() === 1, 'the incident is resolved');
 
+  // Accessibility: axe-core on every page finds no serious or critical violation. (This
+  // context bypasses the pages' CSP to inject axe; the CSP itself is tested elsewhere.)
+  const auditContext = await browser.newContext({ bypassCSP: true });
+  const stranger = await auditContext.newPage();
+  await stranger.goto(config.base + '/');
+  await scan(stranger, 'sign-in');
+  const audit = await signIn(auditContext, config.owner.email, config.owner.password);
+  await scan(audit, 'overview');
+  await audit.goto(`${config.base}/monitors/${config.liveId}`);
+  await scan(audit, 'monitor');
+  await audit.goto(`${config.base}/incidents?state=resolved`);
+  await scan(audit, 'incidents');
+  await audit.getByRole('link', { name: config.live }).first().click();
+  await scan(audit, 'incident');
+
   // A phone-sized look at the overview.
   const phone = await browser.newContext({ viewport: { width: 360, height: 740 } });
   const small = await signIn(phone, config.owner.email, config.owner.password);
@@ -112,5 +139,5 @@ try {
   await browser.close();
 }
 
-console.log(JSON.stringify({ failures }));
+console.log(JSON.stringify({ failures, scanned }));
 process.exit(failures.length ? 1 : 0);

@@ -43,13 +43,14 @@ pub fn chromium() -> Option<&'static str> {
     find_chromium()
 }
 
-/// `playwright-core` installed once per target directory; returns the directory whose
-/// `node_modules` holds it.
+/// `playwright-core` and `axe-core` installed once per target directory; returns the
+/// directory whose `node_modules` holds them.
 pub fn playwright() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("playwright-core");
     if !dir
         .join("node_modules/playwright-core/package.json")
         .is_file()
+        || !dir.join("node_modules/axe-core/axe.min.js").is_file()
     {
         std::fs::create_dir_all(&dir).expect("dir");
         let status = Command::new("npm")
@@ -61,7 +62,7 @@ pub fn playwright() -> PathBuf {
                 "--prefix",
             ])
             .arg(&dir)
-            .arg("playwright-core@1")
+            .args(["playwright-core@1", "axe-core@4"])
             .status()
             .expect("npm (Node.js) is needed for browser tests");
         assert!(status.success(), "npm install playwright-core failed");
