@@ -24,7 +24,21 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
     let modules = playwright().join("node_modules");
 
     let target = Target::start();
-    let server = Server::start(&[]);
+    // A third-party plugin (the tcp example) in the plugins directory, granted `net`.
+    let dir = tempfile::tempdir().expect("dir");
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir_all(&plugins).expect("plugins dir");
+    std::fs::copy(
+        std::path::Path::new(env!("TOCSIN_TEST_GUESTS_DIR")).join("tocsin_example_tcp.wasm"),
+        plugins.join("tcp.wasm"),
+    )
+    .expect("copy the tcp plugin");
+    std::fs::write(
+        dir.path().join("tocsin.toml"),
+        "[plugin_grants.tcp]\ncapabilities = [\"net\"]\n",
+    )
+    .expect("config");
+    let server = Server::start_in(dir.path(), &[]);
     let api = server.client();
     let ws = api.get("/v1/workspace").body["data"]["id"]
         .as_str()
@@ -81,6 +95,8 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         "monitor": "Checkout API",
         "monitorId": monitor_id,
         "live": "Storefront",
+        "targetOk": target.url("/ok"),
+        "targetPort": target.port(),
         "liveId": live_id,
     });
     let config_file = server.data_dir.join("browser.json");

@@ -81,3 +81,73 @@ if (table && table.dataset.live && window.EventSource) {
     }
   });
 }
+
+// Monitor forms (generated from the plugin's schema): read each field by its kind, send
+// JSON to the API, and show the API's field errors next to their fields.
+const monitorForm = document.getElementById('monitor-form');
+function readField(el) {
+  const kind = el.dataset.kind;
+  const text = (el.value || '').trim();
+  switch (kind) {
+    case 'boolean': return el.checked;
+    case 'number': case 'decimal': return text === '' ? undefined : (Number.isFinite(Number(text)) ? Number(text) : text);
+    case 'map': {
+      if (!text) return undefined;
+      const map = {};
+      for (const line of text.split('\n')) {
+        const at = line.indexOf(':');
+        if (at > 0) map[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+      }
+      return map;
+    }
+    case 'list': return text ? text.split('\n').map((l) => l.trim()).filter(Boolean) : undefined;
+    case 'json': {
+      if (!text) return undefined;
+      try { return JSON.parse(text); } catch { throw new Error(`${el.name}: not valid JSON`); }
+    }
+    default: return text === '' ? undefined : text;
+  }
+}
+function showErrors(details) {
+  let first = null;
+  for (const d of details) {
+    const name = d.field.replace(/^config\./, '').split('.')[0];
+    const slot = document.getElementById(`error-${name}`);
+    if (!slot) { fail(`${d.field} ${d.message}`); continue; }
+    slot.textContent = `${d.field} ${d.message}`;
+    const input = document.getElementById(`f-${name}`);
+    if (input) { input.setAttribute('aria-invalid', 'true'); first = first || input; }
+  }
+  if (first) first.focus();
+}
+monitorForm?.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  for (const slot of monitorForm.querySelectorAll('.error')) slot.textContent = '';
+  for (const el of monitorForm.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+  notice.textContent = '';
+  const body = {};
+  const config = {};
+  const topLevel = monitorForm.dataset.topLevel === 'true';
+  try {
+    for (const el of monitorForm.querySelectorAll('[data-kind]')) {
+      const value = readField(el);
+      if (value === undefined) continue;
+      (el.dataset.plugin && !topLevel ? config : body)[el.name] = value;
+    }
+  } catch (e) {
+    return fail(e.message);
+  }
+  if (monitorForm.dataset.method === 'POST') body.type = monitorForm.dataset.type;
+  if (Object.keys(config).length) body.config = config;
+  const response = await fetch(monitorForm.dataset.path, {
+    method: monitorForm.dataset.method,
+    headers: { 'x-csrf-token': csrf, 'content-type': 'application/json' },
+    credentials: 'same-origin',
+    body: JSON.stringify(body),
+  });
+  const reply = await response.json().catch(() => ({}));
+  if (response.ok) return location.assign(`/monitors/${reply.data.id}`);
+  const error = reply.error || {};
+  if (error.details && error.details.length) return showErrors(error.details);
+  fail(error.message || `The server answered ${response.status}`);
+});

@@ -18,6 +18,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
 
+pub mod forms;
 mod incidents;
 mod live;
 
@@ -30,7 +31,9 @@ const RECENT_CHECKS: u64 = 30;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(overview))
+        .route("/monitors/new", get(new_monitor))
         .route("/monitors/{id}", get(monitor))
+        .route("/monitors/{id}/edit", get(edit_monitor))
         .route("/events", get(live::events))
         .route("/incidents", get(incidents::list))
         .route("/incidents/{id}", get(incidents::show))
@@ -176,6 +179,7 @@ struct Row {
 #[template(path = "overview.html")]
 struct Overview {
     layout: Layout,
+    can_write: bool,
     counts: Counts,
     filter: Filter,
     status_options: Vec<(&'static str, &'static str)>,
@@ -287,6 +291,7 @@ async fn overview(
         .collect();
     types.sort();
     let overview = Overview {
+        can_write: p.role != crate::store::keys::Role::Read,
         layout,
         counts: Counts {
             all: by_state.iter().map(|(_, n)| n).sum(),
@@ -464,6 +469,139 @@ async fn monitor(
                 reason: c.reason.clone().unwrap_or_default(),
             })
             .collect(),
+    }
+    .render();
+    page(StatusCode::OK, html)
+}
+
+#[derive(Template)]
+#[template(path = "monitor_form.html")]
+struct MonitorForm {
+    layout: Layout,
+    monitor_id: Option<String>,
+    kind: String,
+    top_level: bool,
+    types: Vec<(String, String)>,
+    name: String,
+    interval: u32,
+    timeout: u32,
+    fields: Vec<forms::Field>,
+}
+
+/// Fields every monitor has, outside its plugin's settings.
+const MONITOR_FIELDS: [&str; 8] = [
+    "name",
+    "type",
+    "interval",
+    "timeout",
+    "alertPolicyId",
+    "regions",
+    "regionalConfirmation",
+    "paused",
+];
+
+fn forbidden(layout: Layout) -> Response {
+    page(
+        StatusCode::FORBIDDEN,
+        ErrorPage {
+            layout,
+            title: "Read only",
+            message: "Your role in this workspace can look but not change monitors.",
+        }
+        .render(),
+    )
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct NewQuery {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+
+async fn new_monitor(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<NewQuery>,
+) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "overview").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    if p.role == crate::store::keys::Role::Read {
+        return forbidden(layout);
+    }
+    monitor_form(&state, layout, None, q.kind)
+}
+
+async fn edit_monitor(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "overview").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    if p.role == crate::store::keys::Role::Read {
+        return forbidden(layout);
+    }
+    let Ok(Some(m)) = state.store.monitor(&p.workspace_id, &id).await else {
+        return page(
+            StatusCode::NOT_FOUND,
+            ErrorPage {
+                layout,
+                title: "Not found",
+                message: "There is no such monitor in this workspace.",
+            }
+            .render(),
+        );
+    };
+    let kind = Some(m.kind.clone());
+    monitor_form(&state, layout, Some(m), kind)
+}
+
+fn monitor_form(
+    state: &AppState,
+    layout: Layout,
+    monitor: Option<crate::store::MonitorRow>,
+    kind: Option<String>,
+) -> Response {
+    let mut types: Vec<(String, String, serde_json::Value)> = state
+        .plugins
+        .descriptions()
+        .into_iter()
+        .filter(|d| d.kind == "monitor")
+        .map(|d| (d.name, d.description, d.config_schema))
+        .collect();
+    types.sort_by(|a, b| a.0.cmp(&b.0));
+    let kind = kind
+        .filter(|k| types.iter().any(|t| t.0 == *k))
+        .or_else(|| types.iter().find(|t| t.0 == "http").map(|t| t.0.clone()))
+        .or_else(|| types.first().map(|t| t.0.clone()))
+        .unwrap_or_default();
+    let schema = types
+        .iter()
+        .find(|t| t.0 == kind)
+        .map(|t| t.2.clone())
+        .unwrap_or_default();
+    let current: Option<serde_json::Map<String, serde_json::Value>> = monitor
+        .as_ref()
+        .and_then(|m| serde_json::from_str(&m.config).ok());
+    let fields = forms::fields(&schema, current.as_ref(), &MONITOR_FIELDS);
+    let html = MonitorForm {
+        layout,
+        monitor_id: monitor.as_ref().map(|m| m.id.clone()),
+        top_level: state.plugins.fields_at_top_level(&kind),
+        kind,
+        types: types.into_iter().map(|(n, d, _)| (n, d)).collect(),
+        name: monitor.as_ref().map(|m| m.name.clone()).unwrap_or_default(),
+        interval: monitor
+            .as_ref()
+            .map_or(60, |m| u32::try_from(m.interval_secs).unwrap_or(60)),
+        timeout: monitor
+            .as_ref()
+            .map_or(10, |m| u32::try_from(m.timeout_secs).unwrap_or(10)),
+        fields,
     }
     .render();
     page(StatusCode::OK, html)

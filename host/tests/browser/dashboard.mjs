@@ -78,6 +78,40 @@ try {
   await page.waitForSelector('button:text("Resume")');
   expect((await page.locator('dd .state').first().textContent()) === 'paused', 'the monitor reads paused');
 
+  // Keyboard only: a new http monitor through its schema-generated form, then up.
+  await page.goto(`${config.base}/monitors/new?type=http`);
+  await page.locator('#f-name').focus();
+  await page.keyboard.type('Keyboard API');
+  await page.locator('#f-url').focus();
+  await page.keyboard.type(config.targetOk);
+  // `method` has no default: submitting without it shows the server's error by the field.
+  await page.keyboard.press('Enter');
+  await page.locator('#error-method:not(:empty)').waitFor({ timeout: 10000 });
+  expect(await page.evaluate(() => document.activeElement.id) === 'f-method', 'focus moves to the invalid field');
+  await page.keyboard.type('GET');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('h1:text("Keyboard API")');
+  for (let i = 0; i < 60; i++) {
+    if (await page.locator('dd .state:text("up")').count()) break;
+    await page.waitForTimeout(500);
+    await page.reload();
+  }
+  expect(await page.locator('dd .state:text("up")').count() === 1, 'the keyboard-made monitor goes up');
+
+  // A third-party plugin's form, from its schema; the server's error shows by its field.
+  await page.goto(`${config.base}/monitors/new?type=tcp`);
+  expect(await page.getByLabel('TCP port.').count() + await page.locator('#help-port').count() >= 1, 'the tcp form has its port field');
+  await page.locator('#f-name').fill('Database port');
+  await page.locator('#f-host').fill('127.0.0.1');
+  await page.locator('#f-port').fill('70000');
+  await page.getByRole('button', { name: 'Create monitor' }).click();
+  await page.locator('#error-port:not(:empty)').waitFor({ timeout: 10000 });
+  expect((await page.locator('#f-port').getAttribute('aria-invalid')) === 'true', 'the port field is marked invalid');
+  await page.screenshot({ path: `${config.artifacts}/form-error-desktop.png`, fullPage: true });
+  await page.locator('#f-port').fill(String(config.targetPort));
+  await page.getByRole('button', { name: 'Create monitor' }).click();
+  await page.waitForSelector('h1:text("Database port")');
+
   // The live monitor: up, then down without a reload, then its incident acknowledged with a
   // note, then resolved when the target recovers.
   await page.goto(`${config.base}/?q=${encodeURIComponent(config.live)}`);
