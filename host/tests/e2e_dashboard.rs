@@ -23,9 +23,30 @@ fn html(b: &Browser, path: &str) -> (u16, reqwest::header::HeaderMap, String) {
 }
 
 #[test]
-fn the_dashboard_shows_a_persons_workspace() {
+fn the_dashboard_shows_a_persons_workspace_on_sqlite() {
+    the_dashboard_shows_a_persons_workspace(None);
+}
+
+#[test]
+fn the_dashboard_shows_a_persons_workspace_on_postgres() {
+    let Some(base) = support::pg::base_url("the_dashboard_on_postgres") else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let db = rt.block_on(support::pg::TestDb::create(&base));
+    the_dashboard_shows_a_persons_workspace(Some(&db.url));
+    rt.block_on(db.drop());
+}
+
+fn the_dashboard_shows_a_persons_workspace(database_url: Option<&str>) {
     let target = Target::start();
-    let server = Server::start(&[]);
+    let env: Vec<(&str, &str)> = database_url
+        .map(|u| vec![("TOCSIN_DATABASE_URL", u)])
+        .unwrap_or_default();
+    let server = Server::start(&env);
     let api = server.client();
 
     // A stranger gets the sign-in page.
@@ -94,6 +115,8 @@ fn the_dashboard_shows_a_persons_workspace() {
     assert!(found.contains(&format!("/monitors/{live_id}")));
     let (_, _, up) = html(&owner, "/?status=up");
     assert!(up.contains("Live API") && !up.contains("batch 00"), "{up}");
+    // Its checks so far all passed: 100 % over 24 hours and over the days rolled up.
+    assert!(up.contains("<td>100.00 %</td>"), "{up}");
     let (_, _, none) = html(&owner, "/?q=%25");
     assert!(
         none.contains("No monitor matches"),
@@ -109,8 +132,11 @@ fn the_dashboard_shows_a_persons_workspace() {
     );
 
     // Another workspace's monitor is not found; a stranger is sent to sign in.
-    let other_ws = server.cli(&["workspace", "create", "--name", "Other"]);
-    let other_key = server.cli(&["key", "create", "--workspace", &other_ws, "--role", "admin"]);
+    let other_ws = server.cli_with(&["workspace", "create", "--name", "Other"], &env);
+    let other_key = server.cli_with(
+        &["key", "create", "--workspace", &other_ws, "--role", "admin"],
+        &env,
+    );
     let theirs = api.with_key(&other_key).post(
         "/v1/monitors",
         &json!({"name": "theirs", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 60}),

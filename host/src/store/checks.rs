@@ -205,3 +205,53 @@ mod tests {
         );
     }
 }
+
+/// One hour of one monitor's checks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HourSummary {
+    pub monitor_id: String,
+    /// Hours since the Unix epoch.
+    pub hour: i64,
+    pub total: i64,
+    pub up: i64,
+    pub mean_response_ms: Option<f64>,
+}
+
+impl Store {
+    /// Hourly summaries of some monitors' checks since `since` (one grouped query, for a
+    /// page of the dashboard's overview).
+    pub async fn hourly_summaries(
+        &self,
+        monitor_ids: Vec<String>,
+        since: i64,
+    ) -> Result<Vec<HourSummary>, StoreError> {
+        use sea_orm::sea_query::Expr;
+        let rows: Vec<(String, i64, i64, i64, Option<f64>)> = check_result::Entity::find()
+            .select_only()
+            .column(check_result::Column::MonitorId)
+            .column_as(Expr::cust("checked_at / 3600000"), "hour")
+            .column_as(Expr::cust("COUNT(*)"), "total")
+            .column_as(Expr::cust("SUM(CASE WHEN ok THEN 1 ELSE 0 END)"), "good")
+            .column_as(
+                Expr::cust("CAST(AVG(response_time_ms) AS DOUBLE PRECISION)"),
+                "mean_ms",
+            )
+            .filter(check_result::Column::MonitorId.is_in(monitor_ids))
+            .filter(check_result::Column::CheckedAt.gte(since))
+            .group_by(check_result::Column::MonitorId)
+            .group_by(Expr::cust("checked_at / 3600000"))
+            .into_tuple()
+            .all(self.db())
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(monitor_id, hour, total, up, mean)| HourSummary {
+                monitor_id,
+                hour,
+                total,
+                up,
+                mean_response_ms: mean,
+            })
+            .collect())
+    }
+}

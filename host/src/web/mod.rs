@@ -168,6 +168,10 @@ struct Counts {
 struct Row {
     id: String,
     name: String,
+    uptime_24h: String,
+    uptime_30d: String,
+    /// SVG polyline points of the hourly mean response time over 24 h (empty: no data).
+    spark: String,
     state: &'static str,
     kind: String,
     response: String,
@@ -269,13 +273,25 @@ async fn overview(
             .render(),
         );
     };
+    let now = state.clock.now_ms();
+    let ids: Vec<String> = rows.iter().map(|m| m.id.clone()).collect();
+    let hours = state
+        .store
+        .hourly_summaries(ids.clone(), now - 24 * 3_600_000)
+        .await
+        .unwrap_or_default();
+    let first_day = i32::try_from((now - 30 * 86_400_000) / 86_400_000).unwrap_or(0);
+    let days = state
+        .store
+        .daily_uptime(ids, first_day)
+        .await
+        .unwrap_or_default();
     let count = |s: MonitorState| {
         by_state
             .iter()
             .find(|(st, _)| *st == s)
             .map_or(0, |(_, n)| *n)
     };
-    let now = state.clock.now_ms();
     let pages = total.div_ceil(PAGE_SIZE).max(1);
     let link = |n: u64| {
         let mut pairs = url_pairs(&search, &q.status, &kind, &sort_key);
@@ -320,6 +336,19 @@ async fn overview(
             .map(|m| Row {
                 id: m.id.clone(),
                 name: m.name.clone(),
+                uptime_24h: {
+                    let mine = hours.iter().filter(|h| h.monitor_id == m.id);
+                    let (up, total) = mine.fold((0, 0), |(u, t), h| (u + h.up, t + h.total));
+                    percent(up, total)
+                },
+                uptime_30d: {
+                    let mine = days.iter().filter(|d| d.monitor_id == m.id);
+                    let (up, total) = mine.fold((0i64, 0i64), |(u, t), d| {
+                        (u + i64::from(d.up), t + i64::from(d.total))
+                    });
+                    percent(up, total)
+                },
+                spark: sparkline(&hours, &m.id, now),
                 state: m.status.name(),
                 kind: m.kind.clone(),
                 response: m
@@ -346,6 +375,44 @@ async fn overview(
         next: (page_n < pages).then(|| link(page_n + 1)),
     };
     page(StatusCode::OK, overview.render())
+}
+
+/// `up` of `total` as a percentage with two decimals ("–" without checks).
+fn percent(up: i64, total: i64) -> String {
+    if total == 0 {
+        "–".into()
+    } else {
+        format!("{:.2} %", up as f64 * 100.0 / total as f64)
+    }
+}
+
+/// The points of a 96×24 sparkline of a monitor's hourly mean response time over the
+/// last 24 hours (higher is slower); hours without a timed check are skipped.
+fn sparkline(hours: &[crate::store::checks::HourSummary], monitor_id: &str, now: i64) -> String {
+    let current = now / 3_600_000;
+    let points: Vec<(i64, f64)> = hours
+        .iter()
+        .filter(|h| h.monitor_id == monitor_id)
+        .filter_map(|h| Some((23 - (current - h.hour), h.mean_response_ms?)))
+        .filter(|(x, _)| (0..24).contains(x))
+        .collect();
+    if points.len() < 2 {
+        return String::new();
+    }
+    let max = points.iter().map(|(_, v)| *v).fold(1.0, f64::max);
+    let mut sorted = points;
+    sorted.sort_by_key(|(x, _)| *x);
+    sorted
+        .iter()
+        .map(|(x, v)| {
+            format!(
+                "{:.1},{:.1}",
+                *x as f64 * 96.0 / 23.0,
+                23.0 - v / max * 22.0
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn url_pairs(
