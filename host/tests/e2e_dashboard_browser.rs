@@ -135,7 +135,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .find_map(|l| serde_json::from_str(l).ok())
         .expect("the script's findings");
     let scanned = findings["scanned"].as_array().expect("scanned pages");
-    assert_eq!(scanned.len(), 5, "axe scanned every page: {findings}");
+    assert_eq!(scanned.len(), 7, "axe scanned every page: {findings}");
     assert!(
         scanned.iter().all(|s| s["rulesPassed"].as_u64() > Some(5)),
         "{findings}"

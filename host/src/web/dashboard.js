@@ -151,3 +151,66 @@ monitorForm?.addEventListener('submit', async (event) => {
   if (error.details && error.details.length) return showErrors(error.details);
   fail(error.message || `The server answered ${response.status}`);
 });
+
+// Forms that send their fields as JSON (`data-json`), selects that PATCH one field
+// (`data-patch`), and results shown once (`data-show`: a field of the answer, such as a
+// new key's secret, shown in #result instead of reloading).
+const result = document.getElementById('result');
+function show(value) {
+  result.textContent = Array.isArray(value) ? value.join('  ') : String(value);
+  result.focus?.();
+}
+async function send(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: { 'x-csrf-token': csrf, 'content-type': 'application/json' },
+    credentials: 'same-origin',
+    body: method === 'GET' || body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json = {};
+  try { json = text ? JSON.parse(text) : {}; } catch { json = {}; }
+  return { ok: response.ok, json, status: response.status };
+}
+for (const form of document.querySelectorAll('form[data-json]')) {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const body = {};
+    for (const el of form.elements) {
+      if (!el.name) continue;
+      body[el.name] = el.type === 'checkbox' ? el.checked : el.value.trim();
+    }
+    const reply = await send(form.dataset.method, form.dataset.path, body);
+    if (!reply.ok) return fail((reply.json.error && reply.json.error.message) || `The server answered ${reply.status}`);
+    if (form.dataset.show && reply.json.data) return show(reply.json.data[form.dataset.show]);
+    location.reload();
+  });
+}
+for (const select of document.querySelectorAll('select[data-patch]')) {
+  select.addEventListener('change', async () => {
+    const reply = await send('PATCH', select.dataset.patch, { [select.dataset.field]: select.value });
+    if (!reply.ok) return fail((reply.json.error && reply.json.error.message) || `The server answered ${reply.status}`);
+    notice.textContent = 'Saved.';
+    notice.className = '';
+  });
+}
+for (const button of document.querySelectorAll('button[data-show]')) {
+  button.addEventListener('click', async (event) => {
+    event.stopImmediatePropagation();
+    if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
+    const reply = await send(button.dataset.method, button.dataset.path);
+    if (!reply.ok) return fail((reply.json.error && reply.json.error.message) || `The server answered ${reply.status}`);
+    show(reply.json.data[button.dataset.show]);
+  }, { capture: true });
+}
+document.getElementById('totp-enroll')?.addEventListener('click', async () => {
+  const reply = await send('POST', '/v1/auth/totp/enroll', {});
+  if (!reply.ok) return fail(reply.json.error.message);
+  document.getElementById('totp-secret').textContent = reply.json.data.secret;
+  // The QR code is an SVG document drawn by the server; shown as an image, not markup.
+  const img = document.createElement('img');
+  img.alt = 'QR code of the authenticator secret';
+  img.src = 'data:image/svg+xml;base64,' + btoa(reply.json.data.qrSvg);
+  document.getElementById('totp-qr').replaceChildren(img);
+  document.getElementById('totp-setup').hidden = false;
+});

@@ -21,6 +21,7 @@ use serde::Deserialize;
 pub mod forms;
 mod incidents;
 mod live;
+mod settings;
 
 /// Monitors per overview page.
 const PAGE_SIZE: u64 = 50;
@@ -35,6 +36,7 @@ pub fn routes() -> Router<AppState> {
         .route("/monitors/{id}", get(monitor))
         .route("/monitors/{id}/edit", get(edit_monitor))
         .route("/events", get(live::events))
+        .route("/settings", get(settings::show))
         .route("/incidents", get(incidents::list))
         .route("/incidents/{id}", get(incidents::show))
         .route("/assets/dashboard.js", get(script))

@@ -147,6 +147,19 @@ try {
   await scan(audit, 'incidents');
   await audit.getByRole('link', { name: config.live }).first().click();
   await scan(audit, 'incident');
+  await audit.goto(`${config.base}/settings`);
+  await scan(audit, 'settings');
+  await audit.goto(`${config.base}/monitors/new?type=tcp`);
+  await scan(audit, 'monitor form');
+
+  // Settings: a new API key's secret is shown once; the QR code for two-factor appears.
+  await page.goto(`${config.base}/settings`);
+  await page.getByLabel('Name', { exact: true }).last().fill('deploy bot');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.locator('#result:text-matches("tcs_")').waitFor({ timeout: 10000 });
+  await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+  await page.locator('#totp-qr img').waitFor({ timeout: 10000 });
+  expect(await page.locator('#totp-qr img').evaluate((img) => img.naturalWidth > 0), 'the QR code renders');
 
   // A phone-sized look at the overview.
   const phone = await browser.newContext({ viewport: { width: 360, height: 740 } });
@@ -167,6 +180,10 @@ try {
     return r.status;
   }, config.monitorId);
   expect(forged === 403, `a forged write answers 403 (got ${forged})`);
+  await viewer.goto(`${config.base}/settings`);
+  expect(await viewer.getByRole('button', { name: 'Create key' }).count() === 0, 'a viewer cannot create keys');
+  expect(await viewer.getByRole('heading', { name: 'Audit log' }).count() === 0, 'a viewer sees no audit log');
+  expect(await viewer.getByRole('heading', { name: 'Sessions' }).count() === 1, 'a viewer sees their sessions');
 } catch (e) {
   failures.push(String(e && e.stack || e));
 } finally {

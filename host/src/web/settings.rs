@@ -1,0 +1,213 @@
+//! `/settings`: the workspace, its members and invitations, API keys and the webhook
+//! secret (admins), the person's own two-factor and sessions, the plugins, and the audit
+//! log (admins). Lists are rendered here; every change is a call to the API from the page.
+
+use super::{Layout, ago, page, viewer};
+use crate::api::AppState;
+use crate::store::Page;
+use crate::store::audit::AuditFilter;
+use crate::store::keys::Role;
+use askama::Template;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+struct MemberLine {
+    id: String,
+    name: String,
+    email: String,
+    role: String,
+}
+
+struct InvitationLine {
+    id: String,
+    email: String,
+    role: String,
+    expires: String,
+}
+
+struct KeyLine {
+    id: String,
+    name: String,
+    role: String,
+    prefix: String,
+    last_used: String,
+}
+
+struct SessionLine {
+    id: String,
+    method: String,
+    ip: String,
+    agent: String,
+    last_seen: String,
+    current: bool,
+}
+
+struct PluginLine {
+    name: String,
+    kind: &'static str,
+    version: String,
+    capabilities: String,
+    source: String,
+}
+
+struct AuditLine {
+    at: String,
+    who: String,
+    action: String,
+    resource: String,
+    ip: String,
+}
+
+#[derive(Template)]
+#[template(path = "settings.html")]
+struct Settings {
+    layout: Layout,
+    is_admin: bool,
+    is_owner: bool,
+    require_two_factor: bool,
+    roles: Vec<&'static str>,
+    members: Vec<MemberLine>,
+    invitations: Vec<InvitationLine>,
+    keys: Vec<KeyLine>,
+    two_factor: bool,
+    sessions: Vec<SessionLine>,
+    plugins: Vec<PluginLine>,
+    audit: Vec<AuditLine>,
+}
+
+pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "settings").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let now = state.clock.now_ms();
+    let is_admin = p.role == Role::Admin;
+    let first = |limit| Page { page: 1, limit };
+    let ws = state.store.workspace(&p.workspace_id).await.ok().flatten();
+    let members = state
+        .store
+        .list_members(&p.workspace_id, first(100))
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default();
+    let invitations = if is_admin {
+        state
+            .store
+            .invitations(&p.workspace_id, now)
+            .await
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let keys = if is_admin {
+        state
+            .store
+            .list_api_keys(&p.workspace_id, first(100))
+            .await
+            .map(|(rows, _)| rows)
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let audit = if is_admin {
+        state
+            .store
+            .audit_log(&p.workspace_id, &AuditFilter::default(), first(50))
+            .await
+            .map(|(rows, _)| rows)
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let session = p.session.clone();
+    let user = match &session {
+        Some(s) => state.store.user(&s.user_id).await.ok().flatten(),
+        None => None,
+    };
+    let sessions = match &session {
+        Some(s) => state
+            .store
+            .sessions_of(&s.user_id, now)
+            .await
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let html = Settings {
+        layout,
+        is_admin,
+        is_owner: p.is_owner(),
+        require_two_factor: ws.as_ref().is_some_and(|w| w.require_two_factor),
+        roles: crate::accounts::MEMBER_ROLES.to_vec(),
+        members: members
+            .into_iter()
+            .map(|m| MemberLine {
+                id: m.id,
+                name: m.name,
+                email: m.email,
+                role: m.role,
+            })
+            .collect(),
+        invitations: invitations
+            .into_iter()
+            .map(|i| InvitationLine {
+                id: i.id,
+                email: i.email,
+                role: i.role.unwrap_or_default(),
+                expires: crate::time::format_ms(i.expires_at),
+            })
+            .collect(),
+        keys: keys
+            .into_iter()
+            .map(|k| KeyLine {
+                id: k.id,
+                name: k.name,
+                role: k.role,
+                prefix: k.prefix,
+                last_used: k
+                    .last_used_at
+                    .map_or_else(|| "never".into(), |t| ago(now, t)),
+            })
+            .collect(),
+        two_factor: user.as_ref().is_some_and(|u| u.totp_secret.is_some()),
+        sessions: sessions
+            .into_iter()
+            .map(|s| SessionLine {
+                current: session.as_ref().is_some_and(|c| c.session_id == s.id),
+                id: s.id,
+                method: s.method,
+                ip: s.ip,
+                agent: s.user_agent.chars().take(60).collect(),
+                last_seen: ago(now, s.last_seen_at),
+            })
+            .collect(),
+        plugins: state
+            .plugins
+            .descriptions()
+            .into_iter()
+            .map(|d| PluginLine {
+                name: d.name,
+                kind: d.kind,
+                version: d.version,
+                capabilities: if d.capabilities.is_empty() {
+                    "none".into()
+                } else {
+                    d.capabilities.join(", ")
+                },
+                source: d.source,
+            })
+            .collect(),
+        audit: audit
+            .into_iter()
+            .map(|a| AuditLine {
+                at: ago(now, a.created_at),
+                who: a.actor_name,
+                action: a.action,
+                resource: a.resource_id.unwrap_or_default(),
+                ip: a.ip.unwrap_or_default(),
+            })
+            .collect(),
+    }
+    .render();
+    page(StatusCode::OK, html)
+}
