@@ -38,7 +38,8 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         "[plugin_grants.tcp]\ncapabilities = [\"net\"]\n",
     )
     .expect("config");
-    let server = Server::start_in(dir.path(), &[]);
+    let receiver = support::sinks::Receiver::start();
+    let server = Server::start_in(dir.path(), &[("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true")]);
     let api = server.client();
     let ws = api.get("/v1/workspace").body["data"]["id"]
         .as_str()
@@ -96,6 +97,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         "monitorId": monitor_id,
         "live": "Storefront",
         "targetOk": target.url("/ok"),
+        "hook": receiver.url("/hooks/ops"),
         "targetPort": target.port(),
         "liveId": live_id,
     });
@@ -135,7 +137,10 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .find_map(|l| serde_json::from_str(l).ok())
         .expect("the script's findings");
     let scanned = findings["scanned"].as_array().expect("scanned pages");
-    assert_eq!(scanned.len(), 7, "axe scanned every page: {findings}");
+    assert_eq!(scanned.len(), 8, "axe scanned every page: {findings}");
+    // The test button's notification reached the receiver over the wire.
+    let tests = receiver.at("/hooks/ops");
+    assert!(!tests.is_empty(), "the receiver got the test notification");
     assert!(
         scanned.iter().all(|s| s["rulesPassed"].as_u64() > Some(5)),
         "{findings}"

@@ -84,7 +84,7 @@ if (table && table.dataset.live && window.EventSource) {
 
 // Monitor forms (generated from the plugin's schema): read each field by its kind, send
 // JSON to the API, and show the API's field errors next to their fields.
-const monitorForm = document.getElementById('monitor-form');
+const monitorForm = document.querySelector('form[data-plugin-form]');
 function readField(el) {
   const kind = el.dataset.kind;
   const text = (el.value || '').trim();
@@ -146,7 +146,7 @@ monitorForm?.addEventListener('submit', async (event) => {
     body: JSON.stringify(body),
   });
   const reply = await response.json().catch(() => ({}));
-  if (response.ok) return location.assign(`/monitors/${reply.data.id}`);
+  if (response.ok) return location.assign(monitorForm.dataset.then.replace('{id}', reply.data.id));
   const error = reply.error || {};
   if (error.details && error.details.length) return showErrors(error.details);
   fail(error.message || `The server answered ${response.status}`);
@@ -177,8 +177,15 @@ for (const form of document.querySelectorAll('form[data-json]')) {
     event.preventDefault();
     const body = {};
     for (const el of form.elements) {
+      if (el.dataset.array) {
+        body[el.dataset.array] = body[el.dataset.array] || [];
+        if (el.checked) body[el.dataset.array].push({ [el.dataset.itemKey]: el.value });
+        continue;
+      }
       if (!el.name) continue;
-      body[el.name] = el.type === 'checkbox' ? el.checked : el.value.trim();
+      if (el.type === 'checkbox') body[el.name] = el.checked;
+      else if (el.type === 'number') body[el.name] = el.value === '' ? undefined : Number(el.value);
+      else body[el.name] = el.value.trim();
     }
     const reply = await send(form.dataset.method, form.dataset.path, body);
     if (!reply.ok) return fail((reply.json.error && reply.json.error.message) || `The server answered ${reply.status}`);
@@ -200,7 +207,8 @@ for (const button of document.querySelectorAll('button[data-show]')) {
     if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
     const reply = await send(button.dataset.method, button.dataset.path);
     if (!reply.ok) return fail((reply.json.error && reply.json.error.message) || `The server answered ${reply.status}`);
-    show(reply.json.data[button.dataset.show]);
+    const value = reply.json.data[button.dataset.show];
+    show(button.dataset.label ? `${button.dataset.label}: ${value}` : value);
   }, { capture: true });
 }
 document.getElementById('totp-enroll')?.addEventListener('click', async () => {

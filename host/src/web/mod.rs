@@ -18,6 +18,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
 
+mod alerting;
 pub mod forms;
 mod incidents;
 mod live;
@@ -37,6 +38,8 @@ pub fn routes() -> Router<AppState> {
         .route("/monitors/{id}/edit", get(edit_monitor))
         .route("/events", get(live::events))
         .route("/settings", get(settings::show))
+        .route("/alerting", get(alerting::show))
+        .route("/alerting/channels/new", get(alerting::new_channel))
         .route("/incidents", get(incidents::list))
         .route("/incidents/{id}", get(incidents::show))
         .route("/assets/dashboard.js", get(script))

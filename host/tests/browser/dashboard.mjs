@@ -152,6 +152,22 @@ try {
   await audit.goto(`${config.base}/monitors/new?type=tcp`);
   await scan(audit, 'monitor form');
 
+  // Alerting: a webhook channel from its schema-generated form, a policy using it, and
+  // the test button with the delivery's result.
+  await page.goto(`${config.base}/alerting/channels/new?type=webhook`);
+  await page.locator('#f-name').fill('Ops hook');
+  await page.locator('#f-url').fill(config.hook);
+  await page.getByRole('button', { name: 'Create channel' }).click();
+  await page.waitForSelector('h1:text("Alerting")');
+  await page.locator('#p-name').fill('Production');
+  await page.getByLabel('Ops hook').check();
+  await page.getByRole('button', { name: 'Create policy' }).click();
+  await page.waitForSelector('td:text("Production")');
+  await page.getByRole('button', { name: 'Send a test' }).click();
+  await page.locator('#result:text-matches("succeeded")').waitFor({ timeout: 20000 });
+  await audit.goto(`${config.base}/alerting`);
+  await scan(audit, 'alerting');
+
   // Settings: a new API key's secret is shown once; the QR code for two-factor appears.
   await page.goto(`${config.base}/settings`);
   await page.getByLabel('Name', { exact: true }).last().fill('deploy bot');

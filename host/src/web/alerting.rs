@@ -1,0 +1,181 @@
+//! `/alerting`: stored channels (with the test button and its result), alert policies,
+//! recent deliveries with redeliver; `/alerting/channels/new`: a channel form generated
+//! from the channel plugin's schema.
+
+use super::{ErrorPage, Layout, ago, forms, page, viewer};
+use crate::api::AppState;
+use crate::store::keys::Role;
+use crate::store::{Page, State as _};
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde::Deserialize;
+
+struct ChannelLine {
+    id: String,
+    name: String,
+    kind: String,
+}
+
+struct PolicyLine {
+    id: String,
+    name: String,
+    failure: i32,
+    recovery: i32,
+    channels: String,
+}
+
+struct DeliveryLine {
+    id: String,
+    at: String,
+    event: String,
+    channel: String,
+    status: &'static str,
+    attempts: i32,
+    error: String,
+}
+
+#[derive(Template)]
+#[template(path = "alerting.html")]
+struct Alerting {
+    layout: Layout,
+    can_write: bool,
+    channels: Vec<ChannelLine>,
+    policies: Vec<PolicyLine>,
+    deliveries: Vec<DeliveryLine>,
+}
+
+pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "alerting").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let now = state.clock.now_ms();
+    let first = |limit| Page { page: 1, limit };
+    let channels = state
+        .store
+        .list_channels(&p.workspace_id, first(100))
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default();
+    let policies = state
+        .store
+        .list_alert_policies(&p.workspace_id, first(100))
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default();
+    let deliveries = state
+        .store
+        .list_deliveries(&p.workspace_id, None, None, None, first(20))
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default();
+    let channel_name = |id: &Option<String>, kind: &str| {
+        id.as_ref()
+            .and_then(|id| channels.iter().find(|c| c.id == *id))
+            .map_or_else(|| format!("{kind} (inline)"), |c| c.name.clone())
+    };
+    let html = Alerting {
+        layout,
+        can_write: p.role != Role::Read,
+        policies: policies
+            .iter()
+            .map(|x| PolicyLine {
+                id: x.id.clone(),
+                name: x.name.clone(),
+                failure: x.failure_threshold,
+                recovery: x.recovery_threshold,
+                channels: serde_json::from_str::<Vec<serde_json::Value>>(&x.channels)
+                    .map_or(0, |v| v.len())
+                    .to_string(),
+            })
+            .collect(),
+        deliveries: deliveries
+            .iter()
+            .map(|d| DeliveryLine {
+                id: d.id.clone(),
+                at: ago(now, d.created_at),
+                event: d.event.clone(),
+                channel: channel_name(&d.channel_id, &d.channel_kind),
+                status: d.status.name(),
+                attempts: d.attempts,
+                error: d.last_error.clone().unwrap_or_default(),
+            })
+            .collect(),
+        channels: channels
+            .into_iter()
+            .map(|c| ChannelLine {
+                id: c.id,
+                name: c.name,
+                kind: c.kind,
+            })
+            .collect(),
+    }
+    .render();
+    page(StatusCode::OK, html)
+}
+
+#[derive(Template)]
+#[template(path = "channel_form.html")]
+struct ChannelForm {
+    layout: Layout,
+    kind: String,
+    types: Vec<(String, String)>,
+    fields: Vec<forms::Field>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct NewQuery {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+
+pub async fn new_channel(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<NewQuery>,
+) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "alerting").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    if p.role == Role::Read {
+        return page(
+            StatusCode::FORBIDDEN,
+            ErrorPage {
+                layout,
+                title: "Read only",
+                message: "Your role in this workspace can look but not change channels.",
+            }
+            .render(),
+        );
+    }
+    let mut types: Vec<(String, String, serde_json::Value)> = state
+        .plugins
+        .descriptions()
+        .into_iter()
+        .filter(|d| d.kind == "channel")
+        .map(|d| (d.name, d.description, d.config_schema))
+        .collect();
+    types.sort_by(|a, b| a.0.cmp(&b.0));
+    let kind = q
+        .kind
+        .filter(|k| types.iter().any(|t| t.0 == *k))
+        .or_else(|| types.iter().find(|t| t.0 == "webhook").map(|t| t.0.clone()))
+        .or_else(|| types.first().map(|t| t.0.clone()))
+        .unwrap_or_default();
+    let schema = types
+        .iter()
+        .find(|t| t.0 == kind)
+        .map(|t| t.2.clone())
+        .unwrap_or_default();
+    let html = ChannelForm {
+        layout,
+        fields: forms::fields(&schema, None, &["name", "type"]),
+        kind,
+        types: types.into_iter().map(|(n, d, _)| (n, d)).collect(),
+    }
+    .render();
+    page(StatusCode::OK, html)
+}
