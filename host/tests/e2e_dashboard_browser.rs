@@ -137,7 +137,9 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .find_map(|l| serde_json::from_str(l).ok())
         .expect("the script's findings");
     let scanned = findings["scanned"].as_array().expect("scanned pages");
-    assert_eq!(scanned.len(), 8, "axe scanned every page: {findings}");
+    assert_eq!(scanned.len(), 9, "axe scanned every page: {findings}");
+    let shop = api.get("/status/shop.json");
+    assert_eq!(shop.status, 200, "{}", shop.body);
     // The test button's notification reached the receiver over the wire.
     let tests = receiver.at("/hooks/ops");
     assert!(!tests.is_empty(), "the receiver got the test notification");

@@ -179,7 +179,7 @@ for (const form of document.querySelectorAll('form[data-json]')) {
     for (const el of form.elements) {
       if (el.dataset.array) {
         body[el.dataset.array] = body[el.dataset.array] || [];
-        if (el.checked) body[el.dataset.array].push({ [el.dataset.itemKey]: el.value });
+        if (el.checked) body[el.dataset.array].push(el.dataset.itemKey ? { [el.dataset.itemKey]: el.value } : el.value);
         continue;
       }
       if (!el.name) continue;

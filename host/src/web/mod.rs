@@ -23,6 +23,7 @@ pub mod forms;
 mod incidents;
 mod live;
 mod settings;
+mod status_pages;
 
 /// Monitors per overview page.
 const PAGE_SIZE: u64 = 50;
@@ -39,6 +40,7 @@ pub fn routes() -> Router<AppState> {
         .route("/events", get(live::events))
         .route("/settings", get(settings::show))
         .route("/alerting", get(alerting::show))
+        .route("/status-pages", get(status_pages::show))
         .route("/alerting/channels/new", get(alerting::new_channel))
         .route("/incidents", get(incidents::list))
         .route("/incidents/{id}", get(incidents::show))

@@ -168,6 +168,18 @@ try {
   await audit.goto(`${config.base}/alerting`);
   await scan(audit, 'alerting');
 
+  // A status page of two monitors, opened as visitors see it.
+  await page.goto(`${config.base}/status-pages`);
+  await page.locator('#sp-name').fill('Shop status');
+  await page.locator('#sp-slug').fill('shop');
+  await page.getByLabel(config.live, { exact: true }).check();
+  await page.getByLabel('Keyboard API', { exact: true }).check();
+  await page.getByRole('button', { name: 'Create status page' }).click();
+  await page.getByRole('link', { name: '/status/shop' }).click();
+  await page.waitForSelector(`text=${config.live}`);
+  await audit.goto(`${config.base}/status-pages`);
+  await scan(audit, 'status pages');
+
   // Settings: a new API key's secret is shown once; the QR code for two-factor appears.
   await page.goto(`${config.base}/settings`);
   await page.getByLabel('Name', { exact: true }).last().fill('deploy bot');
