@@ -130,6 +130,15 @@ fn the_dashboard_shows_a_persons_workspace(database_url: Option<&str>) {
         detail.contains("Recent checks") && detail.contains(">ok<"),
         "{detail}"
     );
+    // Ranges of the chart, today's rollup in the day strip; an unknown range falls back.
+    let (status, _, month) = html(&owner, &format!("/monitors/{live_id}?range=30d"));
+    assert_eq!(status, 200);
+    assert!(
+        month.contains("Uptime by day") && month.contains("100.0 %"),
+        "{month}"
+    );
+    let (status, _, _) = html(&owner, &format!("/monitors/{live_id}?range=bogus"));
+    assert_eq!(status, 200);
 
     // Another workspace's monitor is not found; a stranger is sent to sign in.
     let other_ws = server.cli_with(&["workspace", "create", "--name", "Other"], &env);

@@ -206,11 +206,11 @@ mod tests {
     }
 }
 
-/// One hour of one monitor's checks.
+/// One time bucket (an hour, unless asked otherwise) of one monitor's checks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HourSummary {
     pub monitor_id: String,
-    /// Hours since the Unix epoch.
+    /// Buckets since the Unix epoch.
     pub hour: i64,
     pub total: i64,
     pub up: i64,
@@ -225,11 +225,22 @@ impl Store {
         monitor_ids: Vec<String>,
         since: i64,
     ) -> Result<Vec<HourSummary>, StoreError> {
+        self.summaries(monitor_ids, since, 3_600_000).await
+    }
+
+    /// Summaries of some monitors' checks since `since`, in buckets of `bucket_ms`.
+    pub async fn summaries(
+        &self,
+        monitor_ids: Vec<String>,
+        since: i64,
+        bucket_ms: u32,
+    ) -> Result<Vec<HourSummary>, StoreError> {
         use sea_orm::sea_query::Expr;
+        let bucket = format!("checked_at / {}", bucket_ms.max(1));
         let rows: Vec<(String, i64, i64, i64, Option<f64>)> = check_result::Entity::find()
             .select_only()
             .column(check_result::Column::MonitorId)
-            .column_as(Expr::cust("checked_at / 3600000"), "hour")
+            .column_as(Expr::cust(bucket.clone()), "hour")
             .column_as(Expr::cust("COUNT(*)"), "total")
             .column_as(Expr::cust("SUM(CASE WHEN ok THEN 1 ELSE 0 END)"), "good")
             .column_as(
@@ -239,7 +250,7 @@ impl Store {
             .filter(check_result::Column::MonitorId.is_in(monitor_ids))
             .filter(check_result::Column::CheckedAt.gte(since))
             .group_by(check_result::Column::MonitorId)
-            .group_by(Expr::cust("checked_at / 3600000"))
+            .group_by(Expr::cust(bucket))
             .into_tuple()
             .all(self.db())
             .await?;

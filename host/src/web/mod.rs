@@ -455,10 +455,36 @@ struct CheckLine {
     reason: String,
 }
 
+struct DayLine {
+    date: String,
+    text: String,
+    css: &'static str,
+}
+
+const RANGES: [(&str, &str); 4] = [
+    ("1h", "1 hour"),
+    ("24h", "24 hours"),
+    ("7d", "7 days"),
+    ("30d", "30 days"),
+];
+
+#[derive(Debug, Default, Deserialize)]
+pub struct MonitorQuery {
+    range: Option<String>,
+}
+
 #[derive(Template)]
 #[template(path = "monitor.html")]
 struct MonitorPage {
     layout: Layout,
+    ranges: Vec<(&'static str, &'static str)>,
+    range: String,
+    bucket_label: &'static str,
+    chart: String,
+    chart_from: String,
+    chart_max: i64,
+    days: Vec<DayLine>,
+    incidents: Vec<(String, String)>,
     id: String,
     /// Write controls are shown to those who may use them (the API decides anyway).
     can_write: bool,
@@ -476,6 +502,7 @@ async fn monitor(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<String>,
+    Query(q): Query<MonitorQuery>,
 ) -> Response {
     let (p, layout) = match viewer(&state, &headers, "monitor").await {
         Ok(v) => v,
@@ -519,8 +546,107 @@ async fn monitor(
         .as_ref()
         .and_then(|s| s.mean_response_ms)
         .map_or_else(|| "–".into(), |ms| format!("{ms:.0} ms"));
+    let range = q
+        .range
+        .filter(|r| RANGES.iter().any(|(k, _)| k == r))
+        .unwrap_or_else(|| "24h".into());
+    let (span, bucket, bucket_label): (i64, u32, &str) = match range.as_str() {
+        "1h" => (3_600_000, 60_000, "minute"),
+        "7d" => (7 * 86_400_000, 3_600_000, "hour"),
+        "30d" => (30 * 86_400_000, 86_400_000, "day"),
+        _ => (86_400_000, 900_000, "quarter hour"),
+    };
+    let first_day = i32::try_from((now - 30 * 86_400_000) / 86_400_000).unwrap_or(0);
+    let rollups = state
+        .store
+        .daily_uptime(vec![m.id.clone()], first_day)
+        .await
+        .unwrap_or_default();
+    let points: Vec<(i64, f64)> = if range == "30d" {
+        rollups
+            .iter()
+            .filter(|d| d.response_count > 0)
+            .map(|d| {
+                (
+                    i64::from(d.day) * 86_400_000,
+                    d.response_ms_sum as f64 / f64::from(d.response_count),
+                )
+            })
+            .collect()
+    } else {
+        state
+            .store
+            .summaries(vec![m.id.clone()], now - span, bucket)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|s| Some((s.hour * i64::from(bucket), s.mean_response_ms?)))
+            .collect()
+    };
+    let chart_max = points.iter().map(|(_, v)| *v).fold(1.0, f64::max);
+    let mut sorted = points;
+    sorted.sort_by_key(|(t, _)| *t);
+    let chart = if sorted.len() < 2 {
+        String::new()
+    } else {
+        sorted
+            .iter()
+            .map(|(t, v)| {
+                let x = ((t - (now - span)) as f64 / span as f64 * 600.0).clamp(0.0, 600.0);
+                format!("{x:.1},{:.1}", 150.0 - v / chart_max * 130.0)
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut days: Vec<DayLine> = rollups
+        .iter()
+        .filter(|d| d.total > 0)
+        .map(|d| {
+            let pct = f64::from(d.up) * 100.0 / f64::from(d.total);
+            DayLine {
+                date: crate::time::format_ms(i64::from(d.day) * 86_400_000)[..10].to_string(),
+                text: format!("{pct:.1} %"),
+                css: if pct >= 99.9 {
+                    "up"
+                } else if pct >= 95.0 {
+                    "pending"
+                } else {
+                    "down"
+                },
+            }
+        })
+        .collect();
+    days.sort_by(|a, b| a.date.cmp(&b.date));
+    let incidents = state
+        .store
+        .list_incidents(
+            &p.workspace_id,
+            &crate::store::incidents::IncidentFilter {
+                monitor_id: Some(m.id.clone()),
+                ..Default::default()
+            },
+            Order::Desc,
+            Page { page: 1, limit: 10 },
+        )
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|i| {
+            let when = crate::time::format_ms(i.created_at);
+            (i.id, format!("{} since {when}", i.status.name()))
+        })
+        .collect();
     let html = MonitorPage {
         layout,
+        ranges: RANGES.to_vec(),
+        range,
+        bucket_label,
+        chart,
+        chart_from: crate::time::format_ms(now - span),
+        chart_max: chart_max.round() as i64,
+        days,
+        incidents,
         id: m.id.clone(),
         can_write: p.role != crate::store::keys::Role::Read,
         name: m.name.clone(),

@@ -39,7 +39,13 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
     };
     let pages = state
         .store
-        .list_status_pages(&p.workspace_id, Page { page: 1, limit: 100 })
+        .list_status_pages(
+            &p.workspace_id,
+            Page {
+                page: 1,
+                limit: 100,
+            },
+        )
         .await
         .map(|(rows, _)| rows)
         .unwrap_or_default();
@@ -67,7 +73,8 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
         pages: pages
             .into_iter()
             .map(|s| PageLine {
-                monitors: serde_json::from_str::<Vec<String>>(&s.monitor_ids).map_or(0, |v| v.len()),
+                monitors: serde_json::from_str::<Vec<String>>(&s.monitor_ids)
+                    .map_or(0, |v| v.len()),
                 id: s.id,
                 name: s.title,
                 slug: s.slug,
