@@ -137,7 +137,18 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .find_map(|l| serde_json::from_str(l).ok())
         .expect("the script's findings");
     let scanned = findings["scanned"].as_array().expect("scanned pages");
-    assert_eq!(scanned.len(), 9, "axe scanned every page: {findings}");
+    assert_eq!(scanned.len(), 11, "axe scanned every page: {findings}");
+    let policies = api.get("/v1/alert-policies").body;
+    assert_eq!(policies["data"][0]["failureThreshold"], 3, "{policies}");
+    assert_eq!(
+        policies["data"][0]["channels"].as_array().map(Vec::len),
+        Some(1)
+    );
+    let channels = api.get("/v1/channels").body;
+    assert_eq!(
+        channels["data"][0]["name"], "Ops hook (renamed)",
+        "{channels}"
+    );
     let shop = api.get("/status/shop.json");
     assert_eq!(shop.status, 200, "{}", shop.body);
     // The test button's notification reached the receiver over the wire.
@@ -155,7 +166,10 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
     for shot in [
         "overview-desktop.png",
         "monitor-desktop.png",
+        "form-error-desktop.png",
         "overview-phone.png",
+        "monitor-phone.png",
+        "form-phone.png",
     ] {
         let path = artifacts.join(shot);
         assert!(

@@ -7,7 +7,7 @@ use crate::api::AppState;
 use crate::store::keys::Role;
 use crate::store::{Page, State as _};
 use askama::Template;
-use axum::extract::{Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
@@ -120,6 +120,8 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
 #[template(path = "channel_form.html")]
 struct ChannelForm {
     layout: Layout,
+    channel_id: Option<String>,
+    name: String,
     kind: String,
     types: Vec<(String, String)>,
     fields: Vec<forms::Field>,
@@ -172,9 +174,139 @@ pub async fn new_channel(
         .unwrap_or_default();
     let html = ChannelForm {
         layout,
+        channel_id: None,
+        name: String::new(),
         fields: forms::fields(&schema, None, &["name", "type"]),
         kind,
         types: types.into_iter().map(|(n, d, _)| (n, d)).collect(),
+    }
+    .render();
+    page(StatusCode::OK, html)
+}
+
+fn read_only(layout: Layout) -> Response {
+    page(
+        StatusCode::FORBIDDEN,
+        ErrorPage {
+            layout,
+            title: "Read only",
+            message: "Your role in this workspace can look but not change alerting.",
+        }
+        .render(),
+    )
+}
+
+fn not_found(layout: Layout, what: &str) -> Response {
+    let message = format!("There is no such {what} in this workspace.");
+    page(
+        StatusCode::NOT_FOUND,
+        ErrorPage {
+            layout,
+            title: "Not found",
+            message: &message,
+        }
+        .render(),
+    )
+}
+
+/// Edit a stored channel: its plugin's form, filled with what the API shows (secret
+/// settings left out; left empty, they are kept).
+pub async fn edit_channel(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "alerting").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    if p.role == Role::Read {
+        return read_only(layout);
+    }
+    let Ok(Some(c)) = state.store.channel(&p.workspace_id, &id).await else {
+        return not_found(layout, "channel");
+    };
+    let schema = state
+        .plugins
+        .descriptions()
+        .into_iter()
+        .find(|d| d.kind == "channel" && d.name == c.kind)
+        .map(|d| d.config_schema)
+        .unwrap_or_default();
+    let visible = crate::api::channel_input::visible(&c.config);
+    let html = ChannelForm {
+        layout,
+        channel_id: Some(c.id.clone()),
+        name: c.name.clone(),
+        fields: forms::fields(&schema, Some(&visible), &["name", "type"]),
+        kind: c.kind.clone(),
+        types: Vec::new(),
+    }
+    .render();
+    page(StatusCode::OK, html)
+}
+
+#[derive(Template)]
+#[template(path = "policy_form.html")]
+struct PolicyForm {
+    layout: Layout,
+    id: String,
+    name: String,
+    failure: i32,
+    recovery: i32,
+    notify: bool,
+    has_inline: bool,
+    /// (id, name, chosen)
+    channels: Vec<(String, String, bool)>,
+}
+
+pub async fn edit_policy(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "alerting").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    if p.role == Role::Read {
+        return read_only(layout);
+    }
+    let Ok(Some(policy)) = state.store.alert_policy(&p.workspace_id, &id).await else {
+        return not_found(layout, "alert policy");
+    };
+    let listed: Vec<serde_json::Value> = serde_json::from_str(&policy.channels).unwrap_or_default();
+    let chosen: Vec<&str> = listed
+        .iter()
+        .filter_map(|c| c.get("channelId").and_then(|v| v.as_str()))
+        .collect();
+    let channels = state
+        .store
+        .list_channels(
+            &p.workspace_id,
+            Page {
+                page: 1,
+                limit: 100,
+            },
+        )
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default();
+    let html = PolicyForm {
+        layout,
+        id: policy.id.clone(),
+        name: policy.name.clone(),
+        failure: policy.failure_threshold,
+        recovery: policy.recovery_threshold,
+        notify: policy.notify_on_recovery,
+        has_inline: chosen.len() < listed.len(),
+        channels: channels
+            .into_iter()
+            .map(|c| {
+                let on = chosen.contains(&c.id.as_str());
+                (c.id, c.name, on)
+            })
+            .collect(),
     }
     .render();
     page(StatusCode::OK, html)

@@ -190,6 +190,7 @@ for (const form of document.querySelectorAll('form[data-json]')) {
     const reply = await send(form.dataset.method, form.dataset.path, body);
     if (!reply.ok) return fail((reply.json.error && reply.json.error.message) || `The server answered ${reply.status}`);
     if (form.dataset.show && reply.json.data) return show(reply.json.data[form.dataset.show]);
+    if (form.dataset.then) return location.assign(form.dataset.then);
     location.reload();
   });
 }

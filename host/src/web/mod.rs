@@ -42,6 +42,8 @@ pub fn routes() -> Router<AppState> {
         .route("/alerting", get(alerting::show))
         .route("/status-pages", get(status_pages::show))
         .route("/alerting/channels/new", get(alerting::new_channel))
+        .route("/alerting/channels/{id}/edit", get(alerting::edit_channel))
+        .route("/alerting/policies/{id}/edit", get(alerting::edit_policy))
         .route("/incidents", get(incidents::list))
         .route("/incidents/{id}", get(incidents::show))
         .route("/assets/dashboard.js", get(script))

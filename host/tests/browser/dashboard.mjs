@@ -165,6 +165,15 @@ try {
   await page.waitForSelector('td:text("Production")');
   await page.getByRole('button', { name: 'Send a test' }).click();
   await page.locator('#result:text-matches("succeeded")').waitFor({ timeout: 20000 });
+  // Both edited from their forms.
+  await page.locator('a[href*="/alerting/channels/"][href$="/edit"]').click();
+  await page.locator('#f-name').fill('Ops hook (renamed)');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.waitForSelector('td:text("Ops hook (renamed)")');
+  await page.locator('a[href*="/alerting/policies/"][href$="/edit"]').click();
+  await page.locator('#p-failure').fill('3');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.waitForSelector('td:text("3 failures")');
   await audit.goto(`${config.base}/alerting`);
   await scan(audit, 'alerting');
 
@@ -195,6 +204,17 @@ try {
   await small.screenshot({ path: `${config.artifacts}/overview-phone.png`, fullPage: true });
   const width = await small.evaluate(() => document.documentElement.scrollWidth);
   expect(width <= 360, `the overview fits 360 px (scrollWidth ${width})`);
+  await small.goto(`${config.base}/monitors/${config.liveId}`);
+  await small.screenshot({ path: `${config.artifacts}/monitor-phone.png`, fullPage: true });
+  await small.goto(`${config.base}/monitors/new?type=http`);
+  await small.screenshot({ path: `${config.artifacts}/form-phone.png`, fullPage: true });
+
+  // The dark theme (following the system) passes the same contrast checks.
+  const darkContext = await browser.newContext({ bypassCSP: true, colorScheme: 'dark' });
+  const dark = await signIn(darkContext, config.owner.email, config.owner.password);
+  await scan(dark, 'overview (dark)');
+  await dark.goto(`${config.base}/monitors/${config.liveId}`);
+  await scan(dark, 'monitor (dark)');
 
   // The viewer: no write controls, and a forged write is refused by the server.
   const viewerContext = await browser.newContext();
