@@ -21,6 +21,13 @@ pub fn chromium() -> Option<&'static str> {
     if let Some(b) = find_chromium() {
         return Some(b);
     }
+    // Tests run in parallel: one installs while the others wait (apt allows one at a time).
+    let lock = std::fs::File::create(Path::new(env!("CARGO_TARGET_TMPDIR")).join("chromium.lock"))
+        .expect("lock file");
+    lock.lock().expect("lock");
+    if let Some(b) = find_chromium() {
+        return Some(b);
+    }
     let root = Command::new("id")
         .arg("-u")
         .output()
@@ -47,6 +54,9 @@ pub fn chromium() -> Option<&'static str> {
 /// directory whose `node_modules` holds them.
 pub fn playwright() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("playwright-core");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let lock = std::fs::File::create(dir.join(".lock")).expect("lock file");
+    lock.lock().expect("lock");
     if !dir
         .join("node_modules/playwright-core/package.json")
         .is_file()
