@@ -98,6 +98,7 @@ async fn run() {
                 consecutive_successes: 1,
                 region_cursor: 0,
                 regional_confirmation: false,
+                tags: "[]".into(),
             })
             .await
             .expect("monitor");

@@ -109,6 +109,31 @@ fn the_dashboard_shows_a_persons_workspace(database_url: Option<&str>) {
     let (_, _, second) = html(&owner, "/?sort=name&page=2");
     assert!(second.contains("57 monitors, page 2 of 2") && second.contains(r#"rel="prev""#));
 
+    // Tags: set over the API, filtered over the API and on the overview.
+    let tagged = api.patch(
+        &format!("/v1/monitors/{live_id}"),
+        &json!({"tags": ["team:shop", "production", "production"]}),
+    );
+    assert_eq!(tagged.status, 200, "{}", tagged.body);
+    assert_eq!(
+        tagged.body["data"]["tags"],
+        json!(["production", "team:shop"])
+    );
+    let listed = api.get("/v1/monitors?tag=team:shop");
+    assert_eq!(listed.body["pagination"]["total"], 1, "{}", listed.body);
+    api.get("/v1/monitors?tag=not%20a%20tag")
+        .assert_error(400, "VALIDATION_ERROR");
+    api.post(
+        "/v1/monitors",
+        &json!({"name": "x", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 60, "tags": ["<b>"]}),
+    )
+    .assert_error(400, "VALIDATION_ERROR");
+    let (_, _, by_tag) = html(&owner, "/?tag=team%3Ashop");
+    assert!(
+        by_tag.contains("1 monitor, page 1 of 1") && by_tag.contains("Live API"),
+        "{by_tag}"
+    );
+
     // Search and filters.
     let (_, _, found) = html(&owner, "/?q=live");
     assert!(found.contains("1 monitor, page 1 of 1"), "{found}");

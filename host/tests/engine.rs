@@ -97,6 +97,7 @@ impl Fixture {
                 consecutive_successes: 0,
                 region_cursor: 0,
                 regional_confirmation: false,
+                tags: "[]".into(),
             })
             .await
             .expect("monitor");

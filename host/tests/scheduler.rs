@@ -60,6 +60,7 @@ async fn a_thousand_monitors_run_once_per_interval_and_spread_out() {
                 consecutive_successes: 0,
                 region_cursor: 0,
                 regional_confirmation: false,
+                tags: "[]".into(),
             })
             .await
             .expect("insert");

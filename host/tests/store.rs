@@ -35,6 +35,7 @@ fn monitor(id: &str, ws: &str, name: &str, created_at: i64) -> MonitorRow {
         consecutive_successes: 0,
         region_cursor: 0,
         regional_confirmation: false,
+        tags: "[]".into(),
     }
 }
 
@@ -151,6 +152,7 @@ async fn exercise(store: Store) {
     let q = |sort, order, status: Option<&str>, p| MonitorListQuery {
         search: None,
         kind: None,
+        tag: None,
         status: status.and_then(<tocsin::store::MonitorState as tocsin::store::State>::parse),
         sort,
         order,

@@ -13,6 +13,7 @@ mod m0006_cluster;
 mod m0007_confirmations;
 mod m0008_retention;
 mod m0009_accounts;
+mod m0010_monitor_tags;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -30,6 +31,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0007_confirmations::Migration),
             Box::new(m0008_retention::Migration),
             Box::new(m0009_accounts::Migration),
+            Box::new(m0010_monitor_tags::Migration),
         ]
     }
 }

@@ -19,7 +19,8 @@ const ALTERNATIVE_FIELDS: [(&str, &str); 2] = [
 ];
 
 /// Fields every monitor has and the API accepts.
-const COMMON_FIELDS: [&str; 7] = [
+const COMMON_FIELDS: [&str; 8] = [
+    "tags",
     "name",
     "type",
     "interval",
@@ -56,6 +57,8 @@ pub struct MonitorInput {
     pub regions: Vec<String>,
     /// Re-check a failure from another of the monitor's regions before it counts.
     pub regional_confirmation: bool,
+    /// Sorted, each once.
+    pub tags: Vec<String>,
     /// The plugin's normalised configuration (JSON text).
     pub config: String,
 }
@@ -86,6 +89,7 @@ pub fn view(row: &MonitorRow, all_regions: &[String], top_level: bool) -> Monito
         alert_policy_id: row.alert_policy_id.clone(),
         regions,
         regional_confirmation: row.regional_confirmation,
+        tags: serde_json::from_str(&row.tags).unwrap_or_default(),
         created_at: crate::time::format_ms(row.created_at),
         updated_at: crate::time::format_ms(row.updated_at),
         last_checked_at: row.last_checked_at.map(crate::time::format_ms),
@@ -130,6 +134,8 @@ pub fn editable(row: &MonitorRow, top_level: bool) -> Map<String, Value> {
         "regionalConfirmation".into(),
         Value::from(row.regional_confirmation),
     );
+    let tags: Vec<String> = serde_json::from_str(&row.tags).unwrap_or_default();
+    object.insert("tags".into(), Value::from(tags));
     object.extend(type_fields(row, top_level));
     object
 }
@@ -219,6 +225,7 @@ pub async fn validate(
         alert_policy_id: common.alert_policy_id,
         regions: common.regions,
         regional_confirmation: common.regional_confirmation,
+        tags: common.tags,
         config,
     })
 }
@@ -268,6 +275,7 @@ struct Common {
     alert_policy_id: Option<String>,
     regions: Vec<String>,
     regional_confirmation: bool,
+    tags: Vec<String>,
 }
 
 fn read_common(
@@ -343,7 +351,53 @@ fn read_common(
         alert_policy_id,
         regions: regions_field(object.get("regions"), rules.regions, errors),
         regional_confirmation,
+        tags: tags_field(object.get("tags"), errors),
     }
+}
+
+/// Most tags on one monitor, and the longest tag.
+pub const MAX_TAGS: usize = 20;
+pub const MAX_TAG_CHARS: usize = 50;
+
+/// Whether `tag` is a well-formed tag.
+pub fn is_tag(tag: &str) -> bool {
+    (1..=MAX_TAG_CHARS).contains(&tag.chars().count())
+        && tag
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '/'))
+}
+
+/// `tags`: a list of tags, sorted and each once; absent or null is none.
+fn tags_field(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Vec<String> {
+    let items = match value {
+        None | Some(Value::Null) => return Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            errors.push(FieldError::new("tags", "must be a list of strings"));
+            return Vec::new();
+        }
+    };
+    let mut tags = Vec::new();
+    for item in items {
+        match item.as_str().map(str::trim) {
+            Some(t) if is_tag(t) => tags.push(t.to_string()),
+            _ => {
+                errors.push(FieldError::new(
+                    "tags",
+                    format!(
+                        "each tag is 1 to {MAX_TAG_CHARS} letters, digits, `-`, `_`, `.`, `:` or `/`"
+                    ),
+                ));
+                return Vec::new();
+            }
+        }
+    }
+    tags.sort();
+    tags.dedup();
+    if tags.len() > MAX_TAGS {
+        errors.push(FieldError::new("tags", format!("at most {MAX_TAGS} tags")));
+    }
+    tags
 }
 
 /// `regions`: configured region names, each once; empty means every region.
@@ -534,6 +588,7 @@ mod tests {
             consecutive_successes: 3,
             region_cursor: 0,
             regional_confirmation: false,
+            tags: "[]".into(),
         }
     }
 

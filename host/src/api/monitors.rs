@@ -47,6 +47,10 @@ pub struct MonitorCreate {
     /// that has a live node, and counts only if that check fails too. See docs/alerting.md.
     #[schema(default = false)]
     pub regional_confirmation: Option<bool>,
+    /// Labels to group and filter monitors by: up to 20, each 1 to 50 characters
+    /// (letters, digits, `-`, `_`, `.`, `:`, `/`).
+    #[schema(example = json!(["production", "team:payments"]))]
+    pub tags: Option<Vec<String>>,
     /// http: full URL including scheme.
     #[schema(example = "https://example.com/health")]
     pub url: Option<String>,
@@ -123,6 +127,7 @@ pub struct MonitorView {
     pub alert_policy_id: Option<String>,
     pub regions: Vec<String>,
     pub regional_confirmation: bool,
+    pub tags: Vec<String>,
     pub created_at: String,
     pub updated_at: String,
     pub last_checked_at: Option<String>,
@@ -146,6 +151,8 @@ pub struct MonitorListParams {
     pub sort_by: Option<String>,
     /// `asc` or `desc` (default).
     pub order: Option<String>,
+    /// Only monitors with this tag.
+    pub tag: Option<String>,
 }
 
 /// Query of check history.
@@ -287,6 +294,7 @@ pub async fn create_monitor(
         consecutive_successes: 0,
         region_cursor: 0,
         regional_confirmation: input.regional_confirmation,
+        tags: serde_json::to_string(&input.tags).unwrap_or_else(|_| "[]".into()),
     };
     crate::store::audit::note(
         crate::store::audit::Change::new(
@@ -344,11 +352,17 @@ pub async fn list_monitors(
         }
     };
     let status = paging::state::<MonitorState>("status", q.status.as_deref(), &mut errors);
+    if let Some(t) = &q.tag
+        && !monitor_input::is_tag(t)
+    {
+        errors.push(FieldError::new("tag", "is not a well-formed tag"));
+    }
     paging::finish(errors)?;
     let query = MonitorListQuery {
         status,
         search: None,
         kind: None,
+        tag: q.tag.clone(),
         sort,
         order,
         page,
@@ -427,6 +441,7 @@ pub async fn update_monitor(
         alert_policy_id: input.alert_policy_id,
         regions: serde_json::to_string(&input.regions).unwrap_or_else(|_| "[]".into()),
         regional_confirmation: input.regional_confirmation,
+        tags: serde_json::to_string(&input.tags).unwrap_or_else(|_| "[]".into()),
         updated_at: state.clock.now_ms(),
         ..row
     };

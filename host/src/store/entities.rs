@@ -76,6 +76,8 @@ pub mod monitor {
         pub region_cursor: i32,
         /// Re-check a failure from another region before it counts.
         pub regional_confirmation: bool,
+        /// JSON list of tags.
+        pub tags: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -49,6 +49,8 @@ pub struct MonitorListQuery {
     pub search: Option<String>,
     /// Only monitors of this type.
     pub kind: Option<String>,
+    /// Only monitors with this tag.
+    pub tag: Option<String>,
     pub sort: MonitorSort,
     pub order: Order,
     pub page: Page,
@@ -122,6 +124,18 @@ impl Store {
         if let Some(kind) = &q.kind {
             select = select.filter(monitor::Column::Kind.eq(kind.as_str()));
         }
+        if let Some(tag) = q.tag.as_deref().filter(|t| !t.is_empty()) {
+            // Tags are stored as a JSON list: match the quoted tag, wildcards escaped.
+            let escaped = tag
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+                .replace('"', "");
+            select =
+                select.filter(sea_orm::sea_query::Expr::col(monitor::Column::Tags).like(
+                    sea_orm::sea_query::LikeExpr::new(format!("%\"{escaped}\"%")).escape('\\'),
+                ));
+        }
         if let Some(search) = q.search.as_deref().filter(|s| !s.is_empty()) {
             // LIKE with the wildcards of the search text escaped, lower case on both sides.
             let escaped = search
@@ -155,6 +169,26 @@ impl Store {
             .all(self.db())
             .await?;
         Ok((rows, total))
+    }
+
+    /// The tags a workspace's monitors use, sorted, each once.
+    pub async fn monitor_tags(&self, workspace_id: &str) -> Result<Vec<String>, StoreError> {
+        let lists: Vec<String> = monitor::Entity::find()
+            .select_only()
+            .column(monitor::Column::Tags)
+            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+            .filter(monitor::Column::Tags.ne("[]"))
+            .distinct()
+            .into_tuple()
+            .all(self.db())
+            .await?;
+        let mut tags: Vec<String> = lists
+            .iter()
+            .flat_map(|l| serde_json::from_str::<Vec<String>>(l).unwrap_or_default())
+            .collect();
+        tags.sort();
+        tags.dedup();
+        Ok(tags)
     }
 
     /// How many monitors of a workspace are in each state.

@@ -101,6 +101,7 @@ function readField(el) {
       return map;
     }
     case 'list': return text ? text.split('\n').map((l) => l.trim()).filter(Boolean) : undefined;
+    case 'csv': return text.split(',').map((t) => t.trim()).filter(Boolean);
     case 'json': {
       if (!text) return undefined;
       try { return JSON.parse(text); } catch { throw new Error(`${el.name}: not valid JSON`); }

@@ -154,6 +154,7 @@ pub struct OverviewQuery {
     status: Option<String>,
     #[serde(rename = "type")]
     kind: Option<String>,
+    tag: Option<String>,
     sort: Option<String>,
     page: Option<String>,
 }
@@ -163,6 +164,7 @@ struct Filter {
     q: String,
     status: String,
     kind: String,
+    tag: String,
     sort: String,
 }
 
@@ -177,6 +179,7 @@ struct Counts {
 struct Row {
     id: String,
     name: String,
+    tags: Vec<String>,
     uptime_24h: String,
     uptime_30d: String,
     /// SVG polyline points of the hourly mean response time over 24 h (empty: no data).
@@ -198,6 +201,7 @@ struct Overview {
     status_options: Vec<(&'static str, &'static str)>,
     sort_options: Vec<(&'static str, &'static str)>,
     types: Vec<String>,
+    tags: Vec<String>,
     rows: Vec<Row>,
     /// The shown monitors' ids, for the live updates.
     live_ids: String,
@@ -258,10 +262,12 @@ async fn overview(
         .and_then(|t| t.parse::<u64>().ok())
         .filter(|n| (1..=1_000_000).contains(n))
         .unwrap_or(1);
+    let tag = q.tag.clone().filter(|t| !t.is_empty());
     let query = MonitorListQuery {
         status,
         search: search.clone(),
         kind: kind.clone(),
+        tag: tag.clone(),
         sort,
         order,
         page: Page {
@@ -304,6 +310,9 @@ async fn overview(
     let pages = total.div_ceil(PAGE_SIZE).max(1);
     let link = |n: u64| {
         let mut pairs = url_pairs(&search, &q.status, &kind, &sort_key);
+        if let Some(t) = &tag {
+            pairs.push(("tag".into(), t.clone()));
+        }
         pairs.push(("page".into(), n.to_string()));
         format!("/?{}", encode(&pairs))
     };
@@ -329,6 +338,7 @@ async fn overview(
             q: search.clone().unwrap_or_default(),
             status: status.map(|s| s.name().to_string()).unwrap_or_default(),
             kind: kind.clone().unwrap_or_default(),
+            tag: tag.clone().unwrap_or_default(),
             sort: sort_key.clone(),
         },
         status_options: vec![
@@ -340,11 +350,17 @@ async fn overview(
         ],
         sort_options: SORTS.to_vec(),
         types,
+        tags: state
+            .store
+            .monitor_tags(&p.workspace_id)
+            .await
+            .unwrap_or_default(),
         rows: rows
             .iter()
             .map(|m| Row {
                 id: m.id.clone(),
                 name: m.name.clone(),
+                tags: serde_json::from_str(&m.tags).unwrap_or_default(),
                 uptime_24h: {
                     let mine = hours.iter().filter(|h| h.monitor_id == m.id);
                     let (up, total) = mine.fold((0, 0), |(u, t), h| (u + h.up, t + h.total));
@@ -685,6 +701,7 @@ struct MonitorForm {
     top_level: bool,
     types: Vec<(String, String)>,
     name: String,
+    tags: String,
     interval: u32,
     timeout: u32,
     fields: Vec<forms::Field>,
@@ -797,6 +814,11 @@ fn monitor_form(
         kind,
         types: types.into_iter().map(|(n, d, _)| (n, d)).collect(),
         name: monitor.as_ref().map(|m| m.name.clone()).unwrap_or_default(),
+        tags: monitor
+            .as_ref()
+            .and_then(|m| serde_json::from_str::<Vec<String>>(&m.tags).ok())
+            .unwrap_or_default()
+            .join(", "),
         interval: monitor
             .as_ref()
             .map_or(60, |m| u32::try_from(m.interval_secs).unwrap_or(60)),

@@ -57,6 +57,7 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
                 status: None,
                 search: None,
                 kind: None,
+                tag: None,
                 sort: MonitorSort::Name,
                 order: Order::Asc,
                 page: Page {

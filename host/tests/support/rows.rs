@@ -23,5 +23,6 @@ pub fn monitor(id: &str, ws: &str, created_at: i64) -> MonitorRow {
         consecutive_successes: 0,
         region_cursor: 0,
         regional_confirmation: false,
+        tags: "[]".into(),
     }
 }

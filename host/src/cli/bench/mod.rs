@@ -386,6 +386,7 @@ async fn seed_monitors(
                 consecutive_successes: 0,
                 region_cursor: 0,
                 regional_confirmation: false,
+                tags: "[]".into(),
                 id,
             }
         })
