@@ -137,7 +137,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .find_map(|l| serde_json::from_str(l).ok())
         .expect("the script's findings");
     let scanned = findings["scanned"].as_array().expect("scanned pages");
-    assert_eq!(scanned.len(), 11, "axe scanned every page: {findings}");
+    assert_eq!(scanned.len(), 12, "axe scanned every page: {findings}");
     let policies = api.get("/v1/alert-policies").body;
     assert_eq!(policies["data"][0]["failureThreshold"], 3, "{policies}");
     assert_eq!(

@@ -311,3 +311,76 @@ pub async fn edit_policy(
     .render();
     page(StatusCode::OK, html)
 }
+
+struct AttemptLine {
+    n: i32,
+    at: String,
+    ok: bool,
+    code: String,
+    took: i32,
+    error: String,
+}
+
+#[derive(Template)]
+#[template(path = "delivery.html")]
+struct DeliveryPage {
+    layout: Layout,
+    can_write: bool,
+    id: String,
+    event: String,
+    channel: String,
+    status: &'static str,
+    attempts: Vec<AttemptLine>,
+}
+
+/// One delivery with every attempt (time, result, status code, duration, error).
+pub async fn delivery(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "alerting").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let Ok(Some(d)) = state.store.delivery(&p.workspace_id, &id).await else {
+        return not_found(layout, "delivery");
+    };
+    let now = state.clock.now_ms();
+    let attempts = state
+        .store
+        .delivery_attempts(&d.id)
+        .await
+        .unwrap_or_default();
+    let channel = match &d.channel_id {
+        Some(cid) => state
+            .store
+            .channel(&p.workspace_id, cid)
+            .await
+            .ok()
+            .flatten()
+            .map_or_else(|| cid.clone(), |c| c.name),
+        None => format!("{} (inline)", d.channel_kind),
+    };
+    let html = DeliveryPage {
+        layout,
+        can_write: p.role != Role::Read,
+        id: d.id.clone(),
+        event: d.event.clone(),
+        channel,
+        status: d.status.name(),
+        attempts: attempts
+            .iter()
+            .map(|a| AttemptLine {
+                n: a.attempt,
+                at: ago(now, a.at),
+                ok: a.ok,
+                code: a.status_code.map(|c| c.to_string()).unwrap_or_default(),
+                took: a.duration_ms,
+                error: a.error.clone().unwrap_or_default(),
+            })
+            .collect(),
+    }
+    .render();
+    page(StatusCode::OK, html)
+}

@@ -44,6 +44,7 @@ pub fn routes() -> Router<AppState> {
         .route("/alerting/channels/new", get(alerting::new_channel))
         .route("/alerting/channels/{id}/edit", get(alerting::edit_channel))
         .route("/alerting/policies/{id}/edit", get(alerting::edit_policy))
+        .route("/alerting/deliveries/{id}", get(alerting::delivery))
         .route("/incidents", get(incidents::list))
         .route("/incidents/{id}", get(incidents::show))
         .route("/assets/dashboard.js", get(script))

@@ -48,6 +48,7 @@ struct PluginLine {
     kind: &'static str,
     version: String,
     capabilities: String,
+    granted: String,
     source: String,
 }
 
@@ -193,6 +194,11 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
                     "none".into()
                 } else {
                     d.capabilities.join(", ")
+                },
+                granted: if d.granted.is_empty() {
+                    "none".into()
+                } else {
+                    d.granted.join(", ")
                 },
                 source: d.source,
             })

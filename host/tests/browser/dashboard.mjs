@@ -165,6 +165,13 @@ try {
   await page.waitForSelector('td:text("Production")');
   await page.getByRole('button', { name: 'Send a test' }).click();
   await page.locator('#result:text-matches("succeeded")').waitFor({ timeout: 20000 });
+  // The test's delivery, with its attempt.
+  await page.reload();
+  await page.locator('a[href^="/alerting/deliveries/"]').first().click();
+  await page.waitForSelector('td .state:text("delivered")');
+  await audit.goto(page.url());
+  await scan(audit, 'delivery');
+  await page.goto(`${config.base}/alerting`);
   // Both edited from their forms.
   await page.locator('a[href*="/alerting/channels/"][href$="/edit"]').click();
   await page.locator('#f-name').fill('Ops hook (renamed)');
