@@ -250,9 +250,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             sso: crate::accounts::oidc::Sso::new(
                 config.oidc.clone(),
                 &config.public_url,
-                &crate::plugins::trust::load(config.tls_extra_roots.as_deref())
-                    .context("cannot load trusted certificates for single sign-on")?
-                    .certs,
+                plugins.trusted_certs(),
             )
             .map_err(anyhow::Error::msg)
             .context("cannot set up single sign-on")?,

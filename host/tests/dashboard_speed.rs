@@ -10,14 +10,12 @@ use serde_json::json;
 use std::process::Command;
 use support::Server;
 use support::browser::{Browser, token_in};
-use support::chromium::{chromium, playwright};
+use support::chromium::{chromium_path, playwright};
 
 #[test]
 #[ignore = "a measurement; run it by name"]
 fn overview_speed_at_100_1000_and_10000_monitors() {
-    let name = chromium().expect("Chromium");
-    let which = Command::new("which").arg(name).output().expect("which");
-    let executable = String::from_utf8_lossy(&which.stdout).trim().to_string();
+    let executable = chromium_path();
     let modules = playwright().join("node_modules");
     let server = Server::start(&[]);
     let api = server.client();

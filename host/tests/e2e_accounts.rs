@@ -9,7 +9,6 @@ mod support;
 use serde_json::json;
 use std::time::Duration;
 use support::browser::{Browser, token_in};
-use support::pg::TestDb;
 use support::sinks::SmtpSink;
 use support::{Server, wait_for};
 
@@ -361,20 +360,13 @@ fn people_sign_in_on_sqlite() {
 
 #[test]
 fn people_sign_in_on_postgres() {
-    let Some(base) = support::pg::base_url("people_sign_in_on_postgres") else {
-        return;
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let db = rt.block_on(TestDb::create(&base));
-    let smtp = SmtpSink::start();
-    {
-        let server = start(Some(&db.url), &smtp);
-        people_sign_in(&server, &smtp, Some(&db.url));
-    }
-    rt.block_on(db.drop());
+    support::pg::with_database("people_sign_in_on_postgres", |url| {
+        let smtp = SmtpSink::start();
+        {
+            let server = start(Some(url), &smtp);
+            people_sign_in(&server, &smtp, Some(url));
+        }
+    });
 }
 
 #[test]
@@ -384,16 +376,9 @@ fn failed_logins_slow_down_and_read_the_same_on_sqlite() {
 
 #[test]
 fn failed_logins_slow_down_and_read_the_same_on_postgres() {
-    let Some(base) = support::pg::base_url("failed_logins_on_postgres") else {
-        return;
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let db = rt.block_on(TestDb::create(&base));
-    failed_logins_slow_down_and_read_the_same(Some(&db.url));
-    rt.block_on(db.drop());
+    support::pg::with_database("failed_logins_on_postgres", |url| {
+        failed_logins_slow_down_and_read_the_same(Some(url));
+    });
 }
 
 fn failed_logins_slow_down_and_read_the_same(database_url: Option<&str>) {

@@ -29,16 +29,9 @@ fn the_dashboard_shows_a_persons_workspace_on_sqlite() {
 
 #[test]
 fn the_dashboard_shows_a_persons_workspace_on_postgres() {
-    let Some(base) = support::pg::base_url("the_dashboard_on_postgres") else {
-        return;
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let db = rt.block_on(support::pg::TestDb::create(&base));
-    the_dashboard_shows_a_persons_workspace(Some(&db.url));
-    rt.block_on(db.drop());
+    support::pg::with_database("the_dashboard_on_postgres", |url| {
+        the_dashboard_shows_a_persons_workspace(Some(url));
+    });
 }
 
 fn the_dashboard_shows_a_persons_workspace(database_url: Option<&str>) {

@@ -11,16 +11,12 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use support::Server;
 use support::browser::{Browser, token_in};
-use support::chromium::{chromium, playwright};
+use support::chromium::{chromium_path, playwright};
 use support::target::Target;
 
 #[test]
 fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
-    let Some(name) = chromium() else {
-        panic!("Chromium is needed for the dashboard test and could not be installed");
-    };
-    let which = Command::new("which").arg(name).output().expect("which");
-    let executable = String::from_utf8_lossy(&which.stdout).trim().to_string();
+    let executable = chromium_path();
     let modules = playwright().join("node_modules");
 
     let target = Target::start();

@@ -183,16 +183,9 @@ fn single_sign_on_on_sqlite() {
 
 #[test]
 fn single_sign_on_on_postgres() {
-    let Some(base) = support::pg::base_url("single_sign_on_on_postgres") else {
-        return;
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let db = rt.block_on(support::pg::TestDb::create(&base));
-    single_sign_on_through_a_real_openid_provider(Some(&db.url));
-    rt.block_on(db.drop());
+    support::pg::with_database("single_sign_on_on_postgres", |url| {
+        single_sign_on_through_a_real_openid_provider(Some(url));
+    });
 }
 
 fn single_sign_on_through_a_real_openid_provider(database_url: Option<&str>) {

@@ -21,9 +21,9 @@ pub fn new_token() -> String {
     ids::random_base62(43)
 }
 
-/// The stored form of a token: lowercase hex SHA-256.
+/// The stored form of a token: lowercase hex SHA-256, as for API key secrets.
 pub fn hash_token(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
+    crate::store::keys::hash_secret(token)
 }
 
 /// The CSRF token of a session: derived from its cookie token, so it is bound to the
@@ -46,19 +46,10 @@ pub fn role_rank(role: &str) -> usize {
             .unwrap_or(MEMBER_ROLES.len())
 }
 
-/// The plausible shape of an e-mail address: one `@`, something on each side, a dot in the
-/// domain, no spaces, at most 254 characters.
+/// Whether `text` is an e-mail address (what the SMTP relay accepts; at most 254
+/// characters). Members, invitations and accounts share this rule.
 pub fn is_email(text: &str) -> bool {
-    let Some((local, domain)) = text.split_once('@') else {
-        return false;
-    };
-    text.len() <= 254
-        && !local.is_empty()
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !domain.contains('@')
-        && !text.chars().any(|c| c.is_whitespace() || c.is_control())
+    text.len() <= 254 && text.parse::<lettre::Address>().is_ok()
 }
 
 #[cfg(test)]
@@ -81,7 +72,7 @@ mod tests {
         assert!(role_rank("member") > role_rank("viewer"));
         assert!(role_rank("viewer") > role_rank("nobody"));
         assert!(is_email("a.b@example.com"));
-        assert!(!is_email("a@b"));
+        assert!(!is_email("no-at-sign.example.com"));
         assert!(!is_email("a b@example.com"));
         assert!(!is_email("@example.com"));
     }

@@ -175,6 +175,11 @@ fn throttled(wait_ms: i64) -> ApiError {
     e
 }
 
+/// The sign-in throttle's key for an account.
+fn login_key(email: &str) -> String {
+    format!("login:{email}")
+}
+
 fn wrong_credentials() -> ApiError {
     ApiError::unauthorized("Wrong e-mail address or password")
 }
@@ -301,7 +306,7 @@ pub async fn login(
 ) -> Result<Response, ApiError> {
     let email = normalize_email(&body.email);
     let now = state.clock.now_ms();
-    let account_key = format!("login:{email}");
+    let account_key = login_key(&email);
     let address_key = format!("login-ip:{ip}");
     if let Some(wait) = state.accounts.login.wait_ms(
         &[
@@ -837,7 +842,7 @@ pub async fn accept_invitation(
     })
     .await?;
     if accepted.account_created {
-        let (session, token) = start_session(
+        let (_, token) = start_session(
             &state,
             &user,
             "password",
@@ -851,7 +856,6 @@ pub async fn accept_invitation(
             Some(&token),
             state.config.sessions.absolute.as_secs(),
         );
-        let _ = session;
         return Ok(([(SET_COOKIE, cookie)], Success::created(accepted)).into_response());
     }
     Ok(Success::created(accepted).into_response())
@@ -1001,7 +1005,7 @@ pub async fn confirm_reset(
         Ok::<_, ApiError>(())
     })
     .await?;
-    state.accounts.login.clear(&format!("login:{}", user.email));
+    state.accounts.login.clear(&login_key(&user.email));
     Ok(NoContent)
 }
 
@@ -1327,8 +1331,7 @@ pub async fn oidc_callback(
         .clone();
     let user = sso_account(&state, &config, &identity, &ip, now).await?;
     let method = format!("oidc:{provider}");
-    let (session, token) = start_session(&state, &user, &method, &ip, &headers, None).await?;
-    let _ = session;
+    let (_, token) = start_session(&state, &user, &method, &ip, &headers, None).await?;
     let cookie = session::set_cookie(
         &state,
         Some(&token),

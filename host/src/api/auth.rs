@@ -141,9 +141,7 @@ pub async fn limit_by_address(State(state): State<AppState>, req: Request, next:
 
 /// The peer address of the connection (proxies' forwarding headers are not trusted).
 fn client_address(req: &Request) -> String {
-    req.extensions()
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map_or_else(|| "unknown".to_string(), |c| c.0.ip().to_string())
+    session::peer_ip(req.extensions())
 }
 
 /// 429 in the envelope, naming who is over which limit.

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 /// Member roles, most powerful first.
-pub const ROLES: [&str; 4] = ["owner", "admin", "member", "viewer"];
+pub const ROLES: [&str; 4] = crate::accounts::MEMBER_ROLES;
 const OWNER: &str = "owner";
 
 /// A member.
@@ -72,7 +72,7 @@ fn read_fields(object: &Map<String, Value>, creating: bool) -> Result<Fields, Ap
         match (key.as_str(), value) {
             ("email", Value::String(e)) if creating => {
                 let e = e.trim().to_ascii_lowercase();
-                if e.parse::<lettre::Address>().is_ok() && e.len() <= 254 {
+                if crate::accounts::is_email(&e) {
                     email = Some(e);
                 } else {
                     errors.push(FieldError::new("email", "must be an e-mail address"));

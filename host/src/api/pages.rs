@@ -10,7 +10,8 @@ const HTML: &str = include_str!("pages/account.html");
 const SCRIPT: &str = include_str!("pages/account.js");
 const STYLE: &str = include_str!("pages/account.css");
 
-fn asset(body: &'static str, content_type: &'static str) -> Response {
+/// A static page or asset with the security headers.
+pub fn asset(body: &'static str, content_type: &'static str) -> Response {
     let mut r = body.into_response();
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));

@@ -182,13 +182,15 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ClientIp {
         parts: &mut axum::http::request::Parts,
         _: &S,
     ) -> Result<Self, Self::Rejection> {
-        Ok(ClientIp(
-            parts
-                .extensions
-                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-                .map_or_else(|| "unknown".to_string(), |c| c.0.ip().to_string()),
-        ))
+        Ok(ClientIp(peer_ip(&parts.extensions)))
     }
+}
+
+/// The connection's peer address, as rate limits and the audit log see it.
+pub fn peer_ip(extensions: &axum::http::Extensions) -> String {
+    extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map_or_else(|| "unknown".to_string(), |c| c.0.ip().to_string())
 }
 
 #[cfg(test)]

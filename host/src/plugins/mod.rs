@@ -86,6 +86,8 @@ pub struct PluginHost {
     plugin_grants: BTreeMap<String, PluginGrant>,
     grant_declared: bool,
     services: Arc<HostServices>,
+    /// The trusted roots (loaded once; single sign-on's client trusts the same).
+    trusted_certs: Vec<rustls::pki_types::CertificateDer<'static>>,
     monitors: BTreeMap<String, Arc<MonitorPlugin>>,
     channels: BTreeMap<String, Arc<ChannelPlugin>>,
     monitor_linker: Linker<CallState>,
@@ -119,6 +121,7 @@ impl PluginHost {
             plugin_grants: settings.plugin_grants.clone(),
             grant_declared: settings.grant_declared,
             services,
+            trusted_certs: roots.certs,
             monitors: BTreeMap::new(),
             channels: BTreeMap::new(),
             monitor_linker,
@@ -151,6 +154,11 @@ impl PluginHost {
                 | wit::smtp::Error::Rejected(m)
                 | wit::smtp::Error::Transient(m) => m,
             })
+    }
+
+    /// The certificate authorities every outgoing TLS connection trusts.
+    pub fn trusted_certs(&self) -> &[rustls::pki_types::CertificateDer<'static>] {
+        &self.trusted_certs
     }
 
     /// The egress policy the host imports apply.

@@ -136,9 +136,7 @@ impl Store {
             .filter(session::Column::Id.eq(id))
             .exec(tx.conn())
             .await?;
-        // Not an audited change: a plain commit.
-        tx.txn.commit().await?;
-        Ok(())
+        tx.commit().await
     }
 
     /// Switch a session to another workspace.
@@ -323,7 +321,7 @@ impl Store {
             .exec(tx.conn())
             .await?
             .rows_affected;
-        tx.txn.commit().await?;
+        tx.commit().await?;
         Ok(gone)
     }
 }

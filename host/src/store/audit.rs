@@ -176,29 +176,6 @@ impl Store {
         tx.commit().await
     }
 
-    /// Delete up to `limit` entries older than `cutoff`. Returns how many went.
-    pub async fn prune_audit_log(&self, cutoff: Millis, limit: u64) -> Result<u64, StoreError> {
-        let tx = self.begin_write().await?;
-        let ids: Vec<String> = audit_entry::Entity::find()
-            .select_only()
-            .column(audit_entry::Column::Id)
-            .filter(audit_entry::Column::CreatedAt.lt(cutoff))
-            .limit(limit)
-            .into_tuple()
-            .all(tx.conn())
-            .await?;
-        if ids.is_empty() {
-            return Ok(0);
-        }
-        let n = audit_entry::Entity::delete_many()
-            .filter(audit_entry::Column::Id.is_in(ids))
-            .exec(tx.conn())
-            .await?
-            .rows_affected;
-        tx.commit().await?;
-        Ok(n)
-    }
-
     /// A workspace's entries, newest first.
     pub async fn audit_log(
         &self,

@@ -3,7 +3,8 @@
 //! call comes back short, and the recorder's writes interleave between batches.
 
 use super::entities::{
-    check_result, delivery, delivery_attempt, incident, incident_event, monitor_tombstone,
+    audit_entry, check_result, delivery, delivery_attempt, incident, incident_event,
+    monitor_tombstone,
 };
 use super::states::{DeliveryState, IncidentState};
 use super::{Store, StoreError};
@@ -121,6 +122,29 @@ impl Store {
             .await?;
         let n = incident::Entity::delete_many()
             .filter(incident::Column::Id.is_in(ids))
+            .exec(tx.conn())
+            .await?
+            .rows_affected;
+        tx.commit().await?;
+        Ok(n)
+    }
+
+    /// Audit log entries written before `cutoff`.
+    pub async fn prune_audit_log(&self, cutoff: i64, limit: u64) -> Result<u64, StoreError> {
+        let tx = self.begin_write().await?;
+        let ids: Vec<String> = audit_entry::Entity::find()
+            .select_only()
+            .column(audit_entry::Column::Id)
+            .filter(audit_entry::Column::CreatedAt.lt(cutoff))
+            .limit(limit)
+            .into_tuple()
+            .all(tx.conn())
+            .await?;
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let n = audit_entry::Entity::delete_many()
+            .filter(audit_entry::Column::Id.is_in(ids))
             .exec(tx.conn())
             .await?
             .rows_affected;

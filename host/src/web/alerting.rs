@@ -2,7 +2,7 @@
 //! recent deliveries with redeliver; `/alerting/channels/new`: a channel form generated
 //! from the channel plugin's schema.
 
-use super::{ErrorPage, Layout, ago, forms, page, viewer};
+use super::{Layout, ago, forms, not_found, page, read_only, viewer};
 use crate::api::AppState;
 use crate::store::keys::Role;
 use crate::store::{Page, State as _};
@@ -143,15 +143,7 @@ pub async fn new_channel(
         Err(r) => return r,
     };
     if p.role == Role::Read {
-        return page(
-            StatusCode::FORBIDDEN,
-            ErrorPage {
-                layout,
-                title: "Read only",
-                message: "Your role in this workspace can look but not change channels.",
-            }
-            .render(),
-        );
+        return read_only(layout, "channels");
     }
     let mut types: Vec<(String, String, serde_json::Value)> = state
         .plugins
@@ -184,31 +176,6 @@ pub async fn new_channel(
     page(StatusCode::OK, html)
 }
 
-fn read_only(layout: Layout) -> Response {
-    page(
-        StatusCode::FORBIDDEN,
-        ErrorPage {
-            layout,
-            title: "Read only",
-            message: "Your role in this workspace can look but not change alerting.",
-        }
-        .render(),
-    )
-}
-
-fn not_found(layout: Layout, what: &str) -> Response {
-    let message = format!("There is no such {what} in this workspace.");
-    page(
-        StatusCode::NOT_FOUND,
-        ErrorPage {
-            layout,
-            title: "Not found",
-            message: &message,
-        }
-        .render(),
-    )
-}
-
 /// Edit a stored channel: its plugin's form, filled with what the API shows (secret
 /// settings left out; left empty, they are kept).
 pub async fn edit_channel(
@@ -221,7 +188,7 @@ pub async fn edit_channel(
         Err(r) => return r,
     };
     if p.role == Role::Read {
-        return read_only(layout);
+        return read_only(layout, "alerting");
     }
     let Ok(Some(c)) = state.store.channel(&p.workspace_id, &id).await else {
         return not_found(layout, "channel");
@@ -270,7 +237,7 @@ pub async fn edit_policy(
         Err(r) => return r,
     };
     if p.role == Role::Read {
-        return read_only(layout);
+        return read_only(layout, "alerting");
     }
     let Ok(Some(policy)) = state.store.alert_policy(&p.workspace_id, &id).await else {
         return not_found(layout, "alert policy");

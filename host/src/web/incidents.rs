@@ -1,7 +1,7 @@
 //! `/incidents`: unresolved and resolved incidents; `/incidents/{id}`: one incident's
 //! timeline, acknowledged (with a note) or resolved from the page through the API.
 
-use super::{ErrorPage, Layout, ago, page, viewer};
+use super::{Layout, ago, not_found, page, unavailable, viewer};
 use crate::api::AppState;
 use crate::store::incidents::IncidentFilter;
 use crate::store::keys::Role;
@@ -97,17 +97,7 @@ pub async fn list(
                 total += n;
                 rows.extend(found);
             }
-            Err(_) => {
-                return page(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    ErrorPage {
-                        layout,
-                        title: "Unavailable",
-                        message: "The database cannot be reached right now; try again in a moment.",
-                    }
-                    .render(),
-                );
-            }
+            Err(_) => return unavailable(layout),
         }
     }
     rows.sort_by_key(|i| std::cmp::Reverse(i.created_at));
@@ -182,15 +172,7 @@ pub async fn show(
         Err(r) => return r,
     };
     let Ok(Some(i)) = state.store.incident(&p.workspace_id, &id).await else {
-        return page(
-            StatusCode::NOT_FOUND,
-            ErrorPage {
-                layout,
-                title: "Not found",
-                message: "There is no such incident in this workspace.",
-            }
-            .render(),
-        );
+        return not_found(layout, "incident");
     };
     let now = state.clock.now_ms();
     let timeline = state

@@ -279,15 +279,7 @@ async fn overview(
     let listed = state.store.list_monitors(&p.workspace_id, &query).await;
     let by_state = state.store.count_monitors_by_state(&p.workspace_id).await;
     let (Ok((rows, total)), Ok(by_state)) = (listed, by_state) else {
-        return page(
-            StatusCode::SERVICE_UNAVAILABLE,
-            ErrorPage {
-                layout,
-                title: "Unavailable",
-                message: "The database cannot be reached right now; try again in a moment.",
-            }
-            .render(),
-        );
+        return unavailable(layout);
     };
     let now = state.clock.now_ms();
     let ids: Vec<String> = rows.iter().map(|m| m.id.clone()).collect();
@@ -527,19 +519,8 @@ async fn monitor(
         Ok(v) => v,
         Err(r) => return r,
     };
-    let not_found = |layout| {
-        page(
-            StatusCode::NOT_FOUND,
-            ErrorPage {
-                layout,
-                title: "Not found",
-                message: "There is no such monitor in this workspace.",
-            }
-            .render(),
-        )
-    };
     let Ok(Some(m)) = state.store.monitor(&p.workspace_id, &id).await else {
-        return not_found(layout);
+        return not_found(layout, "monitor");
     };
     let now = state.clock.now_ms();
     let checks = state
@@ -720,13 +701,42 @@ const MONITOR_FIELDS: [&str; 8] = [
     "paused",
 ];
 
-fn forbidden(layout: Layout) -> Response {
+/// 404 page: no such `what` in the person's workspace.
+pub(crate) fn not_found(layout: Layout, what: &str) -> Response {
+    let message = format!("There is no such {what} in this workspace.");
+    page(
+        StatusCode::NOT_FOUND,
+        ErrorPage {
+            layout,
+            title: "Not found",
+            message: &message,
+        }
+        .render(),
+    )
+}
+
+/// 403 page for a viewer on a page that changes `what`.
+pub(crate) fn read_only(layout: Layout, what: &str) -> Response {
+    let message = format!("Your role in this workspace can look but not change {what}.");
     page(
         StatusCode::FORBIDDEN,
         ErrorPage {
             layout,
             title: "Read only",
-            message: "Your role in this workspace can look but not change monitors.",
+            message: &message,
+        }
+        .render(),
+    )
+}
+
+/// 503 page while the database cannot be reached.
+pub(crate) fn unavailable(layout: Layout) -> Response {
+    page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        ErrorPage {
+            layout,
+            title: "Unavailable",
+            message: "The database cannot be reached right now; try again in a moment.",
         }
         .render(),
     )
@@ -748,7 +758,7 @@ async fn new_monitor(
         Err(r) => return r,
     };
     if p.role == crate::store::keys::Role::Read {
-        return forbidden(layout);
+        return read_only(layout, "monitors");
     }
     monitor_form(&state, layout, None, q.kind)
 }
@@ -763,18 +773,10 @@ async fn edit_monitor(
         Err(r) => return r,
     };
     if p.role == crate::store::keys::Role::Read {
-        return forbidden(layout);
+        return read_only(layout, "monitors");
     }
     let Ok(Some(m)) = state.store.monitor(&p.workspace_id, &id).await else {
-        return page(
-            StatusCode::NOT_FOUND,
-            ErrorPage {
-                layout,
-                title: "Not found",
-                message: "There is no such monitor in this workspace.",
-            }
-            .render(),
-        );
+        return not_found(layout, "monitor");
     };
     let kind = Some(m.kind.clone());
     monitor_form(&state, layout, Some(m), kind)
@@ -833,20 +835,14 @@ fn monitor_form(
 }
 
 async fn script() -> Response {
-    asset(
+    crate::api::pages::asset(
         include_str!("dashboard.js"),
         "text/javascript; charset=utf-8",
     )
 }
 
 async fn style() -> Response {
-    asset(include_str!("dashboard.css"), "text/css; charset=utf-8")
-}
-
-fn asset(body: &'static str, content_type: &'static str) -> Response {
-    let mut r = ([(axum::http::header::CONTENT_TYPE, content_type)], body).into_response();
-    crate::api::pages::secure_headers(r.headers_mut());
-    r
+    crate::api::pages::asset(include_str!("dashboard.css"), "text/css; charset=utf-8")
 }
 
 #[cfg(test)]

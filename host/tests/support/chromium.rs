@@ -50,6 +50,14 @@ pub fn chromium() -> Option<&'static str> {
     find_chromium()
 }
 
+/// The full path of Chromium, for drivers that want an executable path; panics when it
+/// is missing and cannot be installed.
+pub fn chromium_path() -> String {
+    let name = chromium().expect("Chromium is needed and could not be installed");
+    let which = Command::new("which").arg(name).output().expect("which");
+    String::from_utf8_lossy(&which.stdout).trim().to_string()
+}
+
 /// `playwright-core` and `axe-core` installed once per target directory; returns the
 /// directory whose `node_modules` holds them.
 pub fn playwright() -> PathBuf {

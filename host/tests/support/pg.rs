@@ -14,6 +14,21 @@ pub fn base_url(test: &str) -> Option<String> {
     base
 }
 
+/// Run `test` against a fresh PostgreSQL database of its own (its URL), dropped after;
+/// does nothing (and says SKIPPED) when the run has no PostgreSQL server.
+pub fn with_database(name: &str, test: impl FnOnce(&str)) {
+    let Some(base) = base_url(name) else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let db = rt.block_on(TestDb::create(&base));
+    test(&db.url);
+    rt.block_on(db.drop());
+}
+
 /// A database of its own.
 pub struct TestDb {
     pub admin: DatabaseConnection,
