@@ -100,7 +100,8 @@ try {
 
   // A third-party plugin's form, from its schema; the server's error shows by its field.
   await page.goto(`${config.base}/monitors/new?type=tcp`);
-  expect(await page.getByLabel('TCP port.').count() + await page.locator('#help-port').count() >= 1, 'the tcp form has its port field');
+  expect((await page.locator('#help-port').textContent()).includes('TCP port.'), 'the port field carries the schema\'s description');
+  expect(await page.locator('#f-port').getAttribute('max') === '65535', 'the port field carries the schema\'s maximum');
   await page.locator('#f-name').fill('Database port');
   await page.locator('#f-host').fill('127.0.0.1');
   await page.locator('#f-port').fill('70000');
