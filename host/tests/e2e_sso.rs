@@ -15,6 +15,10 @@ use support::{Server, free_port};
 /// Install `oidc-provider` once per target directory.
 fn provider_package() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("oidc-provider-9");
+    // Both tests of this file start at once: one installs while the other waits.
+    std::fs::create_dir_all(&dir).expect("dir");
+    let lock = std::fs::File::create(dir.join(".lock")).expect("lock file");
+    lock.lock().expect("lock");
     if !dir
         .join("node_modules/oidc-provider/package.json")
         .is_file()
