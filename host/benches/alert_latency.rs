@@ -99,6 +99,9 @@ async fn run() {
                 region_cursor: 0,
                 regional_confirmation: false,
                 tags: "[]".into(),
+                ping_token: None,
+                depends_on: "[]".into(),
+                snoozed_until: None,
             })
             .await
             .expect("monitor");

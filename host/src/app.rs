@@ -191,8 +191,14 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     } else {
         None
     };
-    // The scheduler and confirmer hold the only senders now; the writer ends after them.
-    drop(recorder);
+    // Heartbeat monitors: missed deadlines become failed checks.
+    let deadlines_task = tokio::spawn(crate::engine::heartbeat::run(
+        store.clone(),
+        recorder.clone(),
+        config.region.clone(),
+        clock.clone(),
+        shutdown_rx.clone(),
+    ));
     let heartbeat_task = tokio::spawn(heartbeat_loop(
         store.clone(),
         node_id.clone(),
@@ -257,6 +263,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             login: Default::default(),
             reset: Default::default(),
         }),
+        // The scheduler, the confirmer, the deadline sweep and the ping handlers hold the
+        // only senders; the writer ends after them.
+        recorder,
     };
     // The decoy hash makes an unknown account's refusal cost what a wrong password costs.
     tokio::task::spawn_blocking(crate::accounts::password::prepare);
@@ -303,6 +312,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         let _ = task.await;
     }
     let _ = heartbeat_task.await;
+    let _ = deadlines_task.await;
     let _ = escalation_task.await;
     // A sweep in progress stops between batches; it resumes at the next start.
     retention_task.abort();

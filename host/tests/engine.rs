@@ -98,6 +98,9 @@ impl Fixture {
                 region_cursor: 0,
                 regional_confirmation: false,
                 tags: "[]".into(),
+                ping_token: None,
+                depends_on: "[]".into(),
+                snoozed_until: None,
             })
             .await
             .expect("monitor");

@@ -61,6 +61,9 @@ async fn a_thousand_monitors_run_once_per_interval_and_spread_out() {
                 region_cursor: 0,
                 regional_confirmation: false,
                 tags: "[]".into(),
+                ping_token: None,
+                depends_on: "[]".into(),
+                snoozed_until: None,
             })
             .await
             .expect("insert");

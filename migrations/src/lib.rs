@@ -14,6 +14,7 @@ mod m0007_confirmations;
 mod m0008_retention;
 mod m0009_accounts;
 mod m0010_monitor_tags;
+mod m0011_alerting;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -32,6 +33,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0008_retention::Migration),
             Box::new(m0009_accounts::Migration),
             Box::new(m0010_monitor_tags::Migration),
+            Box::new(m0011_alerting::Migration),
         ]
     }
 }

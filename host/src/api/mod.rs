@@ -23,6 +23,7 @@ pub mod monitors;
 pub mod openapi;
 pub mod pages;
 pub mod paging;
+pub mod pings;
 pub mod plugins;
 pub mod probe_ips;
 pub mod public_status;
@@ -60,6 +61,8 @@ pub struct AppState {
     pub key_usage: Arc<api_keys::KeyUsage>,
     /// Single sign-on and the sign-in throttles.
     pub accounts: Arc<crate::accounts::Services>,
+    /// Where heartbeat monitors' pings are recorded.
+    pub recorder: crate::engine::Recorder,
 }
 
 /// The routes of `/v1`, with their OpenAPI description.
@@ -158,13 +161,23 @@ fn public_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(public_status::status_page))
 }
 
+/// Heartbeat monitors' ping URLs: public, and not limited per address (one host may run
+/// many jobs); each ping costs a lookup by an indexed token.
+fn ping_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(pings::ping_post, pings::ping_get))
+        .routes(routes!(pings::signal_post, pings::signal_get))
+}
+
 /// The complete OpenAPI document.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
     let (_, mut doc) = v1_routes().split_for_parts();
     let (_, public) = public_routes().split_for_parts();
     let (_, own) = session_routes().split_for_parts();
+    let (_, pings) = ping_routes().split_for_parts();
     doc.merge(public);
     doc.merge(own);
+    doc.merge(pings);
     openapi::complete_responses(&mut doc);
     doc
 }
@@ -174,8 +187,10 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
     let (v1, mut doc) = v1_routes().split_for_parts();
     let (public, public_doc) = public_routes().split_for_parts();
     let (own, own_doc) = session_routes().split_for_parts();
+    let (pings, pings_doc) = ping_routes().split_for_parts();
     doc.merge(public_doc);
     doc.merge(own_doc);
+    doc.merge(pings_doc);
     openapi::complete_responses(&mut doc);
     let rendered = openapi::OpenApiJson(Arc::new(
         doc.to_pretty_json().unwrap_or_else(|_| "{}".into()),
@@ -204,6 +219,7 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .merge(v1)
         .merge(own)
         .merge(public)
+        .merge(pings)
         .merge(pages)
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)

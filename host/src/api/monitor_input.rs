@@ -7,7 +7,7 @@
 
 use super::error::{ApiError, FieldError};
 use super::monitors::MonitorView;
-use crate::plugins::PluginHost;
+use crate::plugins::{HEARTBEAT, PluginHost};
 use crate::store::{MonitorRow, State};
 use serde_json::{Map, Value};
 
@@ -19,8 +19,9 @@ const ALTERNATIVE_FIELDS: [(&str, &str); 2] = [
 ];
 
 /// Fields every monitor has and the API accepts.
-const COMMON_FIELDS: [&str; 8] = [
+const COMMON_FIELDS: [&str; 9] = [
     "tags",
+    "dependsOn",
     "name",
     "type",
     "interval",
@@ -30,8 +31,10 @@ const COMMON_FIELDS: [&str; 8] = [
     "regionalConfirmation",
 ];
 /// Fields the server sets.
-const READ_ONLY_FIELDS: [&str; 8] = [
+const READ_ONLY_FIELDS: [&str; 10] = [
     "id",
+    "pingUrl",
+    "snoozedUntil",
     "status",
     "createdAt",
     "updatedAt",
@@ -59,6 +62,9 @@ pub struct MonitorInput {
     pub regional_confirmation: bool,
     /// Sorted, each once.
     pub tags: Vec<String>,
+    /// Monitors this one depends on (ids, each once; their existence is checked by the
+    /// caller, which can read the store).
+    pub depends_on: Vec<String>,
     /// The plugin's normalised configuration (JSON text).
     pub config: String,
 }
@@ -71,7 +77,12 @@ pub struct InputRules<'a> {
 
 /// The API view of a stored monitor. `top_level` says whether its type's fields sit at the
 /// top level of the object (the plugin's description says so) or under `config`.
-pub fn view(row: &MonitorRow, all_regions: &[String], top_level: bool) -> MonitorView {
+pub fn view(
+    row: &MonitorRow,
+    all_regions: &[String],
+    top_level: bool,
+    public_url: &str,
+) -> MonitorView {
     let stored: Vec<String> = serde_json::from_str(&row.regions).unwrap_or_default();
     let regions = if stored.is_empty() {
         all_regions.to_vec()
@@ -90,6 +101,12 @@ pub fn view(row: &MonitorRow, all_regions: &[String], top_level: bool) -> Monito
         regions,
         regional_confirmation: row.regional_confirmation,
         tags: serde_json::from_str(&row.tags).unwrap_or_default(),
+        depends_on: serde_json::from_str(&row.depends_on).unwrap_or_default(),
+        snoozed_until: row.snoozed_until.map(crate::time::format_ms),
+        ping_url: row
+            .ping_token
+            .as_ref()
+            .map(|t| format!("{}/ping/{t}", public_url.trim_end_matches('/'))),
         created_at: crate::time::format_ms(row.created_at),
         updated_at: crate::time::format_ms(row.updated_at),
         last_checked_at: row.last_checked_at.map(crate::time::format_ms),
@@ -115,8 +132,11 @@ pub fn editable(row: &MonitorRow, top_level: bool) -> Map<String, Value> {
     let mut object = Map::new();
     object.insert("name".into(), Value::from(row.name.clone()));
     object.insert("type".into(), Value::from(row.kind.clone()));
-    object.insert("interval".into(), Value::from(row.interval_secs));
-    object.insert("timeout".into(), Value::from(row.timeout_secs));
+    // A heartbeat monitor's interval follows from its period; it has no timeout.
+    if row.kind != HEARTBEAT {
+        object.insert("interval".into(), Value::from(row.interval_secs));
+        object.insert("timeout".into(), Value::from(row.timeout_secs));
+    }
     object.insert(
         "alertPolicyId".into(),
         row.alert_policy_id.clone().map_or(Value::Null, Value::from),
@@ -136,6 +156,8 @@ pub fn editable(row: &MonitorRow, top_level: bool) -> Map<String, Value> {
     );
     let tags: Vec<String> = serde_json::from_str(&row.tags).unwrap_or_default();
     object.insert("tags".into(), Value::from(tags));
+    let depends_on: Vec<String> = serde_json::from_str(&row.depends_on).unwrap_or_default();
+    object.insert("dependsOn".into(), Value::from(depends_on));
     object.extend(type_fields(row, top_level));
     object
 }
@@ -197,9 +219,12 @@ pub async fn validate(
         .is_some_and(|k| plugins.fields_at_top_level(k));
     let config = type_fields_of(&object, flat, common.kind.is_some(), &mut errors);
     // Without a type there is nobody to ask about the rest.
-    let Some(kind) = common.kind else {
+    let Some(kind) = common.kind.clone() else {
         return Err(ApiError::validation(errors));
     };
+    if kind == HEARTBEAT {
+        return heartbeat_input(common, config, rules, errors);
+    }
     let normalized = ask_plugin(plugins, &kind, config, flat, &mut errors).await?;
     if !errors.is_empty() {
         return Err(ApiError::validation(errors));
@@ -226,6 +251,62 @@ pub async fn validate(
         regions: common.regions,
         regional_confirmation: common.regional_confirmation,
         tags: common.tags,
+        depends_on: common.depends_on,
+        config,
+    })
+}
+
+/// A heartbeat monitor: the server checks its settings itself. Its interval (shown, and
+/// used by the plan's shortest-interval rule) is its period, or a minute for a cron schedule.
+fn heartbeat_input(
+    common: Common,
+    config: Map<String, Value>,
+    rules: &InputRules<'_>,
+    mut errors: Vec<FieldError>,
+) -> Result<MonitorInput, ApiError> {
+    let config = match crate::engine::heartbeat::validate(&config, u64::from(rules.min_interval)) {
+        Ok(c) => Some(c),
+        Err(problems) => {
+            errors.extend(
+                problems
+                    .into_iter()
+                    .map(|p| FieldError::new(p.field, p.message)),
+            );
+            None
+        }
+    };
+    if !common.regions.is_empty() {
+        errors.push(FieldError::new(
+            "regions",
+            "a heartbeat monitor is pinged, not checked from regions",
+        ));
+    }
+    if common.regional_confirmation {
+        errors.push(FieldError::new(
+            "regionalConfirmation",
+            "a heartbeat monitor is pinged, not checked from regions",
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    let (Some(name), Some(config)) = (common.name, config) else {
+        return Err(ApiError::bad_request("Invalid monitor"));
+    };
+    let period = serde_json::from_str::<Value>(&config)
+        .ok()
+        .and_then(|c| c.get("period").and_then(Value::as_u64))
+        .unwrap_or(60);
+    Ok(MonitorInput {
+        name,
+        kind: HEARTBEAT.to_string(),
+        interval_secs: u32::try_from(period).unwrap_or(u32::MAX),
+        timeout_secs: 1,
+        alert_policy_id: common.alert_policy_id,
+        regions: Vec::new(),
+        regional_confirmation: false,
+        tags: common.tags,
+        depends_on: common.depends_on,
         config,
     })
 }
@@ -276,6 +357,7 @@ struct Common {
     regions: Vec<String>,
     regional_confirmation: bool,
     tags: Vec<String>,
+    depends_on: Vec<String>,
 }
 
 fn read_common(
@@ -298,24 +380,39 @@ fn read_common(
             None
         }
     };
-    let interval = integer_field(
-        object,
-        "interval",
-        u64::from(rules.min_interval),
-        MAX_INTERVAL_SECS,
-        None,
-        errors,
-    );
-    // Omitted: 10 s, or the interval when that is shorter, so a 1-second monitor just works.
-    let default_timeout = interval.map_or(DEFAULT_TIMEOUT_SECS, |i| i.min(DEFAULT_TIMEOUT_SECS));
-    let timeout = integer_field(
-        object,
-        "timeout",
-        1,
-        MAX_TIMEOUT_SECS,
-        Some(default_timeout),
-        errors,
-    );
+    let (interval, timeout) = if kind.as_deref() == Some(HEARTBEAT) {
+        for field in ["interval", "timeout"] {
+            if object.get(field).is_some_and(|v| !v.is_null()) {
+                errors.push(FieldError::new(
+                    field,
+                    "is not a field of a heartbeat monitor: it expects pings every `period` seconds or on a `cron` schedule",
+                ));
+            }
+        }
+        (Some(0), Some(1))
+    } else {
+        let interval = integer_field(
+            object,
+            "interval",
+            u64::from(rules.min_interval),
+            MAX_INTERVAL_SECS,
+            None,
+            errors,
+        );
+        // Omitted: 10 s, or the interval when that is shorter, so a 1-second monitor just
+        // works.
+        let default_timeout =
+            interval.map_or(DEFAULT_TIMEOUT_SECS, |i| i.min(DEFAULT_TIMEOUT_SECS));
+        let timeout = integer_field(
+            object,
+            "timeout",
+            1,
+            MAX_TIMEOUT_SECS,
+            Some(default_timeout),
+            errors,
+        );
+        (interval, timeout)
+    };
     let alert_policy_id = match object.get("alertPolicyId") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -352,7 +449,50 @@ fn read_common(
         regions: regions_field(object.get("regions"), rules.regions, errors),
         regional_confirmation,
         tags: tags_field(object.get("tags"), errors),
+        depends_on: depends_on_field(object.get("dependsOn"), errors),
     }
+}
+
+/// Most monitors one monitor depends on.
+pub const MAX_DEPENDENCIES: usize = 20;
+
+/// `dependsOn`: monitor ids, each once; absent or null is none.
+fn depends_on_field(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Vec<String> {
+    let items = match value {
+        None | Some(Value::Null) => return Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            errors.push(FieldError::new(
+                "dependsOn",
+                "must be a list of monitor ids",
+            ));
+            return Vec::new();
+        }
+    };
+    let mut ids: Vec<String> = Vec::new();
+    for item in items {
+        match item.as_str() {
+            Some(id) if crate::ids::is_valid(id, crate::ids::prefix::MONITOR) => {
+                if !ids.iter().any(|i| i == id) {
+                    ids.push(id.to_string());
+                }
+            }
+            _ => {
+                errors.push(FieldError::new(
+                    "dependsOn",
+                    "must be a list of monitor ids",
+                ));
+                return Vec::new();
+            }
+        }
+    }
+    if ids.len() > MAX_DEPENDENCIES {
+        errors.push(FieldError::new(
+            "dependsOn",
+            format!("at most {MAX_DEPENDENCIES} monitors"),
+        ));
+    }
+    ids
 }
 
 /// Most tags on one monitor, and the longest tag.
@@ -589,6 +729,9 @@ mod tests {
             region_cursor: 0,
             regional_confirmation: false,
             tags: "[]".into(),
+            ping_token: None,
+            depends_on: "[]".into(),
+            snoozed_until: None,
         }
     }
 
@@ -600,13 +743,19 @@ mod tests {
             &row("http", r#"{"url":"http://a","method":"GET"}"#),
             &regions,
             true,
+            "https://t.example",
         ));
         assert_eq!(v["url"], "http://a");
         assert_eq!(v["regions"], serde_json::json!(["local"]));
         assert_eq!(v["status"], "up");
         assert_eq!(v["consecutiveSuccesses"], 3);
         assert!(v.get("config").is_none());
-        let v = json(view(&row("dns", r#"{"name":"a"}"#), &regions, false));
+        let v = json(view(
+            &row("dns", r#"{"name":"a"}"#),
+            &regions,
+            false,
+            "https://t.example",
+        ));
         assert_eq!(v["config"]["name"], "a");
     }
 

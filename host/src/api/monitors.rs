@@ -128,6 +128,17 @@ pub struct MonitorView {
     pub regions: Vec<String>,
     pub regional_confirmation: bool,
     pub tags: Vec<String>,
+    /// Monitors whose outage explains this one's: while one of them is down, this
+    /// monitor's incidents open `suppressed` and notify nobody (see docs/alerting.md).
+    pub depends_on: Vec<String>,
+    /// Notifications about this monitor are held until then (`POST .../snooze`); absent
+    /// when not snoozed by itself (a tag's snooze is under `/v1/snoozes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snoozed_until: Option<String>,
+    /// Heartbeat monitors: the secret URL the job pings (GET or POST; `/start`, `/fail`
+    /// and `/<exit status>` variants). Anyone with it can ping; keep it like a password.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping_url: Option<String>,
     pub created_at: String,
     pub updated_at: String,
     pub last_checked_at: Option<String>,
@@ -240,6 +251,50 @@ async fn check_policy(
     Ok(())
 }
 
+/// `dependsOn` may name only monitors of the workspace, never the monitor itself, and may
+/// not close a loop (A depends on B depends on A): such a loop would hold both monitors'
+/// alerts for ever.
+async fn check_dependencies(
+    state: &AppState,
+    p: &Principal,
+    monitor_id: &str,
+    depends_on: &[String],
+) -> Result<(), ApiError> {
+    if depends_on.is_empty() {
+        return Ok(());
+    }
+    let refuse = |message: String, detail: &str| {
+        ApiError::unprocessable(message).with_details(vec![FieldError::new("dependsOn", detail)])
+    };
+    if depends_on.iter().any(|d| d == monitor_id) {
+        return Err(refuse(
+            "A monitor cannot depend on itself".into(),
+            "lists the monitor itself",
+        ));
+    }
+    let found = state
+        .store
+        .monitors_by_id(&p.workspace_id, depends_on.to_vec())
+        .await?;
+    if let Some(missing) = depends_on
+        .iter()
+        .find(|d| !found.iter().any(|m| &m.id == *d))
+    {
+        return Err(refuse(
+            format!("No monitor `{missing}` exists in this workspace"),
+            "names a monitor that does not exist",
+        ));
+    }
+    let graph = state.store.dependency_graph(&p.workspace_id).await?;
+    if let Some(path) = crate::engine::holds::cycle_through(&graph, monitor_id, depends_on) {
+        return Err(refuse(
+            format!("dependsOn would make a loop: {}", path.join(" → ")),
+            "would make a loop",
+        ));
+    }
+    Ok(())
+}
+
 async fn find(state: &AppState, p: &Principal, id: &str) -> Result<MonitorRow, ApiError> {
     state
         .store
@@ -275,8 +330,11 @@ pub async fn create_monitor(
     check_policy(&state, &p, &input).await?;
     super::quota::interval(&state, &p.workspace_id, input.interval_secs).await?;
     let now = state.clock.now_ms();
+    let id = ids::new_id(prefix::MONITOR);
+    check_dependencies(&state, &p, &id, &input.depends_on).await?;
+    let heartbeat = input.kind == crate::plugins::HEARTBEAT;
     let row = MonitorRow {
-        id: ids::new_id(prefix::MONITOR),
+        id,
         workspace_id: p.workspace_id.clone(),
         name: input.name,
         kind: input.kind,
@@ -295,6 +353,9 @@ pub async fn create_monitor(
         region_cursor: 0,
         regional_confirmation: input.regional_confirmation,
         tags: serde_json::to_string(&input.tags).unwrap_or_else(|_| "[]".into()),
+        ping_token: heartbeat.then(|| ids::random_base62(24)),
+        depends_on: serde_json::to_string(&input.depends_on).unwrap_or_else(|_| "[]".into()),
+        snoozed_until: None,
     };
     crate::store::audit::note(
         crate::store::audit::Change::new(
@@ -306,12 +367,31 @@ pub async fn create_monitor(
         .after(super::redact::audit::monitor(&view(&state, &row, &regions))),
     );
     let saved = state.store.insert_monitor(row).await?;
+    arm_heartbeat(&state, &saved, now).await?;
     Ok(Success::created(view(&state, &saved, &regions)))
+}
+
+/// Give a heartbeat monitor its deadline, counted from `from` (created or edited).
+async fn arm_heartbeat(state: &AppState, row: &MonitorRow, from: i64) -> Result<(), ApiError> {
+    if row.status == MonitorState::Paused {
+        return Ok(());
+    }
+    if let Some(exp) = crate::engine::heartbeat::Expectation::of(&row.config)
+        && row.ping_token.is_some()
+    {
+        crate::engine::heartbeat::arm(&state.store, row, &exp, from).await?;
+    }
+    Ok(())
 }
 
 /// The API view of a monitor, its type's fields placed as its plugin says.
 fn view(state: &AppState, row: &MonitorRow, regions: &[String]) -> MonitorView {
-    monitor_input::view(row, regions, state.plugins.fields_at_top_level(&row.kind))
+    monitor_input::view(
+        row,
+        regions,
+        state.plugins.fields_at_top_level(&row.kind),
+        &state.config.public_url,
+    )
 }
 
 /// The view as `p` may see it (a read key sees header values redacted).
@@ -428,6 +508,7 @@ pub async fn update_monitor(
     )
     .await?;
     check_policy(&state, &p, &input).await?;
+    check_dependencies(&state, &p, &row.id, &input.depends_on).await?;
     // A monitor kept from a larger plan keeps its interval until it is changed.
     if i64::from(input.interval_secs) != i64::from(row.interval_secs) {
         super::quota::interval(&state, &p.workspace_id, input.interval_secs).await?;
@@ -442,9 +523,11 @@ pub async fn update_monitor(
         regions: serde_json::to_string(&input.regions).unwrap_or_else(|_| "[]".into()),
         regional_confirmation: input.regional_confirmation,
         tags: serde_json::to_string(&input.tags).unwrap_or_else(|_| "[]".into()),
+        depends_on: serde_json::to_string(&input.depends_on).unwrap_or_else(|_| "[]".into()),
         updated_at: state.clock.now_ms(),
         ..row
     };
+    let schedule_changed = updated.config != row_before.config;
     crate::store::audit::note(
         crate::store::audit::Change::new(
             Some(&p.workspace_id),
@@ -462,6 +545,10 @@ pub async fn update_monitor(
         ))),
     );
     let saved = state.store.update_monitor(updated).await?;
+    // A new schedule counts from now; other edits leave the deadline alone.
+    if schedule_changed {
+        arm_heartbeat(&state, &saved, state.clock.now_ms()).await?;
+    }
     Ok(Success::ok(view(&state, &saved, &regions)))
 }
 

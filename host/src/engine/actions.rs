@@ -157,6 +157,13 @@ pub async fn set_paused(
     txn.commit().await?;
     store.publish(MonitorChange::Upserted(id.to_string()));
     ctx.outbox_wakeup.notify_one();
+    // A resumed heartbeat monitor expects its next ping counting from now.
+    if !paused
+        && saved.kind == crate::plugins::HEARTBEAT
+        && let Some(exp) = super::heartbeat::Expectation::of(&saved.config)
+    {
+        super::heartbeat::arm(store, &saved, &exp, now).await?;
+    }
     Ok((saved, true))
 }
 

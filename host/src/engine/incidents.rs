@@ -124,6 +124,8 @@ pub async fn open(
             escalated_at: None,
             failure: failure.to_string(),
             monitor: monitor.to_string(),
+            hold: None,
+            notified: true,
         })
         .await?;
     timeline(tx, &inc.id, ctx.now, "created", json!({"failure": failure})).await?;

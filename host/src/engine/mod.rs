@@ -6,6 +6,8 @@ pub mod actions;
 pub mod certificates;
 pub mod escalation;
 pub mod health;
+pub mod heartbeat;
+pub mod holds;
 pub mod incidents;
 pub mod policy;
 pub mod recorder;

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 /// Most records written in one transaction.
 const MAX_BATCH: usize = 1000;
@@ -160,7 +160,7 @@ impl EngineContext {
 /// Sends records to the writer task.
 #[derive(Clone)]
 pub struct Recorder {
-    tx: mpsc::Sender<CheckRecord>,
+    tx: mpsc::Sender<(CheckRecord, Option<oneshot::Sender<()>>)>,
     stats: Arc<RecorderStats>,
 }
 
@@ -191,30 +191,47 @@ impl Recorder {
 
     /// Queue a record; waits when the writer is behind.
     pub async fn record(&self, record: CheckRecord) {
-        if self.tx.send(record).await.is_err() {
+        if self.tx.send((record, None)).await.is_err() {
             tracing::warn!("check result dropped: the result writer has stopped");
         }
+    }
+
+    /// Queue a record and wait until its batch is committed (it still shares a batch with
+    /// others). False when the writer stopped first.
+    pub async fn record_committed(&self, record: CheckRecord) -> bool {
+        let (done, committed) = oneshot::channel();
+        if self.tx.send((record, Some(done))).await.is_err() {
+            tracing::warn!("check result dropped: the result writer has stopped");
+            return false;
+        }
+        committed.await.is_ok()
     }
 }
 
 async fn write_loop(
     store: Store,
     ctx: EngineContext,
-    mut rx: mpsc::Receiver<CheckRecord>,
+    mut rx: mpsc::Receiver<(CheckRecord, Option<oneshot::Sender<()>>)>,
     stats: Arc<RecorderStats>,
 ) {
+    let mut queued = Vec::with_capacity(MAX_BATCH);
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+    let mut waiting = Vec::new();
+    while rx.recv_many(&mut queued, MAX_BATCH).await > 0 {
         // Let the batch fill for a moment: one transaction for many results costs far
         // less than one each (see docs/performance.md).
         let linger = tokio::time::sleep(BATCH_LINGER);
         tokio::pin!(linger);
-        while batch.len() < MAX_BATCH {
-            let room = MAX_BATCH - batch.len();
+        while queued.len() < MAX_BATCH {
+            let room = MAX_BATCH - queued.len();
             tokio::select! {
-                n = rx.recv_many(&mut batch, room) => if n == 0 { break },
+                n = rx.recv_many(&mut queued, room) => if n == 0 { break },
                 _ = &mut linger => break,
             }
+        }
+        for (record, done) in queued.drain(..) {
+            batch.push(record);
+            waiting.extend(done);
         }
         let started = std::time::Instant::now();
         write_resiliently(&store, &ctx, &batch).await;
@@ -227,6 +244,9 @@ async fn write_loop(
             Ordering::Relaxed,
         );
         batch.clear();
+        for done in waiting.drain(..) {
+            let _ = done.send(());
+        }
     }
 }
 

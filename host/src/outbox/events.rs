@@ -197,6 +197,8 @@ mod tests {
             escalated_at: None,
             failure: "{}".into(),
             monitor: "{}".into(),
+            hold: None,
+            notified: true,
         }
     }
 

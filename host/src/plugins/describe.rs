@@ -11,7 +11,11 @@ use super::wit;
 pub const TOP_LEVEL_KEYWORD: &str = "x-tocsin-top-level";
 
 /// Fields every monitor object has; a top-level plugin may not reuse them.
-pub const MONITOR_FIELDS: [&str; 16] = [
+pub const MONITOR_FIELDS: [&str; 20] = [
+    "tags",
+    "dependsOn",
+    "snoozedUntil",
+    "pingUrl",
     "id",
     "name",
     "type",
@@ -82,6 +86,43 @@ pub struct PluginDescription {
     /// The capabilities the server grants it: built-ins get what they declare; plugins from
     /// `plugins_dir` only what `[plugin_grants.<name>]` allows.
     pub granted: Vec<&'static str>,
+}
+
+/// The monitor type the server provides itself: it receives pings instead of making
+/// requests, so no plugin could provide it.
+pub const HEARTBEAT: &str = "heartbeat";
+
+/// What the `heartbeat` type says about itself, as a plugin would.
+pub fn heartbeat_description() -> PluginDescription {
+    PluginDescription {
+        name: HEARTBEAT.into(),
+        kind: "monitor",
+        version: env!("CARGO_PKG_VERSION").into(),
+        description: "Waits for a job to ping its URL: fails when a ping is late, when the job reports failure, or when a run takes too long".into(),
+        config_schema: serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            TOP_LEVEL_KEYWORD: true,
+            "properties": {
+                "period": {"type": "integer", "minimum": 1, "maximum": 31_536_000, "title": "Period (seconds)",
+                    "description": "A ping is expected this often. Give `period` or `cron`."},
+                "cron": {"type": "string", "maxLength": 200, "title": "Cron schedule",
+                    "description": "When the job runs: five fields (minute hour day month weekday), or six with seconds first."},
+                "timezone": {"type": "string", "default": "UTC", "title": "Time zone",
+                    "description": "IANA time zone the cron schedule is read in, e.g. Europe/Berlin."},
+                "grace": {"type": "integer", "minimum": 0, "maximum": 31_536_000, "default": 60, "title": "Grace (seconds)",
+                    "description": "How late a ping may be before the check fails."},
+                "maxDuration": {"type": "integer", "minimum": 1, "maximum": 31_536_000, "title": "Longest run (seconds)",
+                    "description": "After a /start ping, the run fails if it has not finished within this long."}
+            },
+            "additionalProperties": false
+        }),
+        capabilities: Vec::new(),
+        contract: "server".into(),
+        source: "builtin".into(),
+        top_level_fields: true,
+        granted: Vec::new(),
+    }
 }
 
 /// Why a component was refused.

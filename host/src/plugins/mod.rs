@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::Linker;
 use wit::{ChannelContract, MonitorContract};
 
+pub use describe::{HEARTBEAT, heartbeat_description};
 pub use describe::{
     LoadError, MONITOR_FIELDS, PluginDescription, TOP_LEVEL_KEYWORD, World, contract_of,
     fields_at_top_level, valid_plugin_name,
@@ -362,11 +363,18 @@ impl PluginHost {
         })
     }
 
-    /// Every loaded plugin, monitors first, by name.
+    /// Every loaded plugin, monitors first, by name, with the server's own `heartbeat`
+    /// type among the monitors.
     pub fn descriptions(&self) -> Vec<PluginDescription> {
-        self.monitors
+        let mut monitors: Vec<PluginDescription> = self
+            .monitors
             .values()
             .map(|p| p.description.clone())
+            .collect();
+        monitors.push(heartbeat_description());
+        monitors.sort_by(|a, b| a.name.cmp(&b.name));
+        monitors
+            .into_iter()
             .chain(self.channels.values().map(|p| p.description.clone()))
             .collect()
     }
@@ -378,9 +386,11 @@ impl PluginHost {
 
     /// Whether a monitor type's fields sit at the top level of a monitor object.
     pub fn fields_at_top_level(&self, monitor_type: &str) -> bool {
-        self.monitors
-            .get(monitor_type)
-            .is_some_and(|p| p.description.top_level_fields)
+        monitor_type == HEARTBEAT
+            || self
+                .monitors
+                .get(monitor_type)
+                .is_some_and(|p| p.description.top_level_fields)
     }
 
     /// The channel plugin for a channel type.

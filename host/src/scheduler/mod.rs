@@ -288,7 +288,7 @@ impl Scheduler {
         let now_ms = self.clock.now_ms();
         let mut seen = std::collections::HashSet::new();
         for row in rows {
-            if !runs_in_region(&row.regions, &self.region) {
+            if !self.runs_here(&row) {
                 continue;
             }
             seen.insert(row.id.clone());
@@ -344,9 +344,8 @@ impl Scheduler {
 
     /// Schedule, reschedule or drop monitor `id` given its stored row (None: deleted).
     fn apply(&mut self, id: &str, row: Option<MonitorRow>) {
-        let Some(row) = row.filter(|r| {
-            r.status != MonitorState::Paused && runs_in_region(&r.regions, &self.region)
-        }) else {
+        let Some(row) = row.filter(|r| r.status != MonitorState::Paused && self.runs_here(r))
+        else {
             self.slots.remove(id);
             return;
         };
@@ -360,6 +359,12 @@ impl Scheduler {
             None => now + phase(&m.id, m.interval.min(FIRST_CHECK_SPREAD)),
         };
         self.insert(m, due);
+    }
+
+    /// Whether this node checks the monitor: one of its regions, and a type the server
+    /// checks (heartbeat monitors are pinged instead; see `engine::heartbeat`).
+    fn runs_here(&self, row: &MonitorRow) -> bool {
+        row.kind != crate::plugins::HEARTBEAT && runs_in_region(&row.regions, &self.region)
     }
 
     fn insert(&mut self, monitor: ScheduledMonitor, due: Instant) {

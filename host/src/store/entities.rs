@@ -78,6 +78,12 @@ pub mod monitor {
         pub regional_confirmation: bool,
         /// JSON list of tags.
         pub tags: String,
+        /// Heartbeat monitors: the secret in their ping URL.
+        pub ping_token: Option<String>,
+        /// JSON list of the ids of monitors this one depends on.
+        pub depends_on: String,
+        /// Notifications are held until then (Unix ms).
+        pub snoozed_until: Option<i64>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -187,6 +193,11 @@ pub mod incident {
         pub failure: String,
         /// JSON: the monitor as the event payload describes it.
         pub monitor: String,
+        /// JSON: why its notifications are held and until when (see `engine::holds`).
+        pub hold: Option<String>,
+        /// Whether its opening was notified (false while held, and after a held incident
+        /// resolved before anyone was told).
+        pub notified: bool,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -584,6 +595,48 @@ pub mod audit_entry {
         pub before: Option<String>,
         pub after: Option<String>,
         pub created_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Where each heartbeat monitor stands.
+pub mod heartbeat_state {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "heartbeat_states")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub monitor_id: String,
+        pub last_ping_at: Option<i64>,
+        /// A run reported its start and has not finished.
+        pub started_at: Option<i64>,
+        /// The next ping is due by then; NULL while paused.
+        pub deadline_at: Option<i64>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Snoozes of every monitor with a tag.
+pub mod tag_snooze {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "tag_snoozes")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub workspace_id: String,
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub tag: String,
+        pub until: i64,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod confirmations;
 pub mod deliveries;
 mod entities;
+pub mod heartbeats;
 pub mod incidents;
 pub mod keys;
 pub mod members;

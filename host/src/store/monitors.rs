@@ -1,6 +1,8 @@
 //! Monitor rows: create, read, list, update, delete, and what the scheduler loads.
 
-use super::entities::{certificate_notice, daily_uptime, monitor, monitor_tombstone};
+use super::entities::{
+    certificate_notice, daily_uptime, heartbeat_state, monitor, monitor_tombstone,
+};
 use super::states::MonitorState;
 use super::{MonitorChange, Order, Page, Store, StoreError, Tx};
 use sea_orm::sea_query::Expr;
@@ -219,6 +221,9 @@ impl Store {
         active.consecutive_successes = sea_orm::ActiveValue::NotSet;
         active.last_checked_at = sea_orm::ActiveValue::NotSet;
         active.last_response_time_ms = sea_orm::ActiveValue::NotSet;
+        // Set by their own requests, never by an edit.
+        active.ping_token = sea_orm::ActiveValue::NotSet;
+        active.snoozed_until = sea_orm::ActiveValue::NotSet;
         let saved = self.update_one(active).await?;
         self.publish(MonitorChange::Upserted(id));
         Ok(saved)
@@ -235,6 +240,26 @@ impl Store {
             .filter(monitor::Column::Id.is_in(ids))
             .all(self.db())
             .await?)
+    }
+
+    /// Which monitors of a workspace depend on which (only those that depend on any).
+    pub async fn dependency_graph(
+        &self,
+        workspace_id: &str,
+    ) -> Result<std::collections::HashMap<String, Vec<String>>, StoreError> {
+        let rows: Vec<(String, String)> = monitor::Entity::find()
+            .select_only()
+            .column(monitor::Column::Id)
+            .column(monitor::Column::DependsOn)
+            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+            .filter(monitor::Column::DependsOn.ne("[]"))
+            .into_tuple()
+            .all(self.db())
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, deps)| (id, serde_json::from_str(&deps).unwrap_or_default()))
+            .collect())
     }
 
     /// Every monitor that is not paused, for the scheduler.
@@ -287,6 +312,10 @@ impl Tx {
                 .await?;
             daily_uptime::Entity::delete_many()
                 .filter(daily_uptime::Column::MonitorId.eq(id))
+                .exec(self.conn())
+                .await?;
+            heartbeat_state::Entity::delete_many()
+                .filter(heartbeat_state::Column::MonitorId.eq(id))
                 .exec(self.conn())
                 .await?;
         }

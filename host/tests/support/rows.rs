@@ -24,5 +24,8 @@ pub fn monitor(id: &str, ws: &str, created_at: i64) -> MonitorRow {
         region_cursor: 0,
         regional_confirmation: false,
         tags: "[]".into(),
+        ping_token: None,
+        depends_on: "[]".into(),
+        snoozed_until: None,
     }
 }

@@ -387,6 +387,9 @@ async fn seed_monitors(
                 region_cursor: 0,
                 regional_confirmation: false,
                 tags: "[]".into(),
+                ping_token: None,
+                depends_on: "[]".into(),
+                snoozed_until: None,
                 id,
             }
         })
@@ -592,12 +595,15 @@ async fn load_api(
         config.rate_limit_per_minute,
         config.rate_limit_burst,
     ));
+    let engine = EngineContext::new("http://127.0.0.1");
+    let (recorder, _writer) = crate::engine::Recorder::spawn(store.clone(), engine.clone());
     let state = crate::api::AppState {
         store,
         plugins,
         config: Arc::new(config),
         clock,
-        engine: EngineContext::new("http://127.0.0.1"),
+        engine,
+        recorder,
         limits,
         key_usage: Arc::default(),
         accounts: Arc::new(crate::accounts::Services {
