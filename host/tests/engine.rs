@@ -430,3 +430,145 @@ async fn an_escalation_removed_from_the_policy_no_longer_fires() {
     assert_eq!((inc.escalate_at, inc.escalated_at), (None, None));
     assert_eq!(f.deliveries("incident.created", "email").await, 0);
 }
+
+#[tokio::test]
+async fn a_snooze_holds_an_opening_and_postpones_escalation() {
+    use tocsin::engine::holds::release_due;
+    let f = Fixture::new().await;
+    f.policy("pol_s", 1, 1, true, Some(15)).await;
+    f.monitor("mon_early", Some("pol_s")).await;
+    f.monitor("mon_held", Some("pol_s")).await;
+
+    // Down before the snooze: notified at once; the snooze then postpones its escalation.
+    f.check("mon_early", false).await;
+    let created = f.incidents("mon_early").await[0].created_at;
+    assert_eq!(f.deliveries("incident.created", "webhook").await, 1);
+    let snooze_end = created + 30 * 60_000;
+    for m in ["mon_early", "mon_held"] {
+        assert!(
+            f.store
+                .set_monitor_snooze(&f.ws, m, Some(snooze_end))
+                .await
+                .expect("snooze")
+        );
+    }
+    let due = created + 15 * 60_000;
+    assert_eq!(escalate_due(&f.store, &f.ctx, due).await.expect("pass"), 0);
+    assert_eq!(
+        f.incidents("mon_early").await[0].escalate_at,
+        Some(snooze_end),
+        "waits for the snooze"
+    );
+
+    // Down while snoozed: held, not notified, not escalating.
+    f.check("mon_held", false).await;
+    let held = f.incidents("mon_held").await[0].clone();
+    assert_eq!(held.status.name(), "open");
+    assert!(!held.notified);
+    assert_eq!(held.escalate_at, None);
+    assert_eq!(f.deliveries("incident.created", "webhook").await, 1);
+    assert_eq!(
+        release_due(&f.store, &f.ctx, snooze_end - 1)
+            .await
+            .expect("sweep"),
+        0
+    );
+
+    // The snooze ends: the held incident is notified once, and starts its escalation delay.
+    assert_eq!(
+        release_due(&f.store, &f.ctx, snooze_end)
+            .await
+            .expect("sweep"),
+        1
+    );
+    assert_eq!(
+        release_due(&f.store, &f.ctx, snooze_end + 1000)
+            .await
+            .expect("sweep"),
+        0,
+        "once"
+    );
+    let released = f.incidents("mon_held").await[0].clone();
+    assert!(released.notified);
+    assert_eq!(released.hold, None);
+    assert_eq!(released.escalate_at, Some(snooze_end + 15 * 60_000));
+    assert_eq!(f.deliveries("incident.created", "webhook").await, 2);
+    assert_eq!(
+        escalate_due(&f.store, &f.ctx, snooze_end)
+            .await
+            .expect("pass"),
+        1,
+        "the early one escalates when the snooze ends"
+    );
+    assert_eq!(f.deliveries("incident.created", "email").await, 1);
+}
+
+#[tokio::test]
+async fn a_parent_failing_in_the_same_batch_holds_its_child_which_recovers_silently() {
+    let f = Fixture::new().await;
+    // The parent needs three failures to open; the child one.
+    f.policy("pol_parent", 3, 1, true, None).await;
+    f.policy("pol_child", 1, 1, true, Some(5)).await;
+    f.monitor("mon_parent", Some("pol_parent")).await;
+    f.monitor("mon_child", Some("pol_child")).await;
+    let child = f
+        .store
+        .monitor(&f.ws, "mon_child")
+        .await
+        .expect("q")
+        .expect("child");
+    f.store
+        .update_monitor(MonitorRow {
+            depends_on: r#"["mon_parent"]"#.into(),
+            ..child
+        })
+        .await
+        .expect("update");
+
+    // Both fail in one batch, the parent's result first: its one failure is enough to
+    // hold the child, though the parent's own incident has not opened yet.
+    let now = f.clock.now_ms();
+    let record = |monitor: &str| CheckRecord {
+        monitor_id: monitor.into(),
+        workspace_id: f.ws.clone(),
+        checked_at: now,
+        ok: false,
+        reason: Some("Connection refused".into()),
+        status_code: None,
+        response_time_ms: None,
+        region: "eu".into(),
+        details: "{}".into(),
+        confirmation: None,
+    };
+    write_batch(
+        &f.store,
+        &f.ctx,
+        &[record("mon_parent"), record("mon_child")],
+    )
+    .await
+    .expect("batch");
+    let inc = f.incidents("mon_child").await[0].clone();
+    assert_eq!(inc.status.name(), "suppressed");
+    assert!(!inc.notified);
+    assert_eq!(inc.escalate_at, None, "no escalation while suppressed");
+    assert!(
+        inc.hold
+            .as_deref()
+            .is_some_and(|h| h.contains("mon_parent"))
+    );
+    assert_eq!(f.all_deliveries().await.len(), 0);
+
+    // Acknowledged and then recovered: nobody heard of it, so nobody hears the end.
+    actions::acknowledge(&f.store, &f.ctx, &f.ws, &inc.id, "alice", None, now)
+        .await
+        .expect("ack");
+    f.clock.advance_ms(60_000);
+    f.check("mon_child", true).await;
+    assert_eq!(f.incidents("mon_child").await[0].status.name(), "resolved");
+    assert_eq!(
+        f.all_deliveries().await.len(),
+        0,
+        "{:?}",
+        f.all_deliveries().await
+    );
+}

@@ -25,8 +25,15 @@ pub struct IncidentView {
     pub id: String,
     /// Dashboard link.
     pub url: String,
-    /// `open`, `acknowledged` or `resolved`.
+    /// `open`, `acknowledged`, `suppressed` (a monitor it depends on is down) or `resolved`.
     pub status: String,
+    /// Why its notifications are held, while they are: `{"reason": "dependency",
+    /// "monitorId", "monitorName"}` or `{"reason": "snoozed", "until"}`; null otherwise.
+    #[schema(value_type = Option<Object>)]
+    pub hold: Option<serde_json::Value>,
+    /// Whether its opening was notified (false while held, and for an incident that
+    /// resolved before anyone was told; such an incident resolves silently).
+    pub notified: bool,
     pub created_at: String,
     pub acknowledged_at: Option<String>,
     pub resolved_at: Option<String>,
@@ -49,7 +56,7 @@ pub struct IncidentView {
 /// One entry of an incident's timeline.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TimelineEntry {
-    /// `created`, `notified`, `escalated`, `acknowledged` or `resolved`.
+    /// `created`, `held`, `released`, `notified`, `escalated`, `acknowledged` or `resolved`.
     pub kind: String,
     pub at: String,
     #[schema(value_type = Object)]
@@ -65,7 +72,7 @@ pub struct IncidentListParams {
     pub from: Option<String>,
     /// Created at or before (ISO 8601).
     pub to: Option<String>,
-    /// `open`, `acknowledged` or `resolved`.
+    /// `open`, `acknowledged`, `suppressed` or `resolved`.
     pub status: Option<String>,
     pub monitor_id: Option<String>,
     /// `createdAt` (default) or `resolvedAt`.
@@ -87,6 +94,8 @@ fn view(state: &AppState, i: &IncidentRow, timeline: Option<&[IncidentEventRow]>
         id: i.id.clone(),
         url: format!("{}/incidents/{}", state.config.public_url, i.id),
         status: i.status.name().to_string(),
+        hold: crate::engine::holds::Hold::parse(i.hold.as_deref()).map(|h| h.view()),
+        notified: i.notified,
         created_at: crate::time::format_ms(i.created_at),
         acknowledged_at: i.acknowledged_at.map(crate::time::format_ms),
         resolved_at: i.resolved_at.map(crate::time::format_ms),

@@ -32,6 +32,7 @@ pub mod ratelimit;
 pub mod redact;
 pub mod serve;
 pub mod session;
+pub mod snoozes;
 pub mod status_pages;
 pub mod workspace;
 
@@ -77,6 +78,9 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(monitors::pause_monitor))
         .routes(routes!(monitors::resume_monitor))
         .routes(routes!(monitors::list_checks))
+        .routes(routes!(snoozes::snooze_monitor, snoozes::unsnooze_monitor))
+        .routes(routes!(snoozes::snooze_tag, snoozes::unsnooze_tag))
+        .routes(routes!(snoozes::list_snoozes))
         .routes(routes!(monitors::monitor_uptime))
         .routes(routes!(
             alert_policies::create_policy,

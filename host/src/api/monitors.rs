@@ -295,7 +295,11 @@ async fn check_dependencies(
     Ok(())
 }
 
-async fn find(state: &AppState, p: &Principal, id: &str) -> Result<MonitorRow, ApiError> {
+pub(super) async fn find(
+    state: &AppState,
+    p: &Principal,
+    id: &str,
+) -> Result<MonitorRow, ApiError> {
     state
         .store
         .monitor(&p.workspace_id, id)
@@ -395,7 +399,12 @@ fn view(state: &AppState, row: &MonitorRow, regions: &[String]) -> MonitorView {
 }
 
 /// The view as `p` may see it (a read key sees header values redacted).
-fn view_for(p: &Principal, state: &AppState, row: &MonitorRow, regions: &[String]) -> MonitorView {
+pub(super) fn view_for(
+    p: &Principal,
+    state: &AppState,
+    row: &MonitorRow,
+    regions: &[String],
+) -> MonitorView {
     let mut v = view(state, row, regions);
     if super::redact::applies(p) {
         super::redact::monitor_fields(&mut v.type_fields);

@@ -43,7 +43,7 @@ pub async fn acknowledge(
     match inc.status {
         IncidentState::Resolved => return Err(ActionError::Resolved),
         IncidentState::Acknowledged => return Ok(inc),
-        IncidentState::Open => {}
+        IncidentState::Open | IncidentState::Suppressed => {}
     }
     let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
     let name = txn.workspace_name(workspace_id).await?;
@@ -83,9 +83,13 @@ pub async fn resolve(
         workspace_name: &name,
         now,
     };
-    let monitor_id = inc.monitor_id.clone();
-    let resolved = incidents::resolve(&txn, &c, inc, &rules, Some(by)).await?;
-    if let Some(m) = txn.monitor_by_id(&monitor_id).await?
+    let monitor = txn.monitor_by_id(&inc.monitor_id).await?;
+    let snoozed = match &monitor {
+        Some(m) => super::holds::snooze_in(&txn, m, now).await?,
+        None => None,
+    };
+    let resolved = incidents::resolve(&txn, &c, inc, &rules, Some(by), snoozed).await?;
+    if let Some(m) = monitor
         && m.status != MonitorState::Paused
     {
         txn.restart_after_manual_resolve(&m.id).await?;

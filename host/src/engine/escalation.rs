@@ -1,6 +1,7 @@
 //! Escalation timers, driven from the database rather than memory: an incident still
 //! `open` at its `escalate_at` is escalated once (the claim is a conditional update), so a
-//! restart neither loses nor repeats an escalation.
+//! restart neither loses nor repeats an escalation. The same loop lets held incidents go
+//! (see `holds`).
 
 use super::incidents::{self, Ctx};
 use super::policy::rules_of;
@@ -34,6 +35,14 @@ pub async fn escalate_due(
             txn.commit().await?;
             continue;
         }
+        // A snoozed monitor's incident waits for the snooze to end.
+        if let Some(m) = txn.monitor_by_id(&inc.monitor_id).await?
+            && let Some(until) = super::holds::snooze_in(&txn, &m, now).await?
+        {
+            txn.postpone_escalation(&inc.id, until).await?;
+            txn.commit().await?;
+            continue;
+        }
         let name = txn.workspace_name(&inc.workspace_id).await?;
         let c = Ctx {
             public_url: &ctx.public_url,
@@ -62,6 +71,9 @@ pub async fn run(
     loop {
         if let Err(e) = escalate_due(&store, &ctx, clock.now_ms()).await {
             tracing::warn!(error = %e, "escalation pass failed; retrying");
+        }
+        if let Err(e) = super::holds::release_due(&store, &ctx, clock.now_ms()).await {
+            tracing::warn!(error = %e, "pass over held incidents failed; retrying");
         }
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}

@@ -89,7 +89,8 @@ fn seconds(
 pub fn parse_cron(text: &str) -> Result<croner::Cron, String> {
     let fields = text.split_whitespace().count();
     let nickname = text.trim_start().starts_with('@');
-    if !(nickname && fields == 1) && !(5..=6).contains(&fields) {
+    let fits = (5..=6).contains(&fields) || (nickname && fields == 1);
+    if !fits {
         return Err(
             "must have five fields (minute hour day month weekday), or six with seconds first"
                 .into(),

@@ -1,9 +1,23 @@
 //! When an incident's notifications are held, and letting them go.
 //!
-//! - Dependencies: a monitor lists `dependsOn`; while one of those is down, its incident
-//!   opens `suppressed`, naming the parent, and nobody is told. When the parent recovers
-//!   and the child is still down, the child's incident is notified then.
+//! - Dependencies: a monitor lists `dependsOn`; while one of those is down (its incident
+//!   is unresolved, or its last check failed), the monitor's incident opens `suppressed`,
+//!   naming the parent, and nobody is told. When the parent recovers and the child is still
+//!   down, the child's incident is notified then, once.
+//! - Snooze: a monitor, or a tag of it, snoozed until a time. An incident that opens while
+//!   snoozed is held (status `open`, nobody told, no escalation); when the snooze ends and
+//!   it is still unresolved, one notification goes out. An incident already notified that
+//!   recovers while snoozed has its recovery held the same way.
+//!
+//! The hold is stored on the incident, so a restart or another node lets it go: the
+//! release sweep re-decides every held incident and claims a release with a conditional
+//! update, so exactly one node sends it.
 
+use super::incidents::{self, Ctx};
+use super::policy::rules_of;
+use super::recorder::EngineContext;
+use crate::store::{IncidentRow, IncidentState, MonitorRow, MonitorState, Store, StoreError, Tx};
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
 /// If making `monitor` depend on `parents` closes a loop in `graph` (monitor id → the ids
@@ -43,6 +57,279 @@ pub fn cycle_through(
         }
     }
     None
+}
+
+/// Why an incident's notifications are held. Stored as JSON on the incident; the API
+/// shows it with `until` as ISO 8601.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "camelCase")]
+pub enum Hold {
+    /// A monitor it depends on is down.
+    #[serde(rename_all = "camelCase")]
+    Dependency {
+        monitor_id: String,
+        monitor_name: String,
+    },
+    /// The monitor (or one of its tags) is snoozed until `until` (ms).
+    Snoozed { until: i64 },
+}
+
+impl Hold {
+    /// The stored form.
+    pub fn text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// A stored hold; None when absent or unreadable.
+    pub fn parse(text: Option<&str>) -> Option<Hold> {
+        text.and_then(|t| serde_json::from_str(t).ok())
+    }
+
+    /// The state an incident opening under this hold starts in.
+    pub fn opening_state(&self) -> IncidentState {
+        match self {
+            Hold::Dependency { .. } => IncidentState::Suppressed,
+            Hold::Snoozed { .. } => IncidentState::Open,
+        }
+    }
+
+    /// As the API and timelines show it.
+    pub fn view(&self) -> serde_json::Value {
+        match self {
+            Hold::Dependency {
+                monitor_id,
+                monitor_name,
+            } => serde_json::json!({
+                "reason": "dependency",
+                "monitorId": monitor_id,
+                "monitorName": monitor_name,
+            }),
+            Hold::Snoozed { until } => serde_json::json!({
+                "reason": "snoozed",
+                "until": crate::time::format_ms(*until),
+            }),
+        }
+    }
+}
+
+/// Whether a monitor counts as down for its dependants: an unresolved incident, or a
+/// last check that failed (so a child whose threshold is lower than its parent's is not
+/// notified in the moments before the parent's incident opens).
+pub fn is_down(status: MonitorState, consecutive_failures: i32) -> bool {
+    status == MonitorState::Down || (status != MonitorState::Paused && consecutive_failures > 0)
+}
+
+/// The ids a monitor depends on.
+pub fn parents_of(m: &MonitorRow) -> Vec<String> {
+    serde_json::from_str(&m.depends_on).unwrap_or_default()
+}
+
+/// The tags of a monitor.
+fn tags_of(m: &MonitorRow) -> Vec<String> {
+    serde_json::from_str(&m.tags).unwrap_or_default()
+}
+
+/// When a monitor's snooze ends, if it is snoozed at `now` (its own or a tag's, the latest).
+pub fn snoozed_until(m: &MonitorRow, tag_snoozes: &HashMap<String, i64>, now: i64) -> Option<i64> {
+    let own = m.snoozed_until.filter(|u| *u > now);
+    let by_tag = tags_of(m)
+        .iter()
+        .filter_map(|t| tag_snoozes.get(t).copied())
+        .filter(|u| *u > now)
+        .max();
+    own.max(by_tag)
+}
+
+/// The hold for a monitor's incident at `now`: a down parent first (named), else a snooze.
+/// `down` says whether a parent (by id) is down; `names` gives parents' names.
+pub fn decide(
+    m: &MonitorRow,
+    parents: &HashMap<String, MonitorRow>,
+    down: impl Fn(&MonitorRow) -> bool,
+    tag_snoozes: &HashMap<String, i64>,
+    now: i64,
+) -> Option<Hold> {
+    for id in parents_of(m) {
+        if let Some(p) = parents.get(&id)
+            && down(p)
+        {
+            return Some(Hold::Dependency {
+                monitor_id: p.id.clone(),
+                monitor_name: p.name.clone(),
+            });
+        }
+    }
+    snoozed_until(m, tag_snoozes, now).map(|until| Hold::Snoozed { until })
+}
+
+/// The hold for a monitor's incident, read inside a transaction. `fresh` gives the health
+/// of monitors the caller has moved on but not written yet (a batch's).
+pub async fn decide_in(
+    tx: &Tx,
+    m: &MonitorRow,
+    fresh: impl Fn(&str) -> Option<(MonitorState, i32)>,
+    now: i64,
+) -> Result<Option<Hold>, StoreError> {
+    let parent_ids = parents_of(m);
+    let parents = if parent_ids.is_empty() {
+        HashMap::new()
+    } else {
+        tx.monitors_for_holds(parent_ids).await?
+    };
+    let tag_snoozes = if !tags_of(m).is_empty() {
+        tx.tag_snoozes(&m.workspace_id, now).await?
+    } else {
+        HashMap::new()
+    };
+    Ok(decide(
+        m,
+        &parents,
+        |p| {
+            let (status, failures) = fresh(&p.id).unwrap_or((p.status, p.consecutive_failures));
+            is_down(status, failures)
+        },
+        &tag_snoozes,
+        now,
+    ))
+}
+
+/// When a monitor's snooze ends, read inside a transaction; None when not snoozed.
+pub async fn snooze_in(tx: &Tx, m: &MonitorRow, now: i64) -> Result<Option<i64>, StoreError> {
+    let tag_snoozes = if tags_of(m).is_empty() {
+        HashMap::new()
+    } else {
+        tx.tag_snoozes(&m.workspace_id, now).await?
+    };
+    Ok(snoozed_until(m, &tag_snoozes, now))
+}
+
+/// How often held incidents are looked at.
+pub const POLL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Re-decide every held incident and let go of those whose reason has passed: a held
+/// opening is notified now (once), a held recovery is sent now. Returns how many were let go.
+pub async fn release_due(
+    store: &Store,
+    ctx: &EngineContext,
+    now: i64,
+) -> Result<usize, StoreError> {
+    let held = store.held_incidents(500).await?;
+    if held.is_empty() {
+        return Ok(0);
+    }
+    // Read what the decisions need in a few queries, outside any write transaction.
+    let mut ids: Vec<String> = held.iter().map(|i| i.monitor_id.clone()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let monitors = store.monitors_for_holds(ids).await?;
+    let mut parent_ids: Vec<String> = monitors.values().flat_map(parents_of).collect();
+    parent_ids.sort_unstable();
+    parent_ids.dedup();
+    let parents = store.monitors_for_holds(parent_ids).await?;
+    let mut snoozes: HashMap<String, HashMap<String, i64>> = HashMap::new();
+    let mut released = 0;
+    for inc in held {
+        let Some(text) = inc.hold.clone() else {
+            continue;
+        };
+        let now_hold = match monitors.get(&inc.monitor_id) {
+            Some(m) => {
+                if !snoozes.contains_key(&m.workspace_id) {
+                    let s = store.tag_snoozes(&m.workspace_id, now).await?;
+                    snoozes.insert(m.workspace_id.clone(), s);
+                }
+                let tags = &snoozes[&m.workspace_id];
+                match inc.status {
+                    // A held recovery waits for the snooze only.
+                    IncidentState::Resolved => {
+                        snoozed_until(m, tags, now).map(|until| Hold::Snoozed { until })
+                    }
+                    _ => decide(
+                        m,
+                        &parents,
+                        |p| is_down(p.status, p.consecutive_failures),
+                        tags,
+                        now,
+                    ),
+                }
+            }
+            // The monitor is gone: its incidents are closed by its deletion.
+            None => continue,
+        };
+        let current = Hold::parse(Some(&text));
+        if now_hold == current {
+            continue;
+        }
+        if apply(store, ctx, &inc, &text, now_hold, now).await? {
+            released += 1;
+        }
+    }
+    if released > 0 {
+        ctx.outbox_wakeup.notify_one();
+    }
+    Ok(released)
+}
+
+/// Move a held incident to its new hold, or release it. True when something was sent.
+async fn apply(
+    store: &Store,
+    ctx: &EngineContext,
+    inc: &IncidentRow,
+    text: &str,
+    hold: Option<Hold>,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let txn = store.begin_write().await?;
+    let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
+    let after = match &hold {
+        // Still held, for another reason (the snooze was extended, another parent is down).
+        Some(h) => IncidentRow {
+            status: if inc.status == IncidentState::Resolved {
+                IncidentState::Resolved
+            } else {
+                h.opening_state()
+            },
+            hold: Some(h.text()),
+            ..inc.clone()
+        },
+        None if inc.status == IncidentState::Resolved => IncidentRow {
+            hold: None,
+            ..inc.clone()
+        },
+        None => IncidentRow {
+            status: IncidentState::Open,
+            hold: None,
+            notified: true,
+            escalate_at: rules
+                .escalation
+                .as_ref()
+                .map(|e| now + i64::from(e.delay_minutes) * 60_000),
+            ..inc.clone()
+        },
+    };
+    if !txn.claim_hold_change(&inc.id, text, &after).await? {
+        return Ok(false);
+    }
+    let name = txn.workspace_name(&inc.workspace_id).await?;
+    let c = Ctx {
+        public_url: &ctx.public_url,
+        workspace_id: &inc.workspace_id,
+        workspace_name: &name,
+        now,
+    };
+    let sent = match hold {
+        Some(h) => {
+            incidents::timeline(&txn, &inc.id, now, "held", h.view()).await?;
+            false
+        }
+        None => {
+            let was = Hold::parse(Some(text)).map(|h| h.view());
+            incidents::release(&txn, &c, &after, &rules, was).await?;
+            true
+        }
+    };
+    txn.commit().await?;
+    Ok(sent)
 }
 
 #[cfg(test)]

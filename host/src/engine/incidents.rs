@@ -3,8 +3,11 @@
 //! without the others.
 //!
 //! States: `open` -> `acknowledged` -> `resolved`, or `open` -> `resolved`. A resolved
-//! incident is never reopened; the next outage is a new incident.
+//! incident is never reopened; the next outage is a new incident. An incident opened under
+//! a hold (see `holds`) tells nobody until it is released; one nobody heard of recovers
+//! silently.
 
+use super::holds::Hold;
 use super::policy::{Rules, Target};
 use crate::ids::{self, prefix};
 use crate::outbox::events::{self, EventBody, kind};
@@ -94,7 +97,9 @@ fn resolved_at(inc: IncidentRow, now: i64) -> IncidentRow {
     }
 }
 
-/// Open an incident for a monitor whose failures reached the threshold; notify DOWN.
+/// Open an incident for a monitor whose failures reached the threshold; notify DOWN, unless
+/// `hold` says why not yet (then it waits, unescalated, for the release sweep).
+#[allow(clippy::too_many_arguments)]
 pub async fn open(
     tx: &Tx,
     ctx: &Ctx<'_>,
@@ -103,18 +108,24 @@ pub async fn open(
     policy_id: Option<&str>,
     rules: &Rules,
     failure: Value,
+    hold: Option<Hold>,
 ) -> Result<IncidentRow, StoreError> {
-    let escalate_at = rules
-        .escalation
-        .as_ref()
-        .map(|e| ctx.now + i64::from(e.delay_minutes) * 60_000);
+    let escalate_at = match hold {
+        Some(_) => None,
+        None => rules
+            .escalation
+            .as_ref()
+            .map(|e| ctx.now + i64::from(e.delay_minutes) * 60_000),
+    };
     let inc = tx
         .insert_incident(IncidentRow {
             id: ids::new_id(prefix::INCIDENT),
             workspace_id: ctx.workspace_id.to_string(),
             monitor_id: monitor_id.to_string(),
             policy_id: policy_id.map(str::to_string),
-            status: IncidentState::Open,
+            status: hold
+                .as_ref()
+                .map_or(IncidentState::Open, Hold::opening_state),
             open_key: Some(monitor_id.to_string()),
             created_at: ctx.now,
             acknowledged_at: None,
@@ -124,11 +135,15 @@ pub async fn open(
             escalated_at: None,
             failure: failure.to_string(),
             monitor: monitor.to_string(),
-            hold: None,
-            notified: true,
+            hold: hold.as_ref().map(Hold::text),
+            notified: hold.is_none(),
         })
         .await?;
     timeline(tx, &inc.id, ctx.now, "created", json!({"failure": failure})).await?;
+    if let Some(h) = &hold {
+        timeline(tx, &inc.id, ctx.now, "held", h.view()).await?;
+        return Ok(inc);
+    }
     let targets: Vec<&Target> = rules.channels.iter().collect();
     notify(
         tx,
@@ -142,28 +157,74 @@ pub async fn open(
     Ok(inc)
 }
 
-/// Resolve an open or acknowledged incident; notify RECOVERY when the policy wants it.
-/// `by` names who resolved it by hand; None means the checks recovered.
+/// Resolve an unresolved incident; notify RECOVERY when the policy wants it. `by` names
+/// who resolved it by hand; None means the checks recovered. An incident nobody was told
+/// of resolves silently; one whose monitor is snoozed (`snoozed_until`) holds its recovery
+/// until the snooze ends.
 pub async fn resolve(
     tx: &Tx,
     ctx: &Ctx<'_>,
     inc: IncidentRow,
     rules: &Rules,
     by: Option<&str>,
+    snoozed_until: Option<i64>,
 ) -> Result<IncidentRow, StoreError> {
-    let resolved = tx
-        .save_incident(inc.clone(), &resolved_at(inc, ctx.now))
-        .await?;
-    let details = match by {
+    let told = inc.notified;
+    let held = match snoozed_until {
+        Some(until) if told && rules.notify_on_recovery => Some(Hold::Snoozed { until }),
+        _ => None,
+    };
+    let after = IncidentRow {
+        hold: held.as_ref().map(Hold::text),
+        ..resolved_at(inc.clone(), ctx.now)
+    };
+    let resolved = tx.save_incident(inc, &after).await?;
+    let mut details = match by {
         Some(who) => json!({"by": who, "manual": true}),
         None => json!({"manual": false}),
     };
+    if !told {
+        details["notified"] = json!(false);
+    }
     timeline(tx, &resolved.id, ctx.now, "resolved", details).await?;
-    if rules.notify_on_recovery {
+    if let Some(h) = held {
+        timeline(tx, &resolved.id, ctx.now, "held", h.view()).await?;
+        return Ok(resolved);
+    }
+    if told && rules.notify_on_recovery {
         let targets = audience(rules, &resolved);
         notify(tx, ctx, &resolved, &targets, kind::INCIDENT_RESOLVED, None).await?;
     }
     Ok(resolved)
+}
+
+/// Send what a hold kept back: the DOWN notification of an incident still unresolved
+/// (`inc` already marked notified), or the RECOVERY of one resolved meanwhile.
+pub async fn release(
+    tx: &Tx,
+    ctx: &Ctx<'_>,
+    inc: &IncidentRow,
+    rules: &Rules,
+    was: Option<Value>,
+) -> Result<(), StoreError> {
+    timeline(tx, &inc.id, ctx.now, "released", json!({"hold": was})).await?;
+    if inc.status == IncidentState::Resolved {
+        let targets = audience(rules, inc);
+        notify(tx, ctx, inc, &targets, kind::INCIDENT_RESOLVED, None).await?;
+    } else {
+        let failure: Value = serde_json::from_str(&inc.failure).unwrap_or(Value::Null);
+        let targets: Vec<&Target> = rules.channels.iter().collect();
+        notify(
+            tx,
+            ctx,
+            inc,
+            &targets,
+            kind::INCIDENT_CREATED,
+            Some(failure),
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// Resolve without telling anyone (the monitor was deleted).
@@ -185,7 +246,8 @@ pub async fn close_silently(
     .await
 }
 
-/// Acknowledge an open incident: escalation no longer applies; webhooks hear of it.
+/// Acknowledge an open or suppressed incident: escalation and any hold no longer apply;
+/// webhooks hear of it if they heard of its opening.
 pub async fn acknowledge(
     tx: &Tx,
     ctx: &Ctx<'_>,
@@ -198,6 +260,7 @@ pub async fn acknowledge(
         status: IncidentState::Acknowledged,
         acknowledged_at: Some(ctx.now),
         acknowledged_by: Some(by.to_string()),
+        hold: None,
         ..inc.clone()
     };
     let acked = tx.save_incident(inc, &after).await?;
@@ -209,6 +272,9 @@ pub async fn acknowledge(
         json!({"by": by, "note": note}),
     )
     .await?;
+    if !acked.notified {
+        return Ok(acked);
+    }
     let webhooks: Vec<&Target> = audience(rules, &acked)
         .into_iter()
         .filter(|t| t.kind == "webhook")

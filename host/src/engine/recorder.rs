@@ -4,6 +4,7 @@
 
 use super::certificates;
 use super::health::{self, Health};
+use super::holds;
 use super::incidents::{self, Ctx};
 use super::policy::{self, Rules};
 use crate::ids::{self, prefix};
@@ -381,10 +382,18 @@ async fn apply(
     counted: bool,
 ) -> Result<(), StoreError> {
     // Results of monitors deleted or paused while their check ran are dropped.
-    let (Some(m), Some(h)) = (
-        state.monitors.get(&record.monitor_id),
-        state.healths.get_mut(&record.monitor_id),
-    ) else {
+    let Some(m) = state.monitors.get(&record.monitor_id) else {
+        return Ok(());
+    };
+    // Parents in this batch are judged by their health as the batch moved it on.
+    let fresh: HashMap<String, (MonitorState, i32)> = holds::parents_of(m)
+        .into_iter()
+        .filter_map(|id| {
+            let h = state.healths.get(&id)?;
+            Some((id, (h.status, h.consecutive_failures)))
+        })
+        .collect();
+    let Some(h) = state.healths.get_mut(&record.monitor_id) else {
         return Ok(());
     };
     if !counted {
@@ -427,15 +436,17 @@ async fn apply(
             m.alert_policy_id.as_deref(),
             r,
             failure,
+            holds::decide_in(txn, m, |id| fresh.get(id).copied(), record.checked_at).await?,
         )
         .await?;
-        writes.notified = true;
+        writes.notified |= inc.notified;
         state.open.insert(m.id.clone(), inc);
     } else if record.ok
         && next.consecutive_successes as u32 >= r.thresholds.recovery
         && let Some(inc) = state.open.remove(&m.id)
     {
-        incidents::resolve(txn, &ictx, inc, r, None).await?;
+        let snoozed = holds::snooze_in(txn, m, record.checked_at).await?;
+        incidents::resolve(txn, &ictx, inc, r, None, snoozed).await?;
         writes.notified = true;
     }
     if let Some(notice) = certificates::notice_in(&record.details)

@@ -95,6 +95,7 @@ pub async fn sweep(
     }
     // Expired sessions, used or expired links and abandoned sign-ins.
     store.prune_expired_credentials(now_ms).await?;
+    store.prune_tag_snoozes(now_ms).await?;
     Ok(report)
 }
 

@@ -206,6 +206,15 @@ impl Tx {
         if after.resolved_at != before.resolved_at {
             active.resolved_at = Set(after.resolved_at);
         }
+        if after.hold != before.hold {
+            active.hold = Set(after.hold.clone());
+        }
+        if after.notified != before.notified {
+            active.notified = Set(after.notified);
+        }
+        if after.escalate_at != before.escalate_at {
+            active.escalate_at = Set(after.escalate_at);
+        }
         Ok(active.update(self.conn()).await?)
     }
 

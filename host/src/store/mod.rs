@@ -10,6 +10,7 @@ pub mod confirmations;
 pub mod deliveries;
 mod entities;
 pub mod heartbeats;
+pub mod holds;
 pub mod incidents;
 pub mod keys;
 pub mod members;

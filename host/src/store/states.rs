@@ -23,7 +23,9 @@ pub enum MonitorState {
     Paused,
 }
 
-/// Where an incident is in its life: `open` -> (`acknowledged`) -> `resolved`.
+/// Where an incident is in its life: `open` -> (`acknowledged`) -> `resolved`; an incident
+/// opened while a monitor it depends on is down starts `suppressed` and becomes `open`
+/// (notified) if it outlasts the parent's outage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, EnumIter, DeriveActiveEnum, serde::Serialize)]
 #[sea_orm(rs_type = "String", db_type = "String(StringLen::None)")]
 #[serde(rename_all = "lowercase")]
@@ -32,6 +34,9 @@ pub enum IncidentState {
     Open,
     #[sea_orm(string_value = "acknowledged")]
     Acknowledged,
+    /// Held because a monitor it depends on is down: nobody is told, nothing escalates.
+    #[sea_orm(string_value = "suppressed")]
+    Suppressed,
     /// Final: a resolved incident is never reopened.
     #[sea_orm(string_value = "resolved")]
     Resolved,
@@ -84,6 +89,7 @@ impl State for IncidentState {
         match self {
             IncidentState::Open => "open",
             IncidentState::Acknowledged => "acknowledged",
+            IncidentState::Suppressed => "suppressed",
             IncidentState::Resolved => "resolved",
         }
     }
@@ -118,6 +124,9 @@ mod tests {
             assert_eq!(DeliveryState::parse(s.name()), Some(s));
         }
         assert_eq!(MonitorState::parse("Up"), None);
-        assert_eq!(IncidentState::names(), ["open", "acknowledged", "resolved"]);
+        assert_eq!(
+            IncidentState::names(),
+            ["open", "acknowledged", "suppressed", "resolved"]
+        );
     }
 }

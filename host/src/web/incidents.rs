@@ -50,7 +50,7 @@ fn monitor_name(i: &IncidentRow) -> String {
 fn css(state: IncidentState) -> &'static str {
     match state {
         IncidentState::Open => "down",
-        IncidentState::Acknowledged => "pending",
+        IncidentState::Acknowledged | IncidentState::Suppressed => "pending",
         IncidentState::Resolved => "up",
     }
 }
@@ -66,11 +66,15 @@ pub async fn list(
     };
     let resolved = q.state.as_deref() == Some("resolved");
     let now = state.clock.now_ms();
-    // Unresolved: open and acknowledged together.
+    // Unresolved: open, acknowledged and suppressed together.
     let wanted: &[IncidentState] = if resolved {
         &[IncidentState::Resolved]
     } else {
-        &[IncidentState::Open, IncidentState::Acknowledged]
+        &[
+            IncidentState::Open,
+            IncidentState::Acknowledged,
+            IncidentState::Suppressed,
+        ]
     };
     let mut rows = Vec::new();
     let mut total = 0;
