@@ -298,11 +298,10 @@ pub fn on_ping(exp: &Expectation, state: &HeartbeatState, signal: Signal, now: i
     let next_deadline = exp.deadline_after(now);
     match signal {
         Signal::Start => {
+            // A job that has started is not late: with a longest run, the run's end is the
+            // deadline; without one, the schedule's deadline stands.
             let deadline = match exp.max_duration_ms {
-                Some(m) => state
-                    .deadline_at
-                    .unwrap_or(i64::MAX)
-                    .min(now.saturating_add(m)),
+                Some(m) => now.saturating_add(m),
                 None => state.deadline_at.unwrap_or(next_deadline),
             };
             PingResult {
@@ -616,7 +615,10 @@ mod tests {
     #[test]
     fn settings_are_checked_and_normalised() {
         let ok = validate(&config(json!({"period": 3600})), 30).expect("valid");
-        assert_eq!(ok, r#"{"grace":60,"period":3600}"#);
+        assert_eq!(
+            serde_json::from_str::<Value>(&ok).expect("json"),
+            json!({"grace": 60, "period": 3600})
+        );
         let ok = validate(
             &config(json!({"cron": "0 3 * * *", "timezone": "Europe/Berlin", "grace": 600})),
             30,
@@ -674,7 +676,7 @@ mod tests {
         let r = on_ping(&exp, &s0, Signal::Success, t);
         assert_eq!(r.outcome, Some((true, None, None)));
         assert_eq!(r.state.deadline_at, Some(t + 70_000));
-        // A start tightens the deadline to the longest run; a success reports the duration.
+        // A start makes the run's longest end the deadline; a success reports the duration.
         let started = on_ping(&exp, &r.state, Signal::Start, t + 60_000);
         assert_eq!(started.outcome, None);
         assert_eq!(started.state.deadline_at, Some(t + 90_000));

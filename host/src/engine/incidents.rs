@@ -234,8 +234,12 @@ pub async fn close_silently(
     now: i64,
     why: &str,
 ) -> Result<(), StoreError> {
-    tx.save_incident(inc.clone(), &resolved_at(inc.clone(), now))
-        .await?;
+    // Nothing held is owed to anyone any more.
+    let after = IncidentRow {
+        hold: None,
+        ..resolved_at(inc.clone(), now)
+    };
+    tx.save_incident(inc.clone(), &after).await?;
     timeline(
         tx,
         &inc.id,

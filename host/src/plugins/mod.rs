@@ -303,6 +303,14 @@ impl PluginHost {
             PluginKind::Monitor => self.monitors.get(&description.name).map(|p| &p.description),
             PluginKind::Channel => self.channels.get(&description.name).map(|p| &p.description),
         };
+        // The server's own monitor type keeps its name.
+        if kind == PluginKind::Monitor && description.name == HEARTBEAT {
+            return Err(LoadError::Clash {
+                kind: description.kind,
+                name: description.name,
+                origin: "the server (a built-in monitor type)".into(),
+            });
+        }
         if let Some(existing) = existing {
             return Err(LoadError::Clash {
                 kind: description.kind,

@@ -504,6 +504,8 @@ struct MonitorPage {
     kind: String,
     interval: i32,
     timeout: i32,
+    /// A heartbeat monitor's ping URL.
+    ping_url: Option<String>,
     uptime_24h: String,
     mean_24h: String,
     checks: Vec<CheckLine>,
@@ -654,6 +656,10 @@ async fn monitor(
         kind: m.kind.clone(),
         interval: m.interval_secs,
         timeout: m.timeout_secs,
+        ping_url: m
+            .ping_token
+            .as_ref()
+            .map(|t| format!("{}/ping/{t}", state.config.public_url)),
         uptime_24h,
         mean_24h,
         checks: checks
