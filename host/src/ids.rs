@@ -17,6 +17,7 @@ pub mod prefix {
     pub const ALERT_POLICY: &str = "pol_";
     pub const CHANNEL: &str = "ch_";
     pub const STATUS_PAGE: &str = "sp_";
+    pub const MAINTENANCE_WINDOW: &str = "mw_";
     pub const MEMBER: &str = "mem_";
     /// A request to confirm a failure from another region.
     pub const CONFIRMATION: &str = "cfm_";

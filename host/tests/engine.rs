@@ -572,3 +572,114 @@ async fn a_parent_failing_in_the_same_batch_holds_its_child_which_recovers_silen
         f.all_deliveries().await
     );
 }
+
+#[tokio::test]
+async fn maintenance_keeps_checks_opens_nothing_and_postpones_escalation() {
+    use tocsin::engine::holds::release_due;
+    use tocsin::store::maintenance::MaintenanceWindowRow;
+    let f = Fixture::new().await;
+    f.policy("pol_m", 1, 1, true, Some(15)).await;
+    f.monitor("mon_open", Some("pol_m")).await;
+    f.monitor("mon_quiet", Some("pol_m")).await;
+    f.monitor("mon_parent", Some("pol_m")).await;
+    f.monitor("mon_child", Some("pol_m")).await;
+    let child = f
+        .store
+        .monitor(&f.ws, "mon_child")
+        .await
+        .expect("q")
+        .expect("child");
+    f.store
+        .update_monitor(MonitorRow {
+            depends_on: r#"["mon_parent"]"#.into(),
+            ..child
+        })
+        .await
+        .expect("update");
+
+    // An incident opened before the window: notified, due to escalate in 15 minutes.
+    f.check("mon_open", false).await;
+    let opened = f.incidents("mon_open").await[0].clone();
+    assert_eq!(opened.escalate_at, Some(opened.created_at + 15 * 60_000));
+    // The child fails while its parent is down: held.
+    f.check("mon_parent", false).await;
+    f.check("mon_child", false).await;
+    assert_eq!(
+        f.incidents("mon_child").await[0].status.name(),
+        "suppressed"
+    );
+    let sent_before = f.all_deliveries().await.len();
+
+    // A one-off window over every monitor of the workspace, from now for an hour.
+    let start = f.clock.now_ms();
+    let end = start + 60 * 60_000;
+    f.store
+        .insert_maintenance_window(MaintenanceWindowRow {
+            id: "mw_1".into(),
+            workspace_id: f.ws.clone(),
+            name: "Upgrade".into(),
+            description: String::new(),
+            starts_at: start,
+            ends_at: Some(end),
+            rrule: None,
+            cron: None,
+            duration_minutes: None,
+            timezone: "UTC".into(),
+            monitor_ids: "[]".into(),
+            tags: "[]".into(),
+            created_at: start,
+            updated_at: start,
+        })
+        .await
+        .expect("window");
+
+    // Failures during the window: kept as uncounted maintenance checks, no incident.
+    f.check("mon_quiet", false).await;
+    f.check("mon_quiet", false).await;
+    assert!(f.incidents("mon_quiet").await.is_empty());
+    assert_eq!(f.status("mon_quiet").await, "pending");
+    let (checks, _) = f
+        .store
+        .list_checks("mon_quiet", None, None, ALL)
+        .await
+        .expect("checks");
+    assert_eq!(checks.len(), 2);
+    assert!(checks.iter().all(|c| c.maintenance && !c.counted && !c.ok));
+    // A recovery inside the window does not resolve the open incident either.
+    f.check("mon_open", true).await;
+    assert_eq!(f.incidents("mon_open").await[0].status.name(), "open");
+
+    // The open incident's escalation waits for the window's end.
+    let due = opened.created_at + 15 * 60_000;
+    assert_eq!(escalate_due(&f.store, &f.ctx, due).await.expect("pass"), 0);
+    assert_eq!(f.incidents("mon_open").await[0].escalate_at, Some(end));
+    // The parent recovers inside the window; the held child is not let go until it ends.
+    f.check("mon_parent", true).await;
+    assert_eq!(
+        release_due(&f.store, &f.ctx, f.clock.now_ms())
+            .await
+            .expect("sweep"),
+        0
+    );
+    assert_eq!(f.all_deliveries().await.len(), sent_before, "nothing sent");
+
+    // The window ends: the escalations fire (the first incident's and the parent's, which
+    // fell due inside the window), the child is released, and failures count again.
+    f.clock.advance_ms(end - f.clock.now_ms());
+    assert_eq!(escalate_due(&f.store, &f.ctx, end).await.expect("pass"), 2);
+    assert_eq!(f.deliveries("incident.created", "email").await, 2);
+    assert_eq!(
+        f.status("mon_parent").await,
+        "down",
+        "its recovery was not counted"
+    );
+    f.check("mon_parent", true).await;
+    assert_eq!(
+        release_due(&f.store, &f.ctx, f.clock.now_ms())
+            .await
+            .expect("sweep"),
+        1
+    );
+    f.check("mon_quiet", false).await;
+    assert_eq!(f.incidents("mon_quiet").await.len(), 1);
+}

@@ -15,6 +15,7 @@ mod m0008_retention;
 mod m0009_accounts;
 mod m0010_monitor_tags;
 mod m0011_alerting;
+mod m0012_maintenance;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -34,6 +35,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0009_accounts::Migration),
             Box::new(m0010_monitor_tags::Migration),
             Box::new(m0011_alerting::Migration),
+            Box::new(m0012_maintenance::Migration),
         ]
     }
 }

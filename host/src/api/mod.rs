@@ -17,6 +17,7 @@ pub mod fields;
 pub mod health;
 pub mod incidents;
 pub mod invitations;
+pub mod maintenance;
 pub mod members;
 pub mod monitor_input;
 pub mod monitors;
@@ -122,6 +123,15 @@ fn v1_routes() -> OpenApiRouter<AppState> {
             status_pages::get_status_page,
             status_pages::update_status_page,
             status_pages::delete_status_page
+        ))
+        .routes(routes!(
+            maintenance::create_window,
+            maintenance::list_windows
+        ))
+        .routes(routes!(
+            maintenance::get_window,
+            maintenance::update_window,
+            maintenance::delete_window
         ))
         .routes(routes!(plugins::list_plugins))
         .routes(routes!(

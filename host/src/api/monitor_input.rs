@@ -508,7 +508,7 @@ pub fn is_tag(tag: &str) -> bool {
 }
 
 /// `tags`: a list of tags, sorted and each once; absent or null is none.
-fn tags_field(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Vec<String> {
+pub(crate) fn tags_field(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Vec<String> {
     let items = match value {
         None | Some(Value::Null) => return Vec::new(),
         Some(Value::Array(items)) => items,

@@ -206,7 +206,11 @@ pub struct CheckView {
     pub details: Value,
     /// False for a check kept as history only: with `regionalConfirmation`, of the two
     /// checks of a confirmed round one counts; `details.confirmation` says how it ended.
+    /// Also false for a check made under maintenance.
     pub counted: bool,
+    /// True for a check made while a maintenance window covered the monitor: kept, but it
+    /// opened no incident, sent nothing and is left out of uptime.
+    pub maintenance: bool,
 }
 
 /// Uptime over a window.
@@ -700,6 +704,7 @@ pub async fn list_checks(
                 details: serde_json::from_str(&c.details)
                     .unwrap_or_else(|_| Value::Object(Map::new())),
                 counted: c.counted,
+                maintenance: c.maintenance,
             })
             .collect(),
         pagination: Pagination::new(page, total),

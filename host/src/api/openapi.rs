@@ -26,6 +26,7 @@ use utoipa::{Modify, OpenApi};
         (name = "workspace", description = "The caller's workspace and its webhook secret"),
         (name = "plugins", description = "Loaded monitor and channel plugins"),
         (name = "health", description = "Liveness and readiness, without authentication"),
+        (name = "maintenance", description = "Maintenance windows: planned work during which checks count for nothing and nothing is sent"),
         (name = "snoozes", description = "Holding a monitor's or a tag's notifications until a time"),
         (name = "heartbeats", description = "Heartbeat monitors' ping URLs, without authentication"),
         (name = "meta", description = "The API description"),

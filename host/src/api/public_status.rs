@@ -4,12 +4,15 @@
 //!
 //! Visitors see monitor names, states, a 90-day uptime bar from the daily rollups, and
 //! incidents (open ones and those of the last 14 days) with their times: never URLs,
-//! hosts or failure reasons, which may describe internals.
+//! hosts or failure reasons, which may describe internals. Maintenance windows covering
+//! the page's monitors are announced (in progress, and those starting within 14 days), and
+//! a monitor under maintenance shows as such.
 
 use super::AppState;
 use super::error::{ApiError, Resource};
+use crate::engine::maintenance::{Calendar, Occurrence};
 use crate::store::status_pages::{DAY_MS, day_of};
-use crate::store::{DailyUptimeRow, MonitorState, State as _};
+use crate::store::{DailyUptimeRow, MonitorRow, MonitorState, State as _};
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -23,6 +26,10 @@ pub const BAR_DAYS: i32 = 90;
 const RECENT_INCIDENT_DAYS: i64 = 14;
 /// Most incidents listed.
 const MAX_INCIDENTS: u64 = 20;
+/// How far ahead maintenance is announced.
+const MAINTENANCE_AHEAD_DAYS: i64 = 14;
+/// Most maintenance entries listed.
+const MAX_MAINTENANCE: usize = 10;
 
 /// What a status page shows.
 #[derive(Debug, Serialize)]
@@ -30,11 +37,27 @@ const MAX_INCIDENTS: u64 = 20;
 pub struct PageView {
     pub name: String,
     pub description: String,
-    /// `operational`, `partial_outage` or `major_outage`.
+    /// `operational`, `under_maintenance` (none down, some under maintenance),
+    /// `partial_outage` or `major_outage`. A monitor under maintenance is never counted down.
     pub status: &'static str,
     pub updated_at: String,
     pub monitors: Vec<MonitorView>,
     pub incidents: Vec<IncidentView>,
+    /// Maintenance in progress and scheduled within 14 days, soonest first.
+    pub maintenance: Vec<MaintenanceView>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceView {
+    pub name: String,
+    pub description: String,
+    pub start: String,
+    pub end: String,
+    /// In progress now.
+    pub active: bool,
+    /// Names of the page's monitors it covers.
+    pub monitors: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -43,6 +66,8 @@ pub struct MonitorView {
     pub name: String,
     /// `up`, `down`, `paused` or `pending`.
     pub status: String,
+    /// Under maintenance now.
+    pub maintenance: bool,
     /// Percent over the days with checks in the last 90; null without checks.
     pub uptime_90d: Option<f64>,
     /// Oldest first, one per day of the last 90 (UTC).
@@ -131,6 +156,12 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
             .or_default()
             .insert(r.day, r);
     }
+    let calendar = Calendar::of(
+        &state
+            .store
+            .maintenance_windows_of(vec![page.workspace_id.clone()])
+            .await?,
+    );
     let mut views = Vec::new();
     // Page order, skipping monitors deleted since.
     for id in &ids {
@@ -154,6 +185,7 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
         views.push(MonitorView {
             name: m.name.clone(),
             status: m.status.name().to_string(),
+            maintenance: calendar.active(m, now).is_some(),
             uptime_90d: (total > 0).then(|| percent(up, total)),
             days,
         });
@@ -164,7 +196,11 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
         .collect();
     let incidents = state
         .store
-        .incidents_for_page(ids, now - RECENT_INCIDENT_DAYS * DAY_MS, MAX_INCIDENTS)
+        .incidents_for_page(
+            ids.clone(),
+            now - RECENT_INCIDENT_DAYS * DAY_MS,
+            MAX_INCIDENTS,
+        )
         .await?
         .into_iter()
         .map(|i| IncidentView {
@@ -179,13 +215,15 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
         .collect();
     let down = views
         .iter()
-        .filter(|m| m.status == MonitorState::Down.name())
+        .filter(|m| !m.maintenance && m.status == MonitorState::Down.name())
         .count();
     let status = match down {
+        0 if views.iter().any(|m| m.maintenance) => "under_maintenance",
         0 => "operational",
         n if n == views.len() => "major_outage",
         _ => "partial_outage",
     };
+    let maintenance = announced(&calendar, &page.workspace_id, &monitors, &ids, now);
     Ok(Some(PageView {
         name: page.title,
         description: page.description,
@@ -193,7 +231,57 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
         updated_at: crate::time::format_ms(now),
         monitors: views,
         incidents,
+        maintenance,
     }))
+}
+
+/// Maintenance covering the page's monitors: in progress, or starting within 14 days.
+fn announced(
+    calendar: &Calendar,
+    workspace_id: &str,
+    monitors: &[MonitorRow],
+    order: &[String],
+    now: i64,
+) -> Vec<MaintenanceView> {
+    let horizon = now + MAINTENANCE_AHEAD_DAYS * DAY_MS;
+    let mut out: Vec<(i64, MaintenanceView)> = Vec::new();
+    for w in calendar.windows(workspace_id) {
+        let covered: Vec<String> = order
+            .iter()
+            .filter_map(|id| monitors.iter().find(|m| &m.id == id))
+            .filter(|m| w.covers(m))
+            .map(|m| m.name.clone())
+            .collect();
+        if covered.is_empty() {
+            continue;
+        }
+        let entry = |o: Occurrence, active: bool| {
+            (
+                o.start,
+                MaintenanceView {
+                    name: w.name.clone(),
+                    description: w.description.clone(),
+                    start: crate::time::format_ms(o.start),
+                    end: crate::time::format_ms(o.end),
+                    active,
+                    monitors: covered.clone(),
+                },
+            )
+        };
+        if let Some(o) = super::maintenance::current(w, now) {
+            out.push(entry(o, true));
+        }
+        for o in super::maintenance::upcoming(w, now, 3) {
+            if o.start < horizon {
+                out.push(entry(o, false));
+            }
+        }
+    }
+    out.sort_by_key(|(start, _)| *start);
+    out.into_iter()
+        .take(MAX_MAINTENANCE)
+        .map(|(_, v)| v)
+        .collect()
 }
 
 fn percent(up: i64, total: i64) -> f64 {
@@ -233,20 +321,20 @@ main{max-width:860px;margin:0 auto;padding:24px 16px 48px}\
 h1{font-size:1.75rem;margin:0 0 4px}\
 .lead{color:#52606d;margin:0 0 20px}\
 .banner{border-radius:10px;padding:16px 20px;font-weight:600;font-size:1.1rem;color:#fff;margin-bottom:24px}\
-.banner.operational{background:#2f9e44}.banner.partial_outage{background:#e67700}.banner.major_outage{background:#c92a2a}\
+.banner.operational{background:#2f9e44}.banner.under_maintenance{background:#1c7ed6}.banner.partial_outage{background:#e67700}.banner.major_outage{background:#c92a2a}\
 section{background:#fff;border:1px solid #e4e7eb;border-radius:10px;padding:8px 20px;margin-bottom:24px}\
 h2{font-size:1.1rem;margin:16px 0 8px}\
 .monitor{padding:14px 0;border-top:1px solid #eef0f3}.monitor:first-of-type{border-top:0}\
 .row{display:flex;justify-content:space-between;align-items:baseline;gap:12px;flex-wrap:wrap}\
 .name{font-weight:600}\
-.state{font-size:.9rem;font-weight:600}.state.up{color:#2f9e44}.state.down{color:#c92a2a}.state.paused,.state.pending{color:#7b8794}\
+.state{font-size:.9rem;font-weight:600}.state.up{color:#2f9e44}.state.down{color:#c92a2a}.state.paused,.state.pending{color:#7b8794}.state.maintenance{color:#1c7ed6}\
 .bar{display:flex;gap:2px;height:34px;margin:10px 0 4px}\
 .bar span{flex:1;border-radius:2px;min-width:2px}\
 .good{background:#40c057}.fair{background:#94d82d}.poor{background:#fab005}.bad{background:#fa5252}.none{background:#dde2e6}\
 .legend{display:flex;justify-content:space-between;font-size:.8rem;color:#7b8794}\
 .incident{padding:12px 0;border-top:1px solid #eef0f3}.incident:first-of-type{border-top:0}\
 .tag{display:inline-block;font-size:.75rem;font-weight:700;text-transform:uppercase;padding:2px 8px;border-radius:99px;margin-right:8px}\
-.tag.open{background:#ffe3e3;color:#c92a2a}.tag.acknowledged{background:#fff3bf;color:#e67700}.tag.resolved{background:#d3f9d8;color:#2b8a3e}\
+.tag.open{background:#ffe3e3;color:#c92a2a}.tag.scheduled{background:#e7f5ff;color:#1864ab}.tag.in-progress{background:#d0ebff;color:#1864ab}.tag.acknowledged{background:#fff3bf;color:#e67700}.tag.resolved{background:#d3f9d8;color:#2b8a3e}\
 .muted{color:#7b8794;font-size:.9rem}\
 footer{text-align:center;color:#9aa5b1;font-size:.85rem}\
 @media (max-width:520px){.bar{height:28px;gap:1px}h1{font-size:1.4rem}section{padding:4px 14px}}";
@@ -256,6 +344,7 @@ pub fn render(v: &PageView) -> String {
     let banner = match v.status {
         "operational" => "All systems operational",
         "major_outage" => "Major outage",
+        "under_maintenance" => "Under maintenance",
         _ => "Some systems are down",
     };
     let mut h = String::with_capacity(16 * 1024);
@@ -280,11 +369,12 @@ pub fn render(v: &PageView) -> String {
         h.push_str("<p class=\"muted\">No monitors on this page yet.</p>");
     }
     for m in &v.monitors {
-        let state = match m.status.as_str() {
-            "up" => "Operational",
-            "down" => "Down",
-            "paused" => "Paused",
-            _ => "Waiting for the first check",
+        let (class, state) = match m.status.as_str() {
+            _ if m.maintenance => ("maintenance", "Under maintenance"),
+            "up" => ("up", "Operational"),
+            "down" => ("down", "Down"),
+            "paused" => ("paused", "Paused"),
+            _ => ("pending", "Waiting for the first check"),
         };
         let uptime = m
             .uptime_90d
@@ -295,7 +385,7 @@ pub fn render(v: &PageView) -> String {
              <span class=\"state {}\">{state}</span></div><div class=\"bar\" role=\"img\" \
              aria-label=\"Uptime over the last 90 days\">",
             escape(&m.name),
-            escape(&m.status)
+            class
         );
         for d in &m.days {
             let tip = match d.uptime {
@@ -315,7 +405,40 @@ pub fn render(v: &PageView) -> String {
              <span>Today</span></div></div>"
         );
     }
-    h.push_str("</section><section aria-label=\"Incidents\"><h2>Incidents</h2>");
+    h.push_str("</section>");
+    if !v.maintenance.is_empty() {
+        h.push_str(
+            "<section aria-label=\"Scheduled maintenance\" id=\"maintenance\"><h2>Scheduled maintenance</h2>",
+        );
+        for w in &v.maintenance {
+            let (tag, label, when) = if w.active {
+                (
+                    "in-progress",
+                    "In progress",
+                    format!("Until {} UTC", short_time(&w.end)),
+                )
+            } else {
+                (
+                    "scheduled",
+                    "Scheduled",
+                    format!("{} – {} UTC", short_time(&w.start), short_time(&w.end)),
+                )
+            };
+            let _ = write!(
+                h,
+                "<div class=\"incident\"><span class=\"tag {tag}\">{label}</span>\
+                 <strong>{}</strong><div class=\"muted\">{when} · {}</div>",
+                escape(&w.name),
+                escape(&w.monitors.join(", "))
+            );
+            if !w.description.is_empty() {
+                let _ = write!(h, "<p>{}</p>", escape(&w.description));
+            }
+            h.push_str("</div>");
+        }
+        h.push_str("</section>");
+    }
+    h.push_str("<section aria-label=\"Incidents\"><h2>Incidents</h2>");
     if v.incidents.is_empty() {
         h.push_str("<p class=\"muted\">No incidents in the last 14 days.</p>");
     }
@@ -398,6 +521,7 @@ mod tests {
             monitors: vec![MonitorView {
                 name: "API".into(),
                 status: "down".into(),
+                maintenance: false,
                 uptime_90d: Some(98.5),
                 days: vec![
                     DayView {
@@ -419,6 +543,14 @@ mod tests {
                 resolved_at: Some("2026-11-21T09:05:00.000Z".into()),
                 duration_seconds: Some(3900),
             }],
+            maintenance: vec![MaintenanceView {
+                name: "Database <upgrade>".into(),
+                description: "Read-only for an hour".into(),
+                start: "2026-11-29T01:00:00.000Z".into(),
+                end: "2026-11-29T02:00:00.000Z".into(),
+                active: false,
+                monitors: vec!["API".into()],
+            }],
         };
         let html = render(&v);
         assert!(html.contains("<title>Acme &lt;status&gt;</title>"));
@@ -427,6 +559,9 @@ mod tests {
         assert!(html.contains("class=\"poor\""));
         assert!(html.contains("98.50% uptime"));
         assert!(html.contains("after 1 h 5 min"));
+        assert!(html.contains("Scheduled maintenance"));
+        assert!(html.contains("Database &lt;upgrade&gt;"));
+        assert!(html.contains("2026-11-29 01:00 – 2026-11-29 02:00 UTC · API"));
         assert!(!html.contains("<script"));
     }
 }

@@ -14,6 +14,7 @@
 //! update, so exactly one node sends it.
 
 use super::incidents::{self, Ctx};
+use super::maintenance::Calendar;
 use super::policy::rules_of;
 use super::recorder::EngineContext;
 use crate::store::{IncidentRow, IncidentState, MonitorRow, MonitorState, Store, StoreError, Tx};
@@ -226,6 +227,10 @@ pub async fn release_due(
     parent_ids.sort_unstable();
     parent_ids.dedup();
     let parents = store.monitors_for_holds(parent_ids).await?;
+    let mut ws_ids: Vec<String> = monitors.values().map(|m| m.workspace_id.clone()).collect();
+    ws_ids.sort_unstable();
+    ws_ids.dedup();
+    let calendar = Calendar::of(&store.maintenance_windows_of(ws_ids).await?);
     let mut snoozes: HashMap<String, HashMap<String, i64>> = HashMap::new();
     let mut released = 0;
     for inc in held {
@@ -233,6 +238,8 @@ pub async fn release_due(
             continue;
         };
         let now_hold = match monitors.get(&inc.monitor_id) {
+            // Nothing is sent while the monitor is under maintenance: the hold stays.
+            Some(m) if calendar.active(m, now).is_some() => continue,
             Some(m) => {
                 if !snoozes.contains_key(&m.workspace_id) {
                     let s = store.tag_snoozes(&m.workspace_id, now).await?;

@@ -9,6 +9,7 @@ pub mod health;
 pub mod heartbeat;
 pub mod holds;
 pub mod incidents;
+pub mod maintenance;
 pub mod policy;
 pub mod recorder;
 pub mod retention;

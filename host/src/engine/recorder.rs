@@ -6,6 +6,7 @@ use super::certificates;
 use super::health::{self, Health};
 use super::holds;
 use super::incidents::{self, Ctx};
+use super::maintenance::Calendar;
 use super::policy::{self, Rules};
 use crate::ids::{self, prefix};
 use crate::outbox::events;
@@ -318,6 +319,8 @@ struct BatchState {
     open: HashMap<String, IncidentRow>,
     /// Names of their workspaces, by id.
     workspaces: HashMap<String, String>,
+    /// Their workspaces' maintenance windows.
+    calendar: Calendar,
 }
 
 async fn load(txn: &Tx, batch: &[(CheckRecord, bool)]) -> Result<BatchState, StoreError> {
@@ -343,7 +346,8 @@ async fn load(txn: &Tx, batch: &[(CheckRecord, bool)]) -> Result<BatchState, Sto
     let mut ws_ids: Vec<String> = monitors.values().map(|m| m.workspace_id.clone()).collect();
     ws_ids.sort_unstable();
     ws_ids.dedup();
-    let workspaces = txn.workspace_names(ws_ids).await?;
+    let workspaces = txn.workspace_names(ws_ids.clone()).await?;
+    let calendar = Calendar::of(&txn.maintenance_windows_of(ws_ids).await?);
     let healths = monitors
         .values()
         .map(|m| (m.id.clone(), Health::of(m)))
@@ -354,6 +358,7 @@ async fn load(txn: &Tx, batch: &[(CheckRecord, bool)]) -> Result<BatchState, Sto
         rules,
         open,
         workspaces,
+        calendar,
     })
 }
 
@@ -398,6 +403,18 @@ async fn apply(
     };
     if !counted {
         writes.uncounted.push(check_row(record, false));
+        return Ok(());
+    }
+    // Under maintenance a check is kept, marked, and counts for nothing: health, incidents,
+    // notices and uptime wait for the window's end.
+    if state.calendar.active(m, record.checked_at).is_some() {
+        writes
+            .last
+            .insert(record.monitor_id.clone(), last_of(record));
+        writes.uncounted.push(CheckRow {
+            maintenance: true,
+            ..check_row(record, false)
+        });
         return Ok(());
     }
     let no_policy = Rules::default();
@@ -458,12 +475,9 @@ async fn apply(
         status: health::status_after(h.status, record.ok, state.open.contains_key(&m.id)),
         ..next
     };
-    let rt = record
-        .response_time_ms
-        .map(|v| i32::try_from(v).unwrap_or(i32::MAX));
     writes
         .last
-        .insert(record.monitor_id.clone(), (record.checked_at, rt));
+        .insert(record.monitor_id.clone(), last_of(record));
     writes.counted.push(check_row(record, true));
     Ok(())
 }
@@ -495,6 +509,14 @@ async fn persist(txn: &Tx, state: &BatchState, writes: Writes) -> Result<(), Sto
     Ok(())
 }
 
+/// A record's time and response time, as a monitor's "last check".
+fn last_of(record: &CheckRecord) -> (i64, Option<i32>) {
+    let rt = record
+        .response_time_ms
+        .map(|v| i32::try_from(v).unwrap_or(i32::MAX));
+    (record.checked_at, rt)
+}
+
 fn check_row(record: &CheckRecord, counted: bool) -> CheckRow {
     CheckRow {
         id: ids::new_id(prefix::CHECK),
@@ -510,5 +532,6 @@ fn check_row(record: &CheckRecord, counted: bool) -> CheckRow {
         region: record.region.clone(),
         details: record.details.clone(),
         counted,
+        maintenance: false,
     }
 }

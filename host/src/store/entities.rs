@@ -110,8 +110,11 @@ pub mod check_result {
         pub response_time_ms: Option<i32>,
         pub region: String,
         pub details: String,
-        /// False for a check kept as history only (see regional confirmation).
+        /// False for a check kept as history only (see regional confirmation, and
+        /// maintenance windows).
         pub counted: bool,
+        /// Taken during a maintenance window (then never counted).
+        pub maintenance: bool,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -637,6 +640,39 @@ pub mod tag_snooze {
         #[sea_orm(primary_key, auto_increment = false)]
         pub tag: String,
         pub until: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Maintenance windows. One-off when `rrule` and `cron` are both NULL (`starts_at` to
+/// `ends_at`); otherwise recurring from `starts_at` (until `ends_at`, if set), each
+/// occurrence lasting `duration_minutes`, read in `timezone`. `monitor_ids` and `tags` are
+/// JSON lists; both empty means every monitor of the workspace.
+pub mod maintenance_window {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "maintenance_windows")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub name: String,
+        pub description: String,
+        pub starts_at: i64,
+        pub ends_at: Option<i64>,
+        pub rrule: Option<String>,
+        pub cron: Option<String>,
+        pub duration_minutes: Option<i32>,
+        pub timezone: String,
+        pub monitor_ids: String,
+        pub tags: String,
+        pub created_at: i64,
+        pub updated_at: i64,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

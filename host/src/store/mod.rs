@@ -13,6 +13,7 @@ pub mod heartbeats;
 pub mod holds;
 pub mod incidents;
 pub mod keys;
+pub mod maintenance;
 pub mod members;
 pub mod monitors;
 pub mod notices;
