@@ -72,6 +72,7 @@ async fn run() {
             notify_on_recovery: true,
             channels: serde_json::json!([{"type": "webhook", "url": url}]).to_string(),
             escalation: None,
+            group_window_secs: 0,
             created_at: now,
             updated_at: now,
         })

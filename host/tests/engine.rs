@@ -69,6 +69,7 @@ impl Fixture {
                 channels: json!([{"type": "webhook", "url": "https://hooks.tocsin.test/x"}])
                     .to_string(),
                 escalation,
+                group_window_secs: 0,
                 created_at: T0,
                 updated_at: T0,
             })
@@ -682,4 +683,79 @@ async fn maintenance_keeps_checks_opens_nothing_and_postpones_escalation() {
     );
     f.check("mon_quiet", false).await;
     assert_eq!(f.incidents("mon_quiet").await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_group_window_gathers_openings_into_one_message_per_grouped_channel() {
+    let f = Fixture::new().await;
+    f.store
+        .insert_alert_policy(PolicyRow {
+            id: "pol_g".into(),
+            workspace_id: f.ws.clone(),
+            name: "grouped".into(),
+            failure_threshold: 1,
+            recovery_threshold: 1,
+            notify_on_recovery: true,
+            channels: json!([{"type": "email", "target": "ops@tocsin.test"},
+                             {"type": "webhook", "url": "https://hooks.tocsin.test/x"}])
+            .to_string(),
+            escalation: None,
+            group_window_secs: 300,
+            created_at: T0,
+            updated_at: T0,
+        })
+        .await
+        .expect("policy");
+    for m in ["mon_a", "mon_b", "mon_c", "mon_late"] {
+        f.monitor(m, Some("pol_g")).await;
+    }
+    // Three openings a minute apart, inside the five-minute window.
+    let start = f.clock.now_ms();
+    for m in ["mon_a", "mon_b", "mon_c"] {
+        f.check(m, false).await;
+    }
+    let mails: Vec<DeliveryRow> = f
+        .all_deliveries()
+        .await
+        .into_iter()
+        .filter(|d| d.channel_kind == "email")
+        .collect();
+    assert_eq!(mails.len(), 1, "one e-mail for the group");
+    assert_eq!(
+        mails[0].next_attempt_at,
+        start + 300_000,
+        "sent when it closes"
+    );
+    let payload: serde_json::Value = serde_json::from_str(&mails[0].payload).expect("json");
+    assert_eq!(payload["group"]["count"], 3);
+    let listed: Vec<&str> = payload["group"]["incidents"]
+        .as_array()
+        .expect("incidents")
+        .iter()
+        .filter_map(|e| e["monitor"]["name"].as_str())
+        .collect();
+    assert_eq!(listed, ["mon_a", "mon_b", "mon_c"]);
+    // Webhooks: one each, at once, with the group's id.
+    let hooks: Vec<DeliveryRow> = f
+        .all_deliveries()
+        .await
+        .into_iter()
+        .filter(|d| d.channel_kind == "webhook")
+        .collect();
+    assert_eq!(hooks.len(), 3);
+    let group = payload["group"]["id"]
+        .as_str()
+        .expect("group id")
+        .to_string();
+    for h in &hooks {
+        let p: serde_json::Value = serde_json::from_str(&h.payload).expect("json");
+        assert_eq!(p["incident"]["groupId"], group.as_str());
+        assert_eq!(h.next_attempt_at, h.created_at);
+    }
+    // After the window closed, an opening starts a new group.
+    f.clock.advance_ms(300_000);
+    f.check("mon_late", false).await;
+    let late = f.incidents("mon_late").await[0].clone();
+    assert!(late.group_id.is_some_and(|g| g != group));
+    assert_eq!(f.deliveries("incident.created", "email").await, 2);
 }

@@ -159,6 +159,7 @@ async fn exercise(store: Store) {
             notify_on_recovery: true,
             channels: json!([{"type": "webhook", "url": "https://hooks.t.test/x"}]).to_string(),
             escalation: None,
+            group_window_secs: 0,
             created_at: NOW - 200 * DAY,
             updated_at: NOW - 200 * DAY,
         })

@@ -16,6 +16,7 @@ mod m0009_accounts;
 mod m0010_monitor_tags;
 mod m0011_alerting;
 mod m0012_maintenance;
+mod m0013_grouping;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -36,6 +37,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0010_monitor_tags::Migration),
             Box::new(m0011_alerting::Migration),
             Box::new(m0012_maintenance::Migration),
+            Box::new(m0013_grouping::Migration),
         ]
     }
 }

@@ -17,14 +17,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
-const FIELDS: [&str; 6] = [
+const FIELDS: [&str; 7] = [
     "name",
     "failureThreshold",
     "recoveryThreshold",
     "notifyOnRecovery",
     "channels",
     "escalation",
+    "groupWindowSeconds",
 ];
+
+/// Longest group window.
+pub const MAX_GROUP_WINDOW_SECS: u64 = 3600;
 
 /// A channel on a policy: a stored channel (`{"channelId": "ch_..."}`) or an inline one
 /// (`{"type": "email", "target": "..."}`, `{"type": "telegram", "chatId": "..."}`,
@@ -70,6 +74,12 @@ pub struct PolicyBody {
     pub notify_on_recovery: Option<bool>,
     pub channels: Vec<PolicyChannel>,
     pub escalation: Option<EscalationBody>,
+    /// Seconds, 0 to 3600: incidents this policy opens within this many seconds of the
+    /// first go out as one e-mail or Telegram message listing them all, sent when the
+    /// window closes. Webhooks still get one event per incident, with a shared
+    /// `incident.groupId`. 0 sends each at once.
+    #[schema(default = 0, example = 60)]
+    pub group_window_seconds: Option<u32>,
     #[schema(read_only)]
     pub created_at: Option<String>,
     #[schema(read_only)]
@@ -88,6 +98,7 @@ pub struct PolicyView {
     pub notify_on_recovery: bool,
     pub channels: Value,
     pub escalation: Value,
+    pub group_window_seconds: i32,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -116,6 +127,7 @@ fn view(row: &PolicyRow) -> PolicyView {
         notify_on_recovery: row.notify_on_recovery,
         channels: channel_input::visible_list(&channels),
         escalation,
+        group_window_seconds: row.group_window_secs,
         created_at: crate::time::format_ms(row.created_at),
         updated_at: crate::time::format_ms(row.updated_at),
     }
@@ -158,6 +170,7 @@ struct Validated {
     notify_on_recovery: bool,
     channels: String,
     escalation: Option<String>,
+    group_window_secs: i32,
 }
 
 async fn validate(
@@ -183,6 +196,19 @@ async fn validate(
             errors.push(FieldError::new("notifyOnRecovery", "must be true or false"));
             true
         }
+    };
+    let group_window_secs = match object.get("groupWindowSeconds") {
+        None | Some(Value::Null) => 0,
+        Some(v) => match v.as_u64() {
+            Some(n) if n <= MAX_GROUP_WINDOW_SECS => n as i32,
+            _ => {
+                errors.push(FieldError::new(
+                    "groupWindowSeconds",
+                    format!("must be an integer from 0 to {MAX_GROUP_WINDOW_SECS}"),
+                ));
+                0
+            }
+        },
     };
     let escalation = match object.get("escalation") {
         None | Some(Value::Null) => None,
@@ -255,6 +281,7 @@ async fn validate(
         notify_on_recovery,
         channels: channels.to_string(),
         escalation,
+        group_window_secs,
     })
 }
 
@@ -296,6 +323,7 @@ pub async fn create_policy(
         notify_on_recovery: v.notify_on_recovery,
         channels: v.channels,
         escalation: v.escalation,
+        group_window_secs: v.group_window_secs,
         created_at: now,
         updated_at: now,
     };
@@ -400,6 +428,7 @@ pub async fn update_policy(
         notify_on_recovery: v.notify_on_recovery,
         channels: v.channels,
         escalation: v.escalation,
+        group_window_secs: v.group_window_secs,
         updated_at: state.clock.now_ms(),
         ..row
     };

@@ -34,6 +34,9 @@ pub struct IncidentView {
     /// Whether its opening was notified (false while held, and for an incident that
     /// resolved before anyone was told; such an incident resolves silently).
     pub notified: bool,
+    /// The notification group it went out in, when its policy has a `groupWindowSeconds`
+    /// (webhook payloads carry it as `incident.groupId`).
+    pub group_id: Option<String>,
     pub created_at: String,
     pub acknowledged_at: Option<String>,
     pub resolved_at: Option<String>,
@@ -96,6 +99,7 @@ fn view(state: &AppState, i: &IncidentRow, timeline: Option<&[IncidentEventRow]>
         status: i.status.name().to_string(),
         hold: crate::engine::holds::Hold::parse(i.hold.as_deref()).map(|h| h.view()),
         notified: i.notified,
+        group_id: i.group_id.clone(),
         created_at: crate::time::format_ms(i.created_at),
         acknowledged_at: i.acknowledged_at.map(crate::time::format_ms),
         resolved_at: i.resolved_at.map(crate::time::format_ms),

@@ -12,7 +12,8 @@ use super::policy::{Rules, Target};
 use crate::ids::{self, prefix};
 use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::{self, Origin};
-use crate::store::{IncidentRow, IncidentState, StoreError, Tx};
+use crate::store::groups::AlertGroupRow;
+use crate::store::{DeliveryRow, IncidentRow, IncidentState, StoreError, Tx};
 use serde_json::{Value, json};
 
 /// What every transition needs besides the incident.
@@ -137,6 +138,7 @@ pub async fn open(
             monitor: monitor.to_string(),
             hold: hold.as_ref().map(Hold::text),
             notified: hold.is_none(),
+            group_id: None,
         })
         .await?;
     timeline(tx, &inc.id, ctx.now, "created", json!({"failure": failure})).await?;
@@ -144,17 +146,177 @@ pub async fn open(
         timeline(tx, &inc.id, ctx.now, "held", h.view()).await?;
         return Ok(inc);
     }
-    let targets: Vec<&Target> = rules.channels.iter().collect();
-    notify(
+    announce_opening(tx, ctx, inc, rules, failure).await
+}
+
+/// Channel types whose messages a policy's group window gathers into one; the others
+/// (webhooks, plugins' own types) hear of each incident at once.
+pub const GROUPED_KINDS: [&str; 2] = ["email", "telegram"];
+
+/// Most incidents one grouped message lists; later ones go out on their own.
+pub const MAX_GROUP: usize = 100;
+
+/// Tell the policy's channels an incident opened (DOWN). Under a group window the
+/// incident joins its policy's gathering group (or starts one): e-mail and Telegram hear
+/// of the whole group in one message when the window closes; other channels at once,
+/// with the group's id. Returns the incident as saved.
+async fn announce_opening(
+    tx: &Tx,
+    ctx: &Ctx<'_>,
+    inc: IncidentRow,
+    rules: &Rules,
+    failure: Value,
+) -> Result<IncidentRow, StoreError> {
+    let grouping = rules.group_window_secs > 0
+        && rules
+            .channels
+            .iter()
+            .any(|t| GROUPED_KINDS.contains(&t.kind.as_str()));
+    let Some(policy_id) = inc.policy_id.clone().filter(|_| grouping) else {
+        let targets: Vec<&Target> = rules.channels.iter().collect();
+        notify(
+            tx,
+            ctx,
+            &inc,
+            &targets,
+            kind::INCIDENT_CREATED,
+            Some(failure),
+        )
+        .await?;
+        return Ok(inc);
+    };
+    let existing = tx.open_alert_group(&policy_id, ctx.now).await?;
+    let group_id = existing
+        .as_ref()
+        .map_or_else(|| ids::new_id(prefix::ALERT_GROUP), |g| g.id.clone());
+    let inc = tx
+        .save_incident(
+            inc.clone(),
+            &IncidentRow {
+                group_id: Some(group_id.clone()),
+                ..inc
+            },
+        )
+        .await?;
+    let body = opening_body(ctx, &inc, failure);
+    let entry = json!({
+        "monitor": body.monitor,
+        "incident": body.incident,
+        "failure": body.failure,
+    });
+    let origin = Origin {
+        workspace_id: ctx.workspace_id,
+        incident_id: Some(&inc.id),
+        monitor_id: Some(&inc.monitor_id),
+    };
+    let mut told: Vec<&str> = Vec::new();
+    // Channels that hear of each incident at once.
+    for t in rules
+        .channels
+        .iter()
+        .filter(|t| !GROUPED_KINDS.contains(&t.kind.as_str()))
+    {
+        outbox::enqueue(tx, &origin, t, &body, ctx.now).await?;
+        told.push(&t.kind);
+    }
+    let grouped: Vec<&Target> = rules
+        .channels
+        .iter()
+        .filter(|t| GROUPED_KINDS.contains(&t.kind.as_str()))
+        .collect();
+    match existing {
+        Some(group) => {
+            // Add the incident to each of the group's pending messages; a message already
+            // taken by a worker (or full) leaves this incident to go out on its own.
+            let ids: Vec<String> = serde_json::from_str(&group.delivery_ids).unwrap_or_default();
+            for id in ids {
+                let Some(d) = tx.delivery_row(&id).await? else {
+                    continue;
+                };
+                let target = Target {
+                    kind: d.channel_kind.clone(),
+                    config: d.channel_config.clone(),
+                    channel_id: d.channel_id.clone(),
+                };
+                if !join_message(tx, &d, &entry).await? {
+                    outbox::enqueue(tx, &origin, &target, &body, ctx.now).await?;
+                }
+            }
+        }
+        None => {
+            let closes_at = ctx.now + rules.group_window_secs * 1000;
+            let first = json!({"id": group_id, "count": 1, "incidents": [entry]});
+            let mut delivery_ids = Vec::new();
+            for t in &grouped {
+                delivery_ids.push(
+                    outbox::enqueue_at(
+                        tx,
+                        &origin,
+                        t,
+                        &body,
+                        ctx.now,
+                        closes_at,
+                        Some(first.clone()),
+                    )
+                    .await?,
+                );
+            }
+            tx.insert_alert_group(AlertGroupRow {
+                id: group_id.clone(),
+                workspace_id: ctx.workspace_id.to_string(),
+                policy_id,
+                started_at: ctx.now,
+                closes_at,
+                delivery_ids: serde_json::to_string(&delivery_ids).unwrap_or_default(),
+            })
+            .await?;
+        }
+    }
+    told.extend(grouped.iter().map(|t| t.kind.as_str()));
+    timeline(
         tx,
-        ctx,
-        &inc,
-        &targets,
-        kind::INCIDENT_CREATED,
-        Some(failure),
+        &inc.id,
+        ctx.now,
+        "notified",
+        json!({"event": kind::INCIDENT_CREATED, "channels": told, "groupId": group_id}),
     )
     .await?;
     Ok(inc)
+}
+
+/// Add one incident to a grouped message that has not gone out. False when it has (or is
+/// going out now), or lists [`MAX_GROUP`] already.
+async fn join_message(tx: &Tx, d: &DeliveryRow, entry: &Value) -> Result<bool, StoreError> {
+    let mut payload: Value = match serde_json::from_str(&d.payload) {
+        Ok(v) => v,
+        Err(_) => return Ok(false),
+    };
+    let Some(list) = payload["group"]["incidents"].as_array_mut() else {
+        return Ok(false);
+    };
+    if list.len() >= MAX_GROUP {
+        return Ok(false);
+    }
+    list.push(entry.clone());
+    let count = list.len();
+    payload["group"]["count"] = Value::from(count);
+    tx.rewrite_untried_delivery(&d.id, &d.payload, &payload.to_string())
+        .await
+}
+
+/// The DOWN event of an incident.
+fn opening_body(ctx: &Ctx<'_>, inc: &IncidentRow, failure: Value) -> EventBody {
+    EventBody {
+        event: kind::INCIDENT_CREATED,
+        at_ms: ctx.now,
+        monitor: serde_json::from_str(&inc.monitor).unwrap_or(Value::Null),
+        workspace_id: ctx.workspace_id.to_string(),
+        workspace_name: ctx.workspace_name.to_string(),
+        incident: Some(events::incident_object(inc, ctx.public_url)),
+        failure: Some(failure),
+        ssl: None,
+        test: false,
+    }
 }
 
 /// Resolve an unresolved incident; notify RECOVERY when the policy wants it. `by` names
@@ -213,16 +375,7 @@ pub async fn release(
         notify(tx, ctx, inc, &targets, kind::INCIDENT_RESOLVED, None).await?;
     } else {
         let failure: Value = serde_json::from_str(&inc.failure).unwrap_or(Value::Null);
-        let targets: Vec<&Target> = rules.channels.iter().collect();
-        notify(
-            tx,
-            ctx,
-            inc,
-            &targets,
-            kind::INCIDENT_CREATED,
-            Some(failure),
-        )
-        .await?;
+        announce_opening(tx, ctx, inc.clone(), rules, failure).await?;
     }
     Ok(())
 }

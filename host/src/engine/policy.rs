@@ -25,6 +25,8 @@ pub struct Rules {
     pub notify_on_recovery: bool,
     pub channels: Vec<Target>,
     pub escalation: Option<Escalation>,
+    /// Seconds over which openings are gathered into one e-mail or Telegram message.
+    pub group_window_secs: i64,
 }
 
 impl Default for Rules {
@@ -35,6 +37,7 @@ impl Default for Rules {
             notify_on_recovery: true,
             channels: Vec::new(),
             escalation: None,
+            group_window_secs: 0,
         }
     }
 }
@@ -152,6 +155,7 @@ pub async fn load_rules(
                         .unwrap_or(0),
                     channels: targets(&e["channels"], &mine),
                 }),
+                group_window_secs: i64::from(p.group_window_secs.max(0)),
             };
             (p.id.clone(), rules)
         })

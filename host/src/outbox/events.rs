@@ -83,6 +83,9 @@ pub fn incident_object(i: &IncidentRow, public_url: &str) -> Value {
         Value::from(format!("{public_url}/incidents/{}", i.id)),
     );
     o.insert("status".into(), Value::from(i.status.name()));
+    if let Some(g) = &i.group_id {
+        o.insert("groupId".into(), Value::from(g.clone()));
+    }
     o.insert(
         "createdAt".into(),
         Value::from(crate::time::format_ms(i.created_at)),
@@ -198,6 +201,7 @@ mod tests {
             failure: "{}".into(),
             monitor: "{}".into(),
             hold: None,
+            group_id: None,
             notified: true,
         }
     }

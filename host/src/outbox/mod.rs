@@ -30,7 +30,7 @@ pub struct Origin<'a> {
     pub monitor_id: Option<&'a str>,
 }
 
-/// Queue one notification to one target. Returns the delivery id.
+/// Queue one notification to one target, due now. Returns the delivery id.
 pub async fn enqueue(
     tx: &Tx,
     origin: &Origin<'_>,
@@ -38,7 +38,28 @@ pub async fn enqueue(
     body: &EventBody,
     now: i64,
 ) -> Result<String, StoreError> {
+    enqueue_at(tx, origin, target, body, now, now, None).await
+}
+
+/// Queue one notification to one target, first tried at `due`. `group`, when given, is
+/// added to the payload as `group` (the incidents a grouped message lists).
+pub async fn enqueue_at(
+    tx: &Tx,
+    origin: &Origin<'_>,
+    target: &Target,
+    body: &EventBody,
+    now: i64,
+    due: i64,
+    group: Option<serde_json::Value>,
+) -> Result<String, StoreError> {
     let id = ids::new_id(prefix::DELIVERY);
+    let mut payload = events::payload(body, &id);
+    if let Some(g) = group
+        && let Ok(serde_json::Value::Object(mut o)) = serde_json::from_str(&payload)
+    {
+        o.insert("group".into(), g);
+        payload = serde_json::Value::Object(o).to_string();
+    }
     tx.insert_delivery(DeliveryRow {
         id: id.clone(),
         workspace_id: origin.workspace_id.to_string(),
@@ -48,10 +69,10 @@ pub async fn enqueue(
         channel_kind: target.kind.clone(),
         channel_config: target.config.clone(),
         event: body.event.to_string(),
-        payload: events::payload(body, &id),
+        payload,
         status: DeliveryState::Pending,
         attempts: 0,
-        next_attempt_at: now,
+        next_attempt_at: due,
         lease_until: None,
         last_error: None,
         created_at: now,

@@ -141,6 +141,9 @@ pub mod alert_policy {
         pub escalation: Option<String>,
         pub created_at: i64,
         pub updated_at: i64,
+        /// Seconds over which incidents it opens are gathered into one e-mail or Telegram
+        /// message; 0 sends each at once.
+        pub group_window_secs: i32,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -201,6 +204,8 @@ pub mod incident {
         /// Whether its opening was notified (false while held, and after a held incident
         /// resolved before anyone was told).
         pub notified: bool,
+        /// The notification group it went out in (`alert_group`), if its policy groups.
+        pub group_id: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -673,6 +678,30 @@ pub mod maintenance_window {
         pub tags: String,
         pub created_at: i64,
         pub updated_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod alert_group {
+    use sea_orm::entity::prelude::*;
+
+    /// Incidents one policy opened within its group window, told in one message per
+    /// e-mail or Telegram channel when the window closes.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "alert_groups")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub policy_id: String,
+        pub started_at: i64,
+        pub closes_at: i64,
+        /// JSON list of the deliveries that send the group's message.
+        pub delivery_ids: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

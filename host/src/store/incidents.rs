@@ -215,6 +215,9 @@ impl Tx {
         if after.escalate_at != before.escalate_at {
             active.escalate_at = Set(after.escalate_at);
         }
+        if after.group_id != before.group_id {
+            active.group_id = Set(after.group_id.clone());
+        }
         Ok(active.update(self.conn()).await?)
     }
 

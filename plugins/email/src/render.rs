@@ -85,6 +85,11 @@ pub fn render(payload: &str) -> Result<Mail, String> {
     } else {
         ""
     };
+    if let Some(list) = p["group"]["incidents"].as_array()
+        && list.len() > 1
+    {
+        return Ok(render_group(test, list));
+    }
     let mut facts: Vec<(String, String)> = Vec::new();
     if let Some(place) = place {
         facts.push(("Target".into(), place.into()));
@@ -181,9 +186,102 @@ pub fn render(payload: &str) -> Result<Mail, String> {
     })
 }
 
+/// Several incidents opened within a policy's group window, as one message: a subject
+/// naming the first few, and a line (text) or row (HTML) per monitor.
+fn render_group(test: &str, list: &[Value]) -> Mail {
+    let names: Vec<&str> = list
+        .iter()
+        .map(|e| e["monitor"]["name"].as_str().unwrap_or("monitor"))
+        .collect();
+    let shown = names.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+    let more = match names.len() {
+        n if n > 3 => format!(" and {} more", n - 3),
+        _ => String::new(),
+    };
+    let headline = format!("{} monitors down", list.len());
+    let subject = format!("{test}DOWN: {headline}: {shown}{more}");
+    let mut text = format!("{headline}\n\n");
+    let mut rows = String::new();
+    for e in list {
+        let name = e["monitor"]["name"].as_str().unwrap_or("monitor");
+        let reason = e["failure"]["reason"]
+            .as_str()
+            .unwrap_or("The check failed");
+        let region = e["failure"]["region"].as_str().unwrap_or("");
+        let since = e["incident"]["createdAt"].as_str().unwrap_or("");
+        let url = e["incident"]["url"].as_str();
+        text.push_str(&format!("- {name}: {reason}"));
+        if !region.is_empty() {
+            text.push_str(&format!(" (from {region})"));
+        }
+        text.push_str(&format!(", since {since}\n"));
+        if let Some(u) = url {
+            text.push_str(&format!("  {u}\n"));
+        }
+        let name_cell = match url {
+            Some(u) => format!("<a href=\"{}\">{}</a>", escape(u), escape(name)),
+            None => escape(name),
+        };
+        rows.push_str(&format!(
+            "<tr><td style=\"padding:4px 12px 4px 0\">{name_cell}</td><td style=\"padding:4px 12px 4px 0\">{}</td><td style=\"padding:4px 12px 4px 0;color:#57606a\">{}</td><td style=\"padding:4px 0;color:#57606a\">{}</td></tr>",
+            escape(reason),
+            escape(region),
+            escape(since)
+        ));
+    }
+    let html = format!(
+        "<!doctype html><html><body style=\"font-family:system-ui,sans-serif;color:#1f2328\"><h2 style=\"margin:0 0 12px\">{}</h2><table style=\"border-collapse:collapse\"><tr style=\"text-align:left;color:#57606a\"><th>Monitor</th><th>Reason</th><th>Region</th><th>Since</th></tr>{rows}</table></body></html>",
+        escape(&headline)
+    );
+    Mail {
+        subject,
+        text,
+        html,
+    }
+}
+
 /// JSON Schema of the configuration.
 pub fn schema() -> Value {
     EmailConfig::schema()
+}
+
+#[cfg(test)]
+mod group_tests {
+    use super::*;
+
+    #[test]
+    fn a_group_is_one_mail_listing_each_monitor() {
+        let list: Vec<Value> = (0..12)
+            .map(|n| {
+                serde_json::json!({"monitor": {"name": format!("api-{n}")},
+                                   "incident": {"url": format!("https://t.test/incidents/inc_{n}"),
+                                                "createdAt": "2026-11-25T10:00:00.000Z"},
+                                   "failure": {"reason": "Connection <refused>", "region": "eu"}})
+            })
+            .collect();
+        let payload = serde_json::json!({"event": "incident.created", "monitor": {"name": "api-0"},
+                                         "group": {"id": "grp_1", "count": 12, "incidents": list}});
+        let mail = render(&payload.to_string()).expect("rendered");
+        assert_eq!(
+            mail.subject,
+            "DOWN: 12 monitors down: api-0, api-1, api-2 and 9 more"
+        );
+        assert!(
+            mail.text.contains(
+                "- api-11: Connection <refused> (from eu), since 2026-11-25T10:00:00.000Z"
+            )
+        );
+        assert!(mail.html.contains("Connection &lt;refused&gt;"));
+        assert_eq!(mail.html.matches("<tr><td").count(), 12);
+        // A group of one reads like any DOWN message.
+        let one = serde_json::json!({"event": "incident.created", "monitor": {"name": "api-0"},
+                                     "failure": {"reason": "Timeout"},
+                                     "group": {"id": "grp_1", "count": 1, "incidents": [list[0]]}});
+        assert_eq!(
+            render(&one.to_string()).expect("rendered").subject,
+            "DOWN: api-0"
+        );
+    }
 }
 
 #[cfg(test)]

@@ -117,6 +117,11 @@ pub fn render(payload: &str) -> Result<String, String> {
     } else {
         ""
     };
+    if let Some(list) = p["group"]["incidents"].as_array()
+        && list.len() > 1
+    {
+        return Ok(render_group(test, list));
+    }
     let place_line = place.map(|p| format!("\n{p}")).unwrap_or_default();
     let text = match p["event"].as_str().unwrap_or("") {
         "incident.created" => {
@@ -158,6 +163,34 @@ pub fn render(payload: &str) -> Result<String, String> {
     Ok(text)
 }
 
+/// Most monitors a grouped message names one by one (a message holds 4096 characters).
+const GROUP_LINES: usize = 25;
+
+/// Several incidents opened within a policy's group window, as one message.
+fn render_group(test: &str, list: &[Value]) -> String {
+    let mut text = format!("{test}🔴 <b>{} monitors down</b>", list.len());
+    for entry in list.iter().take(GROUP_LINES) {
+        let name = escape(entry["monitor"]["name"].as_str().unwrap_or("monitor"));
+        let reason = escape(
+            entry["failure"]["reason"]
+                .as_str()
+                .unwrap_or("The check failed"),
+        );
+        let reason: String = reason.chars().take(120).collect();
+        match entry["incident"]["url"].as_str() {
+            Some(u) => text.push_str(&format!(
+                "\n• <a href=\"{}\">{name}</a>: {reason}",
+                escape(u)
+            )),
+            None => text.push_str(&format!("\n• {name}: {reason}")),
+        }
+    }
+    if list.len() > GROUP_LINES {
+        text.push_str(&format!("\n… and {} more", list.len() - GROUP_LINES));
+    }
+    text
+}
+
 /// Read the Bot API's answer: Ok(detail), or Err((retryable, reason)).
 pub fn judge(status: u16, body: &[u8]) -> Result<String, (bool, String)> {
     let answer: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
@@ -188,6 +221,23 @@ pub fn schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_group_is_one_message_listing_each_monitor() {
+        let entry = |n: usize| {
+            serde_json::json!({"monitor": {"name": format!("api-{n} <eu>")},
+                               "incident": {"url": format!("https://t.test/incidents/inc_{n}")},
+                               "failure": {"reason": "Connection refused"}})
+        };
+        let list: Vec<Value> = (0..30).map(entry).collect();
+        let payload = serde_json::json!({"event": "incident.created", "monitor": {"name": "api-0"},
+                                         "group": {"id": "grp_1", "count": 30, "incidents": list}});
+        let text = render(&payload.to_string()).expect("rendered");
+        assert!(text.starts_with("🔴 <b>30 monitors down</b>"), "{text}");
+        assert!(text.contains("<a href=\"https://t.test/incidents/inc_3\">api-3 &lt;eu&gt;</a>: Connection refused"), "{text}");
+        assert!(text.ends_with("… and 5 more"), "{text}");
+        assert!(text.chars().count() < 4096);
+    }
 
     const DOWN: &str = r#"{"event":"incident.created","timestamp":"2026-11-21T09:30:00.000Z","webhookId":"whd_1",
         "incident":{"id":"inc_1","url":"https://t.example/incidents/inc_1","status":"open","createdAt":"2026-11-21T09:30:00.000Z"},
