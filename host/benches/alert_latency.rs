@@ -73,6 +73,8 @@ async fn run() {
             channels: serde_json::json!([{"type": "webhook", "url": url}]).to_string(),
             escalation: None,
             group_window_secs: 0,
+            flap_changes: 0,
+            flap_window_minutes: 0,
             created_at: now,
             updated_at: now,
         })

@@ -70,6 +70,8 @@ impl Fixture {
                     .to_string(),
                 escalation,
                 group_window_secs: 0,
+                flap_changes: 0,
+                flap_window_minutes: 0,
                 created_at: T0,
                 updated_at: T0,
             })
@@ -701,6 +703,8 @@ async fn a_group_window_gathers_openings_into_one_message_per_grouped_channel() 
             .to_string(),
             escalation: None,
             group_window_secs: 300,
+            flap_changes: 0,
+            flap_window_minutes: 0,
             created_at: T0,
             updated_at: T0,
         })
@@ -758,4 +762,100 @@ async fn a_group_window_gathers_openings_into_one_message_per_grouped_channel() 
     let late = f.incidents("mon_late").await[0].clone();
     assert!(late.group_id.is_some_and(|g| g != group));
     assert_eq!(f.deliveries("incident.created", "email").await, 2);
+}
+
+#[tokio::test]
+async fn a_flapping_monitor_is_held_until_stable_then_summarised_once() {
+    use tocsin::engine::flapping::summarize_due;
+    let f = Fixture::new().await;
+    f.store
+        .insert_alert_policy(PolicyRow {
+            id: "pol_f".into(),
+            workspace_id: f.ws.clone(),
+            name: "flaps".into(),
+            failure_threshold: 1,
+            recovery_threshold: 1,
+            notify_on_recovery: true,
+            channels: json!([{"type": "webhook", "url": "https://hooks.tocsin.test/x"}])
+                .to_string(),
+            escalation: None,
+            group_window_secs: 0,
+            flap_changes: 3,
+            flap_window_minutes: 10,
+            created_at: T0,
+            updated_at: T0,
+        })
+        .await
+        .expect("policy");
+    f.monitor("mon_f", Some("pol_f")).await;
+
+    // Three changes a minute apart are told as usual.
+    f.check("mon_f", false).await;
+    f.check("mon_f", true).await;
+    f.check("mon_f", false).await;
+    assert_eq!(f.deliveries("incident.created", "webhook").await, 2);
+    assert_eq!(f.deliveries("incident.resolved", "webhook").await, 1);
+    // The fourth crosses the line: flapping. Its recovery, and what follows, is held.
+    f.check("mon_f", true).await;
+    f.check("mon_f", false).await;
+    f.check("mon_f", true).await;
+    f.check("mon_f", false).await;
+    let last_change = f.clock.now_ms() - 60_000;
+    assert_eq!(f.deliveries("incident.created", "webhook").await, 2);
+    assert_eq!(f.deliveries("incident.resolved", "webhook").await, 1);
+    let incidents = f.incidents("mon_f").await;
+    let open = incidents.last().expect("open").clone();
+    assert_eq!(open.status.name(), "open");
+    assert!(!open.notified);
+    assert!(open.hold.as_deref().is_some_and(|h| h.contains("flapping")));
+    assert!(
+        f.store
+            .flapping_since("mon_f")
+            .await
+            .expect("state")
+            .is_some()
+    );
+
+    // Not stable for ten minutes yet: nothing.
+    let stable = last_change + 10 * 60_000;
+    assert_eq!(
+        summarize_due(&f.store, &f.ctx, stable - 1)
+            .await
+            .expect("pass"),
+        0
+    );
+    // Stable: one summary, saying it is down, and the open incident is told by it.
+    assert_eq!(
+        summarize_due(&f.store, &f.ctx, stable).await.expect("pass"),
+        1
+    );
+    assert_eq!(
+        summarize_due(&f.store, &f.ctx, stable + 1)
+            .await
+            .expect("pass"),
+        0
+    );
+    let summaries: Vec<DeliveryRow> = f
+        .all_deliveries()
+        .await
+        .into_iter()
+        .filter(|d| d.event == "monitor.flapping")
+        .collect();
+    assert_eq!(summaries.len(), 1);
+    let p: serde_json::Value = serde_json::from_str(&summaries[0].payload).expect("json");
+    assert_eq!(p["flapping"]["state"], "down");
+    // Seven changes, the first at the start.
+    assert_eq!(p["flapping"]["changes"], 7);
+    assert_eq!(p["flapping"]["since"], tocsin::time::format_ms(T0).as_str());
+    assert_eq!(p["incident"]["id"], open.id.as_str());
+    let told = f.incidents("mon_f").await.last().expect("open").clone();
+    assert!(told.notified);
+    assert_eq!(told.hold, None);
+    // No held recovery is left behind, and flapping is over.
+    assert!(f.incidents("mon_f").await.iter().all(|i| i.hold.is_none()));
+    assert_eq!(f.store.flapping_since("mon_f").await.expect("state"), None);
+    // Its recovery is told like any other.
+    f.clock.advance_ms(stable - f.clock.now_ms());
+    f.check("mon_f", true).await;
+    assert_eq!(f.deliveries("incident.resolved", "webhook").await, 2);
 }

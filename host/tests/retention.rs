@@ -160,6 +160,8 @@ async fn exercise(store: Store) {
             channels: json!([{"type": "webhook", "url": "https://hooks.t.test/x"}]).to_string(),
             escalation: None,
             group_window_secs: 0,
+            flap_changes: 0,
+            flap_window_minutes: 0,
             created_at: NOW - 200 * DAY,
             updated_at: NOW - 200 * DAY,
         })

@@ -17,6 +17,7 @@ mod m0010_monitor_tags;
 mod m0011_alerting;
 mod m0012_maintenance;
 mod m0013_grouping;
+mod m0014_flapping;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -38,6 +39,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0011_alerting::Migration),
             Box::new(m0012_maintenance::Migration),
             Box::new(m0013_grouping::Migration),
+            Box::new(m0014_flapping::Migration),
         ]
     }
 }

@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
-const FIELDS: [&str; 7] = [
+const FIELDS: [&str; 8] = [
+    "flapping",
     "name",
     "failureThreshold",
     "recoveryThreshold",
@@ -55,6 +56,21 @@ pub struct EscalationBody {
     pub channels: Vec<PolicyChannel>,
 }
 
+/// When a monitor counts as flapping: more than `changes` state changes (down or up)
+/// within `windowMinutes`. Its notifications are then held until it has been stable for
+/// `windowMinutes`, and one summary (`monitor.flapping`) is sent.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct FlappingBody {
+    /// 2 to 100.
+    #[schema(example = 4)]
+    pub changes: u32,
+    /// 1 to 1440.
+    #[schema(example = 10)]
+    pub window_minutes: u32,
+}
+
 /// An alert policy, as created and returned.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -80,6 +96,8 @@ pub struct PolicyBody {
     /// `incident.groupId`. 0 sends each at once.
     #[schema(default = 0, example = 60)]
     pub group_window_seconds: Option<u32>,
+    /// Flapping detection; null (the default) is off.
+    pub flapping: Option<FlappingBody>,
     #[schema(read_only)]
     pub created_at: Option<String>,
     #[schema(read_only)]
@@ -99,6 +117,7 @@ pub struct PolicyView {
     pub channels: Value,
     pub escalation: Value,
     pub group_window_seconds: i32,
+    pub flapping: Value,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -128,6 +147,11 @@ fn view(row: &PolicyRow) -> PolicyView {
         channels: channel_input::visible_list(&channels),
         escalation,
         group_window_seconds: row.group_window_secs,
+        flapping: if row.flap_changes > 0 {
+            json!({"changes": row.flap_changes, "windowMinutes": row.flap_window_minutes})
+        } else {
+            Value::Null
+        },
         created_at: crate::time::format_ms(row.created_at),
         updated_at: crate::time::format_ms(row.updated_at),
     }
@@ -171,6 +195,7 @@ struct Validated {
     channels: String,
     escalation: Option<String>,
     group_window_secs: i32,
+    flap: (i32, i32),
 }
 
 async fn validate(
@@ -209,6 +234,44 @@ async fn validate(
                 0
             }
         },
+    };
+    let flap = match object.get("flapping") {
+        None | Some(Value::Null) => (0, 0),
+        Some(Value::Object(f)) => {
+            let changes = f.get("changes").and_then(Value::as_u64);
+            let minutes = f.get("windowMinutes").and_then(Value::as_u64);
+            for key in f.keys() {
+                if key != "changes" && key != "windowMinutes" {
+                    errors.push(FieldError::new(
+                        format!("flapping.{key}"),
+                        "is not a field of flapping",
+                    ));
+                }
+            }
+            match (changes, minutes) {
+                (Some(c), Some(m)) if (2..=100).contains(&c) && (1..=1440).contains(&m) => {
+                    (c as i32, m as i32)
+                }
+                (c, _) if !c.is_some_and(|c| (2..=100).contains(&c)) => {
+                    errors.push(FieldError::new(
+                        "flapping.changes",
+                        "must be an integer from 2 to 100",
+                    ));
+                    (0, 0)
+                }
+                _ => {
+                    errors.push(FieldError::new(
+                        "flapping.windowMinutes",
+                        "must be an integer from 1 to 1440",
+                    ));
+                    (0, 0)
+                }
+            }
+        }
+        Some(_) => {
+            errors.push(FieldError::new("flapping", "must be an object or null"));
+            (0, 0)
+        }
     };
     let escalation = match object.get("escalation") {
         None | Some(Value::Null) => None,
@@ -282,6 +345,7 @@ async fn validate(
         channels: channels.to_string(),
         escalation,
         group_window_secs,
+        flap,
     })
 }
 
@@ -324,6 +388,8 @@ pub async fn create_policy(
         channels: v.channels,
         escalation: v.escalation,
         group_window_secs: v.group_window_secs,
+        flap_changes: v.flap.0,
+        flap_window_minutes: v.flap.1,
         created_at: now,
         updated_at: now,
     };
@@ -429,6 +495,8 @@ pub async fn update_policy(
         channels: v.channels,
         escalation: v.escalation,
         group_window_secs: v.group_window_secs,
+        flap_changes: v.flap.0,
+        flap_window_minutes: v.flap.1,
         updated_at: state.clock.now_ms(),
         ..row
     };

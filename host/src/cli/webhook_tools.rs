@@ -233,6 +233,18 @@ pub fn example_payloads() -> Vec<(&'static str, String)> {
                 id,
             ),
         ),
+        (
+            kind::MONITOR_FLAPPING,
+            events::payload_with(
+                &body(kind::MONITOR_FLAPPING, &monitor, None, None, None),
+                id,
+                Some((
+                    "flapping",
+                    json!({"since": "2026-11-21T09:02:00.000Z", "until": "2026-11-21T09:30:00.000Z",
+                           "changes": 9, "state": "up"}),
+                )),
+            ),
+        ),
     ]
 }
 

@@ -88,7 +88,8 @@ pub async fn resolve(
         Some(m) => super::holds::snooze_in(&txn, m, now).await?,
         None => None,
     };
-    let resolved = incidents::resolve(&txn, &c, inc, &rules, Some(by), snoozed).await?;
+    let hold = snoozed.map(|until| super::holds::Hold::Snoozed { until });
+    let resolved = incidents::resolve(&txn, &c, inc, &rules, Some(by), hold).await?;
     if let Some(m) = monitor
         && m.status != MonitorState::Paused
     {

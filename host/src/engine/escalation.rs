@@ -82,6 +82,9 @@ pub async fn run(
         if let Err(e) = super::holds::release_due(&store, &ctx, clock.now_ms()).await {
             tracing::warn!(error = %e, "pass over held incidents failed; retrying");
         }
+        if let Err(e) = super::flapping::summarize_due(&store, &ctx, clock.now_ms()).await {
+            tracing::warn!(error = %e, "pass over flapping monitors failed; retrying");
+        }
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}
             _ = shutdown.changed() => if *shutdown.borrow() { break },

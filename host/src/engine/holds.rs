@@ -73,6 +73,9 @@ pub enum Hold {
     },
     /// The monitor (or one of its tags) is snoozed until `until` (ms).
     Snoozed { until: i64 },
+    /// The monitor is flapping (since `since`, ms): held until it is stable, then told
+    /// in one summary (see `flapping`).
+    Flapping { since: i64 },
 }
 
 impl Hold {
@@ -90,7 +93,7 @@ impl Hold {
     pub fn opening_state(&self) -> IncidentState {
         match self {
             Hold::Dependency { .. } => IncidentState::Suppressed,
-            Hold::Snoozed { .. } => IncidentState::Open,
+            Hold::Snoozed { .. } | Hold::Flapping { .. } => IncidentState::Open,
         }
     }
 
@@ -108,6 +111,10 @@ impl Hold {
             Hold::Snoozed { until } => serde_json::json!({
                 "reason": "snoozed",
                 "until": crate::time::format_ms(*until),
+            }),
+            Hold::Flapping { since } => serde_json::json!({
+                "reason": "flapping",
+                "since": crate::time::format_ms(*since),
             }),
         }
     }
@@ -264,7 +271,8 @@ pub async fn release_due(
             None => continue,
         };
         let current = Hold::parse(Some(&text));
-        if now_hold == current {
+        // A flapping monitor's incidents are let go by its summary (see `flapping`).
+        if matches!(current, Some(Hold::Flapping { .. })) || now_hold == current {
             continue;
         }
         if apply(store, ctx, &inc, &text, now_hold, now).await? {

@@ -256,7 +256,7 @@ async fn announce_opening(
                         &body,
                         ctx.now,
                         closes_at,
-                        Some(first.clone()),
+                        Some(("group", first.clone())),
                     )
                     .await?,
                 );
@@ -321,21 +321,18 @@ fn opening_body(ctx: &Ctx<'_>, inc: &IncidentRow, failure: Value) -> EventBody {
 
 /// Resolve an unresolved incident; notify RECOVERY when the policy wants it. `by` names
 /// who resolved it by hand; None means the checks recovered. An incident nobody was told
-/// of resolves silently; one whose monitor is snoozed (`snoozed_until`) holds its recovery
-/// until the snooze ends.
+/// of resolves silently; `hold` (the monitor is snoozed or flapping) holds the recovery of
+/// one that was told.
 pub async fn resolve(
     tx: &Tx,
     ctx: &Ctx<'_>,
     inc: IncidentRow,
     rules: &Rules,
     by: Option<&str>,
-    snoozed_until: Option<i64>,
+    hold: Option<Hold>,
 ) -> Result<IncidentRow, StoreError> {
     let told = inc.notified;
-    let held = match snoozed_until {
-        Some(until) if told && rules.notify_on_recovery => Some(Hold::Snoozed { until }),
-        _ => None,
-    };
+    let held = hold.filter(|_| told && rules.notify_on_recovery);
     let after = IncidentRow {
         hold: held.as_ref().map(Hold::text),
         ..resolved_at(inc.clone(), ctx.now)

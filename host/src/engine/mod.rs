@@ -5,6 +5,7 @@
 pub mod actions;
 pub mod certificates;
 pub mod escalation;
+pub mod flapping;
 pub mod health;
 pub mod heartbeat;
 pub mod holds;

@@ -18,6 +18,13 @@ pub struct Escalation {
     pub channels: Vec<Target>,
 }
 
+/// When a monitor counts as flapping: more than `changes` changes within `window_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flapping {
+    pub changes: u32,
+    pub window_ms: i64,
+}
+
 /// A policy, ready to act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rules {
@@ -27,6 +34,8 @@ pub struct Rules {
     pub escalation: Option<Escalation>,
     /// Seconds over which openings are gathered into one e-mail or Telegram message.
     pub group_window_secs: i64,
+    /// Flapping detection; None is off.
+    pub flapping: Option<Flapping>,
 }
 
 impl Default for Rules {
@@ -38,6 +47,7 @@ impl Default for Rules {
             channels: Vec::new(),
             escalation: None,
             group_window_secs: 0,
+            flapping: None,
         }
     }
 }
@@ -156,6 +166,10 @@ pub async fn load_rules(
                     channels: targets(&e["channels"], &mine),
                 }),
                 group_window_secs: i64::from(p.group_window_secs.max(0)),
+                flapping: (p.flap_changes > 0 && p.flap_window_minutes > 0).then(|| Flapping {
+                    changes: p.flap_changes as u32,
+                    window_ms: i64::from(p.flap_window_minutes) * 60_000,
+                }),
             };
             (p.id.clone(), rules)
         })

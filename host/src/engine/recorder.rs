@@ -3,8 +3,9 @@
 //! notifications those cause. A crash loses either all of it or none.
 
 use super::certificates;
+use super::flapping;
 use super::health::{self, Health};
-use super::holds;
+use super::holds::{self, Hold};
 use super::incidents::{self, Ctx};
 use super::maintenance::Calendar;
 use super::policy::{self, Rules};
@@ -445,6 +446,13 @@ async fn apply(
             &record.region,
             &details,
         );
+        let mut hold =
+            holds::decide_in(txn, m, |id| fresh.get(id).copied(), record.checked_at).await?;
+        if let Some(since) = flapping::note_change(txn, m, r, record.checked_at).await?
+            && !matches!(hold, Some(Hold::Dependency { .. }))
+        {
+            hold = Some(Hold::Flapping { since });
+        }
         let inc = incidents::open(
             txn,
             &ictx,
@@ -453,7 +461,7 @@ async fn apply(
             m.alert_policy_id.as_deref(),
             r,
             failure,
-            holds::decide_in(txn, m, |id| fresh.get(id).copied(), record.checked_at).await?,
+            hold,
         )
         .await?;
         writes.notified |= inc.notified;
@@ -462,8 +470,13 @@ async fn apply(
         && next.consecutive_successes as u32 >= r.thresholds.recovery
         && let Some(inc) = state.open.remove(&m.id)
     {
-        let snoozed = holds::snooze_in(txn, m, record.checked_at).await?;
-        incidents::resolve(txn, &ictx, inc, r, None, snoozed).await?;
+        let hold = match flapping::note_change(txn, m, r, record.checked_at).await? {
+            Some(since) => Some(Hold::Flapping { since }),
+            None => holds::snooze_in(txn, m, record.checked_at)
+                .await?
+                .map(|until| Hold::Snoozed { until }),
+        };
+        incidents::resolve(txn, &ictx, inc, r, None, hold).await?;
         writes.notified = true;
     }
     if let Some(notice) = certificates::notice_in(&record.details)

@@ -15,7 +15,8 @@ pub mod kind {
     pub const MONITOR_RESUMED: &str = "monitor.resumed";
     pub const SSL_EXPIRY_WARNING: &str = "ssl.expiry_warning";
     pub const SSL_EXPIRY_CRITICAL: &str = "ssl.expiry_critical";
-    pub const ALL: [&str; 7] = [
+    pub const MONITOR_FLAPPING: &str = "monitor.flapping";
+    pub const ALL: [&str; 8] = [
         INCIDENT_CREATED,
         INCIDENT_ACKNOWLEDGED,
         INCIDENT_RESOLVED,
@@ -23,6 +24,7 @@ pub mod kind {
         MONITOR_RESUMED,
         SSL_EXPIRY_WARNING,
         SSL_EXPIRY_CRITICAL,
+        MONITOR_FLAPPING,
     ];
 }
 
@@ -147,6 +149,19 @@ pub fn test_event(
 }
 
 /// The payload text for one delivery (`webhook_id` is the delivery's id).
+/// The payload with one more top-level object (`group` of a grouped message, `flapping`
+/// of a flapping summary).
+pub fn payload_with(body: &EventBody, webhook_id: &str, extra: Option<(&str, Value)>) -> String {
+    let text = payload(body, webhook_id);
+    match (extra, serde_json::from_str::<Value>(&text)) {
+        (Some((key, value)), Ok(Value::Object(mut o))) => {
+            o.insert(key.to_string(), value);
+            Value::Object(o).to_string()
+        }
+        _ => text,
+    }
+}
+
 pub fn payload(body: &EventBody, webhook_id: &str) -> String {
     let mut o = Map::new();
     o.insert("event".into(), Value::from(body.event));

@@ -41,8 +41,8 @@ pub async fn enqueue(
     enqueue_at(tx, origin, target, body, now, now, None).await
 }
 
-/// Queue one notification to one target, first tried at `due`. `group`, when given, is
-/// added to the payload as `group` (the incidents a grouped message lists).
+/// Queue one notification to one target, first tried at `due`. `extra`, when given, is
+/// added to the payload as one more object (see [`events::payload_with`]).
 pub async fn enqueue_at(
     tx: &Tx,
     origin: &Origin<'_>,
@@ -50,16 +50,10 @@ pub async fn enqueue_at(
     body: &EventBody,
     now: i64,
     due: i64,
-    group: Option<serde_json::Value>,
+    extra: Option<(&str, serde_json::Value)>,
 ) -> Result<String, StoreError> {
     let id = ids::new_id(prefix::DELIVERY);
-    let mut payload = events::payload(body, &id);
-    if let Some(g) = group
-        && let Ok(serde_json::Value::Object(mut o)) = serde_json::from_str(&payload)
-    {
-        o.insert("group".into(), g);
-        payload = serde_json::Value::Object(o).to_string();
-    }
+    let payload = events::payload_with(body, &id, extra);
     tx.insert_delivery(DeliveryRow {
         id: id.clone(),
         workspace_id: origin.workspace_id.to_string(),

@@ -144,6 +144,10 @@ pub mod alert_policy {
         /// Seconds over which incidents it opens are gathered into one e-mail or Telegram
         /// message; 0 sends each at once.
         pub group_window_secs: i32,
+        /// A monitor changing state more than this many times within
+        /// `flap_window_minutes` is flapping; 0 is off.
+        pub flap_changes: i32,
+        pub flap_window_minutes: i32,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -702,6 +706,31 @@ pub mod alert_group {
         pub closes_at: i64,
         /// JSON list of the deliveries that send the group's message.
         pub delivery_ids: String,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod flap_state {
+    use sea_orm::entity::prelude::*;
+
+    /// A monitor's recent state changes, and whether it is flapping.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "flap_states")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub monitor_id: String,
+        pub workspace_id: String,
+        /// JSON list of the times (ms) of its changes within the policy's window.
+        pub changes: String,
+        /// Since when it is flapping; null when it is not.
+        pub flapping_since: Option<i64>,
+        /// Changes since it started flapping.
+        pub flap_count: i32,
+        pub last_change: i64,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

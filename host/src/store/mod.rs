@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod confirmations;
 pub mod deliveries;
 mod entities;
+pub mod flaps;
 pub mod groups;
 pub mod heartbeats;
 pub mod holds;

@@ -222,6 +222,7 @@ struct PolicyForm {
     failure: i32,
     recovery: i32,
     notify: bool,
+    group_window: i32,
     has_inline: bool,
     /// (id, name, chosen)
     channels: Vec<(String, String, bool)>,
@@ -266,6 +267,7 @@ pub async fn edit_policy(
         failure: policy.failure_threshold,
         recovery: policy.recovery_threshold,
         notify: policy.notify_on_recovery,
+        group_window: policy.group_window_secs,
         has_inline: chosen.len() < listed.len(),
         channels: channels
             .into_iter()

@@ -121,6 +121,28 @@ pub fn render(payload: &str) -> Result<Mail, String> {
             format!("{test}Acknowledged: {name}"),
             format!("The incident on {name} was acknowledged"),
         ),
+        "monitor.flapping" => {
+            let f = &p["flapping"];
+            let changes = f["changes"].as_i64().unwrap_or(0);
+            let state = f["state"].as_str().unwrap_or("up");
+            facts.push(("Changes".into(), changes.to_string()));
+            if let (Some(since), Some(until)) = (f["since"].as_str(), f["until"].as_str()) {
+                facts.push(("Flapping".into(), format!("{since} to {until}")));
+            }
+            facts.push(("Now".into(), state.to_uppercase()));
+            if state == "down"
+                && let Some(reason) = p["failure"]["reason"].as_str()
+            {
+                facts.push(("Reason".into(), reason.into()));
+            }
+            (
+                format!(
+                    "{test}FLAPPING: {name} changed state {changes} times, now {}",
+                    state.to_uppercase()
+                ),
+                format!("{name} was flapping and has settled: it is {state}"),
+            )
+        }
         "monitor.paused" => (
             format!("{test}Paused: {name}"),
             format!("{name} was paused"),

@@ -144,6 +144,18 @@ pub fn render(payload: &str) -> Result<String, String> {
             format!("{test}✅ <b>RECOVERED</b>: {name}{place_line}{down}{link}")
         }
         "incident.acknowledged" => format!("{test}👀 <b>Acknowledged</b>: {name}{link}"),
+        "monitor.flapping" => {
+            let f = &p["flapping"];
+            let changes = f["changes"].as_i64().unwrap_or(0);
+            let (mark, state) = match f["state"].as_str() {
+                Some("down") => ("🔴", "DOWN"),
+                _ => ("✅", "UP"),
+            };
+            let since = escape(f["since"].as_str().unwrap_or(""));
+            format!(
+                "{test}〰️ <b>FLAPPING</b>: {name}{place_line}\nChanged state {changes} times since {since}; settled {mark} <b>{state}</b>{link}"
+            )
+        }
         "monitor.paused" => format!("{test}⏸ <b>Paused</b>: {name}"),
         "monitor.resumed" => format!("{test}▶️ <b>Resumed</b>: {name}"),
         "ssl.expiry_warning" | "ssl.expiry_critical" => {

@@ -1,0 +1,213 @@
+//! Flapping: a monitor that keeps going down and up. With a policy's `flapping` setting
+//! (more than `changes` changes within `windowMinutes`), the change that crosses the line
+//! marks the monitor flapping (since the window's first change); from then on its openings are held (`hold: flapping`) and
+//! its recoveries too, until it has gone `windowMinutes` without a change. Then one
+//! summary (`monitor.flapping`) tells the policy's channels how many changes there were
+//! and how the monitor is now; an incident still open is told by it (and escalates from
+//! then), and held recoveries are dropped (the summary says it is up).
+//!
+//! A change is an incident opening or resolving, as the thresholds decide. The changes are
+//! kept in the database (`flap_states`), so a restart or another node carries on.
+
+use super::holds::Hold;
+use super::incidents::{self, Ctx};
+use super::maintenance::Calendar;
+use super::policy::{Rules, rules_of};
+use super::recorder::EngineContext;
+use crate::outbox::events::{self, EventBody, kind};
+use crate::outbox::{self, Origin};
+use crate::store::flaps::FlapStateRow;
+use crate::store::{IncidentRow, MonitorRow, Store, StoreError, Tx};
+use serde_json::{Value, json};
+
+/// Most flapping monitors looked at in one pass.
+const BATCH: u64 = 200;
+
+/// Note a change of state of `m` at `now`. Returns since when the monitor is flapping
+/// (counting this change), or None. Free when the policy does not watch for flapping.
+pub async fn note_change(
+    tx: &Tx,
+    m: &MonitorRow,
+    rules: &Rules,
+    now: i64,
+) -> Result<Option<i64>, StoreError> {
+    let Some(f) = rules.flapping else {
+        return Ok(None);
+    };
+    let stored = tx.flap_state(&m.id).await?;
+    let exists = stored.is_some();
+    let mut st = stored.unwrap_or(FlapStateRow {
+        monitor_id: m.id.clone(),
+        workspace_id: m.workspace_id.clone(),
+        changes: "[]".into(),
+        flapping_since: None,
+        flap_count: 0,
+        last_change: now,
+    });
+    let mut changes: Vec<i64> = serde_json::from_str(&st.changes).unwrap_or_default();
+    changes.push(now);
+    changes.retain(|t| *t > now - f.window_ms);
+    if st.flapping_since.is_some() {
+        st.flap_count += 1;
+    } else if changes.len() > f.changes as usize {
+        // It has been flapping since the first change of the window.
+        st.flapping_since = changes.first().copied().or(Some(now));
+        st.flap_count = i32::try_from(changes.len()).unwrap_or(i32::MAX);
+    }
+    // Only the window's worth is needed to decide; keep it bounded.
+    let keep = changes.len().saturating_sub(f.changes as usize + 1);
+    changes.drain(..keep);
+    st.changes = serde_json::to_string(&changes).unwrap_or_else(|_| "[]".into());
+    st.last_change = now;
+    let since = st.flapping_since;
+    tx.save_flap_state(st, exists).await?;
+    Ok(since)
+}
+
+/// End the flapping of monitors stable for their policy's window, each with one summary.
+/// Returns how many summaries were queued.
+pub async fn summarize_due(
+    store: &Store,
+    ctx: &EngineContext,
+    now: i64,
+) -> Result<usize, StoreError> {
+    let states = store.flapping_states(BATCH).await?;
+    let mut sent = 0;
+    for st in states {
+        let Some(since) = st.flapping_since else {
+            continue;
+        };
+        let txn = store.begin_write().await?;
+        let Some(m) = txn.monitor_by_id(&st.monitor_id).await? else {
+            txn.delete_flap_state(&st.monitor_id).await?;
+            txn.commit().await?;
+            continue;
+        };
+        let rules = rules_of(&txn, m.alert_policy_id.as_deref()).await?;
+        // Flapping turned off (or the policy gone) ends it at once.
+        let window = rules.flapping.map_or(0, |f| f.window_ms);
+        if st.last_change > now - window {
+            continue;
+        }
+        // Nothing is sent under maintenance; the summary waits for the window's end.
+        let windows = txn
+            .maintenance_windows_of(vec![m.workspace_id.clone()])
+            .await?;
+        if Calendar::of(&windows).active(&m, now).is_some() {
+            continue;
+        }
+        if !txn.end_flapping(&m.id, since).await? {
+            continue;
+        }
+        txn.clear_flapping_recoveries(&m.id).await?;
+        let name = txn.workspace_name(&m.workspace_id).await?;
+        let c = Ctx {
+            public_url: &ctx.public_url,
+            workspace_id: &m.workspace_id,
+            workspace_name: &name,
+            now,
+        };
+        let open = txn
+            .open_incidents_of(vec![m.id.clone()])
+            .await?
+            .remove(&m.id);
+        let open = match open {
+            Some(inc)
+                if matches!(
+                    Hold::parse(inc.hold.as_deref()),
+                    Some(Hold::Flapping { .. })
+                ) =>
+            {
+                Some(release(&txn, &c, inc, &rules).await?)
+            }
+            other => other,
+        };
+        summary(&txn, &c, &m, &rules, open.as_ref(), since, st.flap_count).await?;
+        txn.commit().await?;
+        sent += 1;
+    }
+    if sent > 0 {
+        ctx.outbox_wakeup.notify_one();
+    }
+    Ok(sent)
+}
+
+/// An incident held for flapping, told by the summary: notified, escalating from now.
+async fn release(
+    tx: &Tx,
+    c: &Ctx<'_>,
+    inc: IncidentRow,
+    rules: &Rules,
+) -> Result<IncidentRow, StoreError> {
+    let was = Hold::parse(inc.hold.as_deref()).map(|h| h.view());
+    let after = IncidentRow {
+        hold: None,
+        notified: true,
+        escalate_at: rules
+            .escalation
+            .as_ref()
+            .map(|e| c.now + i64::from(e.delay_minutes) * 60_000),
+        ..inc.clone()
+    };
+    let saved = tx.save_incident(inc, &after).await?;
+    incidents::timeline(tx, &saved.id, c.now, "released", json!({"hold": was})).await?;
+    Ok(saved)
+}
+
+/// Queue the `monitor.flapping` summary to the policy's channels.
+async fn summary(
+    tx: &Tx,
+    c: &Ctx<'_>,
+    m: &MonitorRow,
+    rules: &Rules,
+    open: Option<&IncidentRow>,
+    since: i64,
+    changes: i32,
+) -> Result<(), StoreError> {
+    let body = EventBody {
+        event: kind::MONITOR_FLAPPING,
+        at_ms: c.now,
+        monitor: events::monitor_object(m),
+        workspace_id: c.workspace_id.to_string(),
+        workspace_name: c.workspace_name.to_string(),
+        incident: open.map(|i| events::incident_object(i, c.public_url)),
+        failure: open.and_then(|i| serde_json::from_str::<Value>(&i.failure).ok()),
+        ssl: None,
+        test: false,
+    };
+    let flapping = json!({
+        "since": crate::time::format_ms(since),
+        "until": crate::time::format_ms(c.now),
+        "changes": changes,
+        "state": if open.is_some() { "down" } else { "up" },
+    });
+    let origin = Origin {
+        workspace_id: c.workspace_id,
+        incident_id: open.map(|i| i.id.as_str()),
+        monitor_id: Some(&m.id),
+    };
+    for t in &rules.channels {
+        outbox::enqueue_at(
+            tx,
+            &origin,
+            t,
+            &body,
+            c.now,
+            c.now,
+            Some(("flapping", flapping.clone())),
+        )
+        .await?;
+    }
+    if let Some(inc) = open {
+        let kinds: Vec<&str> = rules.channels.iter().map(|t| t.kind.as_str()).collect();
+        incidents::timeline(
+            tx,
+            &inc.id,
+            c.now,
+            "notified",
+            json!({"event": kind::MONITOR_FLAPPING, "channels": kinds}),
+        )
+        .await?;
+    }
+    Ok(())
+}
