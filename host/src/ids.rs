@@ -19,6 +19,8 @@ pub mod prefix {
     pub const STATUS_PAGE: &str = "sp_";
     pub const MAINTENANCE_WINDOW: &str = "mw_";
     pub const ALERT_GROUP: &str = "grp_";
+    pub const STATUS_UPDATE: &str = "upd_";
+    pub const SUBSCRIBER: &str = "sub_";
     pub const MEMBER: &str = "mem_";
     /// A request to confirm a failure from another region.
     pub const CONFIRMATION: &str = "cfm_";

@@ -18,6 +18,7 @@ mod m0011_alerting;
 mod m0012_maintenance;
 mod m0013_grouping;
 mod m0014_flapping;
+mod m0015_status_updates;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -40,6 +41,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0012_maintenance::Migration),
             Box::new(m0013_grouping::Migration),
             Box::new(m0014_flapping::Migration),
+            Box::new(m0015_status_updates::Migration),
         ]
     }
 }

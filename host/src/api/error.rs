@@ -40,6 +40,8 @@ impl Resource {
     pub const API_KEY: Resource = Resource::new("API_KEY_NOT_FOUND", "API key");
     pub const MEMBER: Resource = Resource::new("MEMBER_NOT_FOUND", "member");
     pub const STATUS_PAGE: Resource = Resource::new("STATUS_PAGE_NOT_FOUND", "status page");
+    pub const STATUS_UPDATE: Resource = Resource::new("STATUS_UPDATE_NOT_FOUND", "status update");
+    pub const SUBSCRIBER: Resource = Resource::new("SUBSCRIBER_NOT_FOUND", "subscriber");
     pub const MAINTENANCE_WINDOW: Resource =
         Resource::new("MAINTENANCE_WINDOW_NOT_FOUND", "maintenance window");
 

@@ -28,6 +28,7 @@ pub mod pings;
 pub mod plugins;
 pub mod probe_ips;
 pub mod public_status;
+pub mod public_subscribe;
 pub mod quota;
 pub mod ratelimit;
 pub mod redact;
@@ -35,6 +36,7 @@ pub mod serve;
 pub mod session;
 pub mod snoozes;
 pub mod status_pages;
+pub mod status_updates;
 pub mod workspace;
 
 use crate::clock::SharedClock;
@@ -125,6 +127,13 @@ fn v1_routes() -> OpenApiRouter<AppState> {
             status_pages::delete_status_page
         ))
         .routes(routes!(
+            status_updates::create_update,
+            status_updates::list_updates
+        ))
+        .routes(routes!(status_updates::delete_update))
+        .routes(routes!(status_updates::list_subscribers))
+        .routes(routes!(status_updates::delete_subscriber))
+        .routes(routes!(
             maintenance::create_window,
             maintenance::list_windows
         ))
@@ -173,6 +182,16 @@ fn public_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(public_status::status_page))
+        .routes(routes!(public_subscribe::feed))
+        .routes(routes!(public_subscribe::subscribe))
+        .routes(routes!(
+            public_subscribe::confirm,
+            public_subscribe::confirm_post
+        ))
+        .routes(routes!(
+            public_subscribe::unsubscribe,
+            public_subscribe::unsubscribe_post
+        ))
 }
 
 /// Heartbeat monitors' ping URLs: public, and not limited per address (one host may run

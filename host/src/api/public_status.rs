@@ -45,6 +45,11 @@ pub struct PageView {
     pub incidents: Vec<IncidentView>,
     /// Maintenance in progress and scheduled within 14 days, soonest first.
     pub maintenance: Vec<MaintenanceView>,
+    /// The workspace's updates of the last 14 days, newest first (`status`, `body`,
+    /// `createdAt`); all of them are in the Atom feed at `/status/{slug}/feed.atom`.
+    pub updates: Vec<serde_json::Value>,
+    /// The page's slug (for its feed and subscribe form).
+    pub slug: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -224,6 +229,21 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
         _ => "partial_outage",
     };
     let maintenance = announced(&calendar, &page.workspace_id, &monitors, &ids, now);
+    let (recent, _) = state
+        .store
+        .list_status_updates(
+            &page.id,
+            crate::store::Page {
+                page: 1,
+                limit: MAX_INCIDENTS,
+            },
+        )
+        .await?;
+    let updates = recent
+        .iter()
+        .filter(|u| u.created_at >= now - RECENT_INCIDENT_DAYS * DAY_MS)
+        .map(super::public_subscribe::update_json)
+        .collect();
     Ok(Some(PageView {
         name: page.title,
         description: page.description,
@@ -232,6 +252,8 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
         monitors: views,
         incidents,
         maintenance,
+        updates,
+        slug: page.slug,
     }))
 }
 
@@ -334,7 +356,7 @@ h2{font-size:1.1rem;margin:16px 0 8px}\
 .legend{display:flex;justify-content:space-between;font-size:.8rem;color:#7b8794}\
 .incident{padding:12px 0;border-top:1px solid #eef0f3}.incident:first-of-type{border-top:0}\
 .tag{display:inline-block;font-size:.75rem;font-weight:700;text-transform:uppercase;padding:2px 8px;border-radius:99px;margin-right:8px}\
-.tag.open{background:#ffe3e3;color:#c92a2a}.tag.scheduled{background:#e7f5ff;color:#1864ab}.tag.in-progress{background:#d0ebff;color:#1864ab}.tag.acknowledged{background:#fff3bf;color:#e67700}.tag.resolved{background:#d3f9d8;color:#2b8a3e}\
+.tag.open,.tag.investigating{background:#ffe3e3;color:#c92a2a}.tag.identified{background:#fff3bf;color:#e67700}.tag.monitoring{background:#e7f5ff;color:#1864ab}.tag.scheduled{background:#e7f5ff;color:#1864ab}.tag.in-progress{background:#d0ebff;color:#1864ab}.tag.acknowledged{background:#fff3bf;color:#e67700}.tag.resolved{background:#d3f9d8;color:#2b8a3e}\
 .muted{color:#7b8794;font-size:.9rem}\
 footer{text-align:center;color:#9aa5b1;font-size:.85rem}\
 @media (max-width:520px){.bar{height:28px;gap:1px}h1{font-size:1.4rem}section{padding:4px 14px}}";
@@ -438,6 +460,21 @@ pub fn render(v: &PageView) -> String {
         }
         h.push_str("</section>");
     }
+    if !v.updates.is_empty() {
+        h.push_str("<section aria-label=\"Updates\" id=\"updates\"><h2>Updates</h2>");
+        for u in &v.updates {
+            let status = u["status"].as_str().unwrap_or("");
+            let _ = write!(
+                h,
+                "<div class=\"incident\"><span class=\"tag {s}\">{s}</span>\
+                 <span class=\"muted\">{when} UTC</span><p>{body}</p></div>",
+                s = escape(status),
+                when = short_time(u["createdAt"].as_str().unwrap_or("")),
+                body = escape(u["body"].as_str().unwrap_or("")),
+            );
+        }
+        h.push_str("</section>");
+    }
     h.push_str("<section aria-label=\"Incidents\"><h2>Incidents</h2>");
     if v.incidents.is_empty() {
         h.push_str("<p class=\"muted\">No incidents in the last 14 days.</p>");
@@ -460,9 +497,17 @@ pub fn render(v: &PageView) -> String {
             monitor = escape(&i.monitor),
         );
     }
+    let slug = escape(&v.slug);
     let _ = write!(
         h,
-        "</section><footer>Updated {} UTC</footer></main></body></html>",
+        "</section><section aria-label=\"Subscribe\" id=\"subscribe\"><h2>Get updates</h2>\
+         <form method=\"post\" action=\"/status/{slug}/subscribe\">\
+         <label for=\"sub-email\">E-mail address</label> \
+         <input id=\"sub-email\" name=\"email\" type=\"email\" required autocomplete=\"email\"> \
+         <button type=\"submit\">Subscribe</button></form>\
+         <p class=\"muted\">We send a link to confirm first; every message has a link to \
+         unsubscribe. Or follow the <a href=\"/status/{slug}/feed.atom\">Atom feed</a>.</p>\
+         </section><footer>Updated {} UTC</footer></main></body></html>",
         short_time(&v.updated_at)
     );
     h
@@ -551,6 +596,11 @@ mod tests {
                 active: false,
                 monitors: vec!["API".into()],
             }],
+            updates: vec![
+                serde_json::json!({"status": "identified", "body": "Disk <full>",
+                                             "createdAt": "2026-11-21T09:00:00.000Z"}),
+            ],
+            slug: "acme".into(),
         };
         let html = render(&v);
         assert!(html.contains("<title>Acme &lt;status&gt;</title>"));
@@ -560,6 +610,9 @@ mod tests {
         assert!(html.contains("98.50% uptime"));
         assert!(html.contains("after 1 h 5 min"));
         assert!(html.contains("Scheduled maintenance"));
+        assert!(html.contains("<p>Disk &lt;full&gt;</p>"));
+        assert!(html.contains("action=\"/status/acme/subscribe\""));
+        assert!(html.contains("href=\"/status/acme/feed.atom\""));
         assert!(html.contains("Database &lt;upgrade&gt;"));
         assert!(html.contains("2026-11-29 01:00 – 2026-11-29 02:00 UTC · API"));
         assert!(!html.contains("<script"));

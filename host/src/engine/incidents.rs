@@ -77,6 +77,29 @@ async fn notify(
     Ok(targets.len())
 }
 
+/// Tell the subscribers of the status pages showing the incident's monitor that it went
+/// `down` or came back `up` (whatever the policy holds: visitors see the page's state).
+async fn tell_pages(
+    tx: &Tx,
+    ctx: &Ctx<'_>,
+    inc: &IncidentRow,
+    state: &str,
+) -> Result<(), StoreError> {
+    let monitor: Value = serde_json::from_str(&inc.monitor).unwrap_or(Value::Null);
+    let name = monitor["name"].as_str().unwrap_or("monitor");
+    outbox::subscribers::announce_monitor_state(
+        tx,
+        ctx.public_url,
+        ctx.workspace_id,
+        &inc.monitor_id,
+        name,
+        state,
+        ctx.now,
+    )
+    .await?;
+    Ok(())
+}
+
 /// Targets that hear about an incident: the policy's, plus the escalation's once escalated.
 pub(crate) fn audience<'r>(rules: &'r Rules, inc: &IncidentRow) -> Vec<&'r Target> {
     let mut all: Vec<&Target> = rules.channels.iter().collect();
@@ -142,6 +165,7 @@ pub async fn open(
         })
         .await?;
     timeline(tx, &inc.id, ctx.now, "created", json!({"failure": failure})).await?;
+    tell_pages(tx, ctx, &inc, "down").await?;
     if let Some(h) = &hold {
         timeline(tx, &inc.id, ctx.now, "held", h.view()).await?;
         return Ok(inc);
@@ -346,6 +370,7 @@ pub async fn resolve(
         details["notified"] = json!(false);
     }
     timeline(tx, &resolved.id, ctx.now, "resolved", details).await?;
+    tell_pages(tx, ctx, &resolved, "up").await?;
     if let Some(h) = held {
         timeline(tx, &resolved.id, ctx.now, "held", h.view()).await?;
         return Ok(resolved);

@@ -5,6 +5,7 @@
 
 pub mod events;
 pub mod signing;
+pub mod subscribers;
 pub mod worker;
 
 use crate::ids::{self, prefix};
@@ -67,6 +68,40 @@ pub async fn enqueue_at(
         status: DeliveryState::Pending,
         attempts: 0,
         next_attempt_at: due,
+        lease_until: None,
+        last_error: None,
+        created_at: now,
+        updated_at: now,
+        delivered_at: None,
+    })
+    .await?;
+    Ok(id)
+}
+
+/// Queue a notification whose payload is not an incident or monitor event (a status
+/// page's messages to its subscribers): `payload` is given the delivery id.
+pub async fn enqueue_raw(
+    tx: &Tx,
+    origin: &Origin<'_>,
+    target: &Target,
+    event: &str,
+    payload: impl FnOnce(&str) -> String,
+    now: i64,
+) -> Result<String, StoreError> {
+    let id = ids::new_id(prefix::DELIVERY);
+    tx.insert_delivery(DeliveryRow {
+        id: id.clone(),
+        workspace_id: origin.workspace_id.to_string(),
+        incident_id: origin.incident_id.map(str::to_string),
+        monitor_id: origin.monitor_id.map(str::to_string),
+        channel_id: target.channel_id.clone(),
+        channel_kind: target.kind.clone(),
+        channel_config: target.config.clone(),
+        event: event.to_string(),
+        payload: payload(&id),
+        status: DeliveryState::Pending,
+        attempts: 0,
+        next_attempt_at: now,
         lease_until: None,
         last_error: None,
         created_at: now,

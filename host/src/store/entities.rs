@@ -738,3 +738,55 @@ pub mod flap_state {
 
     impl ActiveModelBehavior for ActiveModel {}
 }
+
+pub mod status_update {
+    use sea_orm::entity::prelude::*;
+
+    /// What a workspace tells a status page's visitors.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "status_updates")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub page_id: String,
+        pub incident_id: Option<String>,
+        /// `investigating`, `identified`, `monitoring` or `resolved`.
+        pub status: String,
+        pub body: String,
+        pub created_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod status_subscriber {
+    use sea_orm::entity::prelude::*;
+
+    /// Someone who hears of a status page's updates and state changes.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "status_subscribers")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub page_id: String,
+        /// `email` or `webhook`.
+        pub kind: String,
+        /// The address or URL.
+        pub target: String,
+        /// The secret in its confirmation and unsubscribe links.
+        pub token: String,
+        /// An e-mail subscriber counts once they followed the confirmation link.
+        pub confirmed: bool,
+        pub created_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

@@ -22,6 +22,7 @@ pub mod notices;
 pub mod retention;
 pub mod states;
 pub mod status_pages;
+pub mod subscriptions;
 
 pub use alerting::{ChannelRow, PolicyRow};
 pub use checks::CheckRow;

@@ -90,6 +90,12 @@ pub fn render(payload: &str) -> Result<Mail, String> {
     {
         return Ok(render_group(test, list));
     }
+    if let Some(kind) = p["event"]
+        .as_str()
+        .and_then(|e| e.strip_prefix("status_page."))
+    {
+        return Ok(render_status_page(kind, &p));
+    }
     let mut facts: Vec<(String, String)> = Vec::new();
     if let Some(place) = place {
         facts.push(("Target".into(), place.into()));
@@ -206,6 +212,79 @@ pub fn render(payload: &str) -> Result<Mail, String> {
         text,
         html,
     })
+}
+
+/// A status page's message to a subscriber: the confirmation link, an update, or a
+/// monitor's change of state; every one ends with the unsubscribe link.
+fn render_status_page(kind: &str, p: &Value) -> Mail {
+    let page = p["page"]["name"].as_str().unwrap_or("Status page");
+    let page_url = p["page"]["url"].as_str().unwrap_or("");
+    let unsubscribe = p["unsubscribeUrl"].as_str().unwrap_or("");
+    let (subject, lines, link): (String, Vec<String>, Option<(&str, String)>) = match kind {
+        "confirm" => {
+            let url = p["confirmUrl"].as_str().unwrap_or("");
+            (
+                format!("Confirm your subscription to {page}"),
+                vec![
+                    format!("Someone, hopefully you, asked to receive {page}'s updates at this address."),
+                    "Follow the link to confirm. If it was not you, ignore this message: nothing more will be sent.".into(),
+                ],
+                Some(("Confirm the subscription", url.to_string())),
+            )
+        }
+        "update" => {
+            let status = p["update"]["status"].as_str().unwrap_or("update");
+            let mut word = status.to_string();
+            if let Some(f) = word.get_mut(0..1) {
+                f.make_ascii_uppercase();
+            }
+            let body = p["update"]["body"].as_str().unwrap_or("");
+            let first: String = body.lines().next().unwrap_or("").chars().take(80).collect();
+            (
+                format!("[{page}] {word}: {first}"),
+                body.lines().map(str::to_string).collect(),
+                Some(("Open the status page", page_url.to_string())),
+            )
+        }
+        _ => {
+            let name = p["monitor"]["name"].as_str().unwrap_or("A service");
+            let down = p["monitor"]["status"] == "down";
+            let state = if down { "is down" } else { "is back up" };
+            (
+                format!("[{page}] {name} {state}"),
+                vec![format!("{name} {state}.")],
+                Some(("Open the status page", page_url.to_string())),
+            )
+        }
+    };
+    let mut text = lines.join("\n");
+    if let Some((label, url)) = &link {
+        text.push_str(&format!("\n\n{label}: {url}\n"));
+    }
+    text.push_str(&format!("\nUnsubscribe in one click: {unsubscribe}\n"));
+    let mut html = format!(
+        "<!doctype html><html><body style=\"font-family:system-ui,sans-serif;color:#1f2328\"><h2 style=\"margin:0 0 12px\">{}</h2>",
+        escape(&subject)
+    );
+    for l in &lines {
+        html.push_str(&format!("<p>{}</p>", escape(l)));
+    }
+    if let Some((label, url)) = &link {
+        html.push_str(&format!(
+            "<p><a href=\"{}\">{}</a></p>",
+            escape(url),
+            escape(label)
+        ));
+    }
+    html.push_str(&format!(
+        "<p style=\"color:#57606a;font-size:13px\"><a href=\"{}\">Unsubscribe</a> in one click.</p></body></html>",
+        escape(unsubscribe)
+    ));
+    Mail {
+        subject,
+        text,
+        html,
+    }
 }
 
 /// Several incidents opened within a policy's group window, as one message: a subject

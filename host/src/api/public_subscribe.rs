@@ -1,0 +1,442 @@
+//! The visitor's side of status-page updates: subscribing by e-mail (double opt-in: a
+//! confirmation link first) or webhook, confirming, leaving in one click, and the Atom
+//! feed of updates. No key is needed; a private or unknown page answers 404.
+
+use super::AppState;
+use super::envelope::Success;
+use super::error::{ApiError, FieldError, Resource};
+use super::public_status::escape;
+use crate::ids;
+use crate::outbox::subscribers;
+use crate::store::status_pages::StatusPageRow;
+use crate::store::subscriptions::SubscriberRow;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
+
+/// Most subscribers one page keeps.
+pub const MAX_SUBSCRIBERS: u64 = 10_000;
+/// Entries in the feed.
+const FEED_ENTRIES: u64 = 50;
+
+/// What a subscription request got.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionView {
+    /// `email` or `webhook`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// False for an e-mail address until its owner follows the confirmation link sent to it.
+    pub confirmed: bool,
+    pub message: String,
+}
+
+async fn public_page(state: &AppState, slug: &str) -> Result<Option<StatusPageRow>, ApiError> {
+    Ok(state
+        .store
+        .status_page_by_slug(slug)
+        .await?
+        .filter(|p| p.public))
+}
+
+/// A small HTML page in the status page's style.
+fn html_page(status: StatusCode, title: &str, lead: &str, back: Option<&str>) -> Response {
+    let back = back
+        .map(|u| {
+            format!(
+                "<p><a href=\"{}\">Back to the status page</a></p>",
+                escape(u)
+            )
+        })
+        .unwrap_or_default();
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{t}</title><style>body{{font:16px/1.5 system-ui,sans-serif;color:#1f2933;\
+         background:#f5f7fa}}main{{max-width:640px;margin:0 auto;padding:32px 16px}}</style>\
+         </head><body><main><h1>{t}</h1><p>{l}</p>{back}</main></body></html>",
+        t = escape(title),
+        l = escape(lead),
+    );
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+fn wants_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/json"))
+}
+
+/// Read `{"email": ...}` or `{"webhookUrl": ...}` from JSON or a form.
+fn read_request(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Value>, ApiError> {
+    if wants_json(headers) {
+        match serde_json::from_slice::<Value>(body) {
+            Ok(Value::Object(o)) => Ok(o),
+            _ => Err(ApiError::bad_request("The body must be a JSON object")),
+        }
+    } else {
+        Ok(url::form_urlencoded::parse(body)
+            .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
+            .collect())
+    }
+}
+
+/// Subscribe to a status page: `{"email": "..."}` (a confirmation link is sent; nothing
+/// else is until it is followed) or `{"webhookUrl": "https://..."}` (active at once). JSON
+/// or a form post from the page; a form gets an HTML answer.
+#[utoipa::path(post, path = "/status/{slug}/subscribe", tag = "status-pages",
+    params(("slug" = String, Path, description = "The page's slug")),
+    security(()),
+    request_body(content = Object, description = "`{\"email\": \"you@example.com\"}` or `{\"webhookUrl\": \"https://...\"}`"),
+    responses(
+        (status = 201, description = "Subscribed (a webhook) or a confirmation link sent (an e-mail address)", body = SubscriptionView),
+        (status = 200, description = "Already subscribed (or waiting for confirmation): nothing is sent again", body = SubscriptionView),
+        (status = 400, description = "Neither a valid address nor a valid URL", body = super::error::ErrorBody),
+        (status = 404, description = "No public page with this slug", body = super::error::ErrorBody),
+        (status = 422, description = "The page has 10,000 subscribers", body = super::error::ErrorBody),
+    ))]
+pub async fn subscribe(
+    State(state): State<AppState>,
+    Path(slug): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let json = wants_json(&headers);
+    match subscribe_inner(&state, &slug, &headers, &body).await {
+        Ok((status, view)) if json => Success(status, view).into_response(),
+        Ok((_, view)) => html_page(
+            StatusCode::OK,
+            if view.confirmed {
+                "Subscribed"
+            } else {
+                "Check your inbox"
+            },
+            &view.message,
+            Some(&format!("{}/status/{slug}", state.config.public_url)),
+        ),
+        Err(e) if json => e.into_response(),
+        Err(e) => html_page(e.status, "Could not subscribe", &e.message, None),
+    }
+}
+
+async fn subscribe_inner(
+    state: &AppState,
+    slug: &str,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<(StatusCode, SubscriptionView), ApiError> {
+    let page = public_page(state, slug)
+        .await?
+        .ok_or_else(|| Resource::STATUS_PAGE.not_found(slug))?;
+    let request = read_request(headers, body)?;
+    let (kind, target) = match (
+        request.get("email").and_then(Value::as_str),
+        request.get("webhookUrl").and_then(Value::as_str),
+    ) {
+        (Some(email), None) => {
+            let mut settings = Map::new();
+            settings.insert("target".into(), Value::from(email.trim()));
+            let normal = super::channel_input::validate_settings(state, "email", settings, "")
+                .await
+                .map_err(|_| {
+                    ApiError::validation(vec![FieldError::new(
+                        "email",
+                        "must be an e-mail address",
+                    )])
+                })?;
+            let v: Value = serde_json::from_str(&normal).unwrap_or(Value::Null);
+            let address = v["target"].as_str().unwrap_or(email.trim()).to_lowercase();
+            ("email", address)
+        }
+        (None, Some(url)) => {
+            let mut settings = Map::new();
+            settings.insert("url".into(), Value::from(url.trim()));
+            let normal = super::channel_input::validate_settings(state, "webhook", settings, "")
+                .await
+                .map_err(|e| {
+                    ApiError::validation(vec![FieldError::new("webhookUrl", e.message)])
+                })?;
+            let v: Value = serde_json::from_str(&normal).unwrap_or(Value::Null);
+            (
+                "webhook",
+                v["url"].as_str().unwrap_or(url.trim()).to_string(),
+            )
+        }
+        _ => {
+            return Err(ApiError::validation(vec![FieldError::new(
+                "email",
+                "give `email` (an address) or `webhookUrl` (an https:// URL), not both",
+            )]));
+        }
+    };
+    if let Some(existing) = state.store.subscriber_by_target(&page.id, &target).await? {
+        let message = if existing.confirmed {
+            format!("{target} is subscribed to {}", page.title)
+        } else {
+            format!(
+                "A confirmation link was sent to {target}; follow it to start receiving updates"
+            )
+        };
+        return Ok((
+            StatusCode::OK,
+            SubscriptionView {
+                kind: existing.kind,
+                confirmed: existing.confirmed,
+                message,
+            },
+        ));
+    }
+    if state.store.count_subscribers(&page.id).await? >= MAX_SUBSCRIBERS {
+        return Err(ApiError::unprocessable(
+            "This status page has as many subscribers as it can keep",
+        ));
+    }
+    let now = state.clock.now_ms();
+    let row = SubscriberRow {
+        id: ids::new_id(ids::prefix::SUBSCRIBER),
+        workspace_id: page.workspace_id.clone(),
+        page_id: page.id.clone(),
+        kind: kind.to_string(),
+        target: target.clone(),
+        token: ids::random_base62(40),
+        confirmed: kind == "webhook",
+        created_at: now,
+    };
+    let txn = state.store.begin_write().await?;
+    txn.insert_subscriber(row.clone()).await?;
+    if kind == "email" {
+        subscribers::send_confirmation(&txn, &state.config.public_url, &page, &row, now).await?;
+    }
+    txn.commit().await?;
+    let message = if kind == "email" {
+        format!("A confirmation link was sent to {target}; follow it to start receiving updates")
+    } else {
+        format!("{target} will receive {}'s updates", page.title)
+    };
+    Ok((
+        StatusCode::CREATED,
+        SubscriptionView {
+            kind: kind.to_string(),
+            confirmed: row.confirmed,
+            message,
+        },
+    ))
+}
+
+async fn confirm_inner(state: &AppState, slug: &str, token: &str) -> Response {
+    let page = match public_page(state, slug).await {
+        Ok(Some(p)) => p,
+        Ok(None) => return html_page(StatusCode::NOT_FOUND, "No status page here", "", None),
+        Err(e) => return e.into_response(),
+    };
+    let back = format!("{}/status/{slug}", state.config.public_url);
+    match state.store.subscriber_by_token(token).await {
+        Ok(Some(s)) if s.page_id == page.id => match state.store.confirm_subscriber(token).await {
+            Ok(_) => html_page(
+                StatusCode::OK,
+                "Subscribed",
+                &format!(
+                    "{} will receive {}'s updates. Every message has a link to unsubscribe.",
+                    s.target, page.title
+                ),
+                Some(&back),
+            ),
+            Err(e) => ApiError::from(e).into_response(),
+        },
+        Ok(_) => html_page(
+            StatusCode::NOT_FOUND,
+            "Link not valid",
+            "This confirmation link is not (or no longer) valid; subscribe again from the status page.",
+            Some(&back),
+        ),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+/// Confirm an e-mail subscription (the link in the confirmation message).
+#[utoipa::path(get, path = "/status/{slug}/confirm/{token}", tag = "status-pages",
+    params(("slug" = String, Path, description = "The page's slug"), ("token" = String, Path, description = "From the confirmation message")),
+    security(()),
+    responses(
+        (status = 200, description = "Confirmed (HTML)", content_type = "text/html"),
+        (status = 404, description = "No such page or link (HTML)", content_type = "text/html"),
+    ))]
+pub async fn confirm(
+    State(state): State<AppState>,
+    Path((slug, token)): Path<(String, String)>,
+) -> Response {
+    confirm_inner(&state, &slug, &token).await
+}
+
+/// Confirm an e-mail subscription (the same as GET).
+#[utoipa::path(post, path = "/status/{slug}/confirm/{token}", tag = "status-pages",
+    params(("slug" = String, Path, description = "The page's slug"), ("token" = String, Path, description = "From the confirmation message")),
+    security(()),
+    responses((status = 200, description = "Confirmed (HTML)", content_type = "text/html")))]
+pub async fn confirm_post(
+    State(state): State<AppState>,
+    Path((slug, token)): Path<(String, String)>,
+) -> Response {
+    confirm_inner(&state, &slug, &token).await
+}
+
+async fn unsubscribe_inner(state: &AppState, slug: &str, token: &str) -> Response {
+    let back = format!("{}/status/{slug}", state.config.public_url);
+    let owned = match state.store.subscriber_by_token(token).await {
+        Ok(s) => s,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    if let Some(s) = owned {
+        if let Err(e) = state.store.unsubscribe(token).await {
+            return ApiError::from(e).into_response();
+        }
+        return html_page(
+            StatusCode::OK,
+            "Unsubscribed",
+            &format!(
+                "{} will receive nothing more from this status page.",
+                s.target
+            ),
+            Some(&back),
+        );
+    }
+    html_page(
+        StatusCode::OK,
+        "Unsubscribed",
+        "This link's subscription has ended already; nothing more will be sent.",
+        Some(&back),
+    )
+}
+
+/// Leave in one click (the link in every message). Answers 200 even when the
+/// subscription has ended already.
+#[utoipa::path(get, path = "/status/{slug}/unsubscribe/{token}", tag = "status-pages",
+    params(("slug" = String, Path, description = "The page's slug"), ("token" = String, Path, description = "From any message")),
+    security(()),
+    responses((status = 200, description = "Unsubscribed (HTML)", content_type = "text/html")))]
+pub async fn unsubscribe(
+    State(state): State<AppState>,
+    Path((slug, token)): Path<(String, String)>,
+) -> Response {
+    unsubscribe_inner(&state, &slug, &token).await
+}
+
+/// Leave in one click (RFC 8058's POST form of the same link).
+#[utoipa::path(post, path = "/status/{slug}/unsubscribe/{token}", tag = "status-pages",
+    params(("slug" = String, Path, description = "The page's slug"), ("token" = String, Path, description = "From any message")),
+    security(()),
+    responses((status = 200, description = "Unsubscribed (HTML)", content_type = "text/html")))]
+pub async fn unsubscribe_post(
+    State(state): State<AppState>,
+    Path((slug, token)): Path<(String, String)>,
+) -> Response {
+    unsubscribe_inner(&state, &slug, &token).await
+}
+
+fn at(ms: i64) -> atom_syndication::FixedDateTime {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .fixed_offset()
+}
+
+/// Capitalised status word.
+pub fn status_word(status: &str) -> String {
+    let mut c = status.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// The Atom feed of a page's updates, newest first.
+#[utoipa::path(get, path = "/status/{slug}/feed.atom", tag = "status-pages",
+    params(("slug" = String, Path, description = "The page's slug")),
+    security(()),
+    responses(
+        (status = 200, description = "The feed", content_type = "application/atom+xml"),
+        (status = 404, description = "No public page with this slug"),
+    ))]
+pub async fn feed(State(state): State<AppState>, Path(slug): Path<String>) -> Response {
+    let page = match public_page(&state, &slug).await {
+        Ok(Some(p)) => p,
+        Ok(None) => return Resource::STATUS_PAGE.not_found(&slug).into_response(),
+        Err(e) => return e.into_response(),
+    };
+    let updates = match state
+        .store
+        .list_status_updates(
+            &page.id,
+            crate::store::Page {
+                page: 1,
+                limit: FEED_ENTRIES,
+            },
+        )
+        .await
+    {
+        Ok((rows, _)) => rows,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    let page_url = format!("{}/status/{}", state.config.public_url, page.slug);
+    let mut f = atom_syndication::Feed::default();
+    f.set_title(atom_syndication::Text::plain(page.title.clone()));
+    f.set_id(page_url.clone());
+    f.set_updated(at(updates
+        .first()
+        .map_or(page.updated_at, |u| u.created_at)));
+    let mut alternate = atom_syndication::Link::default();
+    alternate.set_href(page_url.clone());
+    alternate.set_rel("alternate");
+    let mut own = atom_syndication::Link::default();
+    own.set_href(format!("{page_url}/feed.atom"));
+    own.set_rel("self");
+    f.set_links(vec![alternate, own]);
+    let entries = updates
+        .iter()
+        .map(|u| {
+            let mut e = atom_syndication::Entry::default();
+            e.set_title(atom_syndication::Text::plain(format!(
+                "{}: {}",
+                status_word(&u.status),
+                page.title
+            )));
+            e.set_id(format!("{page_url}#{}", u.id));
+            e.set_updated(at(u.created_at));
+            e.set_published(Some(at(u.created_at)));
+            let mut link = atom_syndication::Link::default();
+            link.set_href(page_url.clone());
+            e.set_links(vec![link]);
+            let mut content = atom_syndication::Content::default();
+            content.set_content_type(Some("text".to_string()));
+            content.set_value(Some(u.body.clone()));
+            e.set_content(Some(content));
+            e
+        })
+        .collect::<Vec<_>>();
+    f.set_entries(entries);
+    (
+        [
+            (header::CONTENT_TYPE, "application/atom+xml; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=60"),
+        ],
+        f.to_string(),
+    )
+        .into_response()
+}
+
+/// The page's recent updates for its HTML and JSON (the public status page).
+pub fn update_json(u: &crate::store::subscriptions::StatusUpdateRow) -> Value {
+    json!({
+        "status": u.status,
+        "body": u.body,
+        "createdAt": crate::time::format_ms(u.created_at),
+    })
+}

@@ -1,0 +1,292 @@
+//! `/v1/status-pages/{id}/updates` and `/v1/status-pages/{id}/subscribers`: what a
+//! workspace tells a status page's visitors (investigating, identified, monitoring,
+//! resolved), and who has subscribed to hear it. Each update reaches the page's confirmed
+//! subscribers through the outbox, in the transaction that stores it.
+
+use super::AppState;
+use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
+use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
+use super::extract::{ApiObject, ApiPath, ApiQuery};
+use super::paging::{self, PageParams};
+use crate::ids;
+use crate::outbox::subscribers;
+use crate::store::keys::Principal;
+use crate::store::status_pages::StatusPageRow;
+use crate::store::subscriptions::{StatusUpdateRow, SubscriberRow};
+use axum::Extension;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// The states an update may give.
+pub const STATUSES: [&str; 4] = ["investigating", "identified", "monitoring", "resolved"];
+/// Longest update text.
+pub const MAX_BODY_CHARS: usize = 5000;
+
+/// An update on a status page.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct StatusUpdateBody {
+    #[schema(read_only, example = "upd_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
+    pub id: Option<String>,
+    /// `investigating`, `identified`, `monitoring` or `resolved`.
+    #[schema(example = "identified")]
+    pub status: String,
+    /// What visitors read, 1 to 5000 characters (plain text).
+    #[schema(example = "A failed disk slows the database; we are moving it to a replica.")]
+    pub body: String,
+    /// The incident it is about, if any (an incident of the workspace).
+    pub incident_id: Option<String>,
+    /// How many confirmed subscribers it was sent to.
+    #[schema(read_only)]
+    pub sent_to: Option<usize>,
+    #[schema(read_only)]
+    pub created_at: Option<String>,
+}
+
+fn update_view(u: &StatusUpdateRow, sent_to: Option<usize>) -> StatusUpdateBody {
+    StatusUpdateBody {
+        id: Some(u.id.clone()),
+        status: u.status.clone(),
+        body: u.body.clone(),
+        incident_id: u.incident_id.clone(),
+        sent_to,
+        created_at: Some(crate::time::format_ms(u.created_at)),
+    }
+}
+
+/// A subscriber of a status page.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriberView {
+    #[schema(example = "sub_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
+    pub id: String,
+    /// `email` or `webhook`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The address or URL.
+    pub target: String,
+    /// An e-mail subscriber hears nothing until they follow the confirmation link.
+    pub confirmed: bool,
+    pub created_at: String,
+}
+
+fn subscriber_view(s: &SubscriberRow) -> SubscriberView {
+    SubscriberView {
+        id: s.id.clone(),
+        kind: s.kind.clone(),
+        target: s.target.clone(),
+        confirmed: s.confirmed,
+        created_at: crate::time::format_ms(s.created_at),
+    }
+}
+
+async fn page_of(state: &AppState, p: &Principal, id: &str) -> Result<StatusPageRow, ApiError> {
+    state
+        .store
+        .status_page(&p.workspace_id, id)
+        .await?
+        .or_not_found(Resource::STATUS_PAGE, id)
+}
+
+/// Post an update to a status page; its confirmed subscribers receive it.
+#[utoipa::path(post, path = "/v1/status-pages/{id}/updates", tag = "status-pages",
+    params(("id" = String, Path, description = "Status page id")),
+    request_body = StatusUpdateBody,
+    responses(
+        (status = 201, description = "The update", body = SuccessBody<StatusUpdateBody>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 404, description = "STATUS_PAGE_NOT_FOUND", body = ErrorBody),
+        (status = 422, description = "The incident is not in the workspace", body = ErrorBody),
+    ))]
+pub async fn create_update(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiObject(object): ApiObject,
+) -> Result<Success<StatusUpdateBody>, ApiError> {
+    let page = page_of(&state, &p, &id).await?;
+    let mut errors = Vec::new();
+    let status = match object.get("status").and_then(Value::as_str) {
+        Some(s) if STATUSES.contains(&s) => s.to_string(),
+        _ => {
+            errors.push(FieldError::new(
+                "status",
+                "must be investigating, identified, monitoring or resolved",
+            ));
+            String::new()
+        }
+    };
+    let body = match object.get("body").and_then(Value::as_str).map(str::trim) {
+        Some(b) if !b.is_empty() && b.chars().count() <= MAX_BODY_CHARS => b.to_string(),
+        _ => {
+            errors.push(FieldError::new(
+                "body",
+                format!("is required: 1 to {MAX_BODY_CHARS} characters"),
+            ));
+            String::new()
+        }
+    };
+    let incident_id = match object.get("incidentId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(i)) => Some(i.clone()),
+        Some(_) => {
+            errors.push(FieldError::new(
+                "incidentId",
+                "must be an incident id or null",
+            ));
+            None
+        }
+    };
+    for key in object.keys() {
+        match key.as_str() {
+            "status" | "body" | "incidentId" => {}
+            "id" | "sentTo" | "createdAt" => errors.push(FieldError::new(key, "is read-only")),
+            _ => errors.push(FieldError::new(key, "is not a field of a status update")),
+        }
+    }
+    paging::finish(errors)?;
+    if let Some(inc) = &incident_id
+        && state.store.incident(&p.workspace_id, inc).await?.is_none()
+    {
+        return Err(ApiError::unprocessable(format!(
+            "No incident with id `{inc}` in this workspace"
+        )));
+    }
+    let now = state.clock.now_ms();
+    let row = StatusUpdateRow {
+        id: ids::new_id(ids::prefix::STATUS_UPDATE),
+        workspace_id: p.workspace_id.clone(),
+        page_id: page.id.clone(),
+        incident_id,
+        status,
+        body,
+        created_at: now,
+    };
+    crate::store::audit::note(
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "status_update.create",
+            "status_update",
+            Some(&row.id),
+        )
+        .after(update_view(&row, None)),
+    );
+    let txn = state.store.begin_write().await?;
+    txn.insert_status_update(row.clone()).await?;
+    let sent = if page.public {
+        subscribers::announce_update(&txn, &state.config.public_url, &page, &row, now).await?
+    } else {
+        0
+    };
+    txn.commit().await?;
+    Ok(Success::created(update_view(&row, Some(sent))))
+}
+
+/// A status page's updates, newest first.
+#[utoipa::path(get, path = "/v1/status-pages/{id}/updates", tag = "status-pages",
+    params(("id" = String, Path, description = "Status page id"), PageParams),
+    responses(
+        (status = 200, description = "A page of updates", body = ListBody<StatusUpdateBody>),
+        (status = 404, description = "STATUS_PAGE_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn list_updates(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(pg): ApiQuery<PageParams>,
+) -> Result<Paged<StatusUpdateBody>, ApiError> {
+    let mut errors = Vec::new();
+    let page = pg.page(&mut errors);
+    paging::finish(errors)?;
+    let sp = page_of(&state, &p, &id).await?;
+    let (rows, total) = state.store.list_status_updates(&sp.id, page).await?;
+    Ok(Paged {
+        items: rows.iter().map(|u| update_view(u, None)).collect(),
+        pagination: Pagination::new(page, total),
+    })
+}
+
+/// Delete an update (it leaves the page and the feed; messages sent stay sent).
+#[utoipa::path(delete, path = "/v1/status-pages/{id}/updates/{updateId}", tag = "status-pages",
+    params(("id" = String, Path, description = "Status page id"), ("updateId" = String, Path, description = "Update id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, description = "STATUS_PAGE_NOT_FOUND or STATUS_UPDATE_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn delete_update(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath((id, update_id)): ApiPath<(String, String)>,
+) -> Result<NoContent, ApiError> {
+    let sp = page_of(&state, &p, &id).await?;
+    crate::store::audit::note(crate::store::audit::Change::new(
+        Some(&p.workspace_id),
+        "status_update.delete",
+        "status_update",
+        Some(&update_id),
+    ));
+    if state.store.delete_status_update(&sp.id, &update_id).await? {
+        Ok(NoContent)
+    } else {
+        crate::store::audit::discard();
+        Err(Resource::STATUS_UPDATE.not_found(&update_id))
+    }
+}
+
+/// A status page's subscribers, newest first.
+#[utoipa::path(get, path = "/v1/status-pages/{id}/subscribers", tag = "status-pages",
+    params(("id" = String, Path, description = "Status page id"), PageParams),
+    responses(
+        (status = 200, description = "A page of subscribers", body = ListBody<SubscriberView>),
+        (status = 404, description = "STATUS_PAGE_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn list_subscribers(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(pg): ApiQuery<PageParams>,
+) -> Result<Paged<SubscriberView>, ApiError> {
+    let mut errors = Vec::new();
+    let page = pg.page(&mut errors);
+    paging::finish(errors)?;
+    let sp = page_of(&state, &p, &id).await?;
+    let (rows, total) = state.store.list_subscribers(&sp.id, page).await?;
+    Ok(Paged {
+        items: rows.iter().map(subscriber_view).collect(),
+        pagination: Pagination::new(page, total),
+    })
+}
+
+/// Remove a subscriber.
+#[utoipa::path(delete, path = "/v1/status-pages/{id}/subscribers/{subscriberId}", tag = "status-pages",
+    params(("id" = String, Path, description = "Status page id"), ("subscriberId" = String, Path, description = "Subscriber id")),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 404, description = "STATUS_PAGE_NOT_FOUND or SUBSCRIBER_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn delete_subscriber(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath((id, subscriber_id)): ApiPath<(String, String)>,
+) -> Result<NoContent, ApiError> {
+    let sp = page_of(&state, &p, &id).await?;
+    crate::store::audit::note(crate::store::audit::Change::new(
+        Some(&p.workspace_id),
+        "status_subscriber.delete",
+        "status_subscriber",
+        Some(&subscriber_id),
+    ));
+    if state
+        .store
+        .delete_subscriber(&sp.id, &subscriber_id)
+        .await?
+    {
+        Ok(NoContent)
+    } else {
+        crate::store::audit::discard();
+        Err(Resource::SUBSCRIBER.not_found(&subscriber_id))
+    }
+}

@@ -1,0 +1,309 @@
+//! End to end: status-page updates and subscribers. A visitor subscribes by e-mail, gets
+//! a confirmation link (and nothing else until following it), then receives each update and
+//! each state change of the page's monitors, each message with a working one-click
+//! unsubscribe link; a webhook subscriber hears at once. Updates show on the page and in
+//! the Atom feed.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::time::Duration;
+use support::sinks::{Mail, Receiver, SmtpSink};
+use support::{Api, Server, wait_for};
+
+fn create(api: &Api, path: &str, body: Value) -> Value {
+    let r = api.post(path, &body);
+    assert_eq!(r.status, 201, "{path}: {}", r.body);
+    r.body["data"].clone()
+}
+
+/// A mail's text with quoted-printable soft line breaks undone.
+fn text(mail: &Mail) -> String {
+    mail.data
+        .replace("=\r\n", "")
+        .replace("=\n", "")
+        .replace("=3D", "=")
+}
+
+/// The path of the first link in `mail` containing `marker` (e.g. `/confirm/`).
+fn link_path(mail: &Mail, marker: &str) -> String {
+    let t = text(mail);
+    let at = t
+        .find(marker)
+        .unwrap_or_else(|| panic!("no {marker} in {t}"));
+    let start = t[..at].rfind("/status/").expect("a status link");
+    t[start..]
+        .split(|c: char| c.is_whitespace() || c == '"' || c == '<')
+        .next()
+        .expect("a link")
+        .to_string()
+}
+
+fn mails_to(smtp: &SmtpSink, address: &str) -> Vec<Mail> {
+    smtp.mails()
+        .into_iter()
+        .filter(|m| m.to.iter().any(|t| t.contains(address)))
+        .collect()
+}
+
+fn hook_events(receiver: &Receiver) -> Vec<Value> {
+    receiver.at("/sub").into_iter().map(|r| r.json).collect()
+}
+
+const SETTLE: Duration = Duration::from_millis(3500);
+
+#[test]
+fn an_update_reaches_a_confirmed_subscriber_and_the_feed() {
+    let receiver = Receiver::start();
+    let smtp = SmtpSink::start();
+    let port = smtp.port.to_string();
+    let server = Server::start(&[
+        ("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true"),
+        ("TOCSIN_SMTP_HOST", "127.0.0.1"),
+        ("TOCSIN_SMTP_PORT", &port),
+        ("TOCSIN_SMTP_TLS", "none"),
+        ("TOCSIN_SMTP_FROM", "Tocsin <status@tocsin.test>"),
+    ]);
+    let api = server.client();
+    let public = api.without_key();
+    let job = create(
+        &api,
+        "/v1/monitors",
+        json!({"name": "Backup job", "type": "heartbeat", "period": 3600}),
+    );
+    let page = create(
+        &api,
+        "/v1/status-pages",
+        json!({"slug": "news", "name": "News", "monitorIds": [job["id"]]}),
+    );
+    let updates = format!(
+        "/v1/status-pages/{}/updates",
+        page["id"].as_str().expect("id")
+    );
+
+    // Bad updates are refused and change nothing.
+    for (body, field) in [
+        (json!({"status": "fixed", "body": "x"}), "status"),
+        (json!({"status": "identified"}), "body"),
+        (json!({"status": "identified", "body": "   "}), "body"),
+        (
+            json!({"status": "identified", "body": "x", "tone": "calm"}),
+            "tone",
+        ),
+    ] {
+        let r = api.post(&updates, &body);
+        r.assert_error(400, "VALIDATION_ERROR");
+        assert_eq!(r.body["error"]["details"][0]["field"], field, "{}", r.body);
+    }
+    api.post(
+        &updates,
+        &json!({"status": "identified", "body": "x", "incidentId": "inc_00000000000000000000000000"}),
+    )
+    .assert_error(422, "UNPROCESSABLE_ENTITY");
+    api.post(
+        "/v1/status-pages/sp_00000000000000000000000000/updates",
+        &json!({"status": "identified", "body": "x"}),
+    )
+    .assert_error(404, "STATUS_PAGE_NOT_FOUND");
+    assert_eq!(api.get(&updates).body["data"], json!([]));
+
+    // Subscribing: bad input is refused, an unknown page is 404.
+    for body in [
+        json!({"email": "not an address"}),
+        json!({}),
+        json!({"email": "a@b.test", "webhookUrl": "http://x.test/"}),
+    ] {
+        let r = public.post("/status/news/subscribe", &body);
+        r.assert_error(400, "VALIDATION_ERROR");
+    }
+    public
+        .post(
+            "/status/nope/subscribe",
+            &json!({"email": "ann@example.test"}),
+        )
+        .assert_error(404, "STATUS_PAGE_NOT_FOUND");
+    let r = public.post(
+        "/status/news/subscribe",
+        &json!({"email": "Ann@Example.test"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["data"]["confirmed"], false, "{}", r.body);
+    // Asking again sends nothing more.
+    let again = public.post(
+        "/status/news/subscribe",
+        &json!({"email": "ann@example.test"}),
+    );
+    assert_eq!(again.status, 200, "{}", again.body);
+    let r = public.post(
+        "/status/news/subscribe",
+        &json!({"webhookUrl": receiver.url("/sub")}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["data"]["confirmed"], true, "{}", r.body);
+    // The page's own form (a form post) works too.
+    let form = public.raw(
+        "POST",
+        "/status/news/subscribe",
+        Some("application/x-www-form-urlencoded"),
+        b"email=bob%40example.test".to_vec(),
+    );
+    assert_eq!(form.status, 200);
+    assert!(
+        form.body
+            .as_str()
+            .is_some_and(|h| h.contains("Check your inbox")),
+        "{}",
+        form.body
+    );
+
+    // One confirmation message, with a link.
+    let confirmation = wait_for("the confirmation", Duration::from_secs(15), || {
+        mails_to(&smtp, "ann@example.test").into_iter().next()
+    });
+    assert!(
+        confirmation
+            .data
+            .contains("Subject: Confirm your subscription to News"),
+        "{}",
+        confirmation.data
+    );
+    let confirm = link_path(&confirmation, "/confirm/");
+
+    // Before confirming, an update reaches the webhook subscriber only.
+    let first = create(
+        &api,
+        &updates,
+        json!({"status": "investigating", "body": "Backups are late tonight."}),
+    );
+    assert_eq!(first["sentTo"], 1, "{first}");
+    wait_for("the webhook's update", Duration::from_secs(15), || {
+        hook_events(&receiver)
+            .iter()
+            .any(|e| e["event"] == "status_page.update")
+            .then_some(())
+    });
+    std::thread::sleep(SETTLE);
+    assert_eq!(
+        mails_to(&smtp, "ann@example.test").len(),
+        1,
+        "only the confirmation"
+    );
+
+    // Confirming (the link as a person follows it).
+    let r = public.get(&confirm);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.as_str().is_some_and(|h| h.contains("Subscribed")));
+    assert_eq!(public.get("/status/news/confirm/notatoken").status, 404);
+
+    // Now an update reaches Ann, with an unsubscribe link.
+    let second = create(
+        &api,
+        &updates,
+        json!({"status": "identified", "body": "A full disk on the backup host.\nWe are adding space."}),
+    );
+    assert_eq!(second["sentTo"], 2, "{second}");
+    let update_mail = wait_for("Ann's update", Duration::from_secs(15), || {
+        mails_to(&smtp, "ann@example.test")
+            .into_iter()
+            .find(|m| m.data.contains("Subject: [News] Identified"))
+    });
+    assert!(text(&update_mail).contains("A full disk on the backup host."));
+    let unsubscribe = link_path(&update_mail, "/unsubscribe/");
+
+    // A state change of the page's monitor reaches subscribers too.
+    let url = job["pingUrl"].as_str().expect("pingUrl");
+    let path = &url[url.find("/ping/").expect("ping")..];
+    // Without a policy, two failures open an incident.
+    for _ in 0..2 {
+        let r = public.raw("POST", &format!("{path}/fail"), None, Vec::new());
+        assert_eq!(r.status, 200);
+    }
+    wait_for("Ann's state change", Duration::from_secs(15), || {
+        mails_to(&smtp, "ann@example.test")
+            .into_iter()
+            .find(|m| m.data.contains("Subject: [News] Backup job is down"))
+    });
+    let state = wait_for(
+        "the webhook's state change",
+        Duration::from_secs(15),
+        || {
+            hook_events(&receiver)
+                .into_iter()
+                .find(|e| e["event"] == "status_page.monitor")
+        },
+    );
+    assert_eq!(
+        state["monitor"],
+        json!({"name": "Backup job", "status": "down"})
+    );
+    assert!(
+        state["unsubscribeUrl"]
+            .as_str()
+            .is_some_and(|u| u.contains("/unsubscribe/"))
+    );
+
+    // The page and its feed show the updates, newest first.
+    let facts = public.get("/status/news.json").body;
+    assert_eq!(facts["updates"][0]["status"], "identified", "{facts}");
+    assert_eq!(
+        facts["updates"][1]["body"], "Backups are late tonight.",
+        "{facts}"
+    );
+    let html = public.get("/status/news").body;
+    assert!(
+        html.as_str()
+            .is_some_and(|h| h.contains("Backups are late tonight."))
+    );
+    let feed = public.get("/status/news/feed.atom");
+    assert_eq!(feed.status, 200);
+    assert!(
+        feed.headers["content-type"]
+            .to_str()
+            .is_ok_and(|c| c.starts_with("application/atom+xml"))
+    );
+    let xml = feed.body.as_str().expect("xml").to_string();
+    assert!(
+        xml.contains("<feed xmlns=\"http://www.w3.org/2005/Atom\""),
+        "{xml}"
+    );
+    assert!(xml.contains("<title>Identified: News</title>"), "{xml}");
+    assert!(xml.contains("Backups are late tonight."), "{xml}");
+    assert_eq!(xml.matches("<entry>").count(), 2, "{xml}");
+    assert_eq!(public.get("/status/nope/feed.atom").status, 404);
+
+    // One click on the link ends it; the next update does not reach Ann.
+    let r = public.get(&unsubscribe);
+    assert_eq!(r.status, 200);
+    assert!(r.body.as_str().is_some_and(|h| h.contains("Unsubscribed")));
+    let before = mails_to(&smtp, "ann@example.test").len();
+    let third = create(
+        &api,
+        &updates,
+        json!({"status": "resolved", "body": "Backups ran."}),
+    );
+    assert_eq!(third["sentTo"], 1, "{third}");
+    wait_for("the webhook's last update", Duration::from_secs(15), || {
+        hook_events(&receiver)
+            .iter()
+            .any(|e| e["update"]["status"] == "resolved")
+            .then_some(())
+    });
+    std::thread::sleep(SETTLE);
+    assert_eq!(mails_to(&smtp, "ann@example.test").len(), before);
+
+    // The workspace sees who is subscribed (Bob has not confirmed).
+    let subs = api.get(&format!(
+        "/v1/status-pages/{}/subscribers",
+        page["id"].as_str().expect("id")
+    ));
+    let list = subs.body["data"].as_array().expect("subscribers").clone();
+    assert_eq!(list.len(), 2, "{}", subs.body);
+    assert!(
+        list.iter()
+            .any(|s| s["type"] == "webhook" && s["confirmed"] == true)
+    );
+    assert!(
+        list.iter()
+            .any(|s| s["target"] == "bob@example.test" && s["confirmed"] == false)
+    );
+}
