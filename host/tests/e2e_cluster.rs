@@ -408,3 +408,94 @@ fn a_delivery_cut_off_by_a_node_kill_is_finished_by_another_node() {
     drop((b, a));
     rt.block_on(test_db.drop());
 }
+
+#[test]
+fn heartbeat_deadlines_are_kept_once_across_nodes() {
+    let Some((_turn, _rt, test_db)) =
+        cluster_test("heartbeat_deadlines_are_kept_once_across_nodes")
+    else {
+        return;
+    };
+    let receiver = Receiver::start();
+    let start = || {
+        let dir = tempfile::tempdir().expect("dir");
+        let server = Server::start_in(
+            dir.path(),
+            &[
+                ("TOCSIN_DATABASE_URL", test_db.url.as_str()),
+                ("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true"),
+            ],
+        );
+        (server, dir)
+    };
+    let (mut a, _da) = start();
+    let (b, _db) = start();
+    let api_a = a.client();
+    let api_b = b.client();
+    let policy = api_a.post(
+        "/v1/alert-policies",
+        &json!({"name": "jobs", "failureThreshold": 1, "recoveryThreshold": 1,
+                "channels": [{"type": "webhook", "url": receiver.url("/hook")}]}),
+    );
+    assert_eq!(policy.status, 201, "{}", policy.body);
+    // Made on node A, pinged through node B.
+    let job = api_a.post(
+        "/v1/monitors",
+        &json!({"name": "nightly", "type": "heartbeat", "period": 2, "grace": 1,
+                "alertPolicyId": policy.body["data"]["id"]}),
+    );
+    assert_eq!(job.status, 201, "{}", job.body);
+    let id = job.body["data"]["id"].as_str().expect("id").to_string();
+    let url = job.body["data"]["pingUrl"].as_str().expect("pingUrl");
+    let path = url[url.find("/ping/").expect("ping path")..].to_string();
+    let ping = |api: &support::Api, signal: &str| {
+        let r = api
+            .without_key()
+            .raw("POST", &format!("{path}{signal}"), None, Vec::new());
+        assert_eq!(r.status, 200, "{}", r.body);
+    };
+    ping(&api_b, "");
+    let created = |r: &Receiver| {
+        r.at("/hook")
+            .iter()
+            .filter(|e| e.json["event"] == "incident.created")
+            .count()
+    };
+    // The missed deadline is seen once, with both nodes watching: one incident, one alert.
+    wait_for("the missed deadline", Duration::from_secs(30), || {
+        (created(&receiver) >= 1).then_some(())
+    });
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(created(&receiver), 1);
+    let checks = api_b
+        .get(&format!("/v1/monitors/{id}/checks?limit=100"))
+        .body;
+    let missed: Vec<i64> = checks["data"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .filter_map(|c| tocsin::time::parse_ms(c["checkedAt"].as_str()?))
+        .collect();
+    assert!(!missed.is_empty(), "{checks}");
+    for pair in missed.windows(2) {
+        assert!(
+            (pair[0] - pair[1]).abs() >= 1500,
+            "one deadline was judged twice: {missed:?}"
+        );
+    }
+
+    // Node A dies; node B alone keeps the schedule: a ping resolves, the next miss alerts.
+    a.kill();
+    ping(&api_b, "");
+    wait_for("the recovery", Duration::from_secs(20), || {
+        receiver
+            .at("/hook")
+            .iter()
+            .any(|e| e.json["event"] == "incident.resolved")
+            .then_some(())
+    });
+    wait_for("the next missed deadline", Duration::from_secs(30), || {
+        (created(&receiver) >= 2).then_some(())
+    });
+}

@@ -1,0 +1,125 @@
+//! How many heartbeat pings one node takes, against how many of the cheapest request
+//! (`GET /healthz`) the same server answers in the same run. Run with
+//! `cargo bench -p tocsin --bench heartbeat_pings`.
+//!
+//! A real `tocsin serve` on SQLite in a temporary directory; 100 heartbeat monitors; a
+//! client on loopback with 32 requests in flight sends a fixed number of each. A ping
+//! answers once its check is committed, so the figure includes the database write.
+
+use futures::StreamExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const KEY: &str = "tcs_BenchAdminKey00000000000000000000000001";
+const MONITORS: usize = 100;
+const REQUESTS: usize = 4000;
+const IN_FLIGHT: usize = 32;
+/// No phase runs longer than this, whatever the machine.
+const PHASE_LIMIT: Duration = Duration::from_secs(120);
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(run());
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Send `paths` (cycled to `REQUESTS`) with `IN_FLIGHT` at once; requests per second and
+/// how many failed.
+async fn drive(
+    client: &reqwest::Client,
+    base: &str,
+    method: &str,
+    paths: &[String],
+) -> (f64, usize) {
+    let started = Instant::now();
+    let deadline = started + PHASE_LIMIT;
+    let results: Vec<bool> = futures::stream::iter(0..REQUESTS)
+        .map(|i| {
+            let url = format!("{base}{}", paths[i % paths.len()]);
+            let req = match method {
+                "POST" => client.post(url),
+                _ => client.get(url),
+            };
+            async move {
+                if Instant::now() > deadline {
+                    return false;
+                }
+                matches!(req.send().await, Ok(r) if r.status().is_success())
+            }
+        })
+        .buffer_unordered(IN_FLIGHT)
+        .collect()
+        .await;
+    let secs = started.elapsed().as_secs_f64();
+    let failed = results.iter().filter(|ok| !**ok).count();
+    (results.len() as f64 / secs, failed)
+}
+
+async fn run() {
+    tocsin::crypto::install_provider();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_tocsin"))
+        .arg("serve")
+        .env("TOCSIN_LISTEN", format!("127.0.0.1:{port}"))
+        .env("TOCSIN_DATA_DIR", dir.path())
+        .env("TOCSIN_BOOTSTRAP_KEY", KEY)
+        .env("TOCSIN_LOG", "warn")
+        .env("TOCSIN_RATE_LIMIT_PER_MINUTE", "100000000")
+        .env("TOCSIN_RATE_LIMIT_BURST", "10000000")
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start tocsin");
+    let client = reqwest::Client::new();
+    let ready_by = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < ready_by {
+        if let Ok(r) = client.get(format!("{base}/readyz")).send().await
+            && r.status().is_success()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut pings = Vec::new();
+    for n in 0..MONITORS {
+        let created: serde_json::Value = client
+            .post(format!("{base}/v1/monitors"))
+            .bearer_auth(KEY)
+            .json(&serde_json::json!({"name": format!("job-{n}"), "type": "heartbeat", "period": 3600}))
+            .send()
+            .await
+            .expect("create")
+            .json()
+            .await
+            .expect("json");
+        let url = created["data"]["pingUrl"].as_str().expect("pingUrl");
+        pings.push(url[url.find("/ping/").expect("path")..].to_string());
+    }
+    let health = vec!["/healthz".to_string()];
+    // A short warm-up of each, then the measured runs.
+    let _ = drive(&client, &base, "GET", &health).await;
+    let (healthz, h_failed) = drive(&client, &base, "GET", &health).await;
+    let (ping_rate, p_failed) = drive(&client, &base, "POST", &pings).await;
+    let _ = server.kill();
+    let _ = server.wait();
+    println!(
+        "heartbeat pings: {ping_rate:.0}/s ({p_failed} failed); GET /healthz baseline: \
+         {healthz:.0}/s ({h_failed} failed); pings at {:.2}x the baseline \
+         ({REQUESTS} requests each, {IN_FLIGHT} in flight, {MONITORS} monitors, SQLite)",
+        ping_rate / healthz
+    );
+}
