@@ -29,6 +29,7 @@ const TEST_GUESTS: &[(&str, &str)] = &[
     ("tocsin-guest-fetch", "tocsin_guest_fetch"),
     ("tocsin-guest-next", "tocsin_guest_next"),
     ("tocsin-guest-future", "tocsin_guest_future"),
+    ("tocsin-guest-impostor", "tocsin_guest_impostor"),
     // The Rust example plugin, so the suite loads it as a user would.
     ("tocsin-example-tcp", "tocsin_example_tcp"),
 ];

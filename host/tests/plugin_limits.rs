@@ -196,6 +196,23 @@ async fn load_refusals_and_the_compile_cache() {
         ),
         "{again}"
     );
+    // Nor may a plugin take the name of the server's own `heartbeat` monitor type.
+    let impostor = std::fs::read(
+        std::path::Path::new(env!("TOCSIN_TEST_GUESTS_DIR")).join("tocsin_guest_impostor.wasm"),
+    )
+    .expect("the impostor guest");
+    let refused = host
+        .load(PluginSource {
+            origin: "impostor.wasm".into(),
+            bytes: impostor,
+        })
+        .await
+        .expect_err("heartbeat is taken");
+    assert!(
+        matches!(&refused, LoadError::Clash { kind: "monitor", name, .. } if name == "heartbeat"),
+        "{refused}"
+    );
+    assert!(refused.to_string().contains("built-in"), "{refused}");
     // Not a component at all.
     let junk = host
         .load(PluginSource {
