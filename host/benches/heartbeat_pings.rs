@@ -10,7 +10,7 @@ use futures::StreamExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const KEY: &str = "tcs_BenchAdminKey00000000000000000000000001";
+const KEY: &str = "tcs_BenchAdminKey000000000000000000000000001";
 const MONITORS: usize = 100;
 const REQUESTS: usize = 4000;
 const IN_FLIGHT: usize = 32;
@@ -81,16 +81,20 @@ async fn run() {
         .current_dir(dir.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(dir.path().join("server.log")).expect("log"))
         .spawn()
         .expect("start tocsin");
     let client = reqwest::Client::new();
     let ready_by = Instant::now() + Duration::from_secs(120);
-    while Instant::now() < ready_by {
+    loop {
         if let Ok(r) = client.get(format!("{base}/readyz")).send().await
             && r.status().is_success()
         {
             break;
+        }
+        if Instant::now() > ready_by || matches!(server.try_wait(), Ok(Some(_))) {
+            let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
+            panic!("tocsin did not become ready:\n{log}");
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
