@@ -49,7 +49,8 @@ enum Schedule {
     Rule {
         set: Box<rrule::RRuleSet>,
         duration: i64,
-        /// Which stored version the memo of its occurrences belongs to.
+        /// What its occurrences follow from (rule, time zone, start): the memo's key, so
+        /// two windows, or two versions of one, share occurrences only when they are equal.
         memo_key: (String, i64),
     },
     Cron {
@@ -129,7 +130,7 @@ impl Window {
             (Some(rule), None) => Schedule::Rule {
                 set: Box::new(parse_rule(rule, row.starts_at, timezone).map_err(|e| ("rrule", e))?),
                 duration,
-                memo_key: (row.id.clone(), row.updated_at),
+                memo_key: (format!("{rule}|{}", row.timezone), row.starts_at),
             },
             (None, Some(cron)) => Schedule::Cron {
                 cron: Box::new(super::heartbeat::parse_cron(cron).map_err(|e| ("cron", e))?),
@@ -298,7 +299,7 @@ impl Window {
 }
 
 /// The starts of a rule's occurrences in `[from, to)`. A rule can only be walked from its
-/// start, so the starts around a time are worked out once per stored version of the window
+/// start, so the starts around a time are worked out once per rule, time zone and start,
 /// and kept (for a span from a day before the first asked time to 40 days past the last).
 fn rule_starts(set: &rrule::RRuleSet, key: &(String, i64), from: i64, to: i64) -> Vec<i64> {
     type Memo = HashMap<(String, i64), Arc<(i64, i64, Vec<i64>)>>;
