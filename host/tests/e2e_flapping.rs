@@ -5,25 +5,10 @@
 
 mod support;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::Duration;
 use support::sinks::{Receiver, SmtpSink};
-use support::{Api, Server, wait_for};
-
-fn create(api: &Api, path: &str, body: Value) -> Value {
-    let r = api.post(path, &body);
-    assert_eq!(r.status, 201, "{path}: {}", r.body);
-    r.body["data"].clone()
-}
-
-fn ping(api: &Api, monitor: &Value, signal: &str) {
-    let url = monitor["pingUrl"].as_str().expect("pingUrl");
-    let path = &url[url.find("/ping/").expect("ping path")..];
-    let r = api
-        .without_key()
-        .raw("POST", &format!("{path}{signal}"), None, Vec::new());
-    assert_eq!(r.status, 200, "{}", r.body);
-}
+use support::{Server, create, ping, wait_for};
 
 fn events(receiver: &Receiver) -> Vec<String> {
     receiver

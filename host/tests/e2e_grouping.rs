@@ -9,22 +9,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::time::Duration;
 use support::sinks::{FakeTelegram, Receiver, SmtpSink};
-use support::{Api, Server, wait_for};
-
-fn create(api: &Api, path: &str, body: Value) -> Value {
-    let r = api.post(path, &body);
-    assert_eq!(r.status, 201, "{path}: {}", r.body);
-    r.body["data"].clone()
-}
-
-fn ping(api: &Api, monitor: &Value, signal: &str) {
-    let url = monitor["pingUrl"].as_str().expect("pingUrl");
-    let path = &url[url.find("/ping/").expect("ping path")..];
-    let r = api
-        .without_key()
-        .raw("POST", &format!("{path}{signal}"), None, Vec::new());
-    assert_eq!(r.status, 200, "{}", r.body);
-}
+use support::{Server, create, ping, wait_for};
 
 /// Long enough for anything else the outbox would send to have arrived.
 const SETTLE: Duration = Duration::from_millis(3500);

@@ -331,3 +331,21 @@ pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// POST `body` to `path`, assert 201, and return the created object.
+pub fn create(api: &Api, path: &str, body: Value) -> Value {
+    let r = api.post(path, &body);
+    assert_eq!(r.status, 201, "{path}: {}", r.body);
+    r.body["data"].clone()
+}
+
+/// Ping a heartbeat monitor's URL (`signal` "" for success, "/fail", "/start", ...), without
+/// a key; the answer comes once the check is committed.
+pub fn ping(api: &Api, monitor: &Value, signal: &str) {
+    let url = monitor["pingUrl"].as_str().expect("pingUrl");
+    let path = &url[url.find("/ping/").expect("ping path")..];
+    let r = api
+        .without_key()
+        .raw("POST", &format!("{path}{signal}"), None, Vec::new());
+    assert_eq!(r.status, 200, "{}", r.body);
+}
