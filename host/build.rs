@@ -18,6 +18,21 @@ const BUILTINS: &[(&str, &str)] = &[
     ("tocsin-plugin-webhook", "tocsin_plugin_webhook"),
     ("tocsin-plugin-email", "tocsin_plugin_email"),
     ("tocsin-plugin-telegram", "tocsin_plugin_telegram"),
+    ("tocsin-plugin-tcp", "tocsin_plugin_tcp"),
+    ("tocsin-plugin-redis", "tocsin_plugin_redis"),
+    ("tocsin-plugin-smtp", "tocsin_plugin_smtp"),
+    ("tocsin-plugin-slack", "tocsin_plugin_slack"),
+    ("tocsin-plugin-discord", "tocsin_plugin_discord"),
+    ("tocsin-plugin-teams", "tocsin_plugin_teams"),
+    ("tocsin-plugin-mattermost", "tocsin_plugin_mattermost"),
+    ("tocsin-plugin-rocketchat", "tocsin_plugin_rocketchat"),
+    ("tocsin-plugin-googlechat", "tocsin_plugin_googlechat"),
+    ("tocsin-plugin-matrix", "tocsin_plugin_matrix"),
+    ("tocsin-plugin-ntfy", "tocsin_plugin_ntfy"),
+    ("tocsin-plugin-gotify", "tocsin_plugin_gotify"),
+    ("tocsin-plugin-pushover", "tocsin_plugin_pushover"),
+    ("tocsin-plugin-pagerduty", "tocsin_plugin_pagerduty"),
+    ("tocsin-plugin-opsgenie", "tocsin_plugin_opsgenie"),
 ];
 
 /// Test plugins (misbehaving ones for the runtime's limit tests, and one from "outside"

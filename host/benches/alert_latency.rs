@@ -125,6 +125,7 @@ async fn run() {
             telegram_api_base: String::new(),
             telegram_bot_token: None,
             allow_insecure_webhooks: true,
+            plugin_settings: Default::default(),
         }),
         clock: clock.clone(),
     };

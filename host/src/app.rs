@@ -216,6 +216,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             telegram_api_base: config.telegram.api_base.clone(),
             telegram_bot_token: config.telegram.bot_token.clone(),
             allow_insecure_webhooks: config.allow_insecure_webhooks,
+            plugin_settings: config.plugin_settings.clone(),
         }),
         clock: clock.clone(),
     };

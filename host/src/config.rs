@@ -64,6 +64,9 @@ pub struct Config {
     pub smtp: SmtpConfig,
     /// Per-plugin grants for plugins from `plugins_dir`, by plugin name.
     pub plugin_grants: std::collections::BTreeMap<String, PluginGrant>,
+    /// Server-side settings handed to a channel plugin with every delivery, by plugin name
+    /// (`[plugin_settings.<name>]`, e.g. PagerDuty's `eventsUrl` for a proxy), as JSON.
+    pub plugin_settings: std::collections::BTreeMap<String, serde_json::Value>,
     pub telegram: TelegramConfig,
     pub tls_extra_roots: Option<PathBuf>,
     /// Which addresses checks and deliveries may connect to.
@@ -100,6 +103,7 @@ struct FileConfig {
     regions: Option<Vec<Region>>,
     smtp: Option<SmtpConfig>,
     plugin_grants: Option<std::collections::BTreeMap<String, PluginGrant>>,
+    plugin_settings: Option<std::collections::BTreeMap<String, toml::Table>>,
     telegram: Option<FileTelegram>,
     tls_extra_roots: Option<PathBuf>,
     egress: Option<String>,
@@ -387,6 +391,16 @@ impl Config {
         let (region, regions) = regions(region, f.regions)?;
         let plugin_grants = f.plugin_grants.unwrap_or_default();
         check_grants(&plugin_grants)?;
+        let plugin_settings = f
+            .plugin_settings
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, table)| {
+                serde_json::to_value(table)
+                    .map(|v| (name.clone(), v))
+                    .map_err(|e| invalid("plugin_settings", format!("`{name}`: {e}")))
+            })
+            .collect::<Result<_, _>>()?;
         let smtp = smtp(&s, f.smtp.unwrap_or_default())?;
         let file_telegram = f.telegram.unwrap_or_default();
         let telegram = TelegramConfig {
@@ -509,6 +523,7 @@ impl Config {
             regions,
             smtp,
             plugin_grants,
+            plugin_settings,
             telegram,
             tls_extra_roots,
             egress,

@@ -45,7 +45,70 @@ async fn every_built_in_plugin_conforms() {
         ),
         ("monitor", "ssl", r#"{"hostname":"127.0.0.1","port":9}"#),
         ("monitor", "test-fetch", r#"{"url":"http://127.0.0.1:9/"}"#),
-        ("monitor", "tcp", r#"{"host":"127.0.0.1","port":9}"#),
+        ("monitor", "tcp-port", r#"{"host":"127.0.0.1","port":9}"#),
+        (
+            "monitor",
+            "tcp",
+            r#"{"host":"127.0.0.1","port":9,"expect":"x"}"#,
+        ),
+        ("monitor", "redis", r#"{"host":"127.0.0.1","port":9}"#),
+        ("monitor", "smtp", r#"{"host":"127.0.0.1","port":9}"#),
+        (
+            "channel",
+            "slack",
+            r#"{"webhookUrl":"http://127.0.0.1:9/s"}"#,
+        ),
+        (
+            "channel",
+            "discord",
+            r#"{"webhookUrl":"http://127.0.0.1:9/d"}"#,
+        ),
+        (
+            "channel",
+            "teams",
+            r#"{"webhookUrl":"http://127.0.0.1:9/t"}"#,
+        ),
+        (
+            "channel",
+            "mattermost",
+            r#"{"webhookUrl":"http://127.0.0.1:9/m"}"#,
+        ),
+        (
+            "channel",
+            "rocketchat",
+            r#"{"webhookUrl":"http://127.0.0.1:9/r"}"#,
+        ),
+        (
+            "channel",
+            "googlechat",
+            r#"{"webhookUrl":"http://127.0.0.1:9/g"}"#,
+        ),
+        (
+            "channel",
+            "matrix",
+            r#"{"homeserverUrl":"http://127.0.0.1:9","roomId":"!r:x","accessToken":"t"}"#,
+        ),
+        (
+            "channel",
+            "ntfy",
+            r#"{"serverUrl":"http://127.0.0.1:9","topic":"t"}"#,
+        ),
+        (
+            "channel",
+            "gotify",
+            r#"{"serverUrl":"http://127.0.0.1:9","appToken":"t"}"#,
+        ),
+        (
+            "channel",
+            "pushover",
+            r#"{"appToken":"azGDORePK8gMaC0QOYAMyEEuzJnyUi","userKey":"uQiRzpo4DXghDmr9QzzfQu27cmVRsG"}"#,
+        ),
+        (
+            "channel",
+            "pagerduty",
+            r#"{"routingKey":"R0ut1ngKeyR0ut1ngKeyR0ut1ngKey32"}"#,
+        ),
+        ("channel", "opsgenie", r#"{"apiKey":"k"}"#),
         (
             "channel",
             "webhook",
@@ -60,7 +123,28 @@ async fn every_built_in_plugin_conforms() {
     ];
     let described: Vec<String> = host.descriptions().into_iter().map(|d| d.name).collect();
     for name in [
-        "http", "keyword", "ping", "ssl", "webhook", "email", "telegram",
+        "http",
+        "keyword",
+        "ping",
+        "ssl",
+        "tcp",
+        "redis",
+        "smtp",
+        "webhook",
+        "email",
+        "telegram",
+        "slack",
+        "discord",
+        "teams",
+        "mattermost",
+        "rocketchat",
+        "googlechat",
+        "matrix",
+        "ntfy",
+        "gotify",
+        "pushover",
+        "pagerduty",
+        "opsgenie",
     ] {
         assert!(
             samples.iter().any(|(_, n, _)| *n == name),

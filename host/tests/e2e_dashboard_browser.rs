@@ -31,7 +31,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
     .expect("copy the tcp plugin");
     std::fs::write(
         dir.path().join("tocsin.toml"),
-        "[plugin_grants.tcp]\ncapabilities = [\"net\"]\n",
+        "[plugin_grants.tcp-port]\ncapabilities = [\"net\"]\n",
     )
     .expect("config");
     let receiver = support::sinks::Receiver::start();

@@ -1,6 +1,6 @@
-//! End to end: plugins built against contracts 0.1.0 (the Rust example, on the SDK) and
-//! 0.2.0 (`tests/guests/next`) load side by side from the plugins directory and both run
-//! real checks, while a plugin built against a contract the server does not know (0.3.0,
+//! End to end: plugins built against contracts 0.1.0 (`tests/guests/fetch`, bindings of
+//! the frozen 0.1.0 WIT) and 0.2.0 (the Rust example on the SDK, and `tests/guests/next`)
+//! load side by side from the plugins directory and all run real checks, while a plugin built against a contract the server does not know (0.3.0,
 //! in tests/fixtures/wit) is refused with a reason that names the versions, and nothing
 //! else is disturbed by it.
 
@@ -37,6 +37,7 @@ fn plugin_check(args: &[&str]) -> (bool, String) {
 #[test]
 fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     let tcp = guest("tocsin_example_tcp.wasm");
+    let fetch = guest("tocsin_guest_fetch.wasm");
     let next = guest("tocsin_guest_next.wasm");
     let future = guest("tocsin_guest_future.wasm");
 
@@ -47,10 +48,16 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     let (ok, report) = plugin_check(&[tcp.to_str().expect("path"), &config]);
     assert!(ok, "{report}");
     assert!(
-        report.contains("a monitor plugin built against tocsin:plugin@0.1.0"),
+        report.contains("a monitor plugin built against tocsin:plugin@0.2.0"),
         "{report}"
     );
     assert!(report.contains("capabilities: net"), "{report}");
+    let (ok, report) = plugin_check(&[fetch.to_str().expect("path"), "{}"]);
+    assert!(ok, "{report}");
+    assert!(
+        report.contains("a monitor plugin built against tocsin:plugin@0.1.0"),
+        "{report}"
+    );
     let (ok, report) = plugin_check(&[next.to_str().expect("path"), "{}"]);
     assert!(ok, "{report}");
     assert!(
@@ -68,11 +75,13 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     let plugins = dir.path().join("plugins");
     std::fs::create_dir_all(&plugins).expect("plugins dir");
     std::fs::copy(&tcp, plugins.join("tcp.wasm")).expect("copy");
+    std::fs::copy(&fetch, plugins.join("fetch.wasm")).expect("copy");
     std::fs::copy(&next, plugins.join("next.wasm")).expect("copy");
     std::fs::copy(&future, plugins.join("future.wasm")).expect("copy");
     std::fs::write(
         dir.path().join("tocsin.toml"),
-        "[plugin_grants.tcp]\ncapabilities = [\"net\"]\n",
+        "[plugin_grants.tcp-port]\ncapabilities = [\"net\"]\n\
+         [plugin_grants.test-fetch]\ncapabilities = [\"http\"]\n",
     )
     .expect("config");
     let server = Server::start_in(dir.path(), &[]);
@@ -86,7 +95,17 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
         .filter_map(|p| p["name"].as_str())
         .collect();
     assert!(
-        names.contains(&"tcp") && names.contains(&"test-next") && names.contains(&"http"),
+        [
+            "tcp-port",
+            "test-fetch",
+            "test-next",
+            "http",
+            "tcp",
+            "redis",
+            "slack"
+        ]
+        .iter()
+        .all(|n| names.contains(n)),
         "{names:?}"
     );
     assert!(!names.contains(&"test-future"), "{names:?}");
@@ -96,8 +115,14 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
             .and_then(|a| a.iter().find(|p| p["name"] == name))
             .map(|p| p["contract"].clone())
     };
-    assert_eq!(contract("tcp"), Some(json!("0.1.0")));
+    assert_eq!(contract("test-fetch"), Some(json!("0.1.0")));
+    assert_eq!(contract("tcp-port"), Some(json!("0.2.0")));
     assert_eq!(contract("test-next"), Some(json!("0.2.0")));
+    assert_eq!(
+        contract("http"),
+        Some(json!("0.2.0")),
+        "the built-ins are on 0.2.0"
+    );
     let top_level = |name: &str| {
         listed
             .as_array()
@@ -105,7 +130,7 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
             .map(|p| p["topLevelFields"].clone())
     };
     // Third-party types keep their fields under `config`; the built-in http does not.
-    assert_eq!(top_level("tcp"), Some(json!(false)));
+    assert_eq!(top_level("tcp-port"), Some(json!(false)));
     assert_eq!(top_level("http"), Some(json!(true)));
     let log = server.log();
     assert!(
@@ -115,7 +140,7 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
         "{log}"
     );
 
-    // The 0.1.0 plugin does real work: one monitor reaches a listening port, one a closed port.
+    // The 0.2.0 example does real work: one monitor reaches a listening port, one a closed port.
     let create_monitor = |body: Value| {
         let r = api.post("/v1/monitors", &body);
         assert_eq!(r.status, 201, "{}", r.body);
@@ -123,7 +148,7 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     };
     let create = |name: &str, port: u16| {
         create_monitor(
-            json!({"name": name, "type": "tcp", "interval": 1, "timeout": 1,
+            json!({"name": name, "type": "tcp-port", "interval": 1, "timeout": 1,
                               "config": {"host": "127.0.0.1", "port": port}}),
         )
     };
@@ -141,7 +166,16 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
                 .map(Value::Object)
         })
     };
-    // The 0.2.0 plugin runs beside it, and is told the attempt number 0.2.0 added.
+    // The 0.1.0 plugin runs beside them: its HTTP request reaches a loopback server.
+    let http_target = support::target::Target::start();
+    let older = create_monitor(
+        json!({"name": "older", "type": "test-fetch", "interval": 2, "timeout": 2,
+                                      "config": {"url": http_target.url("/ok")}}),
+    );
+    let c = first_check(&older);
+    assert_eq!(c["ok"], true, "{c}");
+    assert_eq!(c["statusCode"], 200, "{c}");
+    // Another 0.2.0 plugin runs beside it, and is told the attempt number 0.2.0 added.
     let newer = create_monitor(
         json!({"name": "newer", "type": "test-next", "interval": 1, "timeout": 1, "config": {}}),
     );
@@ -163,7 +197,7 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     // Its own validation, through the SDK, answers per field.
     let r = api.post(
         "/v1/monitors",
-        &json!({"name": "bad", "type": "tcp", "interval": 60, "config": {"host": "a b", "port": 0}}),
+        &json!({"name": "bad", "type": "tcp-port", "interval": 60, "config": {"host": "a b", "port": 0}}),
     );
     assert_eq!(r.status, 422, "{}", r.body);
     let text = r.body.to_string();

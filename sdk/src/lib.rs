@@ -32,12 +32,13 @@
 
 pub mod config;
 pub mod schema;
+pub mod tcp;
 pub mod typed;
 
-/// Bindings of the `monitor` world of the frozen `tocsin:plugin@0.1.0` contract.
+/// Bindings of the `monitor` world of the frozen `tocsin:plugin@0.2.0` contract.
 pub mod monitor {
     wit_bindgen::generate!({
-        path: "../wit/v0.1.0",
+        path: "../wit/v0.2.0",
         world: "monitor",
         additional_derives: [PartialEq, Eq],
         pub_export_macro: true,
@@ -46,20 +47,21 @@ pub mod monitor {
     });
 }
 
-/// Bindings of the `channel` world of the frozen `tocsin:plugin@0.1.0` contract; the
+/// Bindings of the `channel` world of the frozen `tocsin:plugin@0.2.0` contract; the
 /// interfaces it shares with `monitor` are the same Rust types.
 pub mod channel {
     wit_bindgen::generate!({
-        path: "../wit/v0.1.0",
+        path: "../wit/v0.2.0",
         world: "channel",
         additional_derives: [PartialEq, Eq],
         pub_export_macro: true,
         export_macro_name: "export_channel_world",
         default_bindings_module: "tocsin_plugin_sdk::channel",
         with: {
-            "tocsin:plugin/types@0.1.0": crate::monitor::tocsin::plugin::types,
-            "tocsin:plugin/http@0.1.0": crate::monitor::tocsin::plugin::http,
-            "tocsin:plugin/log@0.1.0": crate::monitor::tocsin::plugin::log,
+            "tocsin:plugin/types@0.2.0": crate::monitor::tocsin::plugin::types,
+            "tocsin:plugin/http@0.2.0": crate::monitor::tocsin::plugin::http,
+            "tocsin:plugin/log@0.2.0": crate::monitor::tocsin::plugin::log,
+            "tocsin:plugin/net@0.2.0": crate::monitor::tocsin::plugin::net,
         },
     });
 }
@@ -69,7 +71,7 @@ pub use monitor::tocsin::plugin::{http, log, net, tls, types};
 pub use types::{Capability, Header};
 
 /// The contract version these bindings implement.
-pub const CONTRACT: &str = "0.1.0";
+pub const CONTRACT: &str = "0.2.0";
 
 use monitor::exports::tocsin::plugin::monitor_plugin::{CheckOutcome, CheckRequest};
 use typed::PluginConfig;
@@ -98,6 +100,8 @@ pub struct CheckContext {
     pub region: String,
     /// Server settings for this plugin, as JSON text (`{}` when none).
     pub settings: String,
+    /// 1 for the scheduled check, 2 for a re-check from another region confirming a failure.
+    pub attempt: u32,
 }
 
 /// A check's result.
@@ -270,6 +274,7 @@ pub mod __monitor {
                     monitor_id: req.monitor_id,
                     region: req.region,
                     settings: req.settings,
+                    attempt: req.attempt,
                 };
                 M::check(config, &ctx)
             }
@@ -456,6 +461,7 @@ mod tests {
             monitor_id: "mon_1".into(),
             region: "default".into(),
             settings: "{}".into(),
+            attempt: 1,
         }
     }
 

@@ -7,7 +7,15 @@ use super::error::{ApiError, FieldError};
 use serde_json::{Map, Value};
 
 /// Fields never returned by the API.
-pub const WRITE_ONLY: [&str; 1] = ["botToken"];
+/// (Telegram's bot token; the tokens and keys of Matrix, ntfy, Gotify, Pushover,
+/// PagerDuty and Opsgenie.)
+pub const WRITE_ONLY: [&str; 5] = [
+    "botToken",
+    "accessToken",
+    "appToken",
+    "routingKey",
+    "apiKey",
+];
 
 /// Check one channel's settings with its plugin. `prefix` names the field path in errors
 /// (e.g. `channels[0].`). Returns the normalised settings (JSON text).

@@ -454,21 +454,26 @@ pub async fn acknowledge(
     if !acked.notified {
         return Ok(acked);
     }
-    let webhooks: Vec<&Target> = audience(rules, &acked)
+    let told: Vec<&Target> = audience(rules, &acked)
         .into_iter()
-        .filter(|t| t.kind == "webhook")
+        .filter(|t| TOLD_OF_ACKNOWLEDGEMENTS.contains(&t.kind.as_str()))
         .collect();
     notify(
         tx,
         ctx,
         &acked,
-        &webhooks,
+        &told,
         kind::INCIDENT_ACKNOWLEDGED,
         None,
     )
     .await?;
     Ok(acked)
 }
+
+/// Channel types told of acknowledgements: webhooks, and the incident tools whose own
+/// alert follows Tocsin's incident (acknowledged there too). Chat and e-mail are not, so
+/// an acknowledgement does not wake anyone.
+pub const TOLD_OF_ACKNOWLEDGEMENTS: [&str; 3] = ["webhook", "pagerduty", "opsgenie"];
 
 /// Escalate an incident still open after its delay: the escalation channels get the DOWN
 /// notification, once. Returns false when another writer got there first or it no longer

@@ -30,19 +30,30 @@ pub struct DeliverySettings {
     pub telegram_api_base: String,
     pub telegram_bot_token: Option<String>,
     pub allow_insecure_webhooks: bool,
+    /// `[plugin_settings.<name>]` of the configuration, by plugin name.
+    pub plugin_settings: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl DeliverySettings {
     /// The `settings` JSON a channel plugin gets.
+    /// The server's own settings for built-in kinds, then the operator's
+    /// `[plugin_settings.<kind>]` keys over them.
     pub fn for_kind(&self, kind: &str) -> String {
-        match kind {
+        let mut settings = match kind {
             "telegram" => {
                 json!({"apiBase": self.telegram_api_base, "botToken": self.telegram_bot_token})
             }
             "webhook" => json!({"allowInsecure": self.allow_insecure_webhooks}),
             _ => json!({}),
+        };
+        if let (Some(serde_json::Value::Object(extra)), serde_json::Value::Object(base)) =
+            (self.plugin_settings.get(kind), &mut settings)
+        {
+            for (k, v) in extra {
+                base.insert(k.clone(), v.clone());
+            }
         }
-        .to_string()
+        settings.to_string()
     }
 }
 

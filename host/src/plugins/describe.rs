@@ -36,11 +36,12 @@ pub const MONITOR_FIELDS: [&str; 20] = [
 
 impl Capability {
     /// Every capability, in the contract's order.
-    pub const ALL: [Capability; 4] = [
+    pub const ALL: [Capability; 5] = [
         Capability::Http,
         Capability::Net,
         Capability::Tls,
         Capability::Smtp,
+        Capability::Tcp,
     ];
 
     /// The name used in descriptions, grants and the configuration.
@@ -50,6 +51,7 @@ impl Capability {
             Capability::Net => "net",
             Capability::Tls => "tls",
             Capability::Smtp => "smtp",
+            Capability::Tcp => "tcp",
         }
     }
 

@@ -12,6 +12,7 @@ pub mod runtime;
 pub mod settings;
 pub mod smtp;
 pub mod state;
+pub mod stream;
 pub mod tls;
 pub mod trust;
 pub mod wit;

@@ -155,6 +155,8 @@ pub struct CallState {
     table: ResourceTable,
     pub limits: CallLimits,
     pub call: CallContext,
+    /// What the call has used of its TCP stream limits.
+    pub streams: super::stream::StreamUsage,
 }
 
 impl CallState {
@@ -175,7 +177,13 @@ impl CallState {
                 memory_exceeded: false,
             },
             call,
+            streams: Default::default(),
         }
+    }
+
+    /// The call's resource table (host resources such as TCP streams live there).
+    pub fn table_mut(&mut self) -> &mut ResourceTable {
+        &mut self.table
     }
 }
 

@@ -143,6 +143,66 @@ async fn handshake(
     })
 }
 
+/// A TLS client handshake on an open connection, for `net.tcp-stream`: the server name
+/// is checked like every other connection's; with `accept_invalid`, a certificate that does
+/// not validate is let through and the reason returned beside the stream.
+pub async fn client_handshake(
+    stream: tokio::net::TcpStream,
+    server_name: &str,
+    verifier: Arc<WebPkiServerVerifier>,
+    accept_invalid: bool,
+) -> Result<
+    (
+        tokio_rustls::client::TlsStream<tokio::net::TcpStream>,
+        String,
+        Option<String>,
+    ),
+    String,
+> {
+    let name_text = server_name
+        .trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let server_name = ServerName::try_from(name_text.clone())
+        .map_err(|_| format!("`{name_text}` is not a valid server name"))?;
+    let recorder = Arc::new(Recorder {
+        inner: verifier,
+        verdict: Mutex::new(None),
+    });
+    let config = rustls::ClientConfig::builder()
+        .dangerous()
+        .with_custom_certificate_verifier(recorder.clone())
+        .with_no_client_auth();
+    let tls = TlsConnector::from(Arc::new(config))
+        .connect(server_name, stream)
+        .await
+        .map_err(|e| format!("TLS handshake with `{name_text}` failed: {e}"))?;
+    let verdict = recorder
+        .verdict
+        .lock()
+        .map(|v| v.clone())
+        .unwrap_or(None)
+        .unwrap_or(Err(rustls::Error::General(
+            "the certificate was not checked".into(),
+        )));
+    let problem = verdict.err().map(|e| explain(&e));
+    if let Some(problem) = &problem
+        && !accept_invalid
+    {
+        return Err(format!(
+            "the certificate of `{name_text}` was refused: {problem}"
+        ));
+    }
+    let protocol = match tls.get_ref().1.protocol_version() {
+        Some(rustls::ProtocolVersion::TLSv1_3) => "TLSv1.3".to_string(),
+        Some(rustls::ProtocolVersion::TLSv1_2) => "TLSv1.2".to_string(),
+        Some(other) => format!("{other:?}"),
+        None => "unknown".to_string(),
+    };
+    Ok((tls, protocol, problem))
+}
+
 fn name_of(name: &ServerName<'_>) -> String {
     match name {
         ServerName::DnsName(d) => d.as_ref().to_string(),
@@ -166,6 +226,24 @@ fn explain(e: &rustls::Error) -> String {
             }
             CertificateError::Revoked => "the certificate has been revoked".to_string(),
             CertificateError::BadSignature => "the certificate's signature is invalid".to_string(),
+            CertificateError::NotValidForName => {
+                "the certificate is not valid for the name asked for".to_string()
+            }
+            CertificateError::NotValidForNameContext { presented, .. } => {
+                // rustls names them as `DnsName("example.com")` or `IpAddress(..)`.
+                let names: Vec<&str> = presented
+                    .iter()
+                    .map(|p| {
+                        p.split_once('(')
+                            .map(|(_, rest)| rest.trim_end_matches(')').trim_matches('"'))
+                            .unwrap_or(p)
+                    })
+                    .collect();
+                format!(
+                    "the certificate is not valid for the name asked for; it covers {}",
+                    names.join(", ")
+                )
+            }
             CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => {
                 "the certificate is not meant for TLS servers".to_string()
             }
@@ -229,7 +307,8 @@ fn from_net(e: net::NetError) -> Error {
         N::ConnectionRefused(d) => Error::ConnectionRefused(d),
         N::InvalidRequest(d) => Error::InvalidRequest(d),
         N::Denied(d) => Error::Denied(d),
-        N::NotPermitted(d) | N::Other(d) => Error::Other(d),
+        N::Tls(d) => Error::Handshake(d),
+        N::NotPermitted(d) | N::Other(d) | N::Limit(d) | N::Closed(d) => Error::Other(d),
     }
 }
 

@@ -99,7 +99,7 @@ try {
   expect(await page.locator('dd .state:text("up")').count() === 1, 'the keyboard-made monitor goes up');
 
   // A third-party plugin's form, from its schema; the server's error shows by its field.
-  await page.goto(`${config.base}/monitors/new?type=tcp`);
+  await page.goto(`${config.base}/monitors/new?type=tcp-port`);
   expect((await page.locator('#help-port').textContent()).includes('TCP port.'), 'the port field carries the schema\'s description');
   expect(await page.locator('#f-port').getAttribute('max') === '65535', 'the port field carries the schema\'s maximum');
   await page.locator('#f-name').fill('Database port');
@@ -150,7 +150,7 @@ try {
   await scan(audit, 'incident');
   await audit.goto(`${config.base}/settings`);
   await scan(audit, 'settings');
-  await audit.goto(`${config.base}/monitors/new?type=tcp`);
+  await audit.goto(`${config.base}/monitors/new?type=tcp-port`);
   await scan(audit, 'monitor form');
 
   // Alerting: a webhook channel from its schema-generated form, a policy using it, and

@@ -135,7 +135,9 @@ pub async fn check_plugin(host: &PluginHost, kind: &str, name: &str, sample: &st
                         payload: payload.into(),
                         headers: vec![],
                         timeout_ms: budget_ms,
-                        settings: "{}".into(),
+                        // Providers' API addresses on a closed loopback port: the kit never
+                        // reaches (or looks up) a real service.
+                        settings: r#"{"apiBase":"http://127.0.0.1:9","eventsUrl":"http://127.0.0.1:9/v2/enqueue"}"#.into(),
                     },
                 )
                 .await

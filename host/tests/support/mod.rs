@@ -10,6 +10,7 @@ pub mod browser;
 pub mod chromium;
 pub mod conformance;
 pub mod pg;
+pub mod providers;
 pub mod rows;
 pub mod sinks;
 pub mod target;

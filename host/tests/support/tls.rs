@@ -214,3 +214,98 @@ fn run(program: &str, args: &[String]) -> Result<(), String> {
         ))
     }
 }
+
+/// A mail server on 127.0.0.1 that offers STARTTLS and completes it with `leaf`: greeting,
+/// EHLO (listing STARTTLS), STARTTLS, the handshake, EHLO again, QUIT. Counts finished
+/// upgrades.
+pub struct StartTlsSmtp {
+    pub port: u16,
+    pub upgrades: Arc<std::sync::atomic::AtomicU32>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for StartTlsSmtp {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+impl StartTlsSmtp {
+    pub fn start(leaf: &Leaf) -> StartTlsSmtp {
+        use tokio::io::AsyncBufReadExt;
+        tocsin::crypto::install_provider();
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf.key.clone()));
+        let config = rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(vec![leaf.der.clone()], key)
+            .expect("server config");
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let port = listener.local_addr().expect("addr").port();
+        let upgrades = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let counted = upgrades.clone();
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                loop {
+                    tokio::select! {
+                        _ = &mut stopped => break,
+                        accepted = listener.accept() => {
+                            let Ok((tcp, _)) = accepted else { continue };
+                            let acceptor = acceptor.clone();
+                            let counted = counted.clone();
+                            tokio::spawn(async move {
+                                let mut plain = tokio::io::BufReader::new(tcp);
+                                let _ = plain.write_all(b"220 mx.test ESMTP\r\n").await;
+                                let mut line = String::new();
+                                loop {
+                                    line.clear();
+                                    if plain.read_line(&mut line).await.unwrap_or(0) == 0 { return; }
+                                    let upper = line.trim().to_ascii_uppercase();
+                                    if upper.starts_with("EHLO") {
+                                        let _ = plain.write_all(b"250-mx.test\r\n250-PIPELINING\r\n250 STARTTLS\r\n").await;
+                                    } else if upper == "STARTTLS" {
+                                        let _ = plain.write_all(b"220 2.0.0 Ready to start TLS\r\n").await;
+                                        break;
+                                    } else {
+                                        let _ = plain.write_all(b"530 5.7.0 Must issue a STARTTLS command first\r\n").await;
+                                    }
+                                }
+                                let Ok(tls) = acceptor.accept(plain.into_inner()).await else { return };
+                                let mut tls = tokio::io::BufReader::new(tls);
+                                loop {
+                                    line.clear();
+                                    if tls.read_line(&mut line).await.unwrap_or(0) == 0 { return; }
+                                    let upper = line.trim().to_ascii_uppercase();
+                                    if upper.starts_with("EHLO") {
+                                        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                                        let _ = tls.write_all(b"250-mx.test\r\n250 AUTH PLAIN\r\n").await;
+                                    } else if upper == "QUIT" {
+                                        let _ = tls.write_all(b"221 2.0.0 Bye\r\n").await;
+                                        let _ = tls.shutdown().await;
+                                        return;
+                                    } else {
+                                        let _ = tls.write_all(b"502 5.5.1 Unrecognized command\r\n").await;
+                                    }
+                                }
+                            });
+                        }
+                    }
+                }
+            });
+        });
+        StartTlsSmtp {
+            port,
+            upgrades,
+            stop: Some(stop),
+        }
+    }
+}

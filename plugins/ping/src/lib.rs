@@ -37,7 +37,10 @@ impl Monitor for PingMonitor {
             net::Error::ConnectionRefused(d)
             | net::Error::InvalidRequest(d)
             | net::Error::Denied(d)
-            | net::Error::Other(d) => PingFailure::Other(d),
+            | net::Error::Other(d)
+            | net::Error::Tls(d)
+            | net::Error::Limit(d)
+            | net::Error::Closed(d) => PingFailure::Other(d),
         });
         let v = ping::judge(&config, result);
         Outcome {

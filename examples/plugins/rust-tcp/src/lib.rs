@@ -1,4 +1,4 @@
-//! A `tcp` monitor: passes when a TCP connection to `host:port` opens, optionally within
+//! A `tcp-port` monitor: passes when a TCP connection to `host:port` opens, optionally within
 //! `maxConnectMs`. Copy this folder to start your own plugin.
 
 use schemars::JsonSchema;
@@ -13,7 +13,7 @@ use tocsin_plugin_sdk::{
 /// (every problem reported by field) and the stored form.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(title = "tcp monitor")]
+#[schemars(title = "tcp-port monitor")]
 pub struct TcpConfig {
     /// Host name or IP address.
     #[schemars(length(min = 1, max = 253), extend("format" = "hostname"))]
@@ -41,10 +41,10 @@ impl Monitor for Tcp {
 
     fn info() -> Info {
         Info {
-            name: "tcp",
+            name: "tcp-port",
             version: env!("CARGO_PKG_VERSION"),
             description: "Opens a TCP connection and passes when it is accepted.",
-            // What the server must grant: `[plugin_grants.tcp] capabilities = ["net"]`.
+            // What the server must grant: `[plugin_grants.tcp-port] capabilities = ["net"]`.
             capabilities: &[Capability::Net],
         }
     }
@@ -79,7 +79,10 @@ fn reason(c: &TcpConfig, e: &net::Error) -> String {
         net::Error::NotPermitted(d)
         | net::Error::InvalidRequest(d)
         | net::Error::Denied(d)
-        | net::Error::Other(d) => format!("Could not connect to {target}: {d}"),
+        | net::Error::Other(d)
+        | net::Error::Tls(d)
+        | net::Error::Limit(d)
+        | net::Error::Closed(d) => format!("Could not connect to {target}: {d}"),
     }
 }
 

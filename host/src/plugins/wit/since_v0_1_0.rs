@@ -272,18 +272,30 @@ twin_enum!(
     types::PluginKind,
     latest::types::PluginKind { Monitor, Channel }
 );
-twin_enum!(
-    types::Capability,
-    latest::types::Capability {
-        Http,
-        Net,
-        Tls,
-        Smtp
+// A 0.1.0 plugin's description only ever flows up; 0.2.0 added the `tcp` capability, which
+// has no 0.1.0 twin.
+impl From<types::Capability> for latest::types::Capability {
+    fn from(v: types::Capability) -> Self {
+        match v {
+            types::Capability::Http => Self::Http,
+            types::Capability::Net => Self::Net,
+            types::Capability::Tls => Self::Tls,
+            types::Capability::Smtp => Self::Smtp,
+        }
     }
-);
-twin_record!(types::PluginInfo, latest::types::PluginInfo {
-    name, kind, version, description, config_schema
-} lists { capabilities });
+}
+impl From<types::PluginInfo> for latest::types::PluginInfo {
+    fn from(v: types::PluginInfo) -> Self {
+        Self {
+            name: v.name,
+            kind: v.kind.into(),
+            version: v.version,
+            description: v.description,
+            config_schema: v.config_schema,
+            capabilities: list(v.capabilities),
+        }
+    }
+}
 twin_record!(
     types::FieldError,
     latest::types::FieldError { field, message }
@@ -299,9 +311,22 @@ twin_enum!(http::Error, latest::http::Error {} payload {
     Timeout, Dns, ConnectionRefused, Tls, TooManyRedirects, InvalidRequest, Denied, Other
 });
 
-twin_enum!(net::Error, latest::net::Error {} payload {
-    Timeout, Dns, NotPermitted, ConnectionRefused, InvalidRequest, Denied, Other
-});
+// 0.2.0's `tls`, `limit` and `closed` come only from TCP streams, which 0.1.0 plugins cannot
+// open; should one reach an older plugin, it reads as `other`.
+impl From<latest::net::Error> for net::Error {
+    fn from(v: latest::net::Error) -> Self {
+        use latest::net::Error as New;
+        match v {
+            New::Timeout(x) => Self::Timeout(x),
+            New::Dns(x) => Self::Dns(x),
+            New::NotPermitted(x) => Self::NotPermitted(x),
+            New::ConnectionRefused(x) => Self::ConnectionRefused(x),
+            New::InvalidRequest(x) => Self::InvalidRequest(x),
+            New::Denied(x) => Self::Denied(x),
+            New::Other(x) | New::Tls(x) | New::Limit(x) | New::Closed(x) => Self::Other(x),
+        }
+    }
+}
 twin_record!(
     net::PingRequest,
     latest::net::PingRequest {

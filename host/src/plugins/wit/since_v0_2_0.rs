@@ -1,5 +1,7 @@
 //! Contract 0.2.0 (`wit/v0.2.0`), the newest: the host's imports implement it directly.
-//! Changes from 0.1.0: `check-request.attempt`.
+//! Changes from 0.1.0: the `tcp-stream` resource of `net` (host side in `stream.rs`) and
+//! the `tcp` capability, `net` errors `tls`, `limit` and `closed`, `check-request.attempt`,
+//! and `net` imported by the channel world.
 
 use super::{CallFuture, ChannelContract, MonitorContract, Version, export_call};
 use crate::plugins::state::CallState;
@@ -14,6 +16,9 @@ pub mod monitor {
         world: "monitor",
         imports: { default: async },
         exports: { default: async },
+        with: {
+            "tocsin:plugin/net.tcp-stream": crate::plugins::stream::TcpStream,
+        },
     });
 }
 
@@ -28,6 +33,7 @@ pub mod channel {
             "tocsin:plugin/types": super::monitor::tocsin::plugin::types,
             "tocsin:plugin/http": super::monitor::tocsin::plugin::http,
             "tocsin:plugin/log": super::monitor::tocsin::plugin::log,
+            "tocsin:plugin/net": super::monitor::tocsin::plugin::net,
         },
     });
 }

@@ -1,0 +1,567 @@
+//! What the chat and paging channels share: an event payload read into an [`Alert`]
+//! (which monitor, what failed, since when, where from, a link, how long it lasted), the
+//! words every provider's message is made of, and [`post`]: one JSON request to a provider,
+//! its answer judged into a receipt or a retryable or permanent failure.
+
+use serde_json::Value;
+use tocsin_plugin_sdk::{Failure, Header, Receipt, http};
+
+/// What happened, as a person reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    Down,
+    Recovered,
+    Acknowledged,
+    /// A flapping summary; `down` tells the state it settled in.
+    Flapping {
+        changes: i64,
+        down: bool,
+    },
+    Paused,
+    Resumed,
+    /// A certificate close to expiry.
+    Certificate {
+        days: i64,
+        critical: bool,
+    },
+    /// Any other event, by name.
+    Other(String),
+}
+
+/// How urgent an alert is: providers map it to colours, priorities and severities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Critical,
+    Warning,
+    Resolved,
+    Info,
+}
+
+/// One incident of a grouped message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupEntry {
+    pub monitor: String,
+    pub reason: String,
+    pub link: Option<String>,
+}
+
+/// An event, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alert {
+    pub event: String,
+    pub kind: Kind,
+    /// A test message sent from the channel's test button.
+    pub test: bool,
+    pub monitor: String,
+    pub monitor_id: Option<String>,
+    /// What is monitored: the URL or host name.
+    pub target: Option<String>,
+    pub incident_id: Option<String>,
+    /// The incident in Tocsin.
+    pub link: Option<String>,
+    pub reason: Option<String>,
+    pub region: Option<String>,
+    /// When the incident opened (RFC 3339).
+    pub since: Option<String>,
+    /// How long the incident lasted, in seconds (recoveries).
+    pub duration_seconds: Option<i64>,
+    /// When a certificate expires (RFC 3339).
+    pub expires: Option<String>,
+    pub workspace: Option<String>,
+    /// Incidents grouped into this message (more than one), else empty.
+    pub group: Vec<GroupEntry>,
+}
+
+fn text(v: &Value) -> Option<String> {
+    v.as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+}
+
+impl Alert {
+    /// Read an event payload (the JSON a webhook receiver gets).
+    pub fn parse(payload: &str) -> Result<Alert, String> {
+        let p: Value = serde_json::from_str(payload)
+            .map_err(|_| "The event payload is not JSON".to_string())?;
+        let event = p["event"].as_str().unwrap_or("").to_string();
+        let kind = match event.as_str() {
+            "incident.created" => Kind::Down,
+            "incident.resolved" => Kind::Recovered,
+            "incident.acknowledged" => Kind::Acknowledged,
+            "monitor.flapping" => Kind::Flapping {
+                changes: p["flapping"]["changes"].as_i64().unwrap_or(0),
+                down: p["flapping"]["state"] == "down",
+            },
+            "monitor.paused" => Kind::Paused,
+            "monitor.resumed" => Kind::Resumed,
+            "ssl.expiry_warning" | "ssl.expiry_critical" => Kind::Certificate {
+                days: p["ssl"]["daysRemaining"].as_i64().unwrap_or(0),
+                critical: event == "ssl.expiry_critical",
+            },
+            other => Kind::Other(other.to_string()),
+        };
+        let group = p["group"]["incidents"]
+            .as_array()
+            .filter(|list| list.len() > 1)
+            .map(|list| {
+                list.iter()
+                    .map(|e| GroupEntry {
+                        monitor: text(&e["monitor"]["name"]).unwrap_or_else(|| "monitor".into()),
+                        reason: text(&e["failure"]["reason"])
+                            .unwrap_or_else(|| "The check failed".into()),
+                        link: text(&e["incident"]["url"]),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Alert {
+            event,
+            kind,
+            test: p["test"] == Value::Bool(true),
+            monitor: text(&p["monitor"]["name"]).unwrap_or_else(|| "monitor".into()),
+            monitor_id: text(&p["monitor"]["id"]),
+            target: text(&p["monitor"]["url"]).or_else(|| text(&p["monitor"]["hostname"])),
+            incident_id: text(&p["incident"]["id"]),
+            link: text(&p["incident"]["url"]),
+            reason: text(&p["failure"]["reason"]),
+            region: text(&p["failure"]["region"]),
+            since: text(&p["incident"]["createdAt"]).or_else(|| text(&p["flapping"]["since"])),
+            duration_seconds: p["incident"]["durationSeconds"].as_i64(),
+            expires: text(&p["ssl"]["expiresAt"]),
+            workspace: text(&p["workspace"]["name"]),
+            group,
+        })
+    }
+
+    pub fn severity(&self) -> Severity {
+        match &self.kind {
+            Kind::Down => Severity::Critical,
+            Kind::Flapping { down: true, .. } => Severity::Critical,
+            Kind::Certificate { critical: true, .. } => Severity::Critical,
+            Kind::Certificate { .. } | Kind::Flapping { .. } => Severity::Warning,
+            Kind::Recovered => Severity::Resolved,
+            Kind::Acknowledged | Kind::Paused | Kind::Resumed | Kind::Other(_) => Severity::Info,
+        }
+    }
+
+    /// A colour for the severity, as 0xRRGGBB.
+    pub fn color(&self) -> u32 {
+        match self.severity() {
+            Severity::Critical => 0xD7_26_1E,
+            Severity::Warning => 0xF2_99_1A,
+            Severity::Resolved => 0x2E_A0_43,
+            Severity::Info => 0x6A_73_7D,
+        }
+    }
+
+    /// `#D7261E`.
+    pub fn color_hex(&self) -> String {
+        format!("#{:06X}", self.color())
+    }
+
+    /// One line: `DOWN: Public API`, `[Test] RECOVERED: Public API`, `3 monitors down`.
+    pub fn title(&self) -> String {
+        let test = if self.test { "[Test] " } else { "" };
+        if !self.group.is_empty() {
+            return format!("{test}DOWN: {} monitors down", self.group.len());
+        }
+        let m = &self.monitor;
+        let title = match &self.kind {
+            Kind::Down => format!("DOWN: {m}"),
+            Kind::Recovered => format!("RECOVERED: {m}"),
+            Kind::Acknowledged => format!("Acknowledged: {m}"),
+            Kind::Flapping { changes, down } => format!(
+                "FLAPPING: {m} changed state {changes} times, now {}",
+                if *down { "DOWN" } else { "UP" }
+            ),
+            Kind::Paused => format!("Paused: {m}"),
+            Kind::Resumed => format!("Resumed: {m}"),
+            Kind::Certificate { days, .. } => format!("Certificate expires in {days} days: {m}"),
+            Kind::Other(event) => format!("{event}: {m}"),
+        };
+        format!("{test}{title}")
+    }
+
+    /// The facts a person needs, as (label, value) pairs, in reading order.
+    pub fn facts(&self) -> Vec<(&'static str, String)> {
+        let mut facts = Vec::new();
+        if let Some(t) = &self.target {
+            facts.push(("Target", t.clone()));
+        }
+        match &self.kind {
+            Kind::Down => {
+                facts.push((
+                    "Reason",
+                    self.reason
+                        .clone()
+                        .unwrap_or_else(|| "The check failed".into()),
+                ));
+                if let Some(s) = &self.since {
+                    facts.push(("Since", s.clone()));
+                }
+                if let Some(r) = &self.region {
+                    facts.push(("Region", r.clone()));
+                }
+            }
+            Kind::Recovered => {
+                if let Some(d) = self.duration_seconds {
+                    facts.push(("Down for", duration(d)));
+                }
+                if let Some(s) = &self.since {
+                    facts.push(("Down since", s.clone()));
+                }
+            }
+            Kind::Flapping { .. } => {
+                if let Some(s) = &self.since {
+                    facts.push(("Since", s.clone()));
+                }
+            }
+            Kind::Certificate { .. } => {
+                if let Some(e) = &self.expires {
+                    facts.push(("Expires", e.clone()));
+                }
+            }
+            _ => {}
+        }
+        facts
+    }
+
+    /// The whole message as plain text: title, facts, grouped incidents, link.
+    pub fn plain(&self) -> String {
+        let mut out = self.title();
+        for (label, value) in self.facts() {
+            out.push_str(&format!("\n{label}: {value}"));
+        }
+        for line in self.group_lines() {
+            out.push_str(&format!("\n- {line}"));
+        }
+        if let Some(link) = &self.link {
+            out.push_str(&format!("\n{link}"));
+        }
+        out
+    }
+
+    /// The body without the title, as plain lines (for providers with a title field).
+    pub fn body(&self) -> String {
+        let mut lines: Vec<String> = self
+            .facts()
+            .into_iter()
+            .map(|(label, value)| format!("{label}: {value}"))
+            .collect();
+        lines.extend(self.group_lines().into_iter().map(|l| format!("- {l}")));
+        if lines.is_empty() {
+            lines.push(self.title());
+        }
+        lines.join("\n")
+    }
+
+    /// Markdown (CommonMark: Discord, Mattermost, Teams, Matrix): bold title, facts,
+    /// grouped incidents and a link.
+    pub fn markdown(&self) -> String {
+        let mut out = format!("**{}**", escape_markdown(&self.title()));
+        for (label, value) in self.facts() {
+            out.push_str(&format!("\n**{label}:** {}", escape_markdown(&value)));
+        }
+        for entry in self.group.iter().take(GROUP_LINES) {
+            let name = escape_markdown(&entry.monitor);
+            let reason = escape_markdown(&short(&entry.reason));
+            match &entry.link {
+                Some(l) => out.push_str(&format!("\n- [{name}]({l}): {reason}")),
+                None => out.push_str(&format!("\n- {name}: {reason}")),
+            }
+        }
+        if self.group.len() > GROUP_LINES {
+            out.push_str(&format!("\n- and {} more", self.group.len() - GROUP_LINES));
+        }
+        if let Some(link) = &self.link {
+            out.push_str(&format!("\n[Open the incident]({link})"));
+        }
+        out
+    }
+
+    /// Grouped incidents, one line each, at most [`GROUP_LINES`] and a count of the rest.
+    pub fn group_lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .group
+            .iter()
+            .take(GROUP_LINES)
+            .map(|e| format!("{}: {}", e.monitor, short(&e.reason)))
+            .collect();
+        if self.group.len() > GROUP_LINES {
+            lines.push(format!("and {} more", self.group.len() - GROUP_LINES));
+        }
+        lines
+    }
+
+    /// A key that stays the same over an incident's life (created, acknowledged,
+    /// resolved), for providers that track alerts (PagerDuty's `dedup_key`, Opsgenie's
+    /// alias); the monitor's id for events without an incident.
+    pub fn dedup_key(&self) -> String {
+        self.incident_id
+            .clone()
+            .or_else(|| self.monitor_id.clone())
+            .unwrap_or_else(|| format!("tocsin-{}", self.monitor))
+    }
+}
+
+/// Most incidents a grouped message names one by one.
+pub const GROUP_LINES: usize = 25;
+
+fn short(reason: &str) -> String {
+    reason.chars().take(120).collect()
+}
+
+/// Escape the characters CommonMark would read as formatting.
+pub fn escape_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(
+            c,
+            '*' | '_' | '`' | '[' | ']' | '<' | '>' | '~' | '|' | '\\'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// "3 h 5 min", "4 min 20 s", "12 s".
+pub fn duration(seconds: i64) -> String {
+    let (h, m, s) = (seconds / 3600, (seconds % 3600) / 60, seconds % 60);
+    match (h, m) {
+        (0, 0) => format!("{s} s"),
+        (0, _) => format!("{m} min {s} s"),
+        _ => format!("{h} h {m} min"),
+    }
+}
+
+/// One JSON request to a provider.
+pub struct Post<'a> {
+    /// The provider's name, for reasons: `Slack`, `PagerDuty`.
+    pub service: &'a str,
+    /// `POST` for every provider but Matrix (`PUT`).
+    pub method: &'a str,
+    pub url: String,
+    /// Besides `Content-Type: application/json`.
+    pub headers: Vec<Header>,
+    pub body: Value,
+    pub timeout_ms: u32,
+}
+
+/// Check that a configured URL is an absolute `http(s)://` URL; the message names `field`.
+pub fn check_url(url: &str) -> Result<(), String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or("must be an https:// URL")?;
+    if rest.is_empty() || rest.starts_with('/') || url.chars().any(char::is_whitespace) {
+        return Err("must be an https:// URL with a host".into());
+    }
+    Ok(())
+}
+
+/// Percent-encode one URL path segment (room ids, aliases).
+pub fn path_segment(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Send `post` and judge the answer: 2xx is delivered; 408, 425, 429 and 5xx are worth
+/// another try; any other answer is permanent, with the provider's own error message.
+pub fn post(post: Post<'_>) -> Result<Receipt, Failure> {
+    let mut headers = vec![Header {
+        name: "Content-Type".into(),
+        value: "application/json".into(),
+    }];
+    headers.extend(post.headers);
+    let request = http::Request {
+        method: post.method.into(),
+        url: post.url,
+        headers,
+        body: Some(post.body.to_string().into_bytes()),
+        timeout_ms: post.timeout_ms,
+        follow_redirects: false,
+        max_redirects: 0,
+        max_body_bytes: 16 * 1024,
+    };
+    match http::send(&request) {
+        Ok(r) => judge(post.service, r.status, &r.body),
+        Err(e) => Err(transport_failure(post.service, &e)),
+    }
+}
+
+/// A transport error as a retryable failure (or a permanent one for a bad or refused
+/// request).
+pub fn transport_failure(service: &str, e: &http::Error) -> Failure {
+    match e {
+        http::Error::Timeout(ms) => {
+            Failure::retry(format!("{service} did not answer within {} s", ms / 1000))
+        }
+        http::Error::Dns(d) => Failure::retry(format!("Could not reach {service}: {d}")),
+        http::Error::ConnectionRefused(d) => {
+            Failure::retry(format!("Could not reach {service}: {d}"))
+        }
+        http::Error::Tls(d) => Failure::retry(format!("TLS error talking to {service}: {d}")),
+        http::Error::TooManyRedirects(_) => {
+            Failure::permanent(format!("{service} redirected the request; check the URL"))
+        }
+        http::Error::InvalidRequest(d) | http::Error::Denied(d) => {
+            Failure::permanent(format!("Cannot send to {service}: {d}"))
+        }
+        http::Error::Other(d) => Failure::retry(format!("Could not reach {service}: {d}")),
+    }
+}
+
+/// Judge a provider's answer.
+pub fn judge(service: &str, status: u16, body: &[u8]) -> Result<Receipt, Failure> {
+    if (200..300).contains(&status) {
+        return Ok(Receipt {
+            status_code: Some(status),
+            detail: Some(format!("accepted by {service}")),
+        });
+    }
+    let said = provider_message(body);
+    let said = if said.is_empty() {
+        String::new()
+    } else {
+        format!(": {said}")
+    };
+    let failure = match status {
+        408 | 425 | 429 | 500..=599 => Failure::retry(format!("{service} answered {status}{said}")),
+        401 | 403 => Failure::permanent(format!(
+            "{service} refused the credentials ({status}){said}; check the channel's key or URL"
+        )),
+        404 | 410 => Failure::permanent(format!(
+            "{service} does not know this destination ({status}){said}; check the channel's URL"
+        )),
+        _ => Failure::permanent(format!("{service} refused the message ({status}){said}")),
+    };
+    Err(failure.with_status(status))
+}
+
+/// The error a provider put in its answer: a JSON `message`, `error`, `errors`,
+/// `description` or `text` field, or the body as text; at most 200 characters.
+pub fn provider_message(body: &[u8]) -> String {
+    let text = match serde_json::from_slice::<Value>(body) {
+        Ok(v) => {
+            let pick = |v: &Value| -> Option<String> {
+                match v {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Array(a) => a.first().map(|x| match x {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    }),
+                    Value::Object(o) => o
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .map(String::from)
+                        .or_else(|| Some(v.to_string())),
+                    _ => None,
+                }
+            };
+            ["message", "error", "errors", "description", "text", "info"]
+                .iter()
+                .find_map(|k| v.get(*k).and_then(pick))
+                .unwrap_or_else(|| v.to_string())
+        }
+        Err(_) => String::from_utf8_lossy(body).trim().to_string(),
+    };
+    text.chars().take(200).collect()
+}
+
+/// A header.
+pub fn header(name: &str, value: &str) -> Header {
+    Header {
+        name: name.into(),
+        value: value.into(),
+    }
+}
+
+/// Server settings for a plugin as JSON (`{}` when none or unreadable).
+pub fn settings(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Object(Default::default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn created() -> String {
+        json!({
+            "event": "incident.created",
+            "incident": {"id": "inc_1", "url": "https://t.example/incidents/inc_1",
+                          "createdAt": "2026-11-21T09:30:00.000Z"},
+            "monitor": {"id": "mon_1", "name": "Public API", "url": "https://api.example.com"},
+            "failure": {"reason": "Expected status 200, got 503", "region": "eu-west"},
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn a_down_alert_says_what_failed_since_when_and_where() {
+        let a = Alert::parse(&created()).expect("parses");
+        assert_eq!(a.title(), "DOWN: Public API");
+        assert_eq!(a.severity(), Severity::Critical);
+        let text = a.plain();
+        for part in [
+            "Reason: Expected status 200, got 503",
+            "Since: 2026-11-21T09:30:00.000Z",
+            "Region: eu-west",
+            "Target: https://api.example.com",
+            "https://t.example/incidents/inc_1",
+        ] {
+            assert!(text.contains(part), "{part} in {text}");
+        }
+        assert_eq!(a.dedup_key(), "inc_1");
+    }
+
+    #[test]
+    fn a_recovery_says_how_long_it_lasted() {
+        let p = json!({"event": "incident.resolved", "incident": {"id": "inc_1", "durationSeconds": 690},
+                       "monitor": {"name": "Public API"}});
+        let a = Alert::parse(&p.to_string()).expect("parses");
+        assert_eq!(a.title(), "RECOVERED: Public API");
+        assert!(a.plain().contains("Down for: 11 min 30 s"), "{}", a.plain());
+        assert_eq!(a.severity(), Severity::Resolved);
+    }
+
+    #[test]
+    fn markdown_escapes_names() {
+        let p = json!({"event": "incident.created", "monitor": {"name": "a*b_[c]"}});
+        let a = Alert::parse(&p.to_string()).expect("parses");
+        assert!(
+            a.markdown().starts_with("**DOWN: a\\*b\\_\\[c\\]**"),
+            "{}",
+            a.markdown()
+        );
+    }
+
+    #[test]
+    fn provider_errors_are_quoted() {
+        assert_eq!(
+            provider_message(br#"{"message":"Invalid routing key"}"#),
+            "Invalid routing key"
+        );
+        assert_eq!(provider_message(br#"{"errors":["bad key"]}"#), "bad key");
+        assert_eq!(provider_message(b"invalid_payload"), "invalid_payload");
+        let f = judge("Slack", 429, b"rate limited").expect_err("fails");
+        assert!(f.retryable);
+        let f = judge("Slack", 404, b"no_service").expect_err("fails");
+        assert!(
+            !f.retryable && f.reason.contains("no_service"),
+            "{}",
+            f.reason
+        );
+        assert!(judge("Slack", 200, b"ok").is_ok());
+    }
+}

@@ -1,0 +1,95 @@
+//! The `discord` channel: a Discord webhook, the alert as an embed.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tocsin_chat::{Alert, Post};
+use tocsin_plugin_sdk::typed::{TypedConfig, field_error};
+use tocsin_plugin_sdk::{
+    Capability, Channel, Delivery, Failure, FieldError, Info, Receipt, export_channel,
+};
+
+/// The channel's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(title = "discord channel")]
+pub struct DiscordConfig {
+    /// Webhook URL from Discord (https://discord.com/api/webhooks/...).
+    #[schemars(length(min = 1, max = 2048))]
+    pub webhook_url: String,
+}
+
+impl TypedConfig for DiscordConfig {
+    fn refine(mut self) -> Result<Self, Vec<FieldError>> {
+        self.webhook_url = self.webhook_url.trim().to_string();
+        tocsin_chat::check_url(&self.webhook_url)
+            .map_err(|m| vec![field_error("webhookUrl", m)])?;
+        Ok(self)
+    }
+}
+
+struct Plugin;
+
+impl Channel for Plugin {
+    type Config = DiscordConfig;
+
+    fn info() -> Info {
+        Info {
+            name: "discord",
+            version: env!("CARGO_PKG_VERSION"),
+            description: "Posts alerts to a Discord channel through a webhook, as an embed.",
+            capabilities: &[Capability::Http],
+        }
+    }
+
+    fn deliver(config: DiscordConfig, n: Delivery) -> Result<Receipt, Failure> {
+        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        let separator = if config.webhook_url.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
+        tocsin_chat::post(Post {
+            service: "Discord",
+            method: "POST",
+            url: format!("{}{separator}wait=true", config.webhook_url),
+            headers: vec![],
+            body: message(&alert),
+            timeout_ms: n.timeout_ms,
+        })
+    }
+}
+
+/// The message: one embed with the title, the facts as fields and the incident link.
+pub fn message(alert: &Alert) -> Value {
+    let fields: Vec<Value> = alert
+        .facts()
+        .into_iter()
+        .take(25)
+        .map(|(label, value)| json!({"name": label, "value": value.chars().take(1024).collect::<String>(), "inline": label != "Reason" && label != "Target"}))
+        .collect();
+    let mut embed = json!({
+        "title": alert.title().chars().take(256).collect::<String>(),
+        "color": alert.color(),
+        "fields": fields,
+    });
+    let lines = alert.group_lines();
+    if !lines.is_empty() {
+        embed["description"] = json!(
+            lines
+                .iter()
+                .map(|l| format!("- {l}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+                .chars()
+                .take(4096)
+                .collect::<String>()
+        );
+    }
+    if let Some(link) = &alert.link {
+        embed["url"] = json!(link);
+    }
+    json!({"username": "Tocsin", "content": alert.title().chars().take(2000).collect::<String>(), "embeds": [embed], "allowed_mentions": {"parse": []}})
+}
+
+export_channel!(Plugin);

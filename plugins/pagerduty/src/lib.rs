@@ -1,0 +1,146 @@
+//! The `pagerduty` channel: PagerDuty's Events API v2. Tocsin's incident lifecycle drives
+//! PagerDuty's: `incident.created` triggers, `incident.acknowledged` acknowledges and
+//! `incident.resolved` resolves, all under the incident's id as `dedup_key`. Certificate
+//! notices trigger an alert of their own; pause and resume notices are not pages.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tocsin_chat::{Alert, Kind, Post};
+use tocsin_plugin_sdk::typed::{TypedConfig, field_error};
+use tocsin_plugin_sdk::{
+    Capability, Channel, Delivery, Failure, FieldError, Info, Receipt, export_channel,
+};
+
+/// The channel's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(title = "pagerduty channel")]
+pub struct PagerDutyConfig {
+    /// The integration key (routing key) of an Events API v2 integration.
+    #[schemars(length(min = 32, max = 32), extend("writeOnly" = true))]
+    pub routing_key: String,
+    /// Severity of triggered alerts: critical (the default), error, warning or info.
+    #[serde(default = "default_severity")]
+    #[schemars(extend("enum" = ["critical", "error", "warning", "info"]))]
+    pub severity: String,
+}
+
+fn default_severity() -> String {
+    "critical".into()
+}
+
+impl TypedConfig for PagerDutyConfig {
+    fn refine(mut self) -> Result<Self, Vec<FieldError>> {
+        self.routing_key = self.routing_key.trim().to_string();
+        let mut problems = Vec::new();
+        if !self.routing_key.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            problems.push(field_error(
+                "routingKey",
+                "must be the 32 letters and digits of an integration key",
+            ));
+        }
+        if !["critical", "error", "warning", "info"].contains(&self.severity.as_str()) {
+            problems.push(field_error(
+                "severity",
+                "must be critical, error, warning or info",
+            ));
+        }
+        if problems.is_empty() {
+            Ok(self)
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+struct Plugin;
+
+impl Channel for Plugin {
+    type Config = PagerDutyConfig;
+
+    fn info() -> Info {
+        Info {
+            name: "pagerduty",
+            version: env!("CARGO_PKG_VERSION"),
+            description: "Triggers, acknowledges and resolves PagerDuty alerts (Events API v2) as Tocsin incidents open, are acknowledged and resolve.",
+            capabilities: &[Capability::Http],
+        }
+    }
+
+    fn deliver(config: PagerDutyConfig, n: Delivery) -> Result<Receipt, Failure> {
+        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        let Some(event) = event(&config, &alert) else {
+            return Ok(Receipt {
+                status_code: None,
+                detail: Some(format!(
+                    "not sent: PagerDuty pages for incidents, not for {}",
+                    alert.event
+                )),
+            });
+        };
+        let url = tocsin_chat::settings(&n.settings)["eventsUrl"]
+            .as_str()
+            .unwrap_or("https://events.pagerduty.com/v2/enqueue")
+            .to_string();
+        tocsin_chat::post(Post {
+            service: "PagerDuty",
+            method: "POST",
+            url,
+            headers: vec![],
+            body: event,
+            timeout_ms: n.timeout_ms,
+        })
+    }
+}
+
+/// The Events API v2 event for an alert, or none for events that are not pages.
+pub fn event(config: &PagerDutyConfig, alert: &Alert) -> Option<Value> {
+    let (action, key, severity) = match &alert.kind {
+        Kind::Down => ("trigger", alert.dedup_key(), config.severity.as_str()),
+        Kind::Acknowledged => ("acknowledge", alert.dedup_key(), ""),
+        Kind::Recovered => ("resolve", alert.dedup_key(), ""),
+        Kind::Certificate { critical, .. } => (
+            "trigger",
+            format!(
+                "certificate-{}",
+                alert.monitor_id.as_deref().unwrap_or(&alert.monitor)
+            ),
+            if *critical { "error" } else { "warning" },
+        ),
+        _ => return None,
+    };
+    let mut event = json!({
+        "routing_key": config.routing_key,
+        "event_action": action,
+        "dedup_key": key,
+        "client": "Tocsin",
+    });
+    if let Some(link) = &alert.link {
+        event["client_url"] = json!(link);
+        event["links"] = json!([{"href": link, "text": "Open the incident in Tocsin"}]);
+    }
+    if action == "trigger" {
+        let details: serde_json::Map<String, Value> = alert
+            .facts()
+            .into_iter()
+            .map(|(l, v)| (l.to_ascii_lowercase().replace(' ', "_"), json!(v)))
+            .collect();
+        let mut payload = json!({
+            "summary": alert.title().chars().take(1024).collect::<String>(),
+            "source": alert.target.as_deref().unwrap_or(&alert.monitor),
+            "severity": severity,
+            "component": alert.monitor,
+            "group": alert.workspace.as_deref().unwrap_or("tocsin"),
+            "class": alert.event,
+            "custom_details": details,
+        });
+        if let Some(since) = &alert.since {
+            payload["timestamp"] = json!(since);
+        }
+        event["payload"] = payload;
+    }
+    Some(event)
+}
+
+export_channel!(Plugin);

@@ -1,0 +1,92 @@
+//! The `slack` channel: a Slack incoming webhook, the alert as Block Kit blocks.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tocsin_chat::{Alert, Post};
+use tocsin_plugin_sdk::typed::{TypedConfig, field_error};
+use tocsin_plugin_sdk::{
+    Capability, Channel, Delivery, Failure, FieldError, Info, Receipt, export_channel,
+};
+
+/// The channel's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(title = "slack channel")]
+pub struct SlackConfig {
+    /// Incoming webhook URL from Slack (https://hooks.slack.com/services/...).
+    #[schemars(length(min = 1, max = 2048))]
+    pub webhook_url: String,
+}
+
+impl TypedConfig for SlackConfig {
+    fn refine(mut self) -> Result<Self, Vec<FieldError>> {
+        self.webhook_url = self.webhook_url.trim().to_string();
+        tocsin_chat::check_url(&self.webhook_url)
+            .map_err(|m| vec![field_error("webhookUrl", m)])?;
+        Ok(self)
+    }
+}
+
+struct Plugin;
+
+impl Channel for Plugin {
+    type Config = SlackConfig;
+
+    fn info() -> Info {
+        Info {
+            name: "slack",
+            version: env!("CARGO_PKG_VERSION"),
+            description: "Posts alerts to a Slack channel through an incoming webhook, as Block Kit blocks.",
+            capabilities: &[Capability::Http],
+        }
+    }
+
+    fn deliver(config: SlackConfig, n: Delivery) -> Result<Receipt, Failure> {
+        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        tocsin_chat::post(Post {
+            service: "Slack",
+            method: "POST",
+            url: config.webhook_url,
+            headers: vec![],
+            body: message(&alert),
+            timeout_ms: n.timeout_ms,
+        })
+    }
+}
+
+/// Slack's mrkdwn: `&`, `<` and `>` escaped.
+fn mrkdwn(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The message: `text` (notifications and old clients) and Block Kit blocks.
+pub fn message(alert: &Alert) -> Value {
+    let mut blocks = vec![json!({
+        "type": "header",
+        "text": {"type": "plain_text", "text": alert.title().chars().take(150).collect::<String>(), "emoji": true}
+    })];
+    let facts: Vec<Value> = alert
+        .facts()
+        .into_iter()
+        .map(|(label, value)| json!({"type": "mrkdwn", "text": format!("*{label}*\n{}", mrkdwn(&value))}))
+        .collect();
+    for chunk in facts.chunks(10) {
+        blocks.push(json!({"type": "section", "fields": chunk}));
+    }
+    let lines = alert.group_lines();
+    if !lines.is_empty() {
+        let text: Vec<String> = lines.iter().map(|l| format!("• {}", mrkdwn(l))).collect();
+        blocks.push(json!({"type": "section", "text": {"type": "mrkdwn", "text": text.join("\n").chars().take(3000).collect::<String>()}}));
+    }
+    if let Some(link) = &alert.link {
+        blocks.push(json!({"type": "actions", "elements": [
+            {"type": "button", "text": {"type": "plain_text", "text": "Open the incident"}, "url": link}
+        ]}));
+    }
+    json!({"text": alert.plain(), "blocks": blocks})
+}
+
+export_channel!(Plugin);

@@ -1,0 +1,94 @@
+//! The `teams` channel: a Microsoft Teams workflow webhook (Power Automate "When a Teams
+//! webhook request is received"), the alert as an Adaptive Card.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tocsin_chat::{Alert, Post, Severity};
+use tocsin_plugin_sdk::typed::{TypedConfig, field_error};
+use tocsin_plugin_sdk::{
+    Capability, Channel, Delivery, Failure, FieldError, Info, Receipt, export_channel,
+};
+
+/// The channel's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(title = "teams channel")]
+pub struct TeamsConfig {
+    /// Workflow webhook URL from Teams (Workflows, "Send webhook alerts to a channel").
+    #[schemars(length(min = 1, max = 2048))]
+    pub webhook_url: String,
+}
+
+impl TypedConfig for TeamsConfig {
+    fn refine(mut self) -> Result<Self, Vec<FieldError>> {
+        self.webhook_url = self.webhook_url.trim().to_string();
+        tocsin_chat::check_url(&self.webhook_url)
+            .map_err(|m| vec![field_error("webhookUrl", m)])?;
+        Ok(self)
+    }
+}
+
+struct Plugin;
+
+impl Channel for Plugin {
+    type Config = TeamsConfig;
+
+    fn info() -> Info {
+        Info {
+            name: "teams",
+            version: env!("CARGO_PKG_VERSION"),
+            description: "Posts alerts to a Microsoft Teams channel through a workflow webhook, as an Adaptive Card.",
+            capabilities: &[Capability::Http],
+        }
+    }
+
+    fn deliver(config: TeamsConfig, n: Delivery) -> Result<Receipt, Failure> {
+        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        tocsin_chat::post(Post {
+            service: "Microsoft Teams",
+            method: "POST",
+            url: config.webhook_url,
+            headers: vec![],
+            body: message(&alert),
+            timeout_ms: n.timeout_ms,
+        })
+    }
+}
+
+/// The message: an Adaptive Card (1.4) with the title, a fact set and a button.
+pub fn message(alert: &Alert) -> Value {
+    let color = match alert.severity() {
+        Severity::Critical => "Attention",
+        Severity::Warning => "Warning",
+        Severity::Resolved => "Good",
+        Severity::Info => "Default",
+    };
+    let mut body = vec![
+        json!({"type": "TextBlock", "text": alert.title(), "weight": "Bolder", "size": "Medium", "color": color, "wrap": true}),
+    ];
+    let facts: Vec<Value> = alert
+        .facts()
+        .into_iter()
+        .map(|(l, v)| json!({"title": l, "value": v}))
+        .collect();
+    if !facts.is_empty() {
+        body.push(json!({"type": "FactSet", "facts": facts}));
+    }
+    for line in alert.group_lines() {
+        body.push(json!({"type": "TextBlock", "text": format!("- {line}"), "wrap": true, "spacing": "None"}));
+    }
+    let mut card = json!({
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "type": "AdaptiveCard",
+        "version": "1.4",
+        "body": body,
+    });
+    if let Some(link) = &alert.link {
+        card["actions"] =
+            json!([{"type": "Action.OpenUrl", "title": "Open the incident", "url": link}]);
+    }
+    json!({"type": "message", "attachments": [{"contentType": "application/vnd.microsoft.card.adaptive", "contentUrl": null, "content": card}]})
+}
+
+export_channel!(Plugin);
