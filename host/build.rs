@@ -45,6 +45,7 @@ const TEST_GUESTS: &[(&str, &str)] = &[
     ("tocsin-guest-next", "tocsin_guest_next"),
     ("tocsin-guest-future", "tocsin_guest_future"),
     ("tocsin-guest-impostor", "tocsin_guest_impostor"),
+    ("tocsin-guest-streams", "tocsin_guest_streams"),
     // The Rust example plugin, so the suite loads it as a user would.
     ("tocsin-example-tcp", "tocsin_example_tcp"),
 ];

@@ -458,15 +458,7 @@ pub async fn acknowledge(
         .into_iter()
         .filter(|t| TOLD_OF_ACKNOWLEDGEMENTS.contains(&t.kind.as_str()))
         .collect();
-    notify(
-        tx,
-        ctx,
-        &acked,
-        &told,
-        kind::INCIDENT_ACKNOWLEDGED,
-        None,
-    )
-    .await?;
+    notify(tx, ctx, &acked, &told, kind::INCIDENT_ACKNOWLEDGED, None).await?;
     Ok(acked)
 }
 
