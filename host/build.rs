@@ -21,6 +21,8 @@ const BUILTINS: &[(&str, &str)] = &[
     ("tocsin-plugin-tcp", "tocsin_plugin_tcp"),
     ("tocsin-plugin-redis", "tocsin_plugin_redis"),
     ("tocsin-plugin-smtp", "tocsin_plugin_smtp"),
+    ("tocsin-plugin-postgres", "tocsin_plugin_postgres"),
+    ("tocsin-plugin-mqtt", "tocsin_plugin_mqtt"),
     ("tocsin-plugin-slack", "tocsin_plugin_slack"),
     ("tocsin-plugin-discord", "tocsin_plugin_discord"),
     ("tocsin-plugin-teams", "tocsin_plugin_teams"),

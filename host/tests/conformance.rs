@@ -53,6 +53,8 @@ async fn every_built_in_plugin_conforms() {
         ),
         ("monitor", "redis", r#"{"host":"127.0.0.1","port":9}"#),
         ("monitor", "smtp", r#"{"host":"127.0.0.1","port":9}"#),
+        ("monitor", "postgres", r#"{"host":"127.0.0.1","port":9}"#),
+        ("monitor", "mqtt", r#"{"host":"127.0.0.1","port":9}"#),
         (
             "channel",
             "slack",

@@ -1,8 +1,11 @@
 //! End to end: the monitor types built on contract 0.2.0's TCP streams, against real
 //! servers. `tcp` against a banner server and a TLS server on loopback; `redis` against the
 //! machine's Redis (127.0.0.1:6379), with a key it sets itself, wrong credentials and a
-//! closed port; `smtp` against the SMTP sink and a mail server that completes STARTTLS.
-//! Every failure has a reason a person can act on.
+//! closed port; `smtp` against the SMTP sink and a mail server that completes STARTTLS;
+//! `postgres` against the machine's PostgreSQL and a private cluster that wants a SCRAM
+//! password; `mqtt` against the machine's Mosquitto and a private one that wants a
+//! password; and JSON assertions of `http` and `keyword` checks. Every failure has a reason
+//! a person can act on.
 
 mod support;
 
@@ -313,5 +316,261 @@ fn smtp_greets_and_upgrades_with_starttls() {
     assert_eq!(
         reason(&c),
         format!("The mail server at 127.0.0.1:{closed} refused the connection")
+    );
+}
+
+#[test]
+fn postgres_signs_in_queries_and_names_what_went_wrong() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let pg = |name: &str, config: Value| {
+        let mut config = config;
+        config["host"] = json!("127.0.0.1");
+        first_check(&api, monitor(name, "postgres", config))
+    };
+
+    // The machine's PostgreSQL (trust on loopback).
+    let c = pg(
+        "db",
+        json!({"user": "postgres", "database": "postgres", "query": "SELECT 1", "expectedValue": "1"}),
+    );
+    assert_eq!(c["ok"], true, "{c}");
+    assert!(c["details"]["serverVersion"].is_string(), "{c}");
+    let c = pg(
+        "db count",
+        json!({"query": "SELECT 2", "expectedValue": "1", "database": "postgres"}),
+    );
+    assert_eq!(
+        reason(&c).split_once(": ").map(|x| x.1),
+        Some("the query answered \"2\", expected \"1\""),
+        "{c}"
+    );
+    let c = pg(
+        "db typo",
+        json!({"query": "SELEC 1", "database": "postgres"}),
+    );
+    assert!(
+        reason(&c).contains("the query failed: syntax error") && reason(&c).contains("42601"),
+        "{c}"
+    );
+    let c = pg("db gone", json!({"database": "tocsin_no_such_database"}));
+    assert!(
+        reason(&c).contains("database \"tocsin_no_such_database\" does not exist (SQLSTATE 3D000)"),
+        "{c}"
+    );
+    let closed = closed_port();
+    let c = pg("db down", json!({"port": closed}));
+    assert_eq!(
+        reason(&c),
+        format!("PostgreSQL at 127.0.0.1:{closed} refused the connection")
+    );
+    // TLS as the server offers it (Debian's cluster has a self-signed certificate).
+    let ssl = pg("ssl?", json!({"database": "postgres", "query": "SHOW ssl"}));
+    let c = pg(
+        "db tls",
+        json!({"database": "postgres", "tls": true, "ignoreTlsErrors": true}),
+    );
+    if ssl["details"]["value"] == "on" {
+        assert_eq!(c["ok"], true, "{c}");
+        assert!(
+            c["details"]["tls"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("TLSv1.")),
+            "{c}"
+        );
+    } else {
+        assert!(reason(&c).contains("does not accept TLS"), "{c}");
+    }
+
+    // A cluster of the test's own that wants a password (SCRAM-SHA-256).
+    let Some(private) =
+        support::pg::PrivatePg::start_with_password("postgres monitor", "s3cret-Pa55")
+    else {
+        return;
+    };
+    let port = private.port;
+    let c = pg(
+        "scram",
+        json!({"port": port, "password": "s3cret-Pa55", "query": "SELECT current_user", "expectedValue": "postgres"}),
+    );
+    assert_eq!(c["ok"], true, "{c}");
+    let c = pg("scram wrong", json!({"port": port, "password": "wrong"}));
+    assert!(
+        reason(&c)
+            .contains("password authentication failed for user \"postgres\" (SQLSTATE 28P01)"),
+        "{c}"
+    );
+    let c = pg("scram none", json!({"port": port}));
+    assert!(reason(&c).contains("asks for a password"), "{c}");
+}
+
+/// A Mosquitto broker of the test's own that wants `user`/`password`, on a free port.
+struct PrivateBroker {
+    port: u16,
+    child: std::process::Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for PrivateBroker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn private_broker(user: &str, password: &str) -> Option<PrivateBroker> {
+    let dir = tempfile::tempdir().expect("dir");
+    let passwords = dir.path().join("passwords");
+    let made = std::process::Command::new("mosquitto_passwd")
+        .args(["-c", "-b"])
+        .arg(&passwords)
+        .args([user, password])
+        .output()
+        .ok()?;
+    if !made.status.success() {
+        return None;
+    }
+    let port = free_port();
+    let conf = dir.path().join("mosquitto.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "listener {port} 127.0.0.1\nallow_anonymous false\npassword_file {}\npersistence false\n",
+            passwords.display()
+        ),
+    )
+    .expect("conf");
+    let child = std::process::Command::new("mosquitto")
+        .arg("-c")
+        .arg(&conf)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let broker = PrivateBroker {
+        port,
+        child,
+        _dir: dir,
+    };
+    wait_for("the private broker", Duration::from_secs(10), || {
+        TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
+    });
+    Some(broker)
+}
+
+#[test]
+fn mqtt_connects_signs_in_and_makes_a_round_trip() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let mqtt = |name: &str, config: Value| {
+        let mut config = config;
+        config["host"] = json!("127.0.0.1");
+        first_check(&api, monitor(name, "mqtt", config))
+    };
+    // The machine's Mosquitto (anonymous on loopback).
+    let c = mqtt("broker", json!({}));
+    assert_eq!(c["ok"], true, "{c}");
+    let c = mqtt(
+        "round trip",
+        json!({"topic": format!("tocsin/test/{}", std::process::id())}),
+    );
+    assert_eq!(c["ok"], true, "{c}");
+    assert!(c["details"]["roundTripMs"].is_u64(), "{c}");
+    let closed = closed_port();
+    let c = mqtt("gone", json!({"port": closed}));
+    assert_eq!(
+        reason(&c),
+        format!("The MQTT broker at 127.0.0.1:{closed} refused the connection")
+    );
+
+    // A broker that wants a password.
+    let Some(broker) = private_broker("tocsin", "hunter22") else {
+        panic!("mosquitto and mosquitto_passwd are needed for this test");
+    };
+    let c = mqtt(
+        "signed in",
+        json!({"port": broker.port, "username": "tocsin", "password": "hunter22", "topic": "t/1"}),
+    );
+    assert_eq!(c["ok"], true, "{c}");
+    let c = mqtt(
+        "wrong password",
+        json!({"port": broker.port, "username": "tocsin", "password": "nope"}),
+    );
+    assert!(
+        reason(&c).contains("not authorized") || reason(&c).contains("bad user name or password"),
+        "{c}"
+    );
+    let c = mqtt("anonymous", json!({"port": broker.port}));
+    assert!(reason(&c).contains("not authorized"), "{c}");
+}
+
+/// An HTTP server that answers every request with `body` as JSON.
+fn json_server(body: &'static str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    format!("http://127.0.0.1:{port}/health")
+}
+
+#[test]
+fn json_assertions_name_every_field_that_failed() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let url = json_server(
+        r#"{"status":"degraded","queue":{"depth":340},"replicas":["eu-1","eu-2"],"version":"2.4.1"}"#,
+    );
+    let check = |name: &str, kind: &str, assertions: Value, extra: Value| {
+        let mut body = json!({"name": name, "type": kind, "url": url, "method": "GET",
+                              "interval": 60, "jsonAssertions": assertions});
+        for (k, v) in extra.as_object().expect("object") {
+            body[k] = v.clone();
+        }
+        first_check(&api, body)
+    };
+    let c = check(
+        "healthy",
+        "http",
+        json!([{"path": "$.replicas", "op": "contains", "value": "eu-2"},
+               {"path": "$.version", "op": "matches", "value": "^2\\.4\\."},
+               {"path": "$.queue.depth", "op": "gt", "value": 10}]),
+        json!({}),
+    );
+    assert_eq!(c["ok"], true, "{c}");
+    let c = check(
+        "unhealthy",
+        "keyword",
+        json!([{"path": "$.status", "op": "eq", "value": "ok"},
+               {"path": "$.queue.depth", "op": "lt", "value": 100},
+               {"path": "$.replicas", "op": "exists"}]),
+        json!({"keyword": "status"}),
+    );
+    assert_eq!(c["ok"], false, "{c}");
+    assert_eq!(
+        reason(&c),
+        "2 JSON assertions failed: $.status eq \"ok\" (got \"degraded\"); $.queue.depth lt 100 (got 340)"
+    );
+    // A malformed assertion is refused by field (http's fields sit at the top level).
+    let r = api.post(
+        "/v1/monitors",
+        &json!({"name": "bad", "type": "http", "url": url, "method": "GET", "interval": 60,
+                "jsonAssertions": [{"path": "$.a", "op": "lt", "value": "ten"}]}),
+    );
+    r.assert_error(400, "VALIDATION_ERROR");
+    assert_eq!(
+        r.body["error"]["details"][0]["field"], "jsonAssertions[0].value",
+        "{}",
+        r.body
     );
 }

@@ -75,6 +75,16 @@ pub struct PrivatePg {
 impl PrivatePg {
     /// Create and start one; `None` (with a note) where the tools are missing.
     pub fn start(test: &str) -> Option<PrivatePg> {
+        PrivatePg::start_with(test, None)
+    }
+
+    /// One whose TCP connections must sign in as `postgres` with `password`
+    /// (SCRAM-SHA-256).
+    pub fn start_with_password(test: &str, password: &str) -> Option<PrivatePg> {
+        PrivatePg::start_with(test, Some(password))
+    }
+
+    fn start_with(test: &str, password: Option<&str>) -> Option<PrivatePg> {
         if std::process::Command::new("initdb")
             .arg("--version")
             .output()
@@ -97,16 +107,40 @@ impl PrivatePg {
             assert!(status.success(), "chown the data directory");
         }
         let data = pg.data_dir();
-        pg.run(&[
-            "initdb",
-            "-D",
-            &data,
-            "-A",
-            "trust",
-            "-U",
-            "postgres",
-            "--no-sync",
-        ]);
+        match password {
+            None => pg.run(&[
+                "initdb",
+                "-D",
+                &data,
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+            ]),
+            Some(password) => {
+                let file = pg.dir.path().join("pwfile");
+                std::fs::write(&file, format!("{password}\n")).expect("password file");
+                if is_root() {
+                    let _ = std::process::Command::new("chown")
+                        .args(["postgres:postgres"])
+                        .arg(&file)
+                        .status();
+                }
+                let pwfile = format!("--pwfile={}", file.display());
+                pg.run(&[
+                    "initdb",
+                    "-D",
+                    &data,
+                    "--auth-local=trust",
+                    "--auth-host=scram-sha-256",
+                    &pwfile,
+                    "-U",
+                    "postgres",
+                    "--no-sync",
+                ]);
+            }
+        }
         pg.start_again();
         Some(pg)
     }

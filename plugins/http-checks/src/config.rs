@@ -69,6 +69,11 @@ pub struct HttpConfig {
     #[serde(default)]
     #[schemars(range(min = 1, max = 600_000))]
     pub max_response_time_ms: Option<u32>,
+    /// Assertions on the response body read as JSON, e.g.
+    /// [{"path": "$.status", "op": "eq", "value": "ok"}]; every failing one is named.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 20))]
+    pub json_assertions: Vec<crate::json::JsonAssertion>,
 }
 
 fn yes() -> bool {
@@ -96,6 +101,15 @@ impl TypedConfig for HttpConfig {
 
     fn refine(mut self) -> Result<Self, Vec<FieldError>> {
         self.method = self.method.to_ascii_uppercase();
+        let problems: Vec<FieldError> = self
+            .json_assertions
+            .iter()
+            .enumerate()
+            .flat_map(|(i, a)| crate::json::validate(a, &format!("jsonAssertions[{i}]")))
+            .collect();
+        if !problems.is_empty() {
+            return Err(problems);
+        }
         if self.body.is_some() && self.method != "POST" && self.method != "PUT" {
             return Err(vec![field_error(
                 "body",

@@ -4,4 +4,5 @@
 
 pub mod config;
 pub mod exchange;
+pub mod json;
 pub mod verdict;

@@ -7,6 +7,8 @@ use crate::config::HttpConfig;
 pub struct Exchange<'a> {
     pub status: u16,
     pub body: &'a [u8],
+    /// Whether the host cut the body at its cap.
+    pub body_truncated: bool,
     pub elapsed_ms: u32,
 }
 
@@ -71,6 +73,13 @@ pub fn judge(config: &HttpConfig, exchange: &Exchange<'_>) -> Verdict {
         && contains(exchange.body, needle.as_bytes())
     {
         return fail(format!("Response body contains \"{}\"", quoted(needle)));
+    }
+    if let Some(reason) = crate::json::judge(
+        &config.json_assertions,
+        exchange.body,
+        exchange.body_truncated,
+    ) {
+        return fail(reason);
     }
     if let Some(limit) = config.max_response_time_ms
         && exchange.elapsed_ms > limit
@@ -145,8 +154,27 @@ mod tests {
         Exchange {
             status,
             body: body.as_bytes(),
+            body_truncated: false,
             elapsed_ms,
         }
+    }
+
+    #[test]
+    fn json_assertions_fail_the_check_by_name() {
+        let c = config(
+            r#","jsonAssertions":[{"path":"$.status","op":"eq","value":"ok"},{"path":"$.queue","op":"lt","value":100}]"#,
+        );
+        assert!(judge(&c, &exchange(200, r#"{"status":"ok","queue":3}"#, 5)).ok);
+        let v = judge(&c, &exchange(200, r#"{"status":"ok","queue":340}"#, 5));
+        assert_eq!(
+            v.reason.as_deref(),
+            Some("JSON assertion failed: $.queue lt 100 (got 340)")
+        );
+        let problems = parse(
+            r#"{"url":"http://127.0.0.1/","method":"GET","jsonAssertions":[{"path":"status","op":"eq","value":1}]}"#,
+        )
+        .expect_err("invalid path");
+        assert_eq!(problems[0].field, "jsonAssertions[0].path");
     }
 
     #[test]

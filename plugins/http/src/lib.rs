@@ -21,7 +21,9 @@ impl Monitor for HttpMonitor {
 
     fn check(config: HttpConfig, ctx: &CheckContext) -> Outcome {
         // Skip reading a body when nothing looks at it.
-        let wants_body = config.body_contains.is_some() || config.body_not_contains.is_some();
+        let wants_body = config.body_contains.is_some()
+            || config.body_not_contains.is_some()
+            || !config.json_assertions.is_empty();
         let request = exchange::request(
             &config,
             ctx.timeout_ms,
@@ -33,6 +35,7 @@ impl Monitor for HttpMonitor {
                 &Exchange {
                     status: response.status,
                     body: &response.body,
+                    body_truncated: response.body_truncated,
                     elapsed_ms: response.elapsed_ms,
                 },
             ),

@@ -30,6 +30,7 @@ impl Monitor for KeywordMonitor {
                 let exchange = Exchange {
                     status: response.status,
                     body: &response.body,
+                    body_truncated: response.body_truncated,
                     elapsed_ms: response.elapsed_ms,
                 };
                 let v = verdict::judge(h, &exchange);
