@@ -2,8 +2,8 @@
 //! `cargo bench -p tocsin --bench catalogue`.
 //!
 //! Each plugin works against a loopback peer in this process (a banner server, an SMTP
-//! server, an HTTP server answering every provider's request with 200), or the machine's
-//! Redis; calls run one after another; CPU is the whole process's (`/proc/self/stat`, user +
+//! server, a DNS responder, an HTTP server answering every provider's and RDAP's request with 200), or the
+//! machine's Redis, PostgreSQL, MariaDB and Mosquitto (whichever answer); calls run one after another; CPU is the whole process's (`/proc/self/stat`, user +
 //! system), so the loopback peer's share is counted too, and the same way for the
 //! baseline: the `http` monitor's GET against the same HTTP server. Figures are printed as
 //! microseconds of CPU per call and as a ratio to that baseline, measured in the same run.
@@ -13,8 +13,15 @@ use std::time::Instant;
 use tocsin::plugins::{CheckRequest, HostSettings, Notification, PluginHost};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-/// Calls per plugin (after a warm-up); enough clock ticks for a per-call figure.
-const CALLS: u32 = 2000;
+/// Calls per plugin (after a warm-up), `TOCSIN_BENCH_CALLS` or 2000: enough clock ticks
+/// (10 ms each) for a per-call figure.
+fn calls() -> u32 {
+    std::env::var("TOCSIN_BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(2000)
+}
 const WARM_UP: u32 = 50;
 
 /// CPU time of this process so far, in seconds (user + system, from clock ticks).
@@ -42,7 +49,7 @@ async fn http_peer() -> String {
     let app = axum::Router::new().fallback(|| async {
         (
             [("content-type", "application/json")],
-            r#"{"ok":true,"status":"success"}"#,
+            r#"{"ok":true,"status":"success","events":[{"eventAction":"expiration","eventDate":"2099-01-01T00:00:00Z"}]}"#,
         )
     });
     tokio::spawn(async move {
@@ -87,6 +94,39 @@ async fn smtp_peer() -> u16 {
                         break;
                     }
                 }
+            });
+        }
+    });
+    port
+}
+
+/// A DNS-over-TCP responder that answers every query with one A record, 192.0.2.1.
+async fn dns_peer() -> u16 {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut len = [0u8; 2];
+                if s.read_exact(&mut len).await.is_err() {
+                    return;
+                }
+                let mut q = vec![0u8; usize::from(u16::from_be_bytes(len))];
+                if s.read_exact(&mut q).await.is_err() || q.len() < 17 {
+                    return;
+                }
+                let mut r = q[..2].to_vec();
+                r.extend_from_slice(&[0x81, 0x80, 0, 1, 0, 1, 0, 0, 0, 0]);
+                r.extend_from_slice(&q[12..]);
+                r.extend_from_slice(&[
+                    0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0x0e, 0x10, 0, 4, 192, 0, 2, 1,
+                ]);
+                let mut framed = (r.len() as u16).to_be_bytes().to_vec();
+                framed.extend_from_slice(&r);
+                let _ = s.write_all(&framed).await;
             });
         }
     });
@@ -139,8 +179,8 @@ async fn per_check(host: &PluginHost, kind: &str, config: &str) -> Option<f64> {
     };
     run(WARM_UP).await;
     let cpu = cpu_seconds();
-    run(CALLS).await;
-    Some((cpu_seconds() - cpu) * 1e6 / f64::from(CALLS))
+    run(calls()).await;
+    Some((cpu_seconds() - cpu) * 1e6 / f64::from(calls()))
 }
 
 async fn per_delivery(host: &PluginHost, kind: &str, config: &str, settings: &str) -> Option<f64> {
@@ -175,8 +215,8 @@ async fn per_delivery(host: &PluginHost, kind: &str, config: &str, settings: &st
     };
     run(WARM_UP).await;
     let cpu = cpu_seconds();
-    run(CALLS).await;
-    Some((cpu_seconds() - cpu) * 1e6 / f64::from(CALLS))
+    run(calls()).await;
+    Some((cpu_seconds() - cpu) * 1e6 / f64::from(calls()))
 }
 
 fn main() {
@@ -197,6 +237,7 @@ async fn run() {
     let base = http_peer().await;
     let banner = banner_peer().await;
     let smtp = smtp_peer().await;
+    let dns = dns_peer().await;
     let started = Instant::now();
 
     let baseline = per_check(
@@ -207,7 +248,8 @@ async fn run() {
     .await
     .expect("http baseline");
     println!(
-        "baseline: http monitor, GET on loopback: {baseline:.0} us CPU per check ({CALLS} checks)"
+        "baseline: http monitor, GET on loopback: {baseline:.0} us CPU per check ({} checks)",
+        calls()
     );
     let line = |what: String, us: f64| {
         println!(
@@ -233,6 +275,39 @@ async fn run() {
             "greeting and EHLO",
         ),
     ];
+    monitors.push((
+        "dns",
+        format!(r#"{{"hostname":"example.test","resolver":"127.0.0.1","port":{dns},"expected":["192.0.2.1"]}}"#),
+        "A record from a loopback resolver",
+    ));
+    monitors.push((
+        "domain-expiry",
+        format!(r#"{{"domain":"example.test","rdapServer":"{base}"}}"#),
+        "RDAP on loopback",
+    ));
+    let answers = |addr: &str| std::net::TcpStream::connect(addr).is_ok();
+    if answers("127.0.0.1:5432") {
+        monitors.push((
+            "postgres",
+            r#"{"host":"127.0.0.1","database":"postgres","query":"SELECT 1","expectedValue":"1"}"#
+                .to_string(),
+            "sign-in and SELECT 1 on the machine's PostgreSQL",
+        ));
+    }
+    if answers("127.0.0.1:3306") {
+        monitors.push((
+            "mysql",
+            r#"{"host":"127.0.0.1","query":"SELECT 1","expectedValue":"1"}"#.to_string(),
+            "sign-in and SELECT 1 on the machine's MariaDB",
+        ));
+    }
+    if answers("127.0.0.1:1883") {
+        monitors.push((
+            "mqtt",
+            r#"{"host":"127.0.0.1"}"#.to_string(),
+            "CONNECT on the machine's Mosquitto",
+        ));
+    }
     if redis_answers() {
         monitors.push((
             "redis",

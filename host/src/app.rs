@@ -49,9 +49,8 @@ pub fn redact(url: &str) -> String {
 
 /// Load the built-in plugins and those in `plugins_dir`.
 pub async fn load_plugins(config: &Config) -> anyhow::Result<PluginHost> {
-    let cache = config.data_dir.join("cache").join("plugins");
     let mut host = PluginHost::new(
-        Some(cache),
+        Some(config.plugin_cache_dir.clone()),
         &crate::plugins::HostSettings {
             smtp: config.smtp.clone(),
             tls_extra_roots: config.tls_extra_roots.clone(),

@@ -58,6 +58,8 @@ pub struct Config {
     /// What each plan allows (`[plans.<plan>]`).
     pub quotas: Quotas,
     pub plugins_dir: PathBuf,
+    /// Where compiled plugins are kept across restarts (`<data_dir>/cache/plugins`).
+    pub plugin_cache_dir: PathBuf,
     /// The region this node runs checks for.
     pub region: String,
     pub regions: Vec<Region>,
@@ -99,6 +101,7 @@ struct FileConfig {
     bootstrap_plan: Option<Plan>,
     plans: Option<FilePlans>,
     plugins_dir: Option<PathBuf>,
+    plugin_cache_dir: Option<PathBuf>,
     region: Option<String>,
     regions: Option<Vec<Region>>,
     smtp: Option<SmtpConfig>,
@@ -387,6 +390,14 @@ impl Config {
         let plugins_dir: PathBuf = s
             .pick("plugins_dir", None, "TOCSIN_PLUGINS_DIR", f.plugins_dir)?
             .unwrap_or_else(|| data_dir.join("plugins"));
+        let plugin_cache_dir: PathBuf = s
+            .pick(
+                "plugin_cache_dir",
+                None,
+                "TOCSIN_PLUGIN_CACHE_DIR",
+                f.plugin_cache_dir,
+            )?
+            .unwrap_or_else(|| data_dir.join("cache").join("plugins"));
         let region = s.pick("region", o.region, "TOCSIN_REGION", f.region)?;
         let (region, regions) = regions(region, f.regions)?;
         let plugin_grants = f.plugin_grants.unwrap_or_default();
@@ -519,6 +530,7 @@ impl Config {
             bootstrap_plan,
             quotas,
             plugins_dir,
+            plugin_cache_dir,
             region,
             regions,
             smtp,

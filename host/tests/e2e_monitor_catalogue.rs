@@ -574,3 +574,339 @@ fn json_assertions_name_every_field_that_failed() {
         r.body
     );
 }
+
+#[test]
+fn mysql_signs_in_queries_and_names_what_went_wrong() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let my = |name: &str, config: Value| {
+        let mut config = config;
+        config["host"] = json!("127.0.0.1");
+        first_check(&api, monitor(name, "mysql", config))
+    };
+    // The machine's MariaDB (root, no password, database test).
+    let c = my(
+        "maria",
+        json!({"user": "root", "database": "test", "query": "SELECT 1 + 1", "expectedValue": "2"}),
+    );
+    assert_eq!(c["ok"], true, "{c}");
+    assert!(
+        c["details"]["serverVersion"]
+            .as_str()
+            .is_some_and(|v| !v.is_empty()),
+        "{c}"
+    );
+    let c = my(
+        "maria value",
+        json!({"query": "SELECT 'degraded'", "expectedValue": "ok"}),
+    );
+    assert!(
+        reason(&c).ends_with("the query answered \"degraded\", expected \"ok\""),
+        "{c}"
+    );
+    let c = my("maria typo", json!({"query": "SELEC 1"}));
+    assert!(
+        reason(&c).contains("the query failed:") && reason(&c).contains("error 1064"),
+        "{c}"
+    );
+    let c = my("maria db", json!({"database": "tocsin_no_such_database"}));
+    assert!(
+        reason(&c).contains("Unknown database 'tocsin_no_such_database'")
+            && reason(&c).contains("1049"),
+        "{c}"
+    );
+    // Wrong credentials: the server's own words.
+    let c = my(
+        "maria password",
+        json!({"user": "root", "password": "wrong"}),
+    );
+    assert!(
+        reason(&c).contains("Access denied for user 'root'") && reason(&c).contains("error 1045"),
+        "{c}"
+    );
+    let closed = closed_port();
+    let c = my("maria down", json!({"port": closed}));
+    assert_eq!(
+        reason(&c),
+        format!("MySQL at 127.0.0.1:{closed} refused the connection")
+    );
+    let ssh = banner_server("SSH-2.0-OpenSSH_9.6\r\n");
+    let c = my("not mysql", json!({"port": ssh}));
+    assert_eq!(c["ok"], false, "{c}");
+}
+
+/// A fake RDAP service: `/bootstrap/domain/{name}` redirects (as rdap.org does) to
+/// `/rdap/domain/{name}`, which answers an RDAP domain object whose registration expires
+/// in `days` (from the name: `in100.test`, `in5.test`), or RDAP's 404 error object.
+fn rdap_server() -> String {
+    use axum::extract::Path as UrlPath;
+    use axum::response::IntoResponse;
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = axum::Router::new()
+        .route(
+            "/bootstrap/domain/{name}",
+            axum::routing::get(|UrlPath(name): UrlPath<String>| async move {
+                axum::response::Redirect::temporary(&format!("/rdap/domain/{name}"))
+            }),
+        )
+        .route(
+            "/rdap/domain/{name}",
+            axum::routing::get(|UrlPath(name): UrlPath<String>| async move {
+                let days = name
+                    .strip_prefix("in")
+                    .and_then(|n| n.strip_suffix(".test"))
+                    .and_then(|n| n.parse::<i64>().ok());
+                let Some(days) = days else {
+                    return (
+                        axum::http::StatusCode::NOT_FOUND,
+                        [("content-type", "application/rdap+json")],
+                        json!({"errorCode": 404, "title": "Not Found", "rdapConformance": ["rdap_level_0"]}).to_string(),
+                    )
+                        .into_response();
+                };
+                let expires = (chrono::Utc::now() + chrono::Duration::days(days) + chrono::Duration::hours(1))
+                    .format("%Y-%m-%dT%H:%M:%SZ")
+                    .to_string();
+                (
+                    [("content-type", "application/rdap+json")],
+                    json!({"objectClassName": "domain", "ldhName": name.to_uppercase(),
+                           "rdapConformance": ["rdap_level_0"],
+                           "events": [{"eventAction": "registration", "eventDate": "1995-08-14T04:00:00Z"},
+                                      {"eventAction": "expiration", "eventDate": expires}]})
+                    .to_string(),
+                )
+                    .into_response()
+            }),
+        );
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            let _ = axum::serve(listener, app).await;
+        });
+    });
+    base
+}
+
+#[test]
+fn domain_expiry_asks_rdap_and_fails_when_close() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let rdap = rdap_server();
+    let check = |name: &str, domain: &str| {
+        first_check(
+            &api,
+            monitor(
+                name,
+                "domain-expiry",
+                json!({"domain": domain, "rdapServer": format!("{rdap}/bootstrap")}),
+            ),
+        )
+    };
+    let c = check("far", "in100.test");
+    assert_eq!(c["ok"], true, "{c}");
+    assert_eq!(
+        (
+            c["details"]["daysRemaining"].clone(),
+            c["details"]["expiry"].clone()
+        ),
+        (json!(100), json!("ok")),
+        "{c}"
+    );
+    let c = check("warn", "in20.test");
+    assert_eq!(
+        (c["ok"].clone(), c["details"]["expiry"].clone()),
+        (json!(true), json!("warning")),
+        "{c}"
+    );
+    let c = check("close", "in5.test");
+    assert_eq!(c["ok"], false, "{c}");
+    assert!(
+        reason(&c).starts_with("The registration of in5.test expires in 5 days ("),
+        "{c}"
+    );
+    let c = check("unknown", "nobody.test");
+    assert!(
+        reason(&c).contains("RDAP does not know nobody.test (404)"),
+        "{c}"
+    );
+    let r = api.post(
+        "/v1/monitors",
+        &monitor("bad", "domain-expiry", json!({"domain": "localhost"})),
+    );
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(
+        r.body["error"]["details"][0]["field"], "config.domain",
+        "{}",
+        r.body
+    );
+}
+
+/// A DNS server over TCP on loopback for `example.test` (A, AAAA, MX, TXT, NS, SOA) and
+/// `alias.example.test` (CNAME); any other name is NXDOMAIN.
+fn dns_server() -> u16 {
+    fn name(labels: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        for l in labels.split('.') {
+            out.push(l.len() as u8);
+            out.extend_from_slice(l.as_bytes());
+        }
+        out.push(0);
+        out
+    }
+    fn answer(qname: &str, qtype: u16) -> Option<Vec<(u16, Vec<u8>)>> {
+        let ip4 = |a: [u8; 4]| (1u16, a.to_vec());
+        match (qname, qtype) {
+            ("example.test", 1) => Some(vec![ip4([192, 0, 2, 10]), ip4([192, 0, 2, 11])]),
+            ("example.test", 28) => Some(vec![(
+                28,
+                "2001:db8::1"
+                    .parse::<std::net::Ipv6Addr>()
+                    .expect("ip")
+                    .octets()
+                    .to_vec(),
+            )]),
+            ("example.test", 15) => Some(vec![(
+                15,
+                [vec![0, 10], name("mail.example.test")].concat(),
+            )]),
+            ("example.test", 16) => Some(vec![(16, [vec![11], b"v=spf1 -all".to_vec()].concat())]),
+            ("example.test", 2) => Some(vec![(2, name("ns1.example.test"))]),
+            ("example.test", 6) => {
+                let mut soa = [name("ns1.example.test"), name("hostmaster.example.test")].concat();
+                for n in [2_026_112_501u32, 3600, 600, 86400, 300] {
+                    soa.extend_from_slice(&n.to_be_bytes());
+                }
+                Some(vec![(6, soa)])
+            }
+            ("alias.example.test", 5) => Some(vec![(5, name("example.test"))]),
+            ("example.test" | "alias.example.test", _) => Some(vec![]),
+            _ => None,
+        }
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let mut len = [0u8; 2];
+            if s.read_exact(&mut len).is_err() {
+                continue;
+            }
+            let mut q = vec![0u8; usize::from(u16::from_be_bytes(len))];
+            if s.read_exact(&mut q).is_err() {
+                continue;
+            }
+            // The question: labels from byte 12, then type and class.
+            let mut at = 12;
+            let mut labels = Vec::new();
+            while at < q.len() && q[at] != 0 {
+                let l = usize::from(q[at]);
+                labels.push(String::from_utf8_lossy(&q[at + 1..at + 1 + l]).into_owned());
+                at += 1 + l;
+            }
+            let question_end = at + 5;
+            let qtype = u16::from_be_bytes([q[at + 1], q[at + 2]]);
+            let records = answer(&labels.join("."), qtype);
+            let mut r = q[..2].to_vec();
+            r.extend_from_slice(&[0x81, if records.is_some() { 0x80 } else { 0x83 }, 0, 1]);
+            let records = records.unwrap_or_default();
+            r.extend_from_slice(&(records.len() as u16).to_be_bytes());
+            r.extend_from_slice(&[0, 0, 0, 0]);
+            r.extend_from_slice(&q[12..question_end]);
+            for (rtype, data) in records {
+                r.extend_from_slice(&[0xc0, 0x0c]);
+                r.extend_from_slice(&rtype.to_be_bytes());
+                r.extend_from_slice(&[0, 1, 0, 0, 0x0e, 0x10]);
+                r.extend_from_slice(&(data.len() as u16).to_be_bytes());
+                r.extend_from_slice(&data);
+            }
+            let mut framed = (r.len() as u16).to_be_bytes().to_vec();
+            framed.extend_from_slice(&r);
+            let _ = s.write_all(&framed);
+        }
+    });
+    port
+}
+
+#[test]
+fn dns_asks_the_chosen_resolver_for_each_record_type() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let port = dns_server();
+    let dns = |name: &str, config: Value| {
+        let mut config = config;
+        config["resolver"] = json!("127.0.0.1");
+        config["port"] = json!(port);
+        first_check(&api, monitor(name, "dns", config))
+    };
+    let cases = [
+        ("A", json!(["192.0.2.10", "192.0.2.11"])),
+        ("AAAA", json!(["2001:db8::1"])),
+        ("MX", json!(["10 mail.example.test."])),
+        ("TXT", json!(["v=spf1 -all"])),
+        ("NS", json!(["NS1.example.test"])),
+        (
+            "SOA",
+            json!(["ns1.example.test hostmaster.example.test 2026112501 3600 600 86400 300"]),
+        ),
+    ];
+    for (kind, expected) in cases {
+        let c = dns(
+            kind,
+            json!({"hostname": "example.test", "recordType": kind, "expected": expected}),
+        );
+        assert_eq!(c["ok"], true, "{kind}: {c}");
+    }
+    let c = dns(
+        "cname",
+        json!({"hostname": "alias.example.test", "recordType": "CNAME", "expected": ["example.test"]}),
+    );
+    assert_eq!(c["ok"], true, "{c}");
+    let c = dns(
+        "wrong",
+        json!({"hostname": "example.test", "expected": ["192.0.2.99"]}),
+    );
+    assert_eq!(
+        reason(&c),
+        "example.test A does not hold \"192.0.2.99\"; it holds \"192.0.2.10\", \"192.0.2.11\""
+    );
+    let c = dns(
+        "none",
+        json!({"hostname": "alias.example.test", "recordType": "MX"}),
+    );
+    assert!(
+        reason(&c).starts_with("alias.example.test has no MX record"),
+        "{c}"
+    );
+    let c = dns("missing", json!({"hostname": "nowhere.test"}));
+    assert!(
+        reason(&c).contains("the name does not exist (NXDOMAIN)"),
+        "{c}"
+    );
+    let closed = closed_port();
+    let c = first_check(
+        &api,
+        monitor(
+            "no resolver",
+            "dns",
+            json!({"hostname": "example.test", "resolver": "127.0.0.1", "port": closed}),
+        ),
+    );
+    assert!(reason(&c).contains("refused the connection"), "{c}");
+    for (config, field) in [
+        (json!({"hostname": "a b"}), "config.hostname"),
+        (
+            json!({"hostname": "example.test", "recordType": "PTR"}),
+            "config.recordType",
+        ),
+    ] {
+        let r = api.post("/v1/monitors", &monitor("bad", "dns", config));
+        assert_eq!(r.status, 422, "{}", r.body);
+        assert_eq!(r.body["error"]["details"][0]["field"], field, "{}", r.body);
+    }
+}

@@ -95,7 +95,7 @@ fn python_and_javascript_plugins_do_real_work() {
     std::fs::copy(&js, plugins.join("chat.wasm")).expect("copy");
     std::fs::write(
         dir.path().join("tocsin.toml"),
-        "[plugin_grants.dns]\ncapabilities = [\"net\"]\n\n\
+        "[plugin_grants.dns-lookup]\ncapabilities = [\"net\"]\n\n\
          [plugin_grants.chat]\ncapabilities = [\"http\"]\nhttp_hosts = [\"127.0.0.1\"]\n",
     )
     .expect("config");
@@ -103,7 +103,7 @@ fn python_and_javascript_plugins_do_real_work() {
     let server = Server::start_in(dir.path(), &[("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true")]);
     let api = server.client();
 
-    let dns = plugin(&api, "dns");
+    let dns = plugin(&api, "dns-lookup");
     assert_eq!(
         (dns["kind"].as_str(), dns["granted"].clone()),
         (Some("monitor"), json!(["net"]))
@@ -124,7 +124,7 @@ fn python_and_javascript_plugins_do_real_work() {
     let create = |name: &str, config: Value| {
         let r = api.post(
             "/v1/monitors",
-            &json!({"name": name, "type": "dns", "interval": 1, "timeout": 1, "config": config}),
+            &json!({"name": name, "type": "dns-lookup", "interval": 1, "timeout": 1, "config": config}),
         );
         assert_eq!(r.status, 201, "{}", r.body);
         r.body["data"]["id"].as_str().expect("id").to_string()
@@ -161,7 +161,7 @@ fn python_and_javascript_plugins_do_real_work() {
     // Its JSON Schema is enforced by the plugin itself.
     let r = api.post(
         "/v1/monitors",
-        &json!({"name": "bad", "type": "dns", "interval": 60, "config": {"hostname": ""}}),
+        &json!({"name": "bad", "type": "dns-lookup", "interval": 60, "config": {"hostname": ""}}),
     );
     assert!(r.status == 400 || r.status == 422, "{}", r.body);
 
@@ -204,7 +204,7 @@ fn python_and_javascript_plugins_do_real_work() {
         let mut problems = conformance::check_plugin(
             &host,
             "monitor",
-            "dns",
+            "dns-lookup",
             r#"{"hostname":"localhost","expect":["127.0.0.1"]}"#,
         )
         .await;

@@ -55,7 +55,7 @@ def parse(text: str):
 class MonitorPlugin(wit_world.exports.MonitorPlugin):
     def describe(self) -> PluginInfo:
         return PluginInfo(
-            name="dns",
+            name="dns-lookup",
             kind=PluginKind.MONITOR,
             version="0.1.0",
             description="Resolves a name and checks the answer holds the expected addresses.",

@@ -79,6 +79,11 @@ pub struct MonitorCreate {
     pub body_not_contains: Option<String>,
     /// http: fail when the response takes longer than this many milliseconds.
     pub max_response_time_ms: Option<u32>,
+    /// http and keyword: assertions on the body read as JSON, at most 20, each
+    /// `{"path": "$.status", "op": "eq", "value": "ok"}` (ops eq, ne, lt, gt, contains,
+    /// exists, matches); every failing one is named in the check's reason.
+    #[schema(value_type = Option<Vec<Object>>, example = json!([{"path": "$.status", "op": "eq", "value": "ok"}]))]
+    pub json_assertions: Option<Vec<Value>>,
     /// keyword: text to look for in the response body (case-sensitive, first 1 MiB).
     pub keyword: Option<String>,
     /// keyword: `present` (default; fail when missing) or `absent` (fail when found).

@@ -69,6 +69,12 @@ impl Server {
             .env("TOCSIN_LISTEN", format!("127.0.0.1:{port}"))
             .env("TOCSIN_DATA_DIR", data_dir)
             .env("TOCSIN_MIN_INTERVAL", "1")
+            // Every test server shares one compile cache: each component is compiled once
+            // per test run, not once per server.
+            .env(
+                "TOCSIN_PLUGIN_CACHE_DIR",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugin-cache"),
+            )
             .env("TOCSIN_BOOTSTRAP_KEY", ADMIN_KEY)
             .env("TOCSIN_LOG", "info,tower_http=warn")
             // Tests poll the API quickly; the rate-limit test sets its own limits.
