@@ -402,6 +402,41 @@ fn postgres_signs_in_queries_and_names_what_went_wrong() {
     );
     let c = pg("scram none", json!({"port": port}));
     assert!(reason(&c).contains("asks for a password"), "{c}");
+
+    // The password is write-only: never shown, kept by an edit that leaves it out.
+    let m = create(
+        &api,
+        "/v1/monitors",
+        monitor(
+            "kept",
+            "postgres",
+            json!({"host": "127.0.0.1", "port": port, "password": "s3cret-Pa55"}),
+        ),
+    );
+    let id = m["id"].as_str().expect("id").to_string();
+    assert!(m["config"].get("password").is_none(), "{m}");
+    let shown = api.get(&format!("/v1/monitors/{id}")).body["data"].clone();
+    assert!(
+        shown["config"].get("password").is_none() && shown["config"]["port"] == port,
+        "{shown}"
+    );
+    let r = api.patch(
+        &format!("/v1/monitors/{id}"),
+        &json!({"name": "kept, renamed", "interval": 5, "config": {"query": "SELECT 1"}}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    wait_for(
+        "a check with the kept password",
+        Duration::from_secs(30),
+        || {
+            let checks = api.get(&format!("/v1/monitors/{id}/checks")).body["data"].clone();
+            checks
+                .as_array()
+                .and_then(|a| a.first())
+                .filter(|c| c["ok"] == true && c["details"]["value"] == "1")
+                .map(|_| ())
+        },
+    );
 }
 
 /// A Mosquitto broker of the test's own that wants `user`/`password`, on a free port.

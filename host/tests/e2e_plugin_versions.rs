@@ -94,19 +94,49 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
         .iter()
         .filter_map(|p| p["name"].as_str())
         .collect();
+    let catalogue = [
+        "tcp-port",
+        "test-fetch",
+        "test-next",
+        "http",
+        "keyword",
+        "ping",
+        "ssl",
+        "heartbeat",
+        "tcp",
+        "dns",
+        "postgres",
+        "mysql",
+        "redis",
+        "mqtt",
+        "smtp",
+        "domain-expiry",
+        "email",
+        "telegram",
+        "webhook",
+        "slack",
+        "discord",
+        "teams",
+        "mattermost",
+        "rocketchat",
+        "googlechat",
+        "matrix",
+        "ntfy",
+        "gotify",
+        "pushover",
+        "pagerduty",
+        "opsgenie",
+    ];
+    let missing: Vec<&&str> = catalogue.iter().filter(|n| !names.contains(n)).collect();
+    assert!(missing.is_empty(), "missing {missing:?} from {names:?}");
+    // Every one comes with its configuration schema.
     assert!(
-        [
-            "tcp-port",
-            "test-fetch",
-            "test-next",
-            "http",
-            "tcp",
-            "redis",
-            "slack"
-        ]
-        .iter()
-        .all(|n| names.contains(n)),
-        "{names:?}"
+        listed
+            .as_array()
+            .expect("list")
+            .iter()
+            .all(|p| p["configSchema"]["type"] == "object"),
+        "{listed}"
     );
     assert!(!names.contains(&"test-future"), "{names:?}");
     let contract = |name: &str| {

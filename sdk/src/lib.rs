@@ -33,6 +33,22 @@
 pub mod config;
 pub mod schema;
 pub mod tcp;
+
+/// Compare a query's answer (the first column of the first row; `None` for no rows or
+/// NULL) with the value a monitor expects, in the words a failed check uses.
+pub fn expect_answer(expected: Option<&str>, got: Option<&str>) -> Result<(), String> {
+    match (expected, got) {
+        (None, _) => Ok(()),
+        (Some(e), Some(g)) if e == g => Ok(()),
+        (Some(e), Some(g)) => Err(format!(
+            "the query answered \"{}\", expected \"{e}\"",
+            g.chars().take(100).collect::<String>()
+        )),
+        (Some(e), None) => Err(format!(
+            "the query answered no value (no rows or NULL), expected \"{e}\""
+        )),
+    }
+}
 pub mod typed;
 
 /// Bindings of the `monitor` world of the frozen `tocsin:plugin@0.2.0` contract.

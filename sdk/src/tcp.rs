@@ -163,6 +163,33 @@ impl Conn {
     }
 }
 
+/// Open a connection for a check of `service` (`"Redis"`, `"the mail server"`), with the
+/// words a failed check uses: `Redis at host:port refused the connection`, `Could not
+/// connect to the mail server at host:port: ...`.
+pub fn connect(
+    service: &str,
+    host: &str,
+    port: u16,
+    tls: Option<TlsOptions>,
+    timeout_ms: u32,
+) -> Result<Conn, String> {
+    let target = format!("{host}:{port}");
+    Conn::open(host, port, tls, timeout_ms).map_err(|e| match e {
+        net::Error::ConnectionRefused(_) => {
+            let mut chars = service.chars();
+            let capital: String = chars
+                .next()
+                .map(|c| c.to_uppercase().chain(chars).collect())
+                .unwrap_or_default();
+            format!("{capital} at {target} refused the connection")
+        }
+        other => format!(
+            "Could not connect to {service} at {target}: {}",
+            describe(&other)
+        ),
+    })
+}
+
 /// A sentence for a `net` error, for a check's reason.
 pub fn describe(error: &net::Error) -> String {
     match error {

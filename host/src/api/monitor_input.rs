@@ -81,6 +81,7 @@ pub fn view(
     row: &MonitorRow,
     all_regions: &[String],
     top_level: bool,
+    write_only: &[String],
     public_url: &str,
 ) -> MonitorView {
     let stored: Vec<String> = serde_json::from_str(&row.regions).unwrap_or_default();
@@ -113,8 +114,22 @@ pub fn view(
         last_response_time_ms: row.last_response_time_ms.map(count),
         consecutive_failures: count(row.consecutive_failures),
         consecutive_successes: count(row.consecutive_successes),
-        type_fields: type_fields(row, top_level),
+        type_fields: shown_fields(row, top_level, write_only),
     }
+}
+
+/// The type's fields as the API shows them: without the write-only ones (passwords), which
+/// a PATCH that leaves them out keeps.
+fn shown_fields(row: &MonitorRow, top_level: bool, write_only: &[String]) -> Map<String, Value> {
+    let mut fields = type_fields(row, top_level);
+    let target = match fields.get_mut("config") {
+        Some(Value::Object(config)) if !top_level => config,
+        _ => &mut fields,
+    };
+    for name in write_only {
+        target.remove(name);
+    }
+    fields
 }
 
 /// The type's own fields: the stored configuration's keys, or `{"config": {...}}`.
@@ -743,6 +758,7 @@ mod tests {
             &row("http", r#"{"url":"http://a","method":"GET"}"#),
             &regions,
             true,
+            &[],
             "https://t.example",
         ));
         assert_eq!(v["url"], "http://a");
@@ -751,12 +767,17 @@ mod tests {
         assert_eq!(v["consecutiveSuccesses"], 3);
         assert!(v.get("config").is_none());
         let v = json(view(
-            &row("dns", r#"{"name":"a"}"#),
+            &row("dns", r#"{"name":"a","password":"p"}"#),
             &regions,
             false,
+            &["password".to_string()],
             "https://t.example",
         ));
-        assert_eq!(v["config"]["name"], "a");
+        assert_eq!(
+            v["config"],
+            serde_json::json!({"name": "a"}),
+            "write-only fields hidden"
+        );
     }
 
     #[test]

@@ -403,6 +403,7 @@ fn view(state: &AppState, row: &MonitorRow, regions: &[String]) -> MonitorView {
         row,
         regions,
         state.plugins.fields_at_top_level(&row.kind),
+        &state.plugins.monitor_write_only_fields(&row.kind),
         &state.config.public_url,
     )
 }

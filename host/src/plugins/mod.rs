@@ -402,6 +402,22 @@ impl PluginHost {
                 .is_some_and(|p| p.description.top_level_fields)
     }
 
+    /// The fields of a monitor type's configuration its schema marks `writeOnly`
+    /// (passwords): stored and used, never shown.
+    pub fn monitor_write_only_fields(&self, monitor_type: &str) -> Vec<String> {
+        self.monitors
+            .get(monitor_type)
+            .and_then(|p| p.description.config_schema["properties"].as_object())
+            .map(|props| {
+                props
+                    .iter()
+                    .filter(|(_, s)| s["writeOnly"] == serde_json::Value::Bool(true))
+                    .map(|(name, _)| name.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The channel plugin for a channel type.
     pub fn channel(&self, name: &str) -> Option<Arc<ChannelPlugin>> {
         self.channels.get(name).cloned()

@@ -812,9 +812,16 @@ fn monitor_form(
         .find(|t| t.0 == kind)
         .map(|t| t.2.clone())
         .unwrap_or_default();
+    // Write-only fields (passwords) are never put in the page; left empty, an edit keeps them.
     let current: Option<serde_json::Map<String, serde_json::Value>> = monitor
         .as_ref()
-        .and_then(|m| serde_json::from_str(&m.config).ok());
+        .and_then(|m| serde_json::from_str(&m.config).ok())
+        .map(|mut c: serde_json::Map<String, serde_json::Value>| {
+            for name in state.plugins.monitor_write_only_fields(&kind) {
+                c.remove(&name);
+            }
+            c
+        });
     let fields = forms::fields(&schema, current.as_ref(), &MONITOR_FIELDS);
     let html = MonitorForm {
         layout,

@@ -55,6 +55,19 @@ pub struct Leaf {
     key: Vec<u8>,
 }
 
+impl Leaf {
+    /// A TLS acceptor presenting this certificate.
+    pub fn acceptor(&self) -> tokio_rustls::TlsAcceptor {
+        tocsin::crypto::install_provider();
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.key.clone()));
+        let config = rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(vec![self.der.clone()], key)
+            .expect("server config");
+        tokio_rustls::TlsAcceptor::from(Arc::new(config))
+    }
+}
+
 /// A TLS server on 127.0.0.1 presenting one certificate; every request gets `200 ok`.
 pub struct TlsServer {
     pub port: u16,
@@ -71,13 +84,7 @@ impl Drop for TlsServer {
 
 impl TlsServer {
     pub fn start(leaf: &Leaf) -> TlsServer {
-        tocsin::crypto::install_provider();
-        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf.key.clone()));
-        let config = rustls::ServerConfig::builder()
-            .with_no_client_auth()
-            .with_single_cert(vec![leaf.der.clone()], key)
-            .expect("server config");
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let acceptor = leaf.acceptor();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.set_nonblocking(true).expect("nonblocking");
         let port = listener.local_addr().expect("addr").port();
@@ -235,13 +242,7 @@ impl Drop for StartTlsSmtp {
 impl StartTlsSmtp {
     pub fn start(leaf: &Leaf) -> StartTlsSmtp {
         use tokio::io::AsyncBufReadExt;
-        tocsin::crypto::install_provider();
-        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf.key.clone()));
-        let config = rustls::ServerConfig::builder()
-            .with_no_client_auth()
-            .with_single_cert(vec![leaf.der.clone()], key)
-            .expect("server config");
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let acceptor = leaf.acceptor();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.set_nonblocking(true).expect("nonblocking");
         let port = listener.local_addr().expect("addr").port();

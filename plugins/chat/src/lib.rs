@@ -350,6 +350,63 @@ pub struct Post<'a> {
     pub timeout_ms: u32,
 }
 
+/// The configuration of a channel that is one incoming-webhook URL (Slack, Discord, Teams,
+/// Mattermost, Rocket.Chat, Google Chat): `webhookUrl`, an absolute http(s) URL.
+/// `webhook_url_config!(SlackConfig, "slack channel", "Incoming webhook URL from Slack.")`.
+#[macro_export]
+macro_rules! webhook_url_config {
+    ($name:ident, $title:literal, $doc:literal) => {
+        /// The channel's configuration.
+        #[derive(
+            Debug, Clone, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema,
+        )]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        #[schemars(title = $title)]
+        pub struct $name {
+            #[doc = $doc]
+            #[schemars(length(min = 1, max = 2048))]
+            pub webhook_url: String,
+        }
+
+        impl tocsin_plugin_sdk::typed::TypedConfig for $name {
+            fn refine(mut self) -> Result<Self, Vec<tocsin_plugin_sdk::FieldError>> {
+                self.webhook_url = self.webhook_url.trim().to_string();
+                $crate::check_url(&self.webhook_url)
+                    .map_err(|m| vec![tocsin_plugin_sdk::typed::field_error("webhookUrl", m)])?;
+                Ok(self)
+            }
+        }
+    };
+}
+
+/// A Slack-style message with one attachment coloured by state (Mattermost and Rocket.Chat
+/// take this shape): the Markdown text, the title linked to the incident, the facts as
+/// fields, grouped incidents as the attachment's text.
+pub fn attachment_message(alert: &Alert) -> Value {
+    let fields: Vec<Value> = alert
+        .facts()
+        .into_iter()
+        .map(|(label, value)| {
+            serde_json::json!({"short": label != "Reason" && label != "Target", "title": label, "value": value})
+        })
+        .collect();
+    let mut attachment = serde_json::json!({
+        "fallback": alert.plain(),
+        "color": alert.color_hex(),
+        "title": alert.title(),
+        "fields": fields,
+    });
+    if let Some(link) = &alert.link {
+        attachment["title_link"] = serde_json::json!(link);
+    }
+    let lines = alert.group_lines();
+    if !lines.is_empty() {
+        let text: Vec<String> = lines.iter().map(|l| format!("- {l}")).collect();
+        attachment["text"] = serde_json::json!(text.join("\n"));
+    }
+    serde_json::json!({"username": "Tocsin", "text": alert.markdown(), "attachments": [attachment]})
+}
+
 /// Check that a configured URL is an absolute `http(s)://` URL; the message names `field`.
 pub fn check_url(url: &str) -> Result<(), String> {
     let rest = url

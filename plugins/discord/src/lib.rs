@@ -1,32 +1,14 @@
 //! The `discord` channel: a Discord webhook, the alert as an embed.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tocsin_chat::{Alert, Post};
-use tocsin_plugin_sdk::typed::{TypedConfig, field_error};
-use tocsin_plugin_sdk::{
-    Capability, Channel, Delivery, Failure, FieldError, Info, Receipt, export_channel,
-};
+use tocsin_plugin_sdk::{Capability, Channel, Delivery, Failure, Info, Receipt, export_channel};
 
-/// The channel's configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(title = "discord channel")]
-pub struct DiscordConfig {
-    /// Webhook URL from Discord (https://discord.com/api/webhooks/...).
-    #[schemars(length(min = 1, max = 2048))]
-    pub webhook_url: String,
-}
-
-impl TypedConfig for DiscordConfig {
-    fn refine(mut self) -> Result<Self, Vec<FieldError>> {
-        self.webhook_url = self.webhook_url.trim().to_string();
-        tocsin_chat::check_url(&self.webhook_url)
-            .map_err(|m| vec![field_error("webhookUrl", m)])?;
-        Ok(self)
-    }
-}
+tocsin_chat::webhook_url_config!(
+    DiscordConfig,
+    "discord channel",
+    "Webhook URL from Discord (https://discord.com/api/webhooks/...)."
+);
 
 struct Plugin;
 

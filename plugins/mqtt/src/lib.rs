@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Instant;
-use tocsin_plugin_sdk::net::{self, TlsOptions};
+use tocsin_plugin_sdk::net::TlsOptions;
 use tocsin_plugin_sdk::tcp::{self, Conn};
 use tocsin_plugin_sdk::typed::{TypedConfig, field_error};
 use tocsin_plugin_sdk::{
@@ -183,19 +183,9 @@ impl Monitor for Mqtt {
             server_name: None,
             accept_invalid_certificates: c.ignore_tls_errors,
         });
-        let mut conn = match Conn::open(&c.host, c.port, tls, ctx.timeout_ms) {
+        let mut conn = match tcp::connect("the MQTT broker", &c.host, c.port, tls, ctx.timeout_ms) {
             Ok(conn) => conn,
-            Err(net::Error::ConnectionRefused(_)) => {
-                return Outcome::fail(format!(
-                    "The MQTT broker at {target} refused the connection"
-                ));
-            }
-            Err(e) => {
-                return Outcome::fail(format!(
-                    "Could not connect to the MQTT broker at {target}: {}",
-                    tcp::describe(&e)
-                ));
-            }
+            Err(reason) => return Outcome::fail(reason),
         };
         let mut details = json!({"address": conn.peer(), "connectMs": conn.connect_ms()});
         let client_id = c

@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Instant;
-use tocsin_plugin_sdk::net::{self, TlsOptions};
-use tocsin_plugin_sdk::tcp::{self, Conn};
+use tocsin_plugin_sdk::net::TlsOptions;
+use tocsin_plugin_sdk::tcp;
 use tocsin_plugin_sdk::typed::{TypedConfig, field_error};
 use tocsin_plugin_sdk::{
     Capability, CheckContext, FieldError, Info, Monitor, Outcome, export_monitor,
@@ -102,17 +102,9 @@ impl Monitor for Mysql {
     fn check(c: MysqlConfig, ctx: &CheckContext) -> Outcome {
         let target = format!("{}:{}", c.host, c.port);
         let started = Instant::now();
-        let conn = match Conn::open(&c.host, c.port, None, ctx.timeout_ms) {
+        let conn = match tcp::connect("MySQL", &c.host, c.port, None, ctx.timeout_ms) {
             Ok(conn) => conn,
-            Err(net::Error::ConnectionRefused(_)) => {
-                return Outcome::fail(format!("MySQL at {target} refused the connection"));
-            }
-            Err(e) => {
-                return Outcome::fail(format!(
-                    "Could not connect to MySQL at {target}: {}",
-                    tcp::describe(&e)
-                ));
-            }
+            Err(reason) => return Outcome::fail(reason),
         };
         let mut details = json!({"address": conn.peer(), "connectMs": conn.connect_ms()});
         let mut session = Session::new(conn);
@@ -147,17 +139,7 @@ fn run(c: &MysqlConfig, s: &mut Session, details: &mut serde_json::Value) -> Res
     };
     let first = s.query(query)?;
     details["value"] = json!(first);
-    match (&c.expected_value, first) {
-        (None, _) => Ok(()),
-        (Some(expected), Some(got)) if &got == expected => Ok(()),
-        (Some(expected), Some(got)) => Err(format!(
-            "the query answered \"{}\", expected \"{expected}\"",
-            got.chars().take(100).collect::<String>()
-        )),
-        (Some(expected), None) => Err(format!(
-            "the query answered no value (no rows or NULL), expected \"{expected}\""
-        )),
-    }
+    tocsin_plugin_sdk::expect_answer(c.expected_value.as_deref(), first.as_deref())
 }
 
 fn elapsed(started: Instant) -> u32 {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Instant;
-use tocsin_plugin_sdk::net::{self, TlsOptions};
+use tocsin_plugin_sdk::net::TlsOptions;
 use tocsin_plugin_sdk::tcp::{self, Conn};
 use tocsin_plugin_sdk::typed::{TypedConfig, field_error};
 use tocsin_plugin_sdk::{
@@ -161,17 +161,9 @@ impl Monitor for Redis {
             server_name: None,
             accept_invalid_certificates: c.ignore_tls_errors,
         });
-        let mut conn = match Conn::open(&c.host, c.port, tls, ctx.timeout_ms) {
+        let mut conn = match tcp::connect("Redis", &c.host, c.port, tls, ctx.timeout_ms) {
             Ok(conn) => conn,
-            Err(net::Error::ConnectionRefused(_)) => {
-                return Outcome::fail(format!("Redis at {target} refused the connection"));
-            }
-            Err(e) => {
-                return Outcome::fail(format!(
-                    "Could not connect to Redis at {target}: {}",
-                    tcp::describe(&e)
-                ));
-            }
+            Err(reason) => return Outcome::fail(reason),
         };
         let details = json!({"address": conn.peer(), "connectMs": conn.connect_ms()});
         let result = session(&c, &mut conn);

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Instant;
-use tocsin_plugin_sdk::net::{self, TlsOptions};
+use tocsin_plugin_sdk::net::TlsOptions;
 use tocsin_plugin_sdk::tcp::{self, Conn};
 use tocsin_plugin_sdk::typed::{TypedConfig, field_error};
 use tocsin_plugin_sdk::{
@@ -148,20 +148,11 @@ impl Monitor for Smtp {
             accept_invalid_certificates: c.ignore_tls_errors,
         };
         let implicit = (c.tls == "tls").then(|| options.clone());
-        let mut conn = match Conn::open(&c.host, c.port, implicit, ctx.timeout_ms) {
-            Ok(conn) => conn,
-            Err(net::Error::ConnectionRefused(_)) => {
-                return Outcome::fail(format!(
-                    "The mail server at {target} refused the connection"
-                ));
-            }
-            Err(e) => {
-                return Outcome::fail(format!(
-                    "Could not connect to the mail server at {target}: {}",
-                    tcp::describe(&e)
-                ));
-            }
-        };
+        let mut conn =
+            match tcp::connect("the mail server", &c.host, c.port, implicit, ctx.timeout_ms) {
+                Ok(conn) => conn,
+                Err(reason) => return Outcome::fail(reason),
+            };
         let mut details = json!({"address": conn.peer(), "connectMs": conn.connect_ms()});
         let result = session(&c, &mut conn, options, &mut details);
         conn.close();
