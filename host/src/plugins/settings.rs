@@ -20,7 +20,7 @@ pub enum SmtpTls {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PluginGrant {
-    /// Host interfaces the plugin may call: `http`, `net`, `tls`, `smtp`.
+    /// Host interfaces the plugin may call: `http`, `net`, `tls`, `smtp`, `tcp`.
     #[serde(default)]
     pub capabilities: Vec<String>,
     /// When set, the only hosts the plugin's HTTP requests (and their redirects) may reach:
