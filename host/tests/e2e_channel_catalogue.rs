@@ -429,6 +429,11 @@ fn rate_limits_are_retried_and_refusals_are_final_in_the_providers_words() {
             "gotify",
             "Unauthorized",
         ),
+        (
+            json!({"name": "unrouted", "type": "pagerduty", "routingKey": "ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ"}),
+            "pagerduty",
+            "Invalid routing key",
+        ),
     ];
     for (body, provider, words) in refusals {
         let before = p.answers(provider).len();
@@ -441,5 +446,29 @@ fn rate_limits_are_retried_and_refusals_are_final_in_the_providers_words() {
             .to_string();
         assert!(error.contains(words), "{provider}: {error}");
         assert_eq!(p.answers(provider).len(), before + 1);
+    }
+    // The rest refuse in their own formats (told to, as a revoked webhook would).
+    for (kind, words) in [
+        ("teams", "did not match its schema definition"),
+        ("mattermost", "Invalid webhook."),
+        ("rocketchat", "Invalid integration id or token provided."),
+        ("googlechat", "Invalid JSON payload received."),
+    ] {
+        let (_, settings) = channels(&p)
+            .into_iter()
+            .find(|(k, _)| *k == kind)
+            .expect("configured");
+        let mut body = settings;
+        body["name"] = json!(format!("{kind} refused"));
+        body["type"] = json!(kind);
+        p.fail_next(kind, 1, 400);
+        let d = test(body);
+        assert_eq!(d["status"], "failed", "{kind}: {d}");
+        assert_eq!(d["attempts"], 1, "{kind} is not retried: {d}");
+        let error = d["attemptLog"][0]["error"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert!(error.contains(words), "{kind}: {error}");
     }
 }

@@ -204,6 +204,22 @@ fn scripted(provider: &str, status: u16) -> Response {
             429,
             json!({"message": "You are making too many requests! To avoid errors, we recommend you limit requests.", "took": 0.0, "requestId": "r-1"}),
         ),
+        ("teams", 400) => json_response(
+            400,
+            json!({"error": {"code": "TriggerInputSchemaMismatch", "message": "The input body for trigger 'manual' of type 'Request' did not match its schema definition."}}),
+        ),
+        ("mattermost", 400) => json_response(
+            400,
+            json!({"id": "web.incoming_webhook.invalid.app_error", "message": "Invalid webhook.", "status_code": 400}),
+        ),
+        ("rocketchat", 400) => json_response(
+            400,
+            json!({"success": false, "error": "Invalid integration id or token provided."}),
+        ),
+        ("googlechat", 400) => json_response(
+            400,
+            json!({"error": {"code": 400, "message": "Invalid JSON payload received.", "status": "INVALID_ARGUMENT"}}),
+        ),
         (_, s) => json_response(s, json!({"message": "Internal Server Error"})),
     }
 }

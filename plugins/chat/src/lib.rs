@@ -505,8 +505,8 @@ pub fn judge(service: &str, status: u16, body: &[u8]) -> Result<Receipt, Failure
     Err(failure.with_status(status))
 }
 
-/// The error a provider put in its answer: a JSON `message`, `error`, `errors`,
-/// `description` or `text` field, or the body as text; at most 200 characters.
+/// The error a provider put in its answer: a JSON `message`, `error`, `description` or
+/// `text` field and the first of its `errors`, or the body as text; at most 200 characters.
 pub fn provider_message(body: &[u8]) -> String {
     let text = match serde_json::from_slice::<Value>(body) {
         Ok(v) => {
@@ -525,10 +525,17 @@ pub fn provider_message(body: &[u8]) -> String {
                     _ => None,
                 }
             };
-            ["message", "error", "errors", "description", "text", "info"]
+            let main = ["message", "error", "description", "text", "info"]
                 .iter()
-                .find_map(|k| v.get(*k).and_then(pick))
-                .unwrap_or_else(|| v.to_string())
+                .find_map(|k| v.get(*k).and_then(pick));
+            // A list of `errors` says what exactly was wrong (PagerDuty, Pushover).
+            let detail = v.get("errors").and_then(pick);
+            match (main, detail) {
+                (Some(m), Some(d)) if m != d => format!("{m}: {d}"),
+                (Some(m), _) => m,
+                (None, Some(d)) => d,
+                (None, None) => v.to_string(),
+            }
         }
         Err(_) => String::from_utf8_lossy(body).trim().to_string(),
     };
@@ -610,6 +617,12 @@ mod tests {
             "Invalid routing key"
         );
         assert_eq!(provider_message(br#"{"errors":["bad key"]}"#), "bad key");
+        assert_eq!(
+            provider_message(
+                br#"{"message":"Event object is invalid","errors":["Invalid routing key"]}"#
+            ),
+            "Event object is invalid: Invalid routing key"
+        );
         assert_eq!(provider_message(b"invalid_payload"), "invalid_payload");
         let f = judge("Slack", 429, b"rate limited").expect_err("fails");
         assert!(f.retryable);
