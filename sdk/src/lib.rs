@@ -34,6 +34,20 @@ pub mod config;
 pub mod schema;
 pub mod tcp;
 
+/// 64 unpredictable bits (for protocol nonces and query ids), from std's hasher keys,
+/// which WASI seeds from the host's random source. Not for keys or secrets.
+pub fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.finish()
+}
+
 /// Compare a query's answer (the first column of the first row; `None` for no rows or
 /// NULL) with the value a monitor expects, in the words a failed check uses.
 pub fn expect_answer(expected: Option<&str>, got: Option<&str>) -> Result<(), String> {

@@ -110,11 +110,7 @@ impl Monitor for Dns {
         let resolver = format!("{}:{}", c.resolver, c.port);
         let started = Instant::now();
         let qtype = wire::type_code(&c.record_type).unwrap_or(1);
-        let id = (ctx
-            .monitor_id
-            .bytes()
-            .fold(7u16, |h, b| h.wrapping_mul(31).wrapping_add(u16::from(b))))
-            ^ (started.elapsed().subsec_nanos() as u16);
+        let id = tocsin_plugin_sdk::random_u64() as u16;
         let Some(query) = wire::query(id, &c.hostname, qtype) else {
             return Outcome::fail(format!("`{}` is not a domain name", c.hostname));
         };

@@ -346,16 +346,8 @@ impl Session {
 /// A client nonce: 24 random bytes, base64 (random from the host's WASI source).
 fn client_nonce() -> String {
     let mut bytes = [0u8; 24];
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    // std's hasher keys come from the host's random source in WASI.
-    use std::hash::{BuildHasher, Hasher};
     for chunk in bytes.chunks_mut(8) {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u128(seed);
-        chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
+        chunk.copy_from_slice(&tocsin_plugin_sdk::random_u64().to_le_bytes());
     }
     B64.encode(bytes)
 }
