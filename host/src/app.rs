@@ -8,7 +8,7 @@ use crate::outbox::worker::{DeliverySettings, OutboxWorker};
 use crate::plugins::PluginHost;
 use crate::scheduler::Scheduler;
 use crate::store::Store;
-use anyhow::Context;
+use anyhow::{Context, bail};
 use std::path::Path;
 
 /// How often key usage (`lastUsedAt`) is written.
@@ -66,6 +66,33 @@ pub async fn load_plugins(config: &Config) -> anyhow::Result<PluginHost> {
     Ok(host)
 }
 
+/// The lock a running server holds in its data directory (SQLite only: one server per file).
+pub const LOCK_FILE: &str = "tocsin.lock";
+
+/// Hold the data directory's lock, or say which process might hold it.
+pub fn lock_data_dir(data_dir: &Path) -> anyhow::Result<std::fs::File> {
+    std::fs::create_dir_all(data_dir)
+        .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
+    let path = data_dir.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => bail!(
+            "a Tocsin server is running on {} (it holds {}); stop it first",
+            data_dir.display(),
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        }
+    }
+}
+
 fn write_bootstrap_key(data_dir: &Path, secret: &str) -> std::io::Result<()> {
     write_secret_file(data_dir, "bootstrap-admin.key", secret)
 }
@@ -92,6 +119,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let config = Arc::new(config);
     let clock: SharedClock = Arc::new(SystemClock);
+    // One server per SQLite file; `tocsin restore` also checks this lock.
+    let _data_dir_lock = if config.database_url.starts_with("sqlite:") {
+        Some(lock_data_dir(&config.data_dir)?)
+    } else {
+        None
+    };
     let store = open_store(&config).await?;
 
     // Several nodes started at once create the first workspace once.
@@ -240,6 +273,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         shutdown_rx.clone(),
     ));
 
+    let uptime_task = tokio::spawn(crate::api::metrics::refresh_uptime_loop(
+        store.clone(),
+        clock.clone(),
+        shutdown_rx.clone(),
+    ));
+
     let key_usage = Arc::new(crate::api::api_keys::KeyUsage::default());
     let state = AppState {
         store: store.clone(),
@@ -314,6 +353,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let _ = heartbeat_task.await;
     let _ = deadlines_task.await;
     let _ = escalation_task.await;
+    let _ = uptime_task.await;
     // A sweep in progress stops between batches; it resumes at the next start.
     retention_task.abort();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(12), outbox_task).await;

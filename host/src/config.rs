@@ -19,6 +19,18 @@ pub enum LogFormat {
     Json,
 }
 
+/// Who may read `GET /metrics`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetricsAccess {
+    /// An API key's bearer; the key's workspace's monitors only.
+    Key,
+    /// Anyone, every workspace's monitors.
+    Public,
+    /// Nobody: the route answers 404.
+    Off,
+}
+
 /// A probe region and the addresses its checks come from.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -80,6 +92,10 @@ pub struct Config {
     /// Single sign-on providers, in the order the sign-in page shows them.
     pub oidc: Vec<OidcProvider>,
     pub log_format: LogFormat,
+    /// Who may read `GET /metrics`.
+    pub metrics: MetricsAccess,
+    /// Also expose Uptime Kuma's metric names (`monitor_status`, ...) for its dashboards.
+    pub metrics_kuma_names: bool,
     /// Log filter in `tracing` syntax (e.g. `info,tocsin=debug`).
     pub log_filter: String,
 }
@@ -118,6 +134,8 @@ struct FileConfig {
     oidc: Option<Vec<OidcProvider>>,
     log_format: Option<LogFormat>,
     log_filter: Option<String>,
+    metrics: Option<MetricsAccess>,
+    metrics_kuma_names: Option<bool>,
 }
 
 /// How long rows are kept, in days; 0 keeps them for ever.
@@ -512,6 +530,17 @@ impl Config {
         let log_format = s
             .pick("log_format", None, "TOCSIN_LOG_FORMAT", f.log_format)?
             .unwrap_or(LogFormat::Pretty);
+        let metrics = s
+            .pick("metrics", None, "TOCSIN_METRICS", f.metrics)?
+            .unwrap_or(MetricsAccess::Key);
+        let metrics_kuma_names = s
+            .pick(
+                "metrics_kuma_names",
+                None,
+                "TOCSIN_METRICS_KUMA_NAMES",
+                f.metrics_kuma_names,
+            )?
+            .unwrap_or(false);
         let log_filter = s
             .pick("log_filter", None, "TOCSIN_LOG", f.log_filter)?
             .unwrap_or_else(|| "info,sqlx=warn,sea_orm=warn,cranelift=warn,wasmtime=warn".into());
@@ -543,6 +572,8 @@ impl Config {
             sessions,
             oidc,
             log_format,
+            metrics,
+            metrics_kuma_names,
             log_filter,
         })
     }
@@ -673,6 +704,17 @@ impl FromSetting for LogFormat {
             "pretty" => Ok(LogFormat::Pretty),
             "json" => Ok(LogFormat::Json),
             _ => Err(invalid(setting, "must be pretty or json")),
+        }
+    }
+}
+
+impl FromSetting for MetricsAccess {
+    fn from_setting(setting: &'static str, text: &str) -> Result<Self, ConfigError> {
+        match text {
+            "key" => Ok(MetricsAccess::Key),
+            "public" => Ok(MetricsAccess::Public),
+            "off" => Ok(MetricsAccess::Off),
+            _ => Err(invalid(setting, "must be key, public or off")),
         }
     }
 }

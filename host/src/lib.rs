@@ -23,6 +23,7 @@ pub mod plans;
 pub mod plugins;
 pub mod scheduler;
 pub mod store;
+pub mod telemetry;
 pub mod text;
 pub mod time;
 pub mod web;

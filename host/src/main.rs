@@ -27,6 +27,24 @@ enum Command {
     Serve(Flags),
     /// Apply database migrations and exit.
     Migrate(Flags),
+    /// Copy the SQLite database to FILE while the server runs (a consistent snapshot).
+    Backup {
+        /// Where to write the copy (must not exist).
+        file: PathBuf,
+        /// Leave raw check results out (daily uptime, incidents and settings stay).
+        #[arg(long)]
+        without_history: bool,
+        #[command(flatten)]
+        flags: Flags,
+    },
+    /// Replace the SQLite database with a backup (stop the server first). The file must be
+    /// an intact Tocsin database of this version's schema or an older one.
+    Restore {
+        /// The backup to restore.
+        file: PathBuf,
+        #[command(flatten)]
+        flags: Flags,
+    },
     /// Manage workspaces in the configured database (works while the server is stopped).
     #[command(subcommand)]
     Workspace(WorkspaceCommand),
@@ -262,6 +280,7 @@ fn main() -> anyhow::Result<()> {
     };
     let flags = match &cli.command {
         Command::Serve(f) | Command::Migrate(f) => f.clone(),
+        Command::Backup { flags, .. } | Command::Restore { flags, .. } => flags.clone(),
         Command::Workspace(WorkspaceCommand::Create { flags, .. })
         | Command::Workspace(WorkspaceCommand::SetPlan { flags, .. })
         | Command::Key(KeyCommand::Create { flags, .. })
@@ -288,6 +307,12 @@ fn main() -> anyhow::Result<()> {
                 store.close().await;
                 Ok(())
             }
+            Command::Backup {
+                file,
+                without_history,
+                ..
+            } => tocsin::cli::backup::backup(&config, &file, !without_history).await,
+            Command::Restore { file, .. } => tocsin::cli::backup::restore(&config, &file).await,
             Command::Workspace(cmd) => workspace_command(&config, cmd).await,
             Command::Key(cmd) => key_command(&config, cmd).await,
             Command::User(cmd) => user_command(&config, cmd).await,

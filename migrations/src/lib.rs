@@ -19,6 +19,7 @@ mod m0012_maintenance;
 mod m0013_grouping;
 mod m0014_flapping;
 mod m0015_status_updates;
+mod m0016_uptime_by_day;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -42,6 +43,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0013_grouping::Migration),
             Box::new(m0014_flapping::Migration),
             Box::new(m0015_status_updates::Migration),
+            Box::new(m0016_uptime_by_day::Migration),
         ]
     }
 }

@@ -161,7 +161,7 @@ fn with_headers(mut response: Response, decision: &Decision) -> Response {
 }
 
 /// `header` is the Authorization header, if any (Err when it is not visible ASCII).
-async fn authenticate(
+pub(super) async fn authenticate(
     state: &AppState,
     header: Option<Result<String, axum::http::header::ToStrError>>,
 ) -> Result<Principal, ApiError> {

@@ -19,6 +19,7 @@ pub mod incidents;
 pub mod invitations;
 pub mod maintenance;
 pub mod members;
+pub mod metrics;
 pub mod monitor_input;
 pub mod monitors;
 pub mod openapi;
@@ -181,6 +182,7 @@ fn public_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(account::oidc_callback))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
+        .routes(routes!(metrics::metrics))
         .routes(routes!(public_status::status_page))
         .routes(routes!(public_subscribe::feed))
         .routes(routes!(public_subscribe::subscribe))
@@ -256,6 +258,7 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .merge(pages)
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
+        .layer(axum::middleware::from_fn(metrics::count_requests))
         .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
             error::ApiError::internal("a request handler panicked").into_response()

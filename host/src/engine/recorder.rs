@@ -238,6 +238,7 @@ async fn write_loop(
         }
         let started = std::time::Instant::now();
         write_resiliently(&store, &ctx, &batch).await;
+        observe(&batch, started.elapsed());
         stats
             .records
             .fetch_add(batch.len() as u64, Ordering::Relaxed);
@@ -251,6 +252,28 @@ async fn write_loop(
             let _ = done.send(());
         }
     }
+}
+
+/// Count a written batch for `/metrics`.
+fn observe(batch: &[CheckRecord], took: std::time::Duration) {
+    let t = crate::telemetry::global();
+    t.recorder_batches.inc();
+    t.recorder_records.inc_by(batch.len() as u64);
+    t.recorder_write_seconds.observe(took.as_secs_f64());
+    let up = batch.iter().filter(|r| r.ok).count() as u64;
+    let outcome = |outcome| crate::telemetry::OutcomeLabels { outcome };
+    t.checks_done.get_or_create(&outcome("up")).inc_by(up);
+    t.checks_done
+        .get_or_create(&outcome("down"))
+        .inc_by(batch.len() as u64 - up);
+    t.monitors
+        .observe(batch.iter().map(|r| crate::telemetry::Observation {
+            monitor_id: &r.monitor_id,
+            ok: r.ok,
+            response_time_ms: r.response_time_ms,
+            region: &r.region,
+            details: &r.details,
+        }));
 }
 
 /// Write a batch, whatever happens to the database meanwhile:
@@ -267,6 +290,7 @@ pub async fn write_resiliently(store: &Store, ctx: &EngineContext, batch: &[Chec
         let Err(e) = write_batch(store, ctx, batch).await else {
             return;
         };
+        crate::telemetry::global().recorder_write_errors.inc();
         if !e.is_unavailable() && store.ping().await {
             tracing::warn!(error = %e, count = batch.len(), "a batch of check results was refused; writing them one by one");
             break;

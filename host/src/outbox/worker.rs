@@ -298,9 +298,18 @@ pub async fn record(
             None => after.status = DeliveryState::Failed,
         }
     }
-    store
+    let outcome = match after.status {
+        DeliveryState::Succeeded => "delivered",
+        DeliveryState::Failed => "failed",
+        _ => "retrying",
+    };
+    let recorded = store
         .record_delivery_attempt(d.lease_until, after, attempt)
-        .await
+        .await?;
+    if recorded {
+        crate::telemetry::global().delivery(&d.channel_kind, outcome);
+    }
+    Ok(recorded)
 }
 
 /// The worker loop.

@@ -38,6 +38,18 @@ pub use wit::{CheckOutcome, CheckRequest, DeliveryFailure, Notification, Receipt
 
 include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
 
+/// Count a call for `/metrics`, by how it ended.
+fn count_call<T>(plugin: &str, call: &'static str, result: &Result<T, CallError>) {
+    let ended = match result {
+        Ok(_) => "ok",
+        Err(CallError::Deadline(_)) => "deadline",
+        Err(CallError::Memory(_)) => "memory",
+        Err(CallError::Trap(_)) => "trap",
+        Err(CallError::Instantiate(_)) => "instantiate",
+    };
+    crate::telemetry::global().plugin_call(plugin, call, ended);
+}
+
 /// One semaphore per kind of call; together they never ask for more instances than the
 /// pool holds.
 struct CallBudgets {
@@ -429,6 +441,32 @@ impl PluginHost {
         self.services.clone()
     }
 
+    /// Instances in use and the most that may be, per kind of call (`check`, `deliver`,
+    /// `validate`).
+    pub fn instances(&self) -> [(&'static str, usize, usize); 3] {
+        let b = &self.budgets;
+        let used = |s: &tokio::sync::Semaphore, max: u32| {
+            (max as usize).saturating_sub(s.available_permits())
+        };
+        [
+            (
+                "check",
+                used(&b.checks, limits::CHECK_INSTANCES),
+                limits::CHECK_INSTANCES as usize,
+            ),
+            (
+                "deliver",
+                used(&b.deliveries, limits::DELIVERY_INSTANCES),
+                limits::DELIVERY_INSTANCES as usize,
+            ),
+            (
+                "validate",
+                used(&b.control, limits::CONTROL_INSTANCES),
+                limits::CONTROL_INSTANCES as usize,
+            ),
+        ]
+    }
+
     /// Whether instances come from the pooling allocator.
     pub fn is_pooling(&self) -> bool {
         self.runtime.is_pooling()
@@ -454,9 +492,12 @@ impl PluginHost {
         let binding = plugin.binding.clone();
         let _slot = self.budgets.control.acquire().await;
         let ctx = self.context(&plugin.name, Grants::default(), limits::CONTROL_CALL_BUDGET);
-        self.runtime
+        let result = self
+            .runtime
             .call(ctx, move |store| binding.validate_config(store, config))
-            .await
+            .await;
+        count_call(&plugin.name, "validate", &result);
+        result
     }
 
     /// Run one check. `budget` is the monitor's timeout.
@@ -470,9 +511,12 @@ impl PluginHost {
         let _slot = self.budgets.checks.acquire().await;
         let mut ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
         ctx.region = Some(Arc::from(request.region.as_str()));
-        self.runtime
+        let result = self
+            .runtime
             .call(ctx, move |store| binding.check(store, request))
-            .await
+            .await;
+        count_call(&plugin.name, "check", &result);
+        result
     }
 
     /// Ask a channel plugin to check a configuration.
@@ -484,9 +528,12 @@ impl PluginHost {
         let binding = plugin.binding.clone();
         let _slot = self.budgets.control.acquire().await;
         let ctx = self.context(&plugin.name, Grants::default(), limits::CONTROL_CALL_BUDGET);
-        self.runtime
+        let result = self
+            .runtime
             .call(ctx, move |store| binding.validate_config(store, config))
-            .await
+            .await;
+        count_call(&plugin.name, "validate", &result);
+        result
     }
 
     /// Make one delivery attempt.
@@ -499,9 +546,12 @@ impl PluginHost {
         let binding = plugin.binding.clone();
         let _slot = self.budgets.deliveries.acquire().await;
         let ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
-        self.runtime
+        let result = self
+            .runtime
             .call(ctx, move |store| binding.deliver(store, n))
-            .await
+            .await;
+        count_call(&plugin.name, "deliver", &result);
+        result
     }
 }
 

@@ -451,6 +451,8 @@ impl Scheduler {
     }
 
     fn spawn_check(&self, monitor: Arc<ScheduledMonitor>, round: i64, due: Instant) {
+        let telemetry = crate::telemetry::global();
+        telemetry.checks_due.inc();
         let waiting = match self.waiting.lock() {
             Ok(mut w) => w.insert(monitor.id.clone()).then(|| WaitingGuard {
                 set: self.waiting.clone(),
@@ -462,6 +464,7 @@ impl Scheduler {
             // The previous round is still waiting for a slot: this one is late before it
             // starts, so skip it.
             self.stats.record_skipped();
+            telemetry.checks_skipped.inc();
             tracing::debug!(monitor = %monitor.id, "previous check still waiting for a slot; round skipped");
             return;
         };
@@ -488,6 +491,7 @@ impl Scheduler {
             // Lag: from when the check was due to when it could start (a permit free).
             let lag = due.elapsed();
             stats.record_lag(lag);
+            telemetry.schedule_lag.observe(lag.as_secs_f64());
             if lag > Duration::from_secs(1) {
                 tracing::debug!(monitor = %monitor.id, lag_ms = lag.as_millis() as u64, "check started late");
             }

@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod alerting;
 pub mod audit;
+pub mod backup;
 pub mod checks;
 pub mod cluster;
 pub mod confirmations;
@@ -17,6 +18,7 @@ pub mod incidents;
 pub mod keys;
 pub mod maintenance;
 pub mod members;
+pub mod metrics;
 pub mod monitors;
 pub mod notices;
 pub mod retention;

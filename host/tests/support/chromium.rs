@@ -4,50 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn find_chromium() -> Option<&'static str> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-}
-
-/// Chromium, installed from the distribution's packages when missing and this runs as
-/// root with apt (as on a fresh test machine), so the suite needs no set-up step.
+/// Chromium, installed from the distribution's packages when missing.
 pub fn chromium() -> Option<&'static str> {
-    if let Some(b) = find_chromium() {
-        return Some(b);
-    }
-    // Tests run in parallel: one installs while the others wait (apt allows one at a time).
-    let lock = std::fs::File::create(Path::new(env!("CARGO_TARGET_TMPDIR")).join("chromium.lock"))
-        .expect("lock file");
-    lock.lock().expect("lock");
-    if let Some(b) = find_chromium() {
-        return Some(b);
-    }
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let apt = Command::new("apt-get").arg("--version").output().is_ok();
-    if root && apt {
-        eprintln!("installing chromium with apt-get for the status page test");
-        let quiet = |args: &[&str]| {
-            Command::new("apt-get")
-                .args(args)
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        if !quiet(&["install", "-y", "-qq", "chromium"]) {
-            quiet(&["update", "-qq"]);
-            quiet(&["install", "-y", "-qq", "chromium"]);
-        }
-    }
-    find_chromium()
+    super::debian::command_from(
+        &["chromium", "chromium-browser", "google-chrome"],
+        "chromium",
+    )
 }
 
 /// The full path of Chromium, for drivers that want an executable path; panics when it

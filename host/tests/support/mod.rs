@@ -9,6 +9,7 @@
 pub mod browser;
 pub mod chromium;
 pub mod conformance;
+pub mod debian;
 pub mod pg;
 pub mod providers;
 pub mod rows;

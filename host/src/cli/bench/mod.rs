@@ -86,7 +86,24 @@ pub struct BenchReport {
     pub plugin_wall: Duration,
     pub seed_time: Duration,
     pub api: Vec<api_load::ApiLoad>,
+    /// `GET /metrics` with every monitor in the database.
+    pub scrape: Option<ScrapeFigures>,
 }
+
+/// What one `GET /metrics` costs at this size.
+#[derive(Debug, Clone)]
+pub struct ScrapeFigures {
+    /// The median and slowest of [`SCRAPES`] scrapes, one after another.
+    pub median: Duration,
+    pub slowest: Duration,
+    pub bytes: usize,
+    pub samples: usize,
+    /// Reading the uptime windows of every monitor (the background task's minute).
+    pub uptime_refresh: Duration,
+}
+
+/// Scrapes timed per run.
+const SCRAPES: usize = 5;
 
 impl BenchReport {
     /// Plugin CPU per check over native CPU per check.
@@ -275,21 +292,18 @@ async fn run_on(
     let run = run_checks(&store, &plugins, &clock, opts, target).await;
 
     // 3. The API with every monitor in the database.
-    let api = if opts.api_duration.is_zero() {
-        Vec::new()
-    } else if !api_load::available() {
+    let wrk = !opts.api_duration.is_zero() && api_load::available();
+    if !opts.api_duration.is_zero() && !wrk {
         eprintln!("wrk is not installed (apt-get install wrk): skipping the API load figures");
-        Vec::new()
-    } else {
-        load_api(
-            store.clone(),
-            plugins.clone(),
-            config,
-            clock,
-            opts.api_duration,
-        )
-        .await?
-    };
+    }
+    let (api, scrape) = load_api(
+        store.clone(),
+        plugins.clone(),
+        config,
+        clock,
+        wrk.then_some(opts.api_duration),
+    )
+    .await?;
     let backend = store.backend_name();
     store.close().await;
 
@@ -333,6 +347,7 @@ async fn run_on(
         plugin_wall,
         seed_time,
         api,
+        scrape,
     })
 }
 
@@ -583,14 +598,20 @@ where
     Ok((cpu, wall))
 }
 
-/// Serve the API on loopback and load two list routes with `wrk`.
+/// Serve the API on loopback, time `GET /metrics`, and load two list routes with `wrk`
+/// (when `duration` is given).
 async fn load_api(
     store: Store,
     plugins: Arc<PluginHost>,
     config: Config,
     clock: SharedClock,
-    duration: Duration,
-) -> anyhow::Result<Vec<api_load::ApiLoad>> {
+    duration: Option<Duration>,
+) -> anyhow::Result<(Vec<api_load::ApiLoad>, Option<ScrapeFigures>)> {
+    let refresh_started = Instant::now();
+    crate::api::metrics::UPTIME
+        .refresh(&store, clock.now_ms())
+        .await?;
+    let uptime_refresh = refresh_started.elapsed();
     let limits = Arc::new(crate::api::ratelimit::Limits::new(
         config.rate_limit_per_minute,
         config.rate_limit_burst,
@@ -623,7 +644,16 @@ async fn load_api(
             })
             .await;
     });
+    let scrape = time_scrapes(&base, uptime_refresh).await;
+    if let Err(e) = &scrape {
+        eprintln!("GET /metrics failed: {e:#}");
+    }
     let mut out = Vec::new();
+    let Some(duration) = duration else {
+        let _ = stop.send(());
+        let _ = server.await;
+        return Ok((out, scrape.ok()));
+    };
     for path in ["/v1/monitors?limit=100", "/v1/incidents?limit=100"] {
         let base = base.clone();
         let load = tokio::task::spawn_blocking(move || {
@@ -634,7 +664,33 @@ async fn load_api(
     }
     let _ = stop.send(());
     let _ = server.await;
-    Ok(out)
+    Ok((out, scrape.ok()))
+}
+
+/// Scrape `/metrics` [`SCRAPES`] times, one after another.
+async fn time_scrapes(base: &str, uptime_refresh: Duration) -> anyhow::Result<ScrapeFigures> {
+    let client = reqwest::Client::new();
+    let mut times = Vec::with_capacity(SCRAPES);
+    let mut body = String::new();
+    for _ in 0..SCRAPES {
+        let started = Instant::now();
+        let r = client
+            .get(format!("{base}/metrics"))
+            .bearer_auth(BENCH_KEY)
+            .send()
+            .await?;
+        anyhow::ensure!(r.status().is_success(), "status {}", r.status());
+        body = r.text().await?;
+        times.push(started.elapsed());
+    }
+    times.sort();
+    Ok(ScrapeFigures {
+        median: times[SCRAPES / 2],
+        slowest: times[SCRAPES - 1],
+        bytes: body.len(),
+        samples: body.lines().filter(|l| !l.starts_with('#')).count(),
+        uptime_refresh,
+    })
 }
 
 fn ms(d: Option<Duration>) -> String {
@@ -695,6 +751,16 @@ pub fn print_report(r: &BenchReport) {
         us(Some(r.plugin_wall)),
         us(Some(r.native_wall)),
     );
+    if let Some(s) = &r.scrape {
+        println!(
+            "GET /metrics    median {}, slowest {} ({:.1} MiB, {} samples); uptime windows read in {}",
+            ms(Some(s.median)),
+            ms(Some(s.slowest)),
+            s.bytes as f64 / 1048576.0,
+            s.samples,
+            ms(Some(s.uptime_refresh)),
+        );
+    }
     for a in &r.api {
         println!(
             "API {:<26} {:.0} req/s, p50 {}, p99 {}, {} non-2xx of {}",
