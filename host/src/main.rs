@@ -27,6 +27,9 @@ enum Command {
     Serve(Flags),
     /// Apply database migrations and exit.
     Migrate(Flags),
+    /// Check the configuration, database, SMTP relay, Telegram bot, ICMP, plugins, clock
+    /// and disk; print ok/warn/fail with a fix for each. Exits 1 when something fails.
+    Doctor(Flags),
     /// Copy the SQLite database to FILE while the server runs (a consistent snapshot).
     Backup {
         /// Where to write the copy (must not exist).
@@ -279,7 +282,7 @@ fn main() -> anyhow::Result<()> {
         },
     };
     let flags = match &cli.command {
-        Command::Serve(f) | Command::Migrate(f) => f.clone(),
+        Command::Serve(f) | Command::Migrate(f) | Command::Doctor(f) => f.clone(),
         Command::Backup { flags, .. } | Command::Restore { flags, .. } => flags.clone(),
         Command::Workspace(WorkspaceCommand::Create { flags, .. })
         | Command::Workspace(WorkspaceCommand::SetPlan { flags, .. })
@@ -289,8 +292,11 @@ fn main() -> anyhow::Result<()> {
             Flags::default()
         }
     };
-    let config =
-        Config::load(cli.config.as_deref(), &flags.overrides()).context("invalid configuration")?;
+    let loaded = Config::load(cli.config.as_deref(), &flags.overrides());
+    if matches!(cli.command, Command::Doctor(_)) {
+        return doctor_command(cli.config.as_deref(), loaded.map_err(anyhow::Error::from));
+    }
+    let config = loaded.context("invalid configuration")?;
     init_logging(config.log_format, &config.log_filter);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -298,6 +304,8 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(async move {
         match cli.command {
             Command::Serve(_) => tocsin::app::serve(config).await,
+            // Answered above, before a configuration is required.
+            Command::Doctor(_) => Ok(()),
             Command::Migrate(_) => {
                 let store = tocsin::app::open_store(&config).await?;
                 println!(
@@ -322,6 +330,36 @@ fn main() -> anyhow::Result<()> {
             Command::BenchTarget => tocsin::cli::bench::target::run(),
         }
     })
+}
+
+/// `tocsin doctor`: the table, and exit status 1 when a check failed.
+fn doctor_command(
+    file: Option<&std::path::Path>,
+    loaded: anyhow::Result<Config>,
+) -> anyhow::Result<()> {
+    use tocsin::cli::doctor;
+    init_logging(LogFormat::Pretty, "error");
+    let findings = match loaded {
+        Err(e) => doctor::configuration_failed(&e),
+        Ok(config) => {
+            let source = match file {
+                Some(f) => format!("{} loads", f.display()),
+                None if std::path::Path::new("tocsin.toml").is_file() => {
+                    "tocsin.toml loads".to_string()
+                }
+                None => "no file; defaults and TOCSIN_* variables".to_string(),
+            };
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(doctor::run(&config, &source))
+        }
+    };
+    print!("{}", doctor::table(&findings));
+    if doctor::worst(&findings) == doctor::Verdict::Fail {
+        std::process::exit(1);
+    }
+    Ok(())
 }
 
 /// The benchmark sets up its own databases and plugins; logs only warnings.

@@ -5,6 +5,7 @@
 
 pub mod backup;
 pub mod bench;
+pub mod doctor;
 pub mod plugin_tools;
 pub mod users;
 pub mod webhook_tools;

@@ -170,6 +170,21 @@ impl PluginHost {
             })
     }
 
+    /// Try the configured SMTP relay without sending (None: none is configured).
+    pub async fn probe_smtp(&self) -> Option<Result<String, String>> {
+        let relay = self.services.smtp.as_ref()?;
+        Some(
+            relay
+                .probe(std::time::Duration::from_secs(10), &self.services.egress)
+                .await,
+        )
+    }
+
+    /// Whether this process may open ICMP sockets (ping monitors need one).
+    pub fn icmp_permitted() -> Result<(), String> {
+        net::icmp_permitted()
+    }
+
     /// The certificate authorities every outgoing TLS connection trusts.
     pub fn trusted_certs(&self) -> &[rustls::pki_types::CertificateDer<'static>] {
         &self.trusted_certs

@@ -219,6 +219,16 @@ fn icmp_client(ip: IpAddr) -> Result<Client, Error> {
     })
 }
 
+/// Whether an ICMP socket can be opened (inside a runtime).
+pub fn icmp_permitted() -> Result<(), String> {
+    icmp_client(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST))
+        .map(|_| ())
+        .map_err(|e| match e {
+            Error::NotPermitted(m) | Error::Other(m) => m,
+            other => format!("{other:?}"),
+        })
+}
+
 /// Send `count` echo requests to `ip`, spaced out, and collect the replies that arrive
 /// before the deadline.
 pub async fn ping(ip: IpAddr, count: u8, deadline: Instant) -> Result<PingResult, Error> {

@@ -97,6 +97,46 @@ impl SmtpRelay {
             .ok_or_else(|| Error::Transient(format!("the relay `{}` has no address", self.host)))
     }
 
+    /// Connect, greet, secure and sign in as a delivery would, then quit without sending
+    /// anything; says where it connected.
+    pub async fn probe(&self, budget: Duration, egress: &EgressPolicy) -> Result<String, String> {
+        let exchange = async {
+            let address = self.address(egress).await.map_err(|e| match e {
+                Error::NotConfigured(m)
+                | Error::Denied(m)
+                | Error::Rejected(m)
+                | Error::Transient(m) => m,
+            })?;
+            self.transport(address)
+                .test_connection()
+                .await
+                .map_err(|e| format!("{}:{} ({address}): {e}", self.host, self.port))?;
+            Ok::<_, String>(address)
+        };
+        let address = tokio::time::timeout(budget, exchange).await.map_err(|_| {
+            format!(
+                "{}:{} did not answer within {} s",
+                self.host,
+                self.port,
+                budget.as_secs()
+            )
+        })??;
+        let security = match &self.tls {
+            None => "no TLS",
+            Some((SmtpTls::Tls, _)) => "implicit TLS",
+            Some(_) => "STARTTLS",
+        };
+        let signed_in = if self.credentials.is_some() {
+            ", signed in"
+        } else {
+            ""
+        };
+        Ok(format!(
+            "{}:{} ({address}) answered EHLO, {security}{signed_in}",
+            self.host, self.port
+        ))
+    }
+
     /// Send one message.
     pub async fn send(
         &self,

@@ -1,4 +1,4 @@
-//! Backups of a SQLite database: a consistent copy taken while the server runs (`VACUUM
+//! The schema version a database is at, and backups of a SQLite database: a consistent copy taken while the server runs (`VACUUM
 //! INTO` reads one snapshot of the database; writers carry on beside it), and the checks a
 //! copy must pass before it replaces the live database: it is a SQLite file, intact, a
 //! Tocsin database, and of a schema this build knows.
@@ -42,6 +42,36 @@ pub fn known_migrations() -> Vec<String> {
 }
 
 impl Store {
+    /// Migrations applied to this database, oldest first (without applying any).
+    pub async fn applied_migrations(&self) -> Result<Vec<String>, StoreError> {
+        let rows = self
+            .db
+            .query_all_raw(Statement::from_string(
+                self.backend(),
+                "SELECT version FROM seaql_migrations ORDER BY version",
+            ))
+            .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| r.try_get_by_index::<String>(0).ok())
+            .collect())
+    }
+
+    /// The database server's clock (Unix ms); None on SQLite, which has no clock of its own.
+    pub async fn database_clock_ms(&self) -> Result<Option<i64>, StoreError> {
+        if self.backend() != DbBackend::Postgres {
+            return Ok(None);
+        }
+        let row = self
+            .db
+            .query_one_raw(Statement::from_string(
+                DbBackend::Postgres,
+                "SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint",
+            ))
+            .await?;
+        Ok(row.and_then(|r| r.try_get_by_index::<i64>(0).ok()))
+    }
+
     /// The SQLite file behind this store, if it is one.
     pub fn sqlite_file(url: &str) -> Option<PathBuf> {
         super::sqlite_path(url)

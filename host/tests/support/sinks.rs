@@ -8,7 +8,7 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -344,6 +344,7 @@ impl FakeTelegram {
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         let app = Router::new()
             .route("/{bot}/sendMessage", post(send_message))
+            .route("/{bot}/getMe", get(get_me))
             .with_state(messages.clone());
         let stop = spawn_server(move |stopped| async move {
             let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
@@ -363,6 +364,23 @@ impl FakeTelegram {
     pub fn messages(&self) -> Vec<TelegramMessage> {
         self.messages.lock().expect("lock").clone()
     }
+}
+
+/// `getMe`: the token `bad` is refused as the Bot API refuses a revoked token.
+async fn get_me(Path(bot): Path<String>) -> Response {
+    if bot == "botbad" {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::CONTENT_TYPE, "application/json")],
+            r#"{"ok":false,"error_code":401,"description":"Unauthorized"}"#,
+        )
+            .into_response();
+    }
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        r#"{"ok":true,"result":{"id":7,"is_bot":true,"first_name":"Tocsin","username":"tocsin_test_bot"}}"#,
+    )
+        .into_response()
 }
 
 async fn send_message(
