@@ -67,6 +67,13 @@ enum Command {
     /// Measure checks/s, schedule lag, CPU, memory, database writes and API throughput
     /// against a loopback target, with a native baseline for the plugin cost.
     Bench(BenchFlags),
+    /// Print the shell completion script for SHELL (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
+    /// Write the manual pages (tocsin.1 and one per subcommand) into DIR.
+    Man {
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        out: PathBuf,
+    },
     /// The benchmark's loopback target (started by `tocsin bench`).
     #[command(hide = true)]
     BenchTarget,
@@ -276,6 +283,19 @@ fn main() -> anyhow::Result<()> {
         Command::Plugin(cmd) => return plugin_command(cmd),
         Command::BenchTarget => return tocsin::cli::bench::target::run(),
         Command::Bench(flags) => return bench_command(&flags),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "tocsin", &mut std::io::stdout());
+            return Ok(());
+        }
+        Command::Man { out } => {
+            std::fs::create_dir_all(&out)
+                .with_context(|| format!("cannot create {}", out.display()))?;
+            clap_mangen::generate_to(<Cli as clap::CommandFactory>::command(), &out)
+                .with_context(|| format!("cannot write manual pages into {}", out.display()))?;
+            println!("Manual pages written to {}", out.display());
+            return Ok(());
+        }
         other => Cli {
             config: cli.config,
             command: other,
@@ -288,9 +308,12 @@ fn main() -> anyhow::Result<()> {
         | Command::Workspace(WorkspaceCommand::SetPlan { flags, .. })
         | Command::Key(KeyCommand::Create { flags, .. })
         | Command::User(UserCommand::Create { flags, .. }) => flags.clone(),
-        Command::Webhook(_) | Command::Plugin(_) | Command::Bench(_) | Command::BenchTarget => {
-            Flags::default()
-        }
+        Command::Webhook(_)
+        | Command::Plugin(_)
+        | Command::Bench(_)
+        | Command::BenchTarget
+        | Command::Completions { .. }
+        | Command::Man { .. } => Flags::default(),
     };
     let loaded = Config::load(cli.config.as_deref(), &flags.overrides());
     if matches!(cli.command, Command::Doctor(_)) {
@@ -328,6 +351,8 @@ fn main() -> anyhow::Result<()> {
             Command::Plugin(cmd) => plugin_command(cmd),
             Command::Bench(flags) => bench_command(&flags),
             Command::BenchTarget => tocsin::cli::bench::target::run(),
+            // Answered before the configuration is loaded.
+            Command::Completions { .. } | Command::Man { .. } => Ok(()),
         }
     })
 }
