@@ -163,3 +163,56 @@ fn tokio_runtime() -> tokio::runtime::Runtime {
         .build()
         .expect("runtime")
 }
+
+/// The PostgreSQL procedure of docs/operations.md: `pg_dump --format=custom` while the
+/// server runs, `pg_restore --no-owner` into an empty database, start on it.
+#[test]
+fn postgres_dump_while_running_and_restore_into_an_empty_database() {
+    support::pg::with_database("pg_dump procedure", |source| {
+        support::pg::with_database("pg_restore target", |restored| {
+            let target = Target::start();
+            let mut server = Server::start(&[("TOCSIN_DATABASE_URL", source)]);
+            let api = server.client();
+            let r = api.post(
+                "/v1/monitors",
+                &json!({"name": "pg-web", "type": "http", "interval": 1,
+                        "url": target.url("/ok"), "method": "GET"}),
+            );
+            assert_eq!(r.status, 201, "{}", r.body);
+            let id = r.body["data"]["id"].as_str().expect("id").to_string();
+            wait_for("checks being written", Duration::from_secs(30), || {
+                (checks_of(&api, &id) >= 2).then_some(())
+            });
+            let dir = tempfile::tempdir().expect("tempdir");
+            let dump = dir.path().join("tocsin.dump");
+            let out = Command::new("pg_dump")
+                .args(["--format=custom", "--file"])
+                .arg(&dump)
+                .arg(source)
+                .output()
+                .expect("pg_dump (the PostgreSQL client) is needed");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            server.stop();
+            let out = Command::new("pg_restore")
+                .args(["--no-owner", "--exit-on-error", "--dbname", restored])
+                .arg(&dump)
+                .output()
+                .expect("pg_restore");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let server = Server::start(&[("TOCSIN_DATABASE_URL", restored)]);
+            let api = server.client();
+            let r = api.get(&format!("/v1/monitors/{id}"));
+            assert_eq!(r.status, 200, "{}", r.body);
+            assert_eq!(r.body["data"]["name"], "pg-web");
+            assert!(checks_of(&api, &id) >= 2, "history came along");
+        });
+    });
+}

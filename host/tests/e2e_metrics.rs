@@ -110,7 +110,17 @@ fn prometheus(binary: &str, target: &str, key: &str) -> Prometheus {
 
 #[test]
 fn prometheus_scrapes_the_server_and_a_query_answers_the_monitors_status() {
-    let server = Server::start(&[]);
+    let data = tempfile::tempdir().expect("tempdir");
+    let roots = data.path().join("roots.pem");
+    let ca = support::tls::TestCa::new("Tocsin Test CA");
+    std::fs::write(&roots, &ca.pem).expect("roots");
+    let server = Server::start_in(
+        data.path(),
+        &[
+            ("TOCSIN_TLS_EXTRA_ROOTS", roots.to_str().expect("path")),
+            ("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true"),
+        ],
+    );
     let api = server.client();
     let target = Target::start();
     let up = create(
@@ -119,10 +129,25 @@ fn prometheus_scrapes_the_server_and_a_query_answers_the_monitors_status() {
                "method": "GET", "tags": ["prod", "edge"]}),
     );
     let closed = free_port();
+    // Its incident is delivered to a webhook receiver.
+    let receiver = support::sinks::Receiver::start();
+    let policy = api.post(
+        "/v1/alert-policies",
+        &json!({"name": "hooks", "channels": [{"type": "webhook", "url": receiver.url("/hook")}]}),
+    );
+    assert_eq!(policy.status, 201, "{}", policy.body);
     let down = create(
         &api,
         json!({"name": "gone", "type": "tcp", "interval": 1,
-               "config": {"host": "127.0.0.1", "port": closed}}),
+               "config": {"host": "127.0.0.1", "port": closed},
+               "alertPolicyId": policy.body["data"]["id"]}),
+    );
+    // A certificate 40 days from expiry, from a CA the server trusts.
+    let tls = support::tls::TlsServer::start(&ca.leaf(&["localhost"], -1, 40));
+    let cert = create(
+        &api,
+        json!({"name": "cert", "type": "ssl", "hostname": "localhost", "port": tls.port,
+               "interval": 1}),
     );
     // Another workspace's monitor is not in this key's scrape.
     let ws = server.cli(&[
@@ -146,8 +171,8 @@ fn prometheus_scrapes_the_server_and_a_query_answers_the_monitors_status() {
 
     let key = support::ADMIN_KEY;
     let text = wait_for(
-        "the down monitor in /metrics",
-        Duration::from_secs(30),
+        "every monitor series and a delivery in /metrics",
+        Duration::from_secs(60),
         || {
             let (status, ct, text) = scrape(&server.base, Some(key));
             assert_eq!(status, 200, "{text}");
@@ -155,12 +180,58 @@ fn prometheus_scrapes_the_server_and_a_query_answers_the_monitors_status() {
             (sample(&text, "tocsin_monitor_status", &[("monitor_id", &down)]) == Some(0.0)
                 && sample(
                     &text,
+                    "tocsin_monitor_uptime_ratio",
+                    &[("monitor_id", &up), ("window", "30d")],
+                )
+                .is_some()
+                && sample(
+                    &text,
+                    "tocsin_monitor_certificate_expires_timestamp_seconds",
+                    &[("monitor_id", &cert)],
+                )
+                .is_some()
+                && sample(
+                    &text,
                     "tocsin_monitor_checks_total",
                     &[("monitor_id", &up), ("outcome", "up")],
                 )
-                .is_some_and(|n| n >= 2.0))
+                .is_some_and(|n| n >= 2.0)
+                && sample(
+                    &text,
+                    "tocsin_deliveries_total",
+                    &[("channel_type", "webhook"), ("outcome", "delivered")],
+                )
+                .is_some())
             .then_some(text)
         },
+    );
+    let days = sample(
+        &text,
+        "tocsin_monitor_certificate_expires_timestamp_seconds",
+        &[("monitor_id", &cert)],
+    )
+    .expect("certificate days");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs_f64();
+    let days = (days - now) / 86_400.0;
+    assert!((39.0..=40.01).contains(&days), "{days}");
+    assert_eq!(
+        sample(
+            &text,
+            "tocsin_monitor_uptime_ratio",
+            &[("monitor_id", &up), ("window", "1d")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "tocsin_monitor_uptime_ratio",
+            &[("monitor_id", &down), ("window", "30d")]
+        ),
+        Some(0.0)
     );
     let labels = [
         ("monitor_id", up.as_str()),
@@ -208,6 +279,36 @@ fn prometheus_scrapes_the_server_and_a_query_answers_the_monitors_status() {
         "requests are counted by route pattern: {text}"
     );
     assert!(!text.contains(&other), "another workspace's monitor leaked");
+
+    // Every series the shipped Grafana dashboard queries is exposed.
+    let dashboard = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/grafana/tocsin.json"),
+    )
+    .expect("examples/grafana/tocsin.json");
+    let dashboard: Value = serde_json::from_str(&dashboard).expect("dashboard JSON");
+    let mut used = Vec::new();
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        for t in panel["targets"].as_array().expect("targets") {
+            let expr = t["expr"].as_str().expect("expr");
+            let mut rest = expr;
+            while let Some(i) = rest.find("tocsin_") {
+                let name: String = rest[i..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                rest = &rest[i + name.len()..];
+                used.push(name);
+            }
+        }
+    }
+    assert!(used.len() > 10, "{used:?}");
+    for name in used {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} "))),
+            "the dashboard queries {name}, which /metrics does not expose"
+        );
+    }
 
     // promtool's linter has nothing to say.
     let promtool = support::debian::command_from(&["promtool"], "prometheus")

@@ -29,6 +29,8 @@ use std::sync::Mutex;
 const DAY_MS: i64 = 86_400_000;
 /// How often the uptime windows are read again.
 pub const UPTIME_REFRESH: std::time::Duration = std::time::Duration::from_secs(60);
+/// How often in the server's first minute.
+const UPTIME_EARLY_REFRESH: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The metrics of the server and its monitors.
 #[utoipa::path(get, path = "/metrics", tag = "health",
@@ -240,18 +242,25 @@ fn windows(today: (i64, i64), past: PastDays, into_today: f64) -> (Option<f64>, 
     (day, month)
 }
 
-/// Keep the uptime windows fresh until shutdown.
+/// Keep the uptime windows fresh until shutdown: every few seconds in the first minute
+/// (so a fresh server's first checks show up soon), then every [`UPTIME_REFRESH`].
 pub async fn refresh_uptime_loop(
     store: Store,
     clock: crate::clock::SharedClock,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
+    let started = std::time::Instant::now();
     loop {
         if let Err(e) = UPTIME.refresh(&store, clock.now_ms()).await {
             tracing::warn!(error = %e, "could not read uptime counts for /metrics");
         }
+        let pause = if started.elapsed() < UPTIME_REFRESH {
+            UPTIME_EARLY_REFRESH
+        } else {
+            UPTIME_REFRESH
+        };
         tokio::select! {
-            _ = tokio::time::sleep(UPTIME_REFRESH) => {}
+            _ = tokio::time::sleep(pause) => {}
             _ = shutdown.changed() => if *shutdown.borrow() { return },
         }
     }
@@ -536,15 +545,15 @@ impl Collector for Scrape {
             }
         }
         let mut e = encoder.encode_descriptor(
-            "tocsin_monitor_certificate_expiry_days",
-            "Days until the certificate the last check saw expires (negative: expired)",
+            "tocsin_monitor_certificate_expires_timestamp_seconds",
+            "When the certificate the last check saw expires (Unix time); days left: (x - time()) / 86400",
             None,
             MetricType::Gauge,
         )?;
         for (live, l) in self.live.iter().zip(&labels) {
             if let Some(at) = live.as_ref().and_then(|l| l.certificate_expires_ms) {
                 e.encode_family(&l.set())?
-                    .encode_gauge(&((at - self.now_ms) as f64 / DAY_MS as f64))?;
+                    .encode_gauge(&(at as f64 / 1000.0))?;
             }
         }
         if self.kuma {
