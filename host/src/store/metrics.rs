@@ -29,6 +29,17 @@ pub struct DayCount {
     pub up: i64,
 }
 
+type MetricTupleWithConfig = (
+    String,
+    String,
+    String,
+    String,
+    MonitorState,
+    Option<i32>,
+    String,
+    String,
+);
+
 type MetricTuple = (
     String,
     String,
@@ -62,16 +73,7 @@ impl Store {
             q = q.filter(monitor::Column::WorkspaceId.eq(w));
         }
         if with_config {
-            let rows: Vec<(
-                String,
-                String,
-                String,
-                String,
-                MonitorState,
-                Option<i32>,
-                String,
-                String,
-            )> = q
+            let rows: Vec<MetricTupleWithConfig> = q
                 .column(monitor::Column::Config)
                 .into_tuple()
                 .all(&self.db)

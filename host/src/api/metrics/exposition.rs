@@ -1,285 +1,32 @@
-//! `GET /metrics`: the Prometheus text format (0.0.4), encoded by `prometheus-client`.
-//!
-//! Server series come from the process's counters ([`crate::telemetry`]); per-monitor
-//! series are assembled at each scrape from one query of the monitors (names, types,
-//! tags, states), the counters the recorder keeps per monitor, and the uptime windows a
-//! background task refreshes every minute from the daily counts. With the `key` setting a
-//! scrape shows the key's workspace's monitors; with `public`, every workspace's.
+//! The exposition of one scrape: the server's counters, then every monitor's series
+//! (and Uptime Kuma's names when asked), encoded by `prometheus-client`.
 
-use super::AppState;
-use super::error::ApiError;
-use crate::config::MetricsAccess;
-use crate::store::metrics::{DayCount, MonitorMetricRow};
-use crate::store::{MonitorState, Store};
-use crate::telemetry::{self, MonitorLive, RESPONSE_BUCKETS, RequestLabels, RouteLabels};
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
-use axum::http::{HeaderMap, StatusCode};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use crate::store::MonitorState;
+use crate::store::metrics::MonitorMetricRow;
+use crate::telemetry::{self, MonitorLive, RESPONSE_BUCKETS};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
-use std::collections::HashMap;
-use std::sync::Mutex;
 
 const DAY_MS: i64 = 86_400_000;
-/// How often the uptime windows are read again.
-pub const UPTIME_REFRESH: std::time::Duration = std::time::Duration::from_secs(60);
-/// How often in the server's first minute.
-const UPTIME_EARLY_REFRESH: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// The metrics of the server and its monitors.
-#[utoipa::path(get, path = "/metrics", tag = "health",
-    security((), ("bearer" = [])),
-    responses(
-        (status = 200, description = "Prometheus text format 0.0.4", content_type = "text/plain", body = String),
-        (status = 401, description = "`metrics = \"key\"` and no valid API key", body = super::error::ErrorBody),
-        (status = 404, description = "`metrics = \"off\"`", body = super::error::ErrorBody),
-    ))]
-pub async fn metrics(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let workspace = match state.config.metrics {
-        MetricsAccess::Off => {
-            return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                "NOT_FOUND",
-                "Metrics are turned off on this server (metrics = \"off\")",
-            ));
-        }
-        MetricsAccess::Public => None,
-        MetricsAccess::Key => {
-            let header = headers
-                .get(AUTHORIZATION)
-                .map(|v| v.to_str().map(str::to_owned));
-            Some(
-                super::auth::authenticate(&state, header)
-                    .await?
-                    .workspace_id,
-            )
-        }
-    };
-    let kuma = state.config.metrics_kuma_names;
-    let rows = state
-        .store
-        .monitor_metric_rows(workspace.as_deref(), kuma)
-        .await?;
-    let t = telemetry::global();
-    let live = t.monitors.read(rows.iter().map(|r| r.id.as_str()));
-    if workspace.is_none() && t.monitors.len() > rows.len() {
-        let ids: std::collections::HashSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-        t.monitors.retain(|id| ids.contains(id));
-    }
-    let now_ms = state.clock.now_ms();
-    let uptime = UPTIME.read(rows.iter().map(|r| r.id.as_str()), now_ms);
-    let outbox = state.store.pending_delivery_count().await?;
-    let scrape = Scrape {
-        monitors: rows,
-        live,
-        uptime,
-        now_ms,
-        kuma,
-        instances: state.plugins.instances(),
-        outbox,
-    };
-    let body = tokio::task::spawn_blocking(move || scrape.encode())
-        .await
-        .map_err(|_| ApiError::internal("encoding the metrics failed"))?
-        .map_err(|_| ApiError::internal("encoding the metrics failed"))?;
-    Ok((
-        StatusCode::OK,
-        [(
-            CONTENT_TYPE,
-            prometheus_client::encoding::prometheus_text::CONTENT_TYPE,
-        )],
-        body,
-    )
-        .into_response())
-}
-
-/// Middleware: count every request by its route's pattern, method and status.
-pub async fn count_requests(req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
-    let method = req.method().as_str().to_string();
-    let started = std::time::Instant::now();
-    let response = next.run(req).await;
-    let t = telemetry::global();
-    t.request_seconds
-        .get_or_create(&RouteLabels {
-            route: route.clone(),
-        })
-        .observe(started.elapsed().as_secs_f64());
-    t.requests
-        .get_or_create(&RequestLabels {
-            route,
-            method,
-            status: response.status().as_u16(),
-        })
-        .inc();
-    response
-}
-
-/// Uptime over the last day and the last 30 days, per monitor, from the daily counts: the
-/// days before today are read once a day, today's every minute; the oldest day of a window
-/// counts for the part of it inside the window (checks spread evenly over a day).
-#[derive(Default)]
-pub struct UptimeWindows {
-    inner: Mutex<UptimeInner>,
-}
-
-#[derive(Default)]
-struct UptimeInner {
-    /// The UTC day `past` was read on.
-    day: Option<i32>,
-    past: HashMap<String, PastDays>,
-    today: HashMap<String, (i64, i64)>,
-}
-
-/// Sums of (total, up) of the days before today.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct PastDays {
-    yesterday: (i64, i64),
-    /// The days today-29 to today-1 (yesterday included).
-    month: (i64, i64),
-    /// Day today-30, the window's oldest.
-    edge: (i64, i64),
-}
-
-/// The uptime windows of this process.
-pub static UPTIME: std::sync::LazyLock<UptimeWindows> =
-    std::sync::LazyLock::new(UptimeWindows::default);
-
-impl UptimeWindows {
-    /// Read what changed: every day before today when the day turned, today's always.
-    pub async fn refresh(
-        &self,
-        store: &Store,
-        now_ms: i64,
-    ) -> Result<(), crate::store::StoreError> {
-        let today = i32::try_from(now_ms.div_euclid(DAY_MS)).unwrap_or(i32::MAX);
-        let stale = self.lock().day != Some(today);
-        if stale {
-            let rows = store.day_counts(today - 30, today - 1).await?;
-            let past = fold_past(today, &rows);
-            let mut inner = self.lock();
-            inner.past = past;
-            inner.day = Some(today);
-        }
-        let rows = store.day_counts(today, today).await?;
-        let current: HashMap<String, (i64, i64)> = rows
-            .into_iter()
-            .map(|(id, c)| (id, (c.total, c.up)))
-            .collect();
-        self.lock().today = current;
-        Ok(())
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, UptimeInner> {
-        match self.inner.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        }
-    }
-
-    /// (1 day, 30 days) ratios of the given monitors, None where nothing was checked.
-    fn read<'a>(
-        &self,
-        ids: impl IntoIterator<Item = &'a str>,
-        now_ms: i64,
-    ) -> Vec<(Option<f64>, Option<f64>)> {
-        let into_today = now_ms.rem_euclid(DAY_MS) as f64 / DAY_MS as f64;
-        let inner = self.lock();
-        ids.into_iter()
-            .map(|id| {
-                let today = inner.today.get(id).copied().unwrap_or_default();
-                let past = inner.past.get(id).copied().unwrap_or_default();
-                windows(today, past, into_today)
-            })
-            .collect()
-    }
-}
-
-fn fold_past(today: i32, rows: &[(String, DayCount)]) -> HashMap<String, PastDays> {
-    let mut past: HashMap<String, PastDays> = HashMap::new();
-    for (id, c) in rows {
-        let p = past.entry(id.clone()).or_default();
-        let add = |s: &mut (i64, i64)| {
-            s.0 += c.total;
-            s.1 += c.up;
-        };
-        if c.day == today - 1 {
-            add(&mut p.yesterday);
-        }
-        if c.day >= today - 29 {
-            add(&mut p.month);
-        } else if c.day == today - 30 {
-            add(&mut p.edge);
-        }
-    }
-    past
-}
-
-/// The two windows' ratios; `into_today` is the part of today gone (0..1).
-fn windows(today: (i64, i64), past: PastDays, into_today: f64) -> (Option<f64>, Option<f64>) {
-    let ratio = |total: f64, up: f64| (total > 0.0).then(|| (up / total).clamp(0.0, 1.0));
-    let rest = 1.0 - into_today;
-    let day = ratio(
-        today.0 as f64 + rest * past.yesterday.0 as f64,
-        today.1 as f64 + rest * past.yesterday.1 as f64,
-    );
-    let month = ratio(
-        (today.0 + past.month.0) as f64 + rest * past.edge.0 as f64,
-        (today.1 + past.month.1) as f64 + rest * past.edge.1 as f64,
-    );
-    (day, month)
-}
-
-/// Keep the uptime windows fresh until shutdown: every few seconds in the first minute
-/// (so a fresh server's first checks show up soon), then every [`UPTIME_REFRESH`].
-pub async fn refresh_uptime_loop(
-    store: Store,
-    clock: crate::clock::SharedClock,
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
-) {
-    let started = std::time::Instant::now();
-    loop {
-        if let Err(e) = UPTIME.refresh(&store, clock.now_ms()).await {
-            tracing::warn!(error = %e, "could not read uptime counts for /metrics");
-        }
-        let pause = if started.elapsed() < UPTIME_REFRESH {
-            UPTIME_EARLY_REFRESH
-        } else {
-            UPTIME_REFRESH
-        };
-        tokio::select! {
-            _ = tokio::time::sleep(pause) => {}
-            _ = shutdown.changed() => if *shutdown.borrow() { return },
-        }
-    }
-}
 
 /// Everything one scrape shows.
 #[derive(Debug)]
-struct Scrape {
-    monitors: Vec<MonitorMetricRow>,
-    live: Vec<Option<MonitorLive>>,
-    uptime: Vec<(Option<f64>, Option<f64>)>,
-    now_ms: i64,
-    kuma: bool,
-    instances: [(&'static str, usize, usize); 3],
-    outbox: u64,
+pub(super) struct Scrape {
+    pub(super) monitors: Vec<MonitorMetricRow>,
+    pub(super) live: Vec<Option<MonitorLive>>,
+    pub(super) uptime: Vec<(Option<f64>, Option<f64>)>,
+    pub(super) now_ms: i64,
+    pub(super) kuma: bool,
+    pub(super) instances: [(&'static str, usize, usize); 3],
+    pub(super) outbox: u64,
 }
 
 impl Scrape {
-    fn encode(self) -> Result<String, std::fmt::Error> {
+    pub(super) fn encode(self) -> Result<String, std::fmt::Error> {
         let t = telemetry::global();
         let mut registry = Registry::default();
         registry.register(
@@ -566,7 +313,7 @@ impl Collector for Scrape {
 impl Scrape {
     /// Uptime Kuma's names and labels, so its Grafana dashboards work unchanged.
     fn encode_kuma(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let targets: Vec<KumaLabels> = self.monitors.iter().map(|m| KumaLabels::of(m)).collect();
+        let targets: Vec<KumaLabels> = self.monitors.iter().map(KumaLabels::of).collect();
         let mut e = encoder.encode_descriptor(
             "monitor_status",
             "Monitor status (1 = UP, 0 = DOWN, 2 = PENDING, 3 = MAINTENANCE)",
@@ -676,55 +423,6 @@ impl<'a> KumaLabels<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uptime_windows_weigh_the_oldest_day_by_its_part_in_the_window() {
-        let today = 20_000;
-        let rows = vec![
-            (
-                "a".to_string(),
-                DayCount {
-                    day: today - 1,
-                    total: 100,
-                    up: 50,
-                },
-            ),
-            (
-                "a".to_string(),
-                DayCount {
-                    day: today - 2,
-                    total: 100,
-                    up: 100,
-                },
-            ),
-            (
-                "a".to_string(),
-                DayCount {
-                    day: today - 30,
-                    total: 100,
-                    up: 0,
-                },
-            ),
-            (
-                "a".to_string(),
-                DayCount {
-                    day: today - 31,
-                    total: 100,
-                    up: 0,
-                },
-            ),
-        ];
-        let past = fold_past(today, &rows);
-        let a = past["a"];
-        assert_eq!(a.yesterday, (100, 50));
-        assert_eq!(a.month, (200, 150));
-        assert_eq!(a.edge, (100, 0));
-        // A quarter into today, with 25 of 25 up: 1d = (25 + 0.75*50) / (25 + 0.75*100).
-        let (day, month) = windows((25, 25), a, 0.25);
-        assert!((day.unwrap() - 62.5 / 100.0).abs() < 1e-9);
-        assert!((month.unwrap() - 175.0 / 300.0).abs() < 1e-9);
-        assert_eq!(windows((0, 0), PastDays::default(), 0.5), (None, None));
-    }
 
     #[test]
     fn kuma_labels_come_from_the_target() {

@@ -1,0 +1,118 @@
+//! `GET /metrics`: the Prometheus text format (0.0.4), encoded by `prometheus-client`.
+//!
+//! Server series come from the process's counters ([`crate::telemetry`]); per-monitor
+//! series are assembled at each scrape from one query of the monitors (names, types,
+//! tags, states), the counters the recorder keeps per monitor, and the uptime windows a
+//! background task refreshes every minute from the daily counts. With the `key` setting a
+//! scrape shows the key's workspace's monitors; with `public`, every workspace's.
+
+use super::AppState;
+use super::error::ApiError;
+use crate::config::MetricsAccess;
+use crate::telemetry::{self, RequestLabels, RouteLabels};
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
+use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+mod exposition;
+mod uptime;
+
+use exposition::Scrape;
+pub use uptime::{UPTIME, UPTIME_REFRESH, UptimeWindows, refresh_uptime_loop};
+
+/// The metrics of the server and its monitors.
+#[utoipa::path(get, path = "/metrics", tag = "health",
+    security((), ("bearer" = [])),
+    responses(
+        (status = 200, description = "Prometheus text format 0.0.4", content_type = "text/plain", body = String),
+        (status = 401, description = "`metrics = \"key\"` and no valid API key", body = super::error::ErrorBody),
+        (status = 404, description = "`metrics = \"off\"`", body = super::error::ErrorBody),
+    ))]
+pub async fn metrics(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let workspace = match state.config.metrics {
+        MetricsAccess::Off => {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                "Metrics are turned off on this server (metrics = \"off\")",
+            ));
+        }
+        MetricsAccess::Public => None,
+        MetricsAccess::Key => {
+            let header = headers
+                .get(AUTHORIZATION)
+                .map(|v| v.to_str().map(str::to_owned));
+            Some(
+                super::auth::authenticate(&state, header)
+                    .await?
+                    .workspace_id,
+            )
+        }
+    };
+    let kuma = state.config.metrics_kuma_names;
+    let rows = state
+        .store
+        .monitor_metric_rows(workspace.as_deref(), kuma)
+        .await?;
+    let t = telemetry::global();
+    let live = t.monitors.read(rows.iter().map(|r| r.id.as_str()));
+    if workspace.is_none() && t.monitors.len() > rows.len() {
+        let ids: std::collections::HashSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        t.monitors.retain(|id| ids.contains(id));
+    }
+    let now_ms = state.clock.now_ms();
+    let uptime = UPTIME.read(rows.iter().map(|r| r.id.as_str()), now_ms);
+    let outbox = state.store.pending_delivery_count().await?;
+    let scrape = Scrape {
+        monitors: rows,
+        live,
+        uptime,
+        now_ms,
+        kuma,
+        instances: state.plugins.instances(),
+        outbox,
+    };
+    let body = tokio::task::spawn_blocking(move || scrape.encode())
+        .await
+        .map_err(|_| ApiError::internal("encoding the metrics failed"))?
+        .map_err(|_| ApiError::internal("encoding the metrics failed"))?;
+    Ok((
+        StatusCode::OK,
+        [(
+            CONTENT_TYPE,
+            prometheus_client::encoding::prometheus_text::CONTENT_TYPE,
+        )],
+        body,
+    )
+        .into_response())
+}
+
+/// Middleware: count every request by its route's pattern, method and status.
+pub async fn count_requests(req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
+    let method = req.method().as_str().to_string();
+    let started = std::time::Instant::now();
+    let response = next.run(req).await;
+    let t = telemetry::global();
+    t.request_seconds
+        .get_or_create(&RouteLabels {
+            route: route.clone(),
+        })
+        .observe(started.elapsed().as_secs_f64());
+    t.requests
+        .get_or_create(&RequestLabels {
+            route,
+            method,
+            status: response.status().as_u16(),
+        })
+        .inc();
+    response
+}
