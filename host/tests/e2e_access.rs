@@ -438,7 +438,7 @@ ipv4 = ["198.51.100.16/28"]
             {"region": "eu-west", "ipv4": ["203.0.113.0/28"], "ipv6": ["2001:db8:1::/64"], "nodes": 1}
         ])
     );
-    let us = Server::start_in(dir.path(), &[("TOCSIN_REGION", "us-east")]);
+    let us = Server::start_node_sharing(dir.path(), &[("TOCSIN_REGION", "us-east")]);
     let r = wait_for(
         "the us-east node's heartbeat",
         Duration::from_secs(10),

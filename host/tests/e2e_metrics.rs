@@ -233,14 +233,32 @@ fn prometheus_scrapes_the_server_and_a_query_answers_the_monitors_status() {
         ),
         Some(0.0)
     );
+    // A monitor's names are on its info series; the others carry its id.
+    let ws = api.get("/v1/workspace").body["data"]["id"]
+        .as_str()
+        .expect("workspace id")
+        .to_string();
     let labels = [
+        ("workspace", ws.as_str()),
         ("monitor_id", up.as_str()),
         ("monitor", "api"),
         ("type", "http"),
         ("tags", "edge,prod"),
-        ("region", "local"),
     ];
-    assert_eq!(sample(&text, "tocsin_monitor_status", &labels), Some(1.0));
+    assert_eq!(sample(&text, "tocsin_monitor_info", &labels), Some(1.0));
+    assert_eq!(
+        sample(&text, "tocsin_monitor_status", &[("monitor_id", &up)]),
+        Some(1.0)
+    );
+    assert!(
+        sample(
+            &text,
+            "tocsin_monitor_response_time_seconds",
+            &[("monitor_id", &up), ("region", "local")]
+        )
+        .is_some(),
+        "{text}"
+    );
     assert!(
         sample(
             &text,
@@ -338,7 +356,10 @@ fn prometheus_scrapes_the_server_and_a_query_answers_the_monitors_status() {
     let binary = support::debian::command_from(&["prometheus"], "prometheus")
         .expect("prometheus could not be installed");
     let prom = prometheus(binary, server.base.trim_start_matches("http://"), key);
-    let query = format!("tocsin_monitor_status{{monitor_id=\"{down}\"}}");
+    // By name, through the info series, as the Grafana dashboard asks.
+    let query = "tocsin_monitor_status * on (monitor_id) group_left (monitor, type) \
+                 tocsin_monitor_info{monitor=\"gone\"}"
+        .to_string();
     let result = wait_for(
         "Prometheus to answer the query",
         Duration::from_secs(60),
@@ -357,6 +378,7 @@ fn prometheus_scrapes_the_server_and_a_query_answers_the_monitors_status() {
         },
     );
     assert_eq!(result["metric"]["monitor"], "gone", "{result}");
+    assert_eq!(result["metric"]["monitor_id"], down.as_str(), "{result}");
     assert_eq!(result["metric"]["type"], "tcp", "{result}");
     assert_eq!(result["value"][1], "0", "down is 0: {result}");
     let up_query = format!("tocsin_monitor_status{{monitor_id=\"{up}\"}}");

@@ -54,7 +54,7 @@ fn checks_rotate_over_regions_across_nodes() {
         json!(["eu", "us"])
     );
     // The second node joins the same database and picks the monitors up at start.
-    let _us = Server::start_in(dir.path(), &[("TOCSIN_REGION", "us")]);
+    let _us = Server::start_node_sharing(dir.path(), &[("TOCSIN_REGION", "us")]);
 
     // Wait for a run of rounds after both nodes settled into the shared rhythm.
     let settled = wait_for(
@@ -118,7 +118,7 @@ fn regional_confirmation_clears_a_failure_one_region_sees() {
         ("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true"),
     ];
     let eu = Server::start_in(dir.path(), &env);
-    let _us = Server::start_in(
+    let _us = Server::start_node_sharing(
         dir.path(),
         &[
             ("TOCSIN_REGION", "us"),

@@ -52,6 +52,23 @@ impl Server {
         server
     }
 
+    /// Start another node on the SQLite database of `primary` (a data directory holding
+    /// `tocsin.db` and, if any, `tocsin.toml`), with a data directory of its own: each
+    /// server holds its directory's lock.
+    pub fn start_node_sharing(primary: &Path, extra_env: &[(&str, &str)]) -> Server {
+        let temp = tempfile::tempdir().expect("tempdir");
+        let config = primary.join("tocsin.toml");
+        if config.is_file() {
+            std::fs::copy(&config, temp.path().join("tocsin.toml")).expect("copy config");
+        }
+        let database = format!("sqlite://{}", primary.join("tocsin.db").display());
+        let mut env: Vec<(&str, &str)> = vec![("TOCSIN_DATABASE_URL", &database)];
+        env.extend_from_slice(extra_env);
+        let mut server = Server::start_in(temp.path(), &env);
+        server._temp = Some(temp);
+        server
+    }
+
     /// Start a server on an existing data directory (for restarts).
     /// A `TOCSIN_LISTEN` in `extra_env` picks the port (for tests that must know the
     /// address before the server starts).

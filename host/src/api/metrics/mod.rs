@@ -54,11 +54,41 @@ pub async fn metrics(
             )
         }
     };
+    let (body, took) = render(&state, workspace.as_deref()).await?;
+    tracing::debug!(
+        read_ms = took.read.as_millis() as u64,
+        encode_ms = took.encode.as_millis() as u64,
+        bytes = body.len(),
+        "metrics scraped"
+    );
+    Ok((
+        StatusCode::OK,
+        [(
+            CONTENT_TYPE,
+            prometheus_client::encoding::prometheus_text::CONTENT_TYPE,
+        )],
+        body,
+    )
+        .into_response())
+}
+
+/// Where a scrape's time went.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScrapeTimings {
+    /// Reading the monitors, their counters and uptime windows, and the outbox depth.
+    pub read: std::time::Duration,
+    /// Encoding the text.
+    pub encode: std::time::Duration,
+}
+
+/// The exposition for `workspace`'s monitors (None: every workspace's).
+pub async fn render(
+    state: &AppState,
+    workspace: Option<&str>,
+) -> Result<(String, ScrapeTimings), ApiError> {
+    let started = std::time::Instant::now();
     let kuma = state.config.metrics_kuma_names;
-    let rows = state
-        .store
-        .monitor_metric_rows(workspace.as_deref(), kuma)
-        .await?;
+    let rows = state.store.monitor_metric_rows(workspace, kuma).await?;
     let t = telemetry::global();
     let live = t.monitors.read(rows.iter().map(|r| r.id.as_str()));
     if workspace.is_none() && t.monitors.len() > rows.len() {
@@ -77,19 +107,19 @@ pub async fn metrics(
         instances: state.plugins.instances(),
         outbox,
     };
+    let read = started.elapsed();
+    let encoding = std::time::Instant::now();
     let body = tokio::task::spawn_blocking(move || scrape.encode())
         .await
         .map_err(|_| ApiError::internal("encoding the metrics failed"))?
         .map_err(|_| ApiError::internal("encoding the metrics failed"))?;
     Ok((
-        StatusCode::OK,
-        [(
-            CONTENT_TYPE,
-            prometheus_client::encoding::prometheus_text::CONTENT_TYPE,
-        )],
         body,
-    )
-        .into_response())
+        ScrapeTimings {
+            read,
+            encode: encoding.elapsed(),
+        },
+    ))
 }
 
 /// Middleware: count every request by its route's pattern, method and status.

@@ -100,6 +100,9 @@ pub struct ScrapeFigures {
     pub samples: usize,
     /// Reading the uptime windows of every monitor (the background task's minute).
     pub uptime_refresh: Duration,
+    /// Of one scrape: reading the monitors and counters, and encoding the text.
+    pub read: Duration,
+    pub encode: Duration,
 }
 
 /// Scrapes timed per run.
@@ -634,6 +637,7 @@ async fn load_api(
             reset: Default::default(),
         }),
     };
+    let direct = state.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -644,7 +648,7 @@ async fn load_api(
             })
             .await;
     });
-    let scrape = time_scrapes(&base, uptime_refresh).await;
+    let scrape = time_scrapes(&base, &direct, uptime_refresh).await;
     if let Err(e) = &scrape {
         eprintln!("GET /metrics failed: {e:#}");
     }
@@ -668,7 +672,11 @@ async fn load_api(
 }
 
 /// Scrape `/metrics` [`SCRAPES`] times, one after another.
-async fn time_scrapes(base: &str, uptime_refresh: Duration) -> anyhow::Result<ScrapeFigures> {
+async fn time_scrapes(
+    base: &str,
+    direct: &crate::api::AppState,
+    uptime_refresh: Duration,
+) -> anyhow::Result<ScrapeFigures> {
     let client = reqwest::Client::new();
     let mut times = Vec::with_capacity(SCRAPES);
     let mut body = String::new();
@@ -684,7 +692,13 @@ async fn time_scrapes(base: &str, uptime_refresh: Duration) -> anyhow::Result<Sc
         times.push(started.elapsed());
     }
     times.sort();
+    // The same exposition without HTTP, timed by its parts.
+    let (_, parts) = crate::api::metrics::render(direct, None)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e:?}"))?;
     Ok(ScrapeFigures {
+        read: parts.read,
+        encode: parts.encode,
         median: times[SCRAPES / 2],
         slowest: times[SCRAPES - 1],
         bytes: body.len(),
@@ -753,11 +767,13 @@ pub fn print_report(r: &BenchReport) {
     );
     if let Some(s) = &r.scrape {
         println!(
-            "GET /metrics    median {}, slowest {} ({:.1} MiB, {} samples); uptime windows read in {}",
+            "GET /metrics    median {}, slowest {} ({:.1} MiB, {} samples; read {}, encode {}); uptime windows read in {}",
             ms(Some(s.median)),
             ms(Some(s.slowest)),
             s.bytes as f64 / 1048576.0,
             s.samples,
+            ms(Some(s.read)),
+            ms(Some(s.encode)),
             ms(Some(s.uptime_refresh)),
         );
     }
