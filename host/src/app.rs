@@ -47,9 +47,10 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// Load the built-in plugins and those in `plugins_dir`.
-pub async fn load_plugins(config: &Config) -> anyhow::Result<PluginHost> {
-    let mut host = PluginHost::new(
+/// The plugin runtime a server runs, with no plugin loaded yet: its SMTP relay, trusted
+/// roots, grants and egress policy.
+pub fn plugin_runtime(config: &Config) -> anyhow::Result<PluginHost> {
+    PluginHost::new(
         Some(config.plugin_cache_dir.clone()),
         &crate::plugins::HostSettings {
             smtp: config.smtp.clone(),
@@ -59,7 +60,12 @@ pub async fn load_plugins(config: &Config) -> anyhow::Result<PluginHost> {
             egress: config.egress.clone(),
         },
     )
-    .context("cannot start the plugin runtime")?;
+    .context("cannot start the plugin runtime")
+}
+
+/// Load the built-in plugins and those in `plugins_dir`.
+pub async fn load_plugins(config: &Config) -> anyhow::Result<PluginHost> {
+    let mut host = plugin_runtime(config)?;
     host.load_all(PluginHost::builtin_sources()).await;
     host.load_all(PluginHost::directory_sources(&config.plugins_dir))
         .await;

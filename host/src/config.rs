@@ -96,6 +96,8 @@ pub struct Config {
     pub metrics: MetricsAccess,
     /// Also expose Uptime Kuma's metric names (`monitor_status`, ...) for its dashboards.
     pub metrics_kuma_names: bool,
+    /// Expose a response-time histogram per monitor (about half a scrape's lines).
+    pub metrics_histograms: bool,
     /// Log filter in `tracing` syntax (e.g. `info,tocsin=debug`).
     pub log_filter: String,
 }
@@ -136,6 +138,7 @@ struct FileConfig {
     log_filter: Option<String>,
     metrics: Option<MetricsAccess>,
     metrics_kuma_names: Option<bool>,
+    metrics_histograms: Option<bool>,
 }
 
 /// How long rows are kept, in days; 0 keeps them for ever.
@@ -541,6 +544,14 @@ impl Config {
                 f.metrics_kuma_names,
             )?
             .unwrap_or(false);
+        let metrics_histograms = s
+            .pick(
+                "metrics_histograms",
+                None,
+                "TOCSIN_METRICS_HISTOGRAMS",
+                f.metrics_histograms,
+            )?
+            .unwrap_or(true);
         let log_filter = s
             .pick("log_filter", None, "TOCSIN_LOG", f.log_filter)?
             .unwrap_or_else(|| "info,sqlx=warn,sea_orm=warn,cranelift=warn,wasmtime=warn".into());
@@ -574,6 +585,7 @@ impl Config {
             log_format,
             metrics,
             metrics_kuma_names,
+            metrics_histograms,
             log_filter,
         })
     }

@@ -14,23 +14,8 @@ use support::{Server, wait_for};
 
 /// Run `tocsin <args>` on `data_dir`; (success, stdout + stderr).
 fn tocsin(data_dir: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tocsin"))
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("TOCSIN_DATA_DIR", data_dir)
-        .env("TOCSIN_LOG", "warn")
-        .current_dir(data_dir)
-        .output()
-        .expect("run tocsin");
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    let dir = data_dir.to_str().expect("path");
+    support::run_tocsin(data_dir, args, &[("TOCSIN_DATA_DIR", dir)])
 }
 
 fn checks_of(api: &support::Api, id: &str) -> usize {

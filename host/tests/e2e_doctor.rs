@@ -10,29 +10,14 @@ use std::process::Command;
 use support::free_port;
 use support::sinks::{FakeTelegram, SmtpSink};
 
-/// Run `tocsin doctor` on `data_dir` with `env`; (exit code, output).
-fn doctor(data_dir: &Path, env: &[(&str, &str)]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tocsin"))
-        .arg("doctor")
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("TOCSIN_DATA_DIR", data_dir)
-        .env(
-            "TOCSIN_PLUGIN_CACHE_DIR",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugin-cache"),
-        )
-        .envs(env.iter().copied())
-        .current_dir(data_dir)
-        .output()
-        .expect("run tocsin doctor");
-    (
-        out.status.code().unwrap_or(-1),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+/// Run `tocsin doctor` on `data_dir` with `env`; (whether it exited 0, output).
+fn doctor(data_dir: &Path, env: &[(&str, &str)]) -> (bool, String) {
+    let dir = data_dir.to_str().expect("path");
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugin-cache");
+    let cache = cache.to_str().expect("path");
+    let mut all = vec![("TOCSIN_DATA_DIR", dir), ("TOCSIN_PLUGIN_CACHE_DIR", cache)];
+    all.extend_from_slice(env);
+    support::run_tocsin(data_dir, &["doctor"], &all)
 }
 
 /// The row of `check` (its first line).
@@ -59,7 +44,7 @@ fn a_wrong_smtp_port_fails_and_a_healthy_setup_passes() {
     let sink_port = sink.port.to_string();
 
     // Nothing listens on the SMTP port: a failure, with what to check.
-    let (code, report) = doctor(
+    let (ok, report) = doctor(
         data.path(),
         &[
             ("TOCSIN_SMTP_HOST", "127.0.0.1"),
@@ -67,7 +52,7 @@ fn a_wrong_smtp_port_fails_and_a_healthy_setup_passes() {
             ("TOCSIN_SMTP_TLS", "none"),
         ],
     );
-    assert_eq!(code, 1, "{report}");
+    assert!(!ok, "exit 1: {report}");
     let smtp = row(&report, "smtp");
     assert!(smtp.contains("FAIL") && smtp.contains(&closed), "{report}");
     assert!(
@@ -78,7 +63,7 @@ fn a_wrong_smtp_port_fails_and_a_healthy_setup_passes() {
     assert!(row(&report, "database").contains("ok"), "{report}");
 
     // The relay answers and the bot token is good: every line ok or warn, exit 0.
-    let (code, report) = doctor(
+    let (ok, report) = doctor(
         data.path(),
         &[
             ("TOCSIN_SMTP_HOST", "127.0.0.1"),
@@ -88,7 +73,7 @@ fn a_wrong_smtp_port_fails_and_a_healthy_setup_passes() {
             ("TOCSIN_TELEGRAM_API_BASE", &telegram.base),
         ],
     );
-    assert_eq!(code, 0, "{report}");
+    assert!(ok, "exit 0: {report}");
     assert!(row(&report, "smtp").contains("answered EHLO"), "{report}");
     assert!(
         row(&report, "telegram").contains("@tocsin_test_bot"),
@@ -104,14 +89,14 @@ fn a_wrong_smtp_port_fails_and_a_healthy_setup_passes() {
     let plugins = data.path().join("plugins");
     std::fs::create_dir_all(&plugins).expect("plugins dir");
     std::fs::write(plugins.join("broken.wasm"), b"\0asm not really").expect("write");
-    let (code, report) = doctor(
+    let (ok, report) = doctor(
         data.path(),
         &[
             ("TOCSIN_TELEGRAM_BOT_TOKEN", "bad"),
             ("TOCSIN_TELEGRAM_API_BASE", &telegram.base),
         ],
     );
-    assert_eq!(code, 1, "{report}");
+    assert!(!ok, "exit 1: {report}");
     let tg = row(&report, "telegram");
     assert!(tg.contains("FAIL") && tg.contains("401"), "{report}");
     let plugin = row(&report, "plugin");
@@ -128,14 +113,14 @@ fn a_wrong_smtp_port_fails_and_a_healthy_setup_passes() {
 #[test]
 fn a_configuration_that_does_not_load_is_reported_not_thrown() {
     let data = tempfile::tempdir().expect("tempdir");
-    let (code, report) = doctor(data.path(), &[("TOCSIN_EGRESS", "everywhere")]);
-    assert_eq!(code, 1, "{report}");
+    let (ok, report) = doctor(data.path(), &[("TOCSIN_EGRESS", "everywhere")]);
+    assert!(!ok, "exit 1: {report}");
     let line = row(&report, "configuration");
     assert!(line.contains("FAIL") && line.contains("egress"), "{report}");
     // Nothing was created by looking.
     assert!(!data.path().join("tocsin.db").exists());
-    let (code, report) = doctor(data.path(), &[]);
-    assert_eq!(code, 0, "{report}");
+    let (ok, report) = doctor(data.path(), &[]);
+    assert!(ok, "exit 0: {report}");
     assert!(
         row(&report, "database").contains("does not exist yet"),
         "{report}"

@@ -401,6 +401,7 @@ fn public_and_off_settings_and_uptime_kuma_names() {
     let server = Server::start(&[
         ("TOCSIN_METRICS", "public"),
         ("TOCSIN_METRICS_KUMA_NAMES", "true"),
+        ("TOCSIN_METRICS_HISTOGRAMS", "false"),
     ]);
     let api = server.client();
     let port = target.port().to_string();
@@ -435,6 +436,15 @@ fn public_and_off_settings_and_uptime_kuma_names() {
     );
     assert!(
         sample(&text, "monitor_response_time", &[("monitor_name", "shop")]).is_some(),
+        "{text}"
+    );
+    // Without per-monitor histograms, the rest is still there.
+    assert!(
+        !text.contains("tocsin_monitor_response_seconds_bucket"),
+        "{text}"
+    );
+    assert!(
+        sample(&text, "tocsin_monitor_checks_total", &[("monitor_id", &id)]).is_some(),
         "{text}"
     );
     drop(server);

@@ -127,16 +127,7 @@ pub async fn run(config: &Config, source: &str) -> Vec<Finding> {
         out.push(clock(store).await);
     }
     // The runtime without its plugins: the relay, roots and egress policy a server uses.
-    match PluginHost::new(
-        Some(config.plugin_cache_dir.clone()),
-        &crate::plugins::HostSettings {
-            smtp: config.smtp.clone(),
-            tls_extra_roots: config.tls_extra_roots.clone(),
-            plugin_grants: config.plugin_grants.clone(),
-            grant_declared: false,
-            egress: config.egress.clone(),
-        },
-    ) {
+    match crate::app::plugin_runtime(config) {
         Ok(mut host) => {
             out.push(smtp(&host).await);
             out.push(telegram(config).await);

@@ -34,6 +34,27 @@ pub fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// Run `tocsin <args>` in `dir` with only `env` (and PATH) set; (success, stdout + stderr).
+pub fn run_tocsin(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tocsin"))
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("TOCSIN_LOG", "warn")
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .output()
+        .expect("run tocsin");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
 /// A running `tocsin serve`.
 pub struct Server {
     pub base: String,

@@ -21,6 +21,7 @@ pub(super) struct Scrape {
     pub(super) uptime: Vec<(Option<f64>, Option<f64>)>,
     pub(super) now_ms: i64,
     pub(super) kuma: bool,
+    pub(super) histograms: bool,
     pub(super) instances: [(&'static str, usize, usize); 3],
     pub(super) outbox: u64,
 }
@@ -212,28 +213,30 @@ impl Collector for Scrape {
                     .encode_gauge(&(f64::from(ms) / 1000.0))?;
             }
         }
-        let mut e = encoder.encode_descriptor(
-            "tocsin_monitor_response_seconds",
-            "Response times of the checks since the server started",
-            None,
-            MetricType::Histogram,
-        )?;
-        for (m, live) in self.monitors.iter().zip(&self.live) {
-            let Some(live) = live else { continue };
-            let mut buckets: Vec<(f64, u64)> = RESPONSE_BUCKETS
-                .iter()
-                .zip(live.buckets)
-                .map(|(b, n)| (*b, n))
-                .collect();
-            let within: u64 = live.buckets.iter().sum();
-            buckets.push((f64::INFINITY, live.timed - within));
-            e.encode_family(&id_label(m))?
-                .encode_histogram::<NoLabelSet>(
-                    live.response_ms_sum as f64 / 1000.0,
-                    live.timed,
-                    &buckets,
-                    None,
-                )?;
+        if self.histograms {
+            let mut e = encoder.encode_descriptor(
+                "tocsin_monitor_response_seconds",
+                "Response times of the checks since the server started",
+                None,
+                MetricType::Histogram,
+            )?;
+            for (m, live) in self.monitors.iter().zip(&self.live) {
+                let Some(live) = live else { continue };
+                let mut buckets: Vec<(f64, u64)> = RESPONSE_BUCKETS
+                    .iter()
+                    .zip(live.buckets)
+                    .map(|(b, n)| (*b, n))
+                    .collect();
+                let within: u64 = live.buckets.iter().sum();
+                buckets.push((f64::INFINITY, live.timed - within));
+                e.encode_family(&id_label(m))?
+                    .encode_histogram::<NoLabelSet>(
+                        live.response_ms_sum as f64 / 1000.0,
+                        live.timed,
+                        &buckets,
+                        None,
+                    )?;
+            }
         }
         let mut e = encoder.encode_descriptor(
             "tocsin_monitor_checks",

@@ -104,6 +104,7 @@ pub async fn render(
         uptime,
         now_ms,
         kuma,
+        histograms: state.config.metrics_histograms,
         instances: state.plugins.instances(),
         outbox,
     };

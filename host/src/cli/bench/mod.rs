@@ -103,6 +103,9 @@ pub struct ScrapeFigures {
     /// Of one scrape: reading the monitors and counters, and encoding the text.
     pub read: Duration,
     pub encode: Duration,
+    /// Reading and encoding with `metrics_histograms = false`, and its size.
+    pub without_histograms: Duration,
+    pub without_histograms_bytes: usize,
 }
 
 /// Scrapes timed per run.
@@ -692,13 +695,25 @@ async fn time_scrapes(
         times.push(started.elapsed());
     }
     times.sort();
-    // The same exposition without HTTP, timed by its parts.
+    // The same exposition without HTTP, timed by its parts; and without the per-monitor
+    // histograms.
     let (_, parts) = crate::api::metrics::render(direct, None)
         .await
         .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let mut lean = direct.clone();
+    let mut config = (*direct.config).clone();
+    config.metrics_histograms = false;
+    lean.config = Arc::new(config);
+    let started = Instant::now();
+    let (lean_body, _) = crate::api::metrics::render(&lean, None)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let without_histograms = started.elapsed();
     Ok(ScrapeFigures {
         read: parts.read,
         encode: parts.encode,
+        without_histograms,
+        without_histograms_bytes: lean_body.len(),
         median: times[SCRAPES / 2],
         slowest: times[SCRAPES - 1],
         bytes: body.len(),
@@ -775,6 +790,11 @@ pub fn print_report(r: &BenchReport) {
             ms(Some(s.read)),
             ms(Some(s.encode)),
             ms(Some(s.uptime_refresh)),
+        );
+        println!(
+            "                without per-monitor histograms: read and encoded in {} ({:.1} MiB)",
+            ms(Some(s.without_histograms)),
+            s.without_histograms_bytes as f64 / 1048576.0,
         );
     }
     for a in &r.api {
