@@ -27,7 +27,8 @@ pub(super) struct Scrape {
 }
 
 impl Scrape {
-    pub(super) fn encode(self) -> Result<String, std::fmt::Error> {
+    /// Encode everything into `out`.
+    pub(super) fn encode_into(self, out: &mut impl std::fmt::Write) -> Result<(), std::fmt::Error> {
         let t = telemetry::global();
         let mut registry = Registry::default();
         registry.register(
@@ -96,9 +97,7 @@ impl Scrape {
             Info::new(vec![("version", env!("CARGO_PKG_VERSION"))]),
         );
         registry.register_collector(Box::new(self));
-        let mut out = String::new();
-        prometheus_client::encoding::prometheus_text::encode(&mut out, &registry)?;
-        Ok(out)
+        prometheus_client::encoding::prometheus_text::encode(out, &registry)
     }
 }
 

@@ -54,22 +54,80 @@ pub async fn metrics(
             )
         }
     };
-    let (body, took) = render(&state, workspace.as_deref()).await?;
-    tracing::debug!(
-        read_ms = took.read.as_millis() as u64,
-        encode_ms = took.encode.as_millis() as u64,
-        bytes = body.len(),
-        "metrics scraped"
-    );
+    let scrape = prepare(&state, workspace.as_deref()).await?;
+    // The text streams out while the rest is encoded: at 100,000 monitors it is over
+    // 100 MiB, and encoding and sending then overlap instead of following each other.
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        let mut sink = ChunkSink {
+            buf: String::with_capacity(CHUNK_BYTES),
+            tx,
+            sent: 0,
+        };
+        let done = scrape.encode_into(&mut sink).and_then(|()| sink.flush());
+        match done {
+            Ok(()) => tracing::debug!(
+                encode_ms = started.elapsed().as_millis() as u64,
+                bytes = sink.sent,
+                "metrics scraped"
+            ),
+            // Either the client went away (nothing to tell) or encoding failed: end the
+            // response with an error so the scraper records a failed scrape.
+            Err(_) => {
+                let _ = sink
+                    .tx
+                    .blocking_send(Err(std::io::Error::other("encoding the metrics failed")));
+            }
+        }
+    });
+    let chunks = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    });
     Ok((
         StatusCode::OK,
         [(
             CONTENT_TYPE,
             prometheus_client::encoding::prometheus_text::CONTENT_TYPE,
         )],
-        body,
+        axum::body::Body::from_stream(chunks),
     )
         .into_response())
+}
+
+/// Text handed to the response at a time.
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// Where the encoder writes: chunks go to the response as they fill.
+struct ChunkSink {
+    buf: String,
+    tx: tokio::sync::mpsc::Sender<Result<axum::body::Bytes, std::io::Error>>,
+    sent: usize,
+}
+
+impl ChunkSink {
+    fn flush(&mut self) -> std::fmt::Result {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::replace(&mut self.buf, String::with_capacity(CHUNK_BYTES));
+        self.sent += chunk.len();
+        // A closed channel means the client went away: stop encoding.
+        self.tx
+            .blocking_send(Ok(axum::body::Bytes::from(chunk)))
+            .map_err(|_| std::fmt::Error)
+    }
+}
+
+impl std::fmt::Write for ChunkSink {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.buf.push_str(s);
+        if self.buf.len() >= CHUNK_BYTES {
+            self.flush()
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// Where a scrape's time went.
@@ -81,12 +139,34 @@ pub struct ScrapeTimings {
     pub encode: std::time::Duration,
 }
 
-/// The exposition for `workspace`'s monitors (None: every workspace's).
+/// The exposition for `workspace`'s monitors (None: every workspace's), in one string,
+/// with where its time went (for the benchmark).
 pub async fn render(
     state: &AppState,
     workspace: Option<&str>,
 ) -> Result<(String, ScrapeTimings), ApiError> {
     let started = std::time::Instant::now();
+    let scrape = prepare(state, workspace).await?;
+    let read = started.elapsed();
+    let encoding = std::time::Instant::now();
+    let body = tokio::task::spawn_blocking(move || {
+        let mut out = String::new();
+        scrape.encode_into(&mut out).map(|()| out)
+    })
+    .await
+    .map_err(|_| ApiError::internal("encoding the metrics failed"))?
+    .map_err(|_| ApiError::internal("encoding the metrics failed"))?;
+    Ok((
+        body,
+        ScrapeTimings {
+            read,
+            encode: encoding.elapsed(),
+        },
+    ))
+}
+
+/// Everything a scrape shows, read: the monitors, their counters and uptime windows.
+async fn prepare(state: &AppState, workspace: Option<&str>) -> Result<Scrape, ApiError> {
     let kuma = state.config.metrics_kuma_names;
     let rows = state.store.monitor_metric_rows(workspace, kuma).await?;
     let t = telemetry::global();
@@ -98,7 +178,7 @@ pub async fn render(
     let now_ms = state.clock.now_ms();
     let uptime = UPTIME.read(rows.iter().map(|r| r.id.as_str()), now_ms);
     let outbox = state.store.pending_delivery_count().await?;
-    let scrape = Scrape {
+    Ok(Scrape {
         monitors: rows,
         live,
         uptime,
@@ -107,20 +187,7 @@ pub async fn render(
         histograms: state.config.metrics_histograms,
         instances: state.plugins.instances(),
         outbox,
-    };
-    let read = started.elapsed();
-    let encoding = std::time::Instant::now();
-    let body = tokio::task::spawn_blocking(move || scrape.encode())
-        .await
-        .map_err(|_| ApiError::internal("encoding the metrics failed"))?
-        .map_err(|_| ApiError::internal("encoding the metrics failed"))?;
-    Ok((
-        body,
-        ScrapeTimings {
-            read,
-            encode: encoding.elapsed(),
-        },
-    ))
+    })
 }
 
 /// Middleware: count every request by its route's pattern, method and status.
