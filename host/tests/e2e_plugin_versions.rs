@@ -9,7 +9,6 @@ mod support;
 use serde_json::{Value, json};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 use support::{Server, wait_for};
 
@@ -18,19 +17,11 @@ fn guest(file: &str) -> std::path::PathBuf {
 }
 
 fn plugin_check(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tocsin"))
-        .args(["plugin", "check"])
-        .args(args)
-        .env("TOCSIN_LOG", "error")
-        .output()
-        .expect("run tocsin");
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
+    let all: Vec<&str> = ["plugin", "check"].iter().chain(args).copied().collect();
+    support::run_tocsin(
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        &all,
+        &[("TOCSIN_LOG", "error")],
     )
 }
 
