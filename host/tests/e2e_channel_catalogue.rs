@@ -437,14 +437,7 @@ fn rate_limits_are_retried_and_refusals_are_final_in_the_providers_words() {
     ];
     for (body, provider, words) in refusals {
         let before = p.answers(provider).len();
-        let d = test(body);
-        assert_eq!(d["status"], "failed", "{provider}: {d}");
-        assert_eq!(d["attempts"], 1, "{provider} is not retried: {d}");
-        let error = d["attemptLog"][0]["error"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
-        assert!(error.contains(words), "{provider}: {error}");
+        assert_refused_once(&test(body), provider, words);
         assert_eq!(p.answers(provider).len(), before + 1);
     }
     // The rest refuse in their own formats (told to, as a revoked webhook would).
@@ -462,13 +455,14 @@ fn rate_limits_are_retried_and_refusals_are_final_in_the_providers_words() {
         body["name"] = json!(format!("{kind} refused"));
         body["type"] = json!(kind);
         p.fail_next(kind, 1, 400);
-        let d = test(body);
-        assert_eq!(d["status"], "failed", "{kind}: {d}");
-        assert_eq!(d["attempts"], 1, "{kind} is not retried: {d}");
-        let error = d["attemptLog"][0]["error"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
-        assert!(error.contains(words), "{kind}: {error}");
+        assert_refused_once(&test(body), kind, words);
     }
+}
+
+/// A delivery the provider refused: failed after one attempt, its words in the log.
+fn assert_refused_once(d: &Value, provider: &str, words: &str) {
+    assert_eq!(d["status"], "failed", "{provider}: {d}");
+    assert_eq!(d["attempts"], 1, "{provider} is not retried: {d}");
+    let error = d["attemptLog"][0]["error"].as_str().unwrap_or("");
+    assert!(error.contains(words), "{provider}: {error}");
 }

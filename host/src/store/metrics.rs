@@ -4,10 +4,13 @@
 use super::entities::{daily_uptime, delivery, monitor};
 use super::{MonitorState, Store, StoreError};
 use crate::store::states::DeliveryState;
-use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ColumnTrait, EntityTrait, FromQueryResult, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+};
 
 /// One monitor as `/metrics` labels it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, FromQueryResult)]
 pub struct MonitorMetricRow {
     pub id: String,
     pub workspace_id: String,
@@ -28,27 +31,6 @@ pub struct DayCount {
     pub total: i64,
     pub up: i64,
 }
-
-type MetricTupleWithConfig = (
-    String,
-    String,
-    String,
-    String,
-    MonitorState,
-    Option<i32>,
-    String,
-    String,
-);
-
-type MetricTuple = (
-    String,
-    String,
-    String,
-    String,
-    MonitorState,
-    Option<i32>,
-    String,
-);
 
 impl Store {
     /// Every monitor (of `workspace`, if given), ordered by workspace and id. With
@@ -72,44 +54,12 @@ impl Store {
         if let Some(w) = workspace {
             q = q.filter(monitor::Column::WorkspaceId.eq(w));
         }
-        if with_config {
-            let rows: Vec<MetricTupleWithConfig> = q
-                .column(monitor::Column::Config)
-                .into_tuple()
-                .all(&self.db)
-                .await?;
-            return Ok(rows
-                .into_iter()
-                .map(
-                    |(id, workspace_id, name, kind, status, last, tags, config)| MonitorMetricRow {
-                        id,
-                        workspace_id,
-                        name,
-                        kind,
-                        status,
-                        last_response_time_ms: last,
-                        tags,
-                        config: Some(config),
-                    },
-                )
-                .collect());
-        }
-        let rows: Vec<MetricTuple> = q.into_tuple().all(&self.db).await?;
-        Ok(rows
-            .into_iter()
-            .map(
-                |(id, workspace_id, name, kind, status, last, tags)| MonitorMetricRow {
-                    id,
-                    workspace_id,
-                    name,
-                    kind,
-                    status,
-                    last_response_time_ms: last,
-                    tags,
-                    config: None,
-                },
-            )
-            .collect())
+        q = if with_config {
+            q.column(monitor::Column::Config)
+        } else {
+            q.expr_as(Expr::cust("NULL"), "config")
+        };
+        Ok(q.into_model::<MonitorMetricRow>().all(&self.db).await?)
     }
 
     /// Every monitor's check counts for the UTC days `first..=last`.

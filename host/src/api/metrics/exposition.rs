@@ -125,25 +125,25 @@ fn tag_text(json: &str) -> String {
 impl Collector for Scrape {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         // Server-wide gauges.
-        let mut e = encoder.encode_descriptor(
-            "tocsin_plugin_instances",
-            "Plugin instances in use, by kind of call",
-            None,
-            MetricType::Gauge,
-        )?;
-        for (call, used, _) in &self.instances {
-            e.encode_family(&[("call", *call)])?
-                .encode_gauge(&(*used as i64))?;
-        }
-        let mut e = encoder.encode_descriptor(
-            "tocsin_plugin_instances_max",
-            "The most plugin instances a kind of call may use at once",
-            None,
-            MetricType::Gauge,
-        )?;
-        for (call, _, max) in &self.instances {
-            e.encode_family(&[("call", *call)])?
-                .encode_gauge(&(*max as i64))?;
+        type Pick = fn(&(&'static str, usize, usize)) -> usize;
+        let pools: [(&str, &str, Pick); 2] = [
+            (
+                "tocsin_plugin_instances",
+                "Plugin instances in use, by kind of call",
+                |i| i.1,
+            ),
+            (
+                "tocsin_plugin_instances_max",
+                "The most plugin instances a kind of call may use at once",
+                |i| i.2,
+            ),
+        ];
+        for (name, help, pick) in pools {
+            let mut e = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+            for i in &self.instances {
+                e.encode_family(&[("call", i.0)])?
+                    .encode_gauge(&(pick(i) as i64))?;
+            }
         }
         ConstGauge::new(self.outbox as i64).encode(encoder.encode_descriptor(
             "tocsin_outbox_pending",
