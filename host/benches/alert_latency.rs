@@ -77,6 +77,8 @@ async fn run() {
             flap_window_minutes: 0,
             created_at: now,
             updated_at: now,
+            apply_key: None,
+            managed_by: None,
         })
         .await
         .expect("policy");
@@ -105,6 +107,8 @@ async fn run() {
                 ping_token: None,
                 depends_on: "[]".into(),
                 snoozed_until: None,
+                apply_key: None,
+                managed_by: None,
             })
             .await
             .expect("monitor");

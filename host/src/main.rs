@@ -48,6 +48,47 @@ enum Command {
         #[command(flatten)]
         flags: Flags,
     },
+    /// Make a workspace match a configuration file (YAML, TOML or JSON; a folder applies
+    /// all of its files): monitors, alert policies, channels, status pages and maintenance
+    /// windows, over a running server's API. Prints the plan, then carries it out.
+    Apply {
+        /// The file or folder to apply (repeatable).
+        #[arg(
+            short = 'f',
+            long = "file",
+            value_name = "FILE|DIR",
+            required_unless_present = "schema"
+        )]
+        files: Vec<PathBuf>,
+        /// Print the plan (create, change with each field's old and new value, delete) and
+        /// change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Delete what the file no longer declares: only objects apply created (their
+        /// managedBy is the file's), unless --prune-unmanaged.
+        #[arg(long)]
+        prune: bool,
+        /// With --prune, also delete undeclared objects that apply did not create.
+        #[arg(long, requires = "prune")]
+        prune_unmanaged: bool,
+        /// Print the file's JSON Schema (for editors) and exit.
+        #[arg(long)]
+        schema: bool,
+        #[command(flatten)]
+        remote: RemoteFlags,
+    },
+    /// Write a workspace's monitors, alert policies, channels, status pages and
+    /// maintenance windows as a file `tocsin apply` takes back unchanged.
+    Export {
+        /// Where to write (default: standard output). The extension picks the format.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// yaml, toml or json (default: from --output's extension, else yaml).
+        #[arg(long)]
+        format: Option<tocsin::cli::apply::Format>,
+        #[command(flatten)]
+        remote: RemoteFlags,
+    },
     /// Manage workspaces in the configured database (works while the server is stopped).
     #[command(subcommand)]
     Workspace(WorkspaceCommand),
@@ -232,6 +273,68 @@ enum UserCommand {
     },
 }
 
+/// Where the API is, and the key that acts on it.
+#[derive(Args, Clone)]
+struct RemoteFlags {
+    /// The server's address.
+    #[arg(long, env = "TOCSIN_URL", default_value = "http://127.0.0.1:8080")]
+    url: String,
+    /// An API key of the workspace (write or admin role).
+    #[arg(long, env = "TOCSIN_API_KEY", hide_env_values = true)]
+    key: Option<String>,
+}
+
+impl RemoteFlags {
+    fn key(&self) -> anyhow::Result<&str> {
+        self.key
+            .as_deref()
+            .context("an API key is needed: --key or TOCSIN_API_KEY")
+    }
+}
+
+fn current_thread() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// `tocsin apply`, a client of a running server's API.
+fn apply_command(
+    files: &[PathBuf],
+    options: &tocsin::cli::apply::ApplyOptions,
+    remote: &RemoteFlags,
+) -> anyhow::Result<()> {
+    let doc = tocsin::cli::apply::load(files)?;
+    let text = current_thread()?.block_on(tocsin::cli::apply::apply(
+        &remote.url,
+        remote.key()?,
+        &doc,
+        options,
+    ))?;
+    print!("{text}");
+    Ok(())
+}
+
+/// `tocsin export`, a client of a running server's API.
+fn export_command(
+    output: Option<PathBuf>,
+    format: Option<tocsin::cli::apply::Format>,
+    remote: &RemoteFlags,
+) -> anyhow::Result<()> {
+    let value =
+        current_thread()?.block_on(tocsin::cli::apply::export(&remote.url, remote.key()?))?;
+    let format = format
+        .or_else(|| output.as_deref().and_then(tocsin::cli::apply::format_of))
+        .unwrap_or(tocsin::cli::apply::Format::Yaml);
+    let text = tocsin::cli::apply::render(&value, format)?;
+    match output {
+        Some(path) => std::fs::write(&path, text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
 /// Flags that override the file and the environment.
 #[derive(Args, Clone, Default)]
 struct Flags {
@@ -283,6 +386,31 @@ fn main() -> anyhow::Result<()> {
         Command::Plugin(cmd) => return plugin_command(cmd),
         Command::BenchTarget => return tocsin::cli::bench::target::run(),
         Command::Bench(flags) => return bench_command(&flags),
+        Command::Apply { schema: true, .. } => {
+            let schema = tocsin::cli::apply::schema();
+            println!("{}", serde_json::to_string_pretty(&schema)?);
+            return Ok(());
+        }
+        Command::Apply {
+            files,
+            dry_run,
+            prune,
+            prune_unmanaged,
+            remote,
+            ..
+        } => {
+            let options = tocsin::cli::apply::ApplyOptions {
+                dry_run,
+                prune,
+                prune_unmanaged,
+            };
+            return apply_command(&files, &options, &remote);
+        }
+        Command::Export {
+            output,
+            format,
+            remote,
+        } => return export_command(output, format, &remote),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "tocsin", &mut std::io::stdout());
@@ -313,7 +441,9 @@ fn main() -> anyhow::Result<()> {
         | Command::Bench(_)
         | Command::BenchTarget
         | Command::Completions { .. }
-        | Command::Man { .. } => Flags::default(),
+        | Command::Man { .. }
+        | Command::Apply { .. }
+        | Command::Export { .. } => Flags::default(),
     };
     let loaded = Config::load(cli.config.as_deref(), &flags.overrides());
     if matches!(cli.command, Command::Doctor(_)) {
@@ -352,7 +482,10 @@ fn main() -> anyhow::Result<()> {
             Command::Bench(flags) => bench_command(&flags),
             Command::BenchTarget => tocsin::cli::bench::target::run(),
             // Answered before the configuration is loaded.
-            Command::Completions { .. } | Command::Man { .. } => Ok(()),
+            Command::Completions { .. }
+            | Command::Man { .. }
+            | Command::Apply { .. }
+            | Command::Export { .. } => Ok(()),
         }
     })
 }

@@ -74,6 +74,8 @@ impl Fixture {
                 flap_window_minutes: 0,
                 created_at: T0,
                 updated_at: T0,
+                apply_key: None,
+                managed_by: None,
             })
             .await
             .expect("policy");
@@ -104,6 +106,8 @@ impl Fixture {
                 ping_token: None,
                 depends_on: "[]".into(),
                 snoozed_until: None,
+                apply_key: None,
+                managed_by: None,
             })
             .await
             .expect("monitor");
@@ -632,6 +636,8 @@ async fn maintenance_keeps_checks_opens_nothing_and_postpones_escalation() {
             tags: "[]".into(),
             created_at: start,
             updated_at: start,
+            apply_key: None,
+            managed_by: None,
         })
         .await
         .expect("window");
@@ -707,6 +713,8 @@ async fn a_group_window_gathers_openings_into_one_message_per_grouped_channel() 
             flap_window_minutes: 0,
             created_at: T0,
             updated_at: T0,
+            apply_key: None,
+            managed_by: None,
         })
         .await
         .expect("policy");
@@ -784,6 +792,8 @@ async fn a_flapping_monitor_is_held_until_stable_then_summarised_once() {
             flap_window_minutes: 10,
             created_at: T0,
             updated_at: T0,
+            apply_key: None,
+            managed_by: None,
         })
         .await
         .expect("policy");

@@ -164,6 +164,8 @@ async fn exercise(store: Store) {
             flap_window_minutes: 0,
             created_at: NOW - 200 * DAY,
             updated_at: NOW - 200 * DAY,
+            apply_key: None,
+            managed_by: None,
         })
         .await
         .expect("policy");

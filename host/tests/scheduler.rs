@@ -64,6 +64,8 @@ async fn a_thousand_monitors_run_once_per_interval_and_spread_out() {
                 ping_token: None,
                 depends_on: "[]".into(),
                 snoozed_until: None,
+                apply_key: None,
+                managed_by: None,
             })
             .await
             .expect("insert");

@@ -39,6 +39,8 @@ fn monitor(id: &str, ws: &str, name: &str, created_at: i64) -> MonitorRow {
         ping_token: None,
         depends_on: "[]".into(),
         snoozed_until: None,
+        apply_key: None,
+        managed_by: None,
     }
 }
 

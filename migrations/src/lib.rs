@@ -20,6 +20,7 @@ mod m0013_grouping;
 mod m0014_flapping;
 mod m0015_status_updates;
 mod m0016_uptime_by_day;
+mod m0017_managed_objects;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -44,6 +45,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0014_flapping::Migration),
             Box::new(m0015_status_updates::Migration),
             Box::new(m0016_uptime_by_day::Migration),
+            Box::new(m0017_managed_objects::Migration),
         ]
     }
 }

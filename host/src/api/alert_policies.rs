@@ -5,11 +5,13 @@ use super::channel_input;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
 use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
 use super::extract::{ApiObject, ApiPath, ApiQuery};
+use super::managed::DryRun;
 use super::paging::{self, PageParams};
 use crate::ids;
 use crate::plans::Plan;
 use crate::store::alerting::PolicyRow;
 use crate::store::keys::Principal;
+use crate::store::managed::Declared;
 use axum::Extension;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -17,7 +19,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
-const FIELDS: [&str; 8] = [
+const FIELDS: [&str; 10] = [
+    "key",
+    "managedBy",
     "flapping",
     "name",
     "failureThreshold",
@@ -98,6 +102,12 @@ pub struct PolicyBody {
     pub group_window_seconds: Option<u32>,
     /// Flapping detection; null (the default) is off.
     pub flapping: Option<FlappingBody>,
+    /// Your stable identifier for the policy: 1 to 100 characters (letters, digits, `-`,
+    /// `_`, `.`, `:`, `/`), unique among the workspace's policies (409 `CONFLICT`).
+    /// Configuration files (`tocsin apply`) match policies by it.
+    pub key: Option<String>,
+    /// The tool that owns the policy (`tocsin apply` sets `tocsin-apply`).
+    pub managed_by: Option<String>,
     #[schema(read_only)]
     pub created_at: Option<String>,
     #[schema(read_only)]
@@ -118,6 +128,8 @@ pub struct PolicyView {
     pub escalation: Value,
     pub group_window_seconds: i32,
     pub flapping: Value,
+    pub key: Option<String>,
+    pub managed_by: Option<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -152,6 +164,8 @@ fn view(row: &PolicyRow) -> PolicyView {
         } else {
             Value::Null
         },
+        key: row.apply_key.clone(),
+        managed_by: row.managed_by.clone(),
         created_at: crate::time::format_ms(row.created_at),
         updated_at: crate::time::format_ms(row.updated_at),
     }
@@ -196,6 +210,7 @@ struct Validated {
     escalation: Option<String>,
     group_window_secs: i32,
     flap: (i32, i32),
+    managed: super::managed::Managed,
 }
 
 async fn validate(
@@ -212,6 +227,7 @@ async fn validate(
         }
     }
     let name = super::fields::name(object.get("name"), &mut errors).unwrap_or_default();
+    let managed = super::managed::read(object, &mut errors);
     let failure = threshold(object, "failureThreshold", 2, &mut errors);
     let recovery = threshold(object, "recoveryThreshold", 1, &mut errors);
     let notify_on_recovery = match object.get("notifyOnRecovery") {
@@ -346,6 +362,7 @@ async fn validate(
         escalation,
         group_window_secs,
         flap,
+        managed,
     })
 }
 
@@ -358,9 +375,11 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<PolicyRow, Ap
 }
 
 /// Create an alert policy.
-#[utoipa::path(post, path = "/v1/alert-policies", tag = "alert-policies", request_body = PolicyBody,
+#[utoipa::path(post, path = "/v1/alert-policies", tag = "alert-policies", request_body = PolicyBody, params(DryRun),
     responses(
         (status = 201, description = "The created policy", body = SuccessBody<PolicyBody>),
+        (status = 200, description = "With `dryRun=true`: the policy as it would be created; nothing was saved", body = SuccessBody<PolicyBody>),
+        (status = 409, description = "CONFLICT: another policy has this key", body = ErrorBody),
         (status = 400, description = "Invalid fields", body = ErrorBody),
         (status = 403, description = "PLAN_UPGRADE_REQUIRED: escalation on a free or pro workspace", body = ErrorBody),
         (status = 422, description = "Unknown channel or channel type", body = ErrorBody),
@@ -368,6 +387,7 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<PolicyRow, Ap
 pub async fn create_policy(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
+    ApiQuery(dry): ApiQuery<DryRun>,
     ApiObject(object): ApiObject,
 ) -> Result<Success<PolicyView>, ApiError> {
     if object.contains_key("id") {
@@ -377,6 +397,15 @@ pub async fn create_policy(
         )]));
     }
     let v = validate(&state, &p, &object).await?;
+    let kind = Declared::AlertPolicy;
+    super::managed::check_key_free(
+        &state,
+        kind,
+        &p.workspace_id,
+        v.managed.key.as_deref(),
+        None,
+    )
+    .await?;
     let now = state.clock.now_ms();
     let row = PolicyRow {
         id: ids::new_id(ids::prefix::ALERT_POLICY),
@@ -392,7 +421,12 @@ pub async fn create_policy(
         flap_window_minutes: v.flap.1,
         created_at: now,
         updated_at: now,
+        apply_key: v.managed.key,
+        managed_by: v.managed.managed_by,
     };
+    if dry.on() {
+        return Ok(Success::ok(view(&row)));
+    }
     crate::store::audit::note(
         crate::store::audit::Change::new(
             Some(&p.workspace_id),
@@ -402,7 +436,10 @@ pub async fn create_policy(
         )
         .after(super::redact::audit::policy(&view(&row))),
     );
-    let saved = state.store.insert_alert_policy(row).await?;
+    let key = row.apply_key.clone();
+    let saved = super::error::or_conflict(state.store.insert_alert_policy(row).await, || {
+        super::managed::key_taken(kind, key.as_deref().unwrap_or_default(), "another request")
+    })?;
     Ok(Success::created(view(&saved)))
 }
 
@@ -442,27 +479,65 @@ pub async fn get_policy(
 }
 
 /// Change fields of an alert policy; absent fields keep their values.
-#[utoipa::path(patch, path = "/v1/alert-policies/{id}", tag = "alert-policies", params(("id" = String, Path, description = "Policy id")),
+#[utoipa::path(patch, path = "/v1/alert-policies/{id}", tag = "alert-policies", params(("id" = String, Path, description = "Policy id"), DryRun),
     request_body(content = Object, description = "Fields to change, as in PolicyBody"),
     responses(
-        (status = 200, description = "The updated policy", body = SuccessBody<PolicyBody>),
+        (status = 200, description = "The updated policy (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<PolicyBody>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
         (status = 403, description = "PLAN_UPGRADE_REQUIRED", body = ErrorBody),
         (status = 404, description = "ALERT_POLICY_NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "CONFLICT: another policy has this key", body = ErrorBody),
     ))]
 pub async fn update_policy(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(dry): ApiQuery<DryRun>,
     ApiObject(patch): ApiObject,
 ) -> Result<Success<PolicyView>, ApiError> {
-    let row = find(&state, &p, &id).await?;
-    let current = serde_json::to_value(view(&row)).map_err(ApiError::internal)?;
+    edit(&state, &p, &id, dry.on(), patch, false).await
+}
+
+/// Replace an alert policy's fields: the body is a complete policy, and fields it leaves
+/// out take their defaults (an inline channel's write-only settings, such as a bot token,
+/// keep their stored values).
+#[utoipa::path(put, path = "/v1/alert-policies/{id}", tag = "alert-policies", params(("id" = String, Path, description = "Policy id"), DryRun),
+    request_body = PolicyBody,
+    responses(
+        (status = 200, description = "The policy as replaced (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<PolicyBody>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 403, description = "PLAN_UPGRADE_REQUIRED", body = ErrorBody),
+        (status = 404, description = "ALERT_POLICY_NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "CONFLICT: another policy has this key", body = ErrorBody),
+    ))]
+pub async fn replace_policy(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(dry): ApiQuery<DryRun>,
+    ApiObject(body): ApiObject,
+) -> Result<Success<PolicyView>, ApiError> {
+    edit(&state, &p, &id, dry.on(), body, true).await
+}
+
+/// An edit: a PATCH merged into the stored fields, or a PUT's complete object.
+async fn edit(
+    state: &AppState,
+    p: &Principal,
+    id: &str,
+    dry_run: bool,
+    body: Map<String, Value>,
+    replace: bool,
+) -> Result<Success<PolicyView>, ApiError> {
+    let row = find(state, p, id).await?;
     let mut merged = Map::new();
-    for f in FIELDS {
-        merged.insert(f.to_string(), current[f].clone());
+    if !replace {
+        let current = serde_json::to_value(view(&row)).map_err(ApiError::internal)?;
+        for f in FIELDS {
+            merged.insert(f.to_string(), current[f].clone());
+        }
     }
-    for (k, v) in patch {
+    for (k, v) in body {
         merged.insert(k, v);
     }
     merged.remove("id");
@@ -486,6 +561,10 @@ pub async fn update_policy(
         channel_input::carry_write_only(list, &stored_escalation["channels"]);
     }
     let v = validate(&state, &p, &merged).await?;
+    let kind = Declared::AlertPolicy;
+    let own = Some(row.id.as_str());
+    super::managed::check_key_free(&state, kind, &p.workspace_id, v.managed.key.as_deref(), own)
+        .await?;
     let before = super::redact::audit::policy(&view(&row));
     let updated = PolicyRow {
         name: v.name,
@@ -497,9 +576,14 @@ pub async fn update_policy(
         group_window_secs: v.group_window_secs,
         flap_changes: v.flap.0,
         flap_window_minutes: v.flap.1,
+        apply_key: v.managed.key,
+        managed_by: v.managed.managed_by,
         updated_at: state.clock.now_ms(),
         ..row
     };
+    if dry_run {
+        return Ok(Success::ok(view(&updated)));
+    }
     crate::store::audit::note(
         crate::store::audit::Change::new(
             Some(&p.workspace_id),
@@ -510,7 +594,10 @@ pub async fn update_policy(
         .before(before)
         .after(super::redact::audit::policy(&view(&updated))),
     );
-    let saved = state.store.update_alert_policy(updated).await?;
+    let key = updated.apply_key.clone();
+    let saved = super::error::or_conflict(state.store.update_alert_policy(updated).await, || {
+        super::managed::key_taken(kind, key.as_deref().unwrap_or_default(), "another request")
+    })?;
     Ok(Success::ok(view(&saved)))
 }
 

@@ -6,11 +6,13 @@ use super::deliveries::{self, DeliveryView};
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
 use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
 use super::extract::{ApiObject, ApiPath, ApiQuery};
+use super::managed::{DryRun, Managed};
 use super::paging::{self, PageParams};
 use crate::ids;
 use crate::outbox::{self, Origin, Target, events};
 use crate::store::alerting::{ChannelDeletion, ChannelRow};
 use crate::store::keys::Principal;
+use crate::store::managed::Declared;
 use axum::Extension;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -43,6 +45,12 @@ pub struct ChannelBody {
     pub bot_token: Option<String>,
     /// webhook: HTTPS URL.
     pub url: Option<String>,
+    /// Your stable identifier for the channel: 1 to 100 characters (letters, digits, `-`,
+    /// `_`, `.`, `:`, `/`), unique among the workspace's channels (409 `CONFLICT`).
+    /// Configuration files (`tocsin apply`) match channels by it.
+    pub key: Option<String>,
+    /// The tool that owns the channel (`tocsin apply` sets `tocsin-apply`).
+    pub managed_by: Option<String>,
     #[schema(read_only)]
     pub created_at: Option<String>,
     #[schema(read_only)]
@@ -60,6 +68,8 @@ pub struct ChannelView {
     pub kind: String,
     #[serde(flatten)]
     pub settings: Map<String, Value>,
+    pub key: Option<String>,
+    pub managed_by: Option<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -70,6 +80,8 @@ fn view(row: &ChannelRow) -> ChannelView {
         name: row.name.clone(),
         kind: row.kind.clone(),
         settings: channel_input::visible(&row.config),
+        key: row.apply_key.clone(),
+        managed_by: row.managed_by.clone(),
         created_at: crate::time::format_ms(row.created_at),
         updated_at: crate::time::format_ms(row.updated_at),
     }
@@ -92,13 +104,20 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<ChannelRow, A
         .or_not_found(Resource::CHANNEL, id)
 }
 
-/// Validate a full channel object; returns (name, type, settings).
-async fn validate(
-    state: &AppState,
-    object: Map<String, Value>,
-) -> Result<(String, String, String), ApiError> {
+/// A channel object as validated.
+struct Validated {
+    name: String,
+    kind: String,
+    /// The type's settings, normalised (JSON text).
+    config: String,
+    managed: Managed,
+}
+
+/// Validate a full channel object.
+async fn validate(state: &AppState, object: Map<String, Value>) -> Result<Validated, ApiError> {
     let mut errors = Vec::new();
     let name = super::fields::name(object.get("name"), &mut errors).unwrap_or_default();
+    let managed = super::managed::read(&object, &mut errors);
     let kind = match object.get("type") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         _ => {
@@ -116,10 +135,16 @@ async fn validate(
     }
     paging::finish(errors)?;
     let mut settings = object;
-    settings.remove("name");
-    settings.remove("type");
-    let normalized = channel_input::validate_settings(state, &kind, settings, "").await?;
-    Ok((name, kind, normalized))
+    for common in ["name", "type", "key", "managedBy"] {
+        settings.remove(common);
+    }
+    let config = channel_input::validate_settings(state, &kind, settings, "").await?;
+    Ok(Validated {
+        name,
+        kind,
+        config,
+        managed,
+    })
 }
 
 fn conflict(name: &str) -> ApiError {
@@ -131,21 +156,31 @@ fn conflict(name: &str) -> ApiError {
 }
 
 /// Create a stored channel.
-#[utoipa::path(post, path = "/v1/channels", tag = "channels", request_body = ChannelBody,
+#[utoipa::path(post, path = "/v1/channels", tag = "channels", request_body = ChannelBody, params(DryRun),
     responses(
         (status = 201, description = "The created channel", body = SuccessBody<ChannelBody>),
+        (status = 200, description = "With `dryRun=true`: the channel as it would be created; nothing was saved", body = SuccessBody<ChannelBody>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
         (status = 403, description = "PLAN_UPGRADE_REQUIRED: the plan's channel count is reached", body = ErrorBody),
-        (status = 409, description = "CONFLICT: the name is taken", body = ErrorBody),
+        (status = 409, description = "CONFLICT: the name or the key is taken", body = ErrorBody),
         (status = 422, description = "No plugin provides the type", body = ErrorBody),
     ))]
 pub async fn create_channel(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
+    ApiQuery(dry): ApiQuery<DryRun>,
     ApiObject(object): ApiObject,
 ) -> Result<Success<ChannelView>, ApiError> {
-    let (name, kind, config) = validate(&state, object).await?;
+    let Validated {
+        name,
+        kind,
+        config,
+        managed,
+    } = validate(&state, object).await?;
     super::quota::room_for(&state, &p.workspace_id, crate::plans::Counted::Channels).await?;
+    let k = Declared::Channel;
+    super::managed::check_key_free(&state, k, &p.workspace_id, managed.key.as_deref(), None)
+        .await?;
     let now = state.clock.now_ms();
     let row = ChannelRow {
         id: ids::new_id(ids::prefix::CHANNEL),
@@ -155,7 +190,12 @@ pub async fn create_channel(
         config,
         created_at: now,
         updated_at: now,
+        apply_key: managed.key,
+        managed_by: managed.managed_by,
     };
+    if dry.on() {
+        return Ok(Success::ok(view(&row)));
+    }
     crate::store::audit::note(
         crate::store::audit::Change::new(
             Some(&p.workspace_id),
@@ -203,21 +243,55 @@ pub async fn get_channel(
 }
 
 /// Change a stored channel; absent fields keep their values (`type` cannot change).
-#[utoipa::path(patch, path = "/v1/channels/{id}", tag = "channels", params(("id" = String, Path, description = "Channel id")),
+#[utoipa::path(patch, path = "/v1/channels/{id}", tag = "channels", params(("id" = String, Path, description = "Channel id"), DryRun),
     request_body(content = Object, description = "Fields to change, as in ChannelBody"),
     responses(
-        (status = 200, description = "The updated channel", body = SuccessBody<ChannelBody>),
+        (status = 200, description = "The updated channel (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<ChannelBody>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
         (status = 404, description = "CHANNEL_NOT_FOUND", body = ErrorBody),
-        (status = 409, description = "CONFLICT: the name is taken", body = ErrorBody),
+        (status = 409, description = "CONFLICT: the name or the key is taken", body = ErrorBody),
     ))]
 pub async fn update_channel(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(dry): ApiQuery<DryRun>,
     ApiObject(patch): ApiObject,
 ) -> Result<Success<ChannelView>, ApiError> {
-    let row = find(&state, &p, &id).await?;
+    edit(&state, &p, &id, dry.on(), patch, false).await
+}
+
+/// Replace a stored channel's fields: the body is a complete channel, and settings it
+/// leaves out take their defaults (write-only ones, such as a bot token, keep their stored
+/// values; `type` cannot change).
+#[utoipa::path(put, path = "/v1/channels/{id}", tag = "channels", params(("id" = String, Path, description = "Channel id"), DryRun),
+    request_body = ChannelBody,
+    responses(
+        (status = 200, description = "The channel as replaced (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<ChannelBody>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 404, description = "CHANNEL_NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "CONFLICT: the name or the key is taken", body = ErrorBody),
+    ))]
+pub async fn replace_channel(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(dry): ApiQuery<DryRun>,
+    ApiObject(body): ApiObject,
+) -> Result<Success<ChannelView>, ApiError> {
+    edit(&state, &p, &id, dry.on(), body, true).await
+}
+
+/// An edit: a PATCH merged into the stored fields, or a PUT's complete object.
+async fn edit(
+    state: &AppState,
+    p: &Principal,
+    id: &str,
+    dry_run: bool,
+    patch: Map<String, Value>,
+    replace: bool,
+) -> Result<Success<ChannelView>, ApiError> {
+    let row = find(state, p, id).await?;
     if patch
         .get("type")
         .is_some_and(|t| t.as_str() != Some(row.kind.as_str()))
@@ -227,20 +301,44 @@ pub async fn update_channel(
             "cannot be changed; create a new channel instead",
         )]));
     }
-    let mut merged: Map<String, Value> = serde_json::from_str(&row.config).unwrap_or_default();
-    merged.insert("name".into(), Value::from(row.name.clone()));
+    let stored: Map<String, Value> = serde_json::from_str(&row.config).unwrap_or_default();
+    let mut merged = if replace {
+        // Only the write-only settings, which the API never shows, carry over.
+        stored
+            .into_iter()
+            .filter(|(k, _)| channel_input::WRITE_ONLY.contains(&k.as_str()))
+            .collect()
+    } else {
+        let mut m = stored;
+        m.insert("name".into(), Value::from(row.name.clone()));
+        super::managed::editable(&mut m, &row.apply_key, &row.managed_by);
+        m
+    };
     merged.insert("type".into(), Value::from(row.kind.clone()));
     for (k, v) in patch {
         merged.insert(k, v);
     }
-    let (name, _, config) = validate(&state, merged).await?;
+    let Validated {
+        name,
+        config,
+        managed,
+        ..
+    } = validate(&state, merged).await?;
+    let own = Some(row.id.as_str());
+    let k = Declared::Channel;
+    super::managed::check_key_free(&state, k, &p.workspace_id, managed.key.as_deref(), own).await?;
     let before = row.clone();
     let updated = ChannelRow {
         name: name.clone(),
         config,
+        apply_key: managed.key,
+        managed_by: managed.managed_by,
         updated_at: state.clock.now_ms(),
         ..row
     };
+    if dry_run {
+        return Ok(Success::ok(view(&updated)));
+    }
     crate::store::audit::note(
         crate::store::audit::Change::new(
             Some(&p.workspace_id),

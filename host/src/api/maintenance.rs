@@ -5,11 +5,13 @@ use super::AppState;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
 use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
 use super::extract::{ApiObject, ApiPath, ApiQuery};
+use super::managed::DryRun;
 use super::paging::{self, PageParams};
 use crate::engine::maintenance::{MAX_DURATION_MINUTES, MAX_ONE_OFF_DAYS, Occurrence, Window};
 use crate::ids;
 use crate::store::keys::Principal;
 use crate::store::maintenance::MaintenanceWindowRow;
+use crate::store::managed::Declared;
 use crate::time::{format_ms, parse_ms};
 use axum::Extension;
 use axum::extract::State;
@@ -88,6 +90,12 @@ pub struct MaintenanceWindowBody {
     /// Monitors with any of these tags are covered.
     #[schema(default = json!([]))]
     pub tags: Option<Vec<String>>,
+    /// Your stable identifier for the window: 1 to 100 characters (letters, digits, `-`,
+    /// `_`, `.`, `:`, `/`), unique among the workspace's windows (409 `CONFLICT`).
+    /// Configuration files (`tocsin apply`) match windows by it.
+    pub key: Option<String>,
+    /// The tool that owns the window (`tocsin apply` sets `tocsin-apply`).
+    pub managed_by: Option<String>,
     /// Whether the window is in force now.
     #[schema(read_only)]
     pub active: Option<bool>,
@@ -143,6 +151,8 @@ fn view(row: &MaintenanceWindowRow, now: i64) -> MaintenanceWindowBody {
         timezone: Some(row.timezone.clone()),
         monitor_ids: Some(json_list(&row.monitor_ids)),
         tags: Some(json_list(&row.tags)),
+        key: row.apply_key.clone(),
+        managed_by: row.managed_by.clone(),
         active: Some(current.is_some()),
         current: current.map(Into::into),
         upcoming: Some(
@@ -222,9 +232,17 @@ async fn apply(
             errors.push(FieldError::new(required, "is required"));
         }
     }
+    let managed = super::managed::read(object, &mut errors);
+    if object.contains_key("key") {
+        row.apply_key = managed.key;
+    }
+    if object.contains_key("managedBy") {
+        row.managed_by = managed.managed_by;
+    }
     let mut monitor_ids: Option<Vec<String>> = None;
     for (key, value) in object {
         match key.as_str() {
+            "key" | "managedBy" => {}
             "name" => {
                 if let Some(n) = super::fields::name(Some(value), &mut errors) {
                     row.name = n;
@@ -376,15 +394,18 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<MaintenanceWi
 }
 
 /// Create a maintenance window.
-#[utoipa::path(post, path = "/v1/maintenance-windows", tag = "maintenance", request_body = MaintenanceWindowBody,
+#[utoipa::path(post, path = "/v1/maintenance-windows", tag = "maintenance", request_body = MaintenanceWindowBody, params(DryRun),
     responses(
         (status = 201, description = "The window", body = SuccessBody<MaintenanceWindowBody>),
+        (status = 200, description = "With `dryRun=true`: the window as it would be created; nothing was saved", body = SuccessBody<MaintenanceWindowBody>),
+        (status = 409, description = "CONFLICT: another window has this key", body = ErrorBody),
         (status = 400, description = "Invalid fields or schedule", body = ErrorBody),
         (status = 422, description = "A monitor id is not in the workspace, or the workspace has 500 windows", body = ErrorBody),
     ))]
 pub async fn create_window(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
+    ApiQuery(dry): ApiQuery<DryRun>,
     ApiObject(object): ApiObject,
 ) -> Result<Success<MaintenanceWindowBody>, ApiError> {
     let now = state.clock.now_ms();
@@ -403,8 +424,19 @@ pub async fn create_window(
         tags: "[]".into(),
         created_at: now,
         updated_at: now,
+        apply_key: None,
+        managed_by: None,
     };
     apply(&state, &p, &mut row, &object, true).await?;
+    let kind = Declared::MaintenanceWindow;
+    super::managed::check_key_free(
+        &state,
+        kind,
+        &p.workspace_id,
+        row.apply_key.as_deref(),
+        None,
+    )
+    .await?;
     if state
         .store
         .count_maintenance_windows(&p.workspace_id)
@@ -415,6 +447,9 @@ pub async fn create_window(
             "A workspace keeps at most {MAX_WINDOWS} maintenance windows; delete some that have ended"
         )));
     }
+    if dry.on() {
+        return Ok(Success::ok(view(&row, now)));
+    }
     crate::store::audit::note(
         crate::store::audit::Change::new(
             Some(&p.workspace_id),
@@ -424,7 +459,11 @@ pub async fn create_window(
         )
         .after(view(&row, now)),
     );
-    let saved = state.store.insert_maintenance_window(row).await?;
+    let key = row.apply_key.clone();
+    let saved =
+        super::error::or_conflict(state.store.insert_maintenance_window(row).await, || {
+            super::managed::key_taken(kind, key.as_deref().unwrap_or_default(), "another request")
+        })?;
     Ok(Success::created(view(&saved, now)))
 }
 
@@ -467,36 +506,98 @@ pub async fn get_window(
 
 /// Change a maintenance window; absent fields keep their values (null clears `end`,
 /// `rrule`, `cron` and `durationMinutes`). Ending a window early is a PATCH of `end`.
-#[utoipa::path(patch, path = "/v1/maintenance-windows/{id}", tag = "maintenance", params(("id" = String, Path, description = "Maintenance window id")),
+#[utoipa::path(patch, path = "/v1/maintenance-windows/{id}", tag = "maintenance", params(("id" = String, Path, description = "Maintenance window id"), DryRun),
     request_body = MaintenanceWindowBody,
     responses(
-        (status = 200, description = "The window", body = SuccessBody<MaintenanceWindowBody>),
+        (status = 200, description = "The window (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<MaintenanceWindowBody>),
         (status = 400, description = "Invalid fields or schedule", body = ErrorBody),
         (status = 404, description = "MAINTENANCE_WINDOW_NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "CONFLICT: another window has this key", body = ErrorBody),
         (status = 422, description = "A monitor id is not in the workspace", body = ErrorBody),
     ))]
 pub async fn update_window(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(dry): ApiQuery<DryRun>,
     ApiObject(object): ApiObject,
 ) -> Result<Success<MaintenanceWindowBody>, ApiError> {
+    edit(&state, &p, &id, dry.on(), &object, false).await
+}
+
+/// Replace a maintenance window's fields: the body is a complete window (`name` and
+/// `start` required), and fields it leaves out take their defaults.
+#[utoipa::path(put, path = "/v1/maintenance-windows/{id}", tag = "maintenance", params(("id" = String, Path, description = "Maintenance window id"), DryRun),
+    request_body = MaintenanceWindowBody,
+    responses(
+        (status = 200, description = "The window as replaced (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<MaintenanceWindowBody>),
+        (status = 400, description = "Invalid fields or schedule", body = ErrorBody),
+        (status = 404, description = "MAINTENANCE_WINDOW_NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "CONFLICT: another window has this key", body = ErrorBody),
+        (status = 422, description = "A monitor id is not in the workspace", body = ErrorBody),
+    ))]
+pub async fn replace_window(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(dry): ApiQuery<DryRun>,
+    ApiObject(object): ApiObject,
+) -> Result<Success<MaintenanceWindowBody>, ApiError> {
+    edit(&state, &p, &id, dry.on(), &object, true).await
+}
+
+/// An edit: a PATCH's fields applied to the stored window, or a PUT's complete window.
+async fn edit(
+    state: &AppState,
+    p: &Principal,
+    id: &str,
+    dry_run: bool,
+    object: &Map<String, Value>,
+    replace: bool,
+) -> Result<Success<MaintenanceWindowBody>, ApiError> {
     let now = state.clock.now_ms();
-    let mut row = find(&state, &p, &id).await?;
+    let mut row = find(state, p, id).await?;
     let before = view(&row, now);
-    apply(&state, &p, &mut row, &object, false).await?;
+    if replace {
+        row = MaintenanceWindowRow {
+            name: String::new(),
+            description: String::new(),
+            ends_at: None,
+            rrule: None,
+            cron: None,
+            duration_minutes: None,
+            timezone: "UTC".into(),
+            monitor_ids: "[]".into(),
+            tags: "[]".into(),
+            apply_key: None,
+            managed_by: None,
+            ..row
+        };
+    }
+    apply(state, p, &mut row, object, replace).await?;
+    let kind = Declared::MaintenanceWindow;
+    let own = Some(row.id.as_str());
+    super::managed::check_key_free(state, kind, &p.workspace_id, row.apply_key.as_deref(), own)
+        .await?;
     row.updated_at = now;
+    if dry_run {
+        return Ok(Success::ok(view(&row, now)));
+    }
     crate::store::audit::note(
         crate::store::audit::Change::new(
             Some(&p.workspace_id),
             "maintenance_window.update",
             "maintenance_window",
-            Some(&id),
+            Some(id),
         )
         .before(before)
         .after(view(&row, now)),
     );
-    let saved = state.store.update_maintenance_window(row).await?;
+    let key = row.apply_key.clone();
+    let saved =
+        super::error::or_conflict(state.store.update_maintenance_window(row).await, || {
+            super::managed::key_taken(kind, key.as_deref().unwrap_or_default(), "another request")
+        })?;
     Ok(Success::ok(view(&saved, now)))
 }
 

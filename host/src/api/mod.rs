@@ -18,6 +18,7 @@ pub mod health;
 pub mod incidents;
 pub mod invitations;
 pub mod maintenance;
+pub mod managed;
 pub mod members;
 pub mod metrics;
 pub mod monitor_input;
@@ -77,6 +78,7 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(
             monitors::get_monitor,
             monitors::update_monitor,
+            monitors::replace_monitor,
             monitors::delete_monitor
         ))
         .routes(routes!(monitors::pause_monitor))
@@ -93,12 +95,14 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(
             alert_policies::get_policy,
             alert_policies::update_policy,
+            alert_policies::replace_policy,
             alert_policies::delete_policy
         ))
         .routes(routes!(channels::create_channel, channels::list_channels))
         .routes(routes!(
             channels::get_channel,
             channels::update_channel,
+            channels::replace_channel,
             channels::delete_channel
         ))
         .routes(routes!(channels::test_channel))
@@ -125,6 +129,7 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(
             status_pages::get_status_page,
             status_pages::update_status_page,
+            status_pages::replace_status_page,
             status_pages::delete_status_page
         ))
         .routes(routes!(
@@ -141,6 +146,7 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(
             maintenance::get_window,
             maintenance::update_window,
+            maintenance::replace_window,
             maintenance::delete_window
         ))
         .routes(routes!(plugins::list_plugins))

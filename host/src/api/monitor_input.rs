@@ -19,7 +19,9 @@ const ALTERNATIVE_FIELDS: [(&str, &str); 2] = [
 ];
 
 /// Fields every monitor has and the API accepts.
-const COMMON_FIELDS: [&str; 9] = [
+const COMMON_FIELDS: [&str; 11] = [
+    "key",
+    "managedBy",
     "tags",
     "dependsOn",
     "name",
@@ -67,6 +69,8 @@ pub struct MonitorInput {
     pub depends_on: Vec<String>,
     /// The plugin's normalised configuration (JSON text).
     pub config: String,
+    /// `key` and `managedBy`.
+    pub managed: super::managed::Managed,
 }
 
 /// Limits from the server configuration.
@@ -103,6 +107,8 @@ pub fn view(
         regional_confirmation: row.regional_confirmation,
         tags: serde_json::from_str(&row.tags).unwrap_or_default(),
         depends_on: serde_json::from_str(&row.depends_on).unwrap_or_default(),
+        key: row.apply_key.clone(),
+        managed_by: row.managed_by.clone(),
         snoozed_until: row.snoozed_until.map(crate::time::format_ms),
         ping_url: row
             .ping_token
@@ -173,6 +179,7 @@ pub fn editable(row: &MonitorRow, top_level: bool) -> Map<String, Value> {
     object.insert("tags".into(), Value::from(tags));
     let depends_on: Vec<String> = serde_json::from_str(&row.depends_on).unwrap_or_default();
     object.insert("dependsOn".into(), Value::from(depends_on));
+    super::managed::editable(&mut object, &row.apply_key, &row.managed_by);
     object.extend(type_fields(row, top_level));
     object
 }
@@ -217,6 +224,48 @@ pub fn merge_patch(
     } else {
         Err(ApiError::validation(errors))
     }
+}
+
+/// A PUT body as a complete monitor object: only the body's fields, plus the stored
+/// write-only ones (passwords) it leaves out, which the API never shows. Fields it leaves
+/// out take their defaults.
+pub fn replacement(
+    row: &MonitorRow,
+    top_level: bool,
+    write_only: &[String],
+    body: Map<String, Value>,
+) -> Result<Map<String, Value>, ApiError> {
+    if let Some(kind) = body.get("type")
+        && kind.as_str() != Some(row.kind.as_str())
+    {
+        return Err(ApiError::validation(vec![FieldError::new(
+            "type",
+            "cannot be changed; create a new monitor instead",
+        )]));
+    }
+    let mut object = body;
+    object.insert("type".into(), Value::from(row.kind.clone()));
+    let stored: Map<String, Value> = serde_json::from_str(&row.config).unwrap_or_default();
+    let target = if top_level {
+        &mut object
+    } else {
+        match object
+            .entry("config")
+            .or_insert_with(|| Value::Object(Map::new()))
+        {
+            Value::Object(config) => config,
+            // Not an object: validation says so.
+            _ => return Ok(object),
+        }
+    };
+    for name in write_only {
+        if !target.contains_key(name)
+            && let Some(v) = stored.get(name)
+        {
+            target.insert(name.clone(), v.clone());
+        }
+    }
+    Ok(object)
 }
 
 /// Validate a complete monitor object (a create body, or a merged PATCH): the fields every
@@ -268,6 +317,7 @@ pub async fn validate(
         tags: common.tags,
         depends_on: common.depends_on,
         config,
+        managed: common.managed,
     })
 }
 
@@ -323,6 +373,7 @@ fn heartbeat_input(
         tags: common.tags,
         depends_on: common.depends_on,
         config,
+        managed: common.managed,
     })
 }
 
@@ -373,6 +424,7 @@ struct Common {
     regional_confirmation: bool,
     tags: Vec<String>,
     depends_on: Vec<String>,
+    managed: super::managed::Managed,
 }
 
 fn read_common(
@@ -465,6 +517,7 @@ fn read_common(
         regional_confirmation,
         tags: tags_field(object.get("tags"), errors),
         depends_on: depends_on_field(object.get("dependsOn"), errors),
+        managed: super::managed::read(object, errors),
     }
 }
 
@@ -747,6 +800,8 @@ mod tests {
             ping_token: None,
             depends_on: "[]".into(),
             snoozed_until: None,
+            apply_key: None,
+            managed_by: None,
         }
     }
 

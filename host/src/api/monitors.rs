@@ -4,11 +4,13 @@ use super::AppState;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
 use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
 use super::extract::{ApiObject, ApiPath, ApiQuery};
+use super::managed::DryRun;
 use super::monitor_input::{self, InputRules, MonitorInput};
 use super::paging::{self, PageParams};
 use crate::ids::{self, prefix};
 use crate::plans::Counted;
 use crate::store::keys::Principal;
+use crate::store::managed::Declared;
 use crate::store::monitors::{MonitorListQuery, MonitorSort};
 use crate::store::{MonitorRow, MonitorState};
 use axum::Extension;
@@ -51,6 +53,14 @@ pub struct MonitorCreate {
     /// (letters, digits, `-`, `_`, `.`, `:`, `/`).
     #[schema(example = json!(["production", "team:payments"]))]
     pub tags: Option<Vec<String>>,
+    /// Your stable identifier for the monitor: 1 to 100 characters (letters, digits, `-`,
+    /// `_`, `.`, `:`, `/`), unique among the workspace's monitors (409 `CONFLICT`).
+    /// Configuration files (`tocsin apply`) match monitors by it.
+    #[schema(example = "public-api")]
+    pub key: Option<String>,
+    /// The tool that owns the monitor (`tocsin apply` sets `tocsin-apply`); people can
+    /// still edit it, and the tool's next run puts its fields back.
+    pub managed_by: Option<String>,
     /// http: full URL including scheme.
     #[schema(example = "https://example.com/health")]
     pub url: Option<String>,
@@ -136,6 +146,8 @@ pub struct MonitorView {
     /// Monitors whose outage explains this one's: while one of them is down, this
     /// monitor's incidents open `suppressed` and notify nobody (see docs/alerting.md).
     pub depends_on: Vec<String>,
+    pub key: Option<String>,
+    pub managed_by: Option<String>,
     /// Notifications about this monitor are held until then (`POST .../snooze`); absent
     /// when not snoozed by itself (a tag's snooze is under `/v1/snoozes`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -317,9 +329,11 @@ pub(super) async fn find(
 }
 
 /// Create a monitor.
-#[utoipa::path(post, path = "/v1/monitors", tag = "monitors", request_body = MonitorCreate,
+#[utoipa::path(post, path = "/v1/monitors", tag = "monitors", request_body = MonitorCreate, params(DryRun),
     responses(
         (status = 201, description = "The created monitor", body = SuccessBody<MonitorView>),
+        (status = 200, description = "With `dryRun=true`: the monitor as it would be created; nothing was saved", body = SuccessBody<MonitorView>),
+        (status = 409, description = "CONFLICT: another monitor has this key", body = ErrorBody),
         (status = 400, description = "Invalid fields", body = ErrorBody),
         (status = 403, description = "PLAN_UPGRADE_REQUIRED: the plan's monitor count or shortest interval", body = ErrorBody),
         (status = 422, description = "Unknown type or alert policy, or timeout longer than interval", body = ErrorBody),
@@ -327,6 +341,7 @@ pub(super) async fn find(
 pub async fn create_monitor(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
+    ApiQuery(dry): ApiQuery<DryRun>,
     ApiObject(object): ApiObject,
 ) -> Result<Success<MonitorView>, ApiError> {
     super::quota::room_for(&state, &p.workspace_id, Counted::Monitors).await?;
@@ -345,6 +360,15 @@ pub async fn create_monitor(
     let now = state.clock.now_ms();
     let id = ids::new_id(prefix::MONITOR);
     check_dependencies(&state, &p, &id, &input.depends_on).await?;
+    let kind = Declared::Monitor;
+    super::managed::check_key_free(
+        &state,
+        kind,
+        &p.workspace_id,
+        input.managed.key.as_deref(),
+        None,
+    )
+    .await?;
     let heartbeat = input.kind == crate::plugins::HEARTBEAT;
     let row = MonitorRow {
         id,
@@ -369,7 +393,12 @@ pub async fn create_monitor(
         ping_token: heartbeat.then(|| ids::random_base62(24)),
         depends_on: serde_json::to_string(&input.depends_on).unwrap_or_else(|_| "[]".into()),
         snoozed_until: None,
+        apply_key: input.managed.key,
+        managed_by: input.managed.managed_by,
     };
+    if dry.on() {
+        return Ok(Success::ok(view(&state, &row, &regions)));
+    }
     crate::store::audit::note(
         crate::store::audit::Change::new(
             Some(&p.workspace_id),
@@ -379,9 +408,24 @@ pub async fn create_monitor(
         )
         .after(super::redact::audit::monitor(&view(&state, &row, &regions))),
     );
-    let saved = state.store.insert_monitor(row).await?;
+    let key = row.apply_key.clone();
+    let saved = save_keyed(state.store.insert_monitor(row).await, key.as_deref())?;
     arm_heartbeat(&state, &saved, now).await?;
     Ok(Success::created(view(&state, &saved, &regions)))
+}
+
+/// A saved monitor, or 409 when a concurrent request took its key first.
+fn save_keyed(
+    result: Result<MonitorRow, crate::store::StoreError>,
+    key: Option<&str>,
+) -> Result<MonitorRow, ApiError> {
+    super::error::or_conflict(result, || {
+        super::managed::key_taken(
+            Declared::Monitor,
+            key.unwrap_or_default(),
+            "another request",
+        )
+    })
 }
 
 /// Give a heartbeat monitor its deadline, counted from `from` (created or edited).
@@ -498,24 +542,66 @@ pub async fn get_monitor(
 }
 
 /// Change some fields of a monitor. Absent fields keep their values; `null` clears a nullable field.
-#[utoipa::path(patch, path = "/v1/monitors/{id}", tag = "monitors", params(("id" = String, Path, description = "Monitor id")),
+#[utoipa::path(patch, path = "/v1/monitors/{id}", tag = "monitors", params(("id" = String, Path, description = "Monitor id"), DryRun),
     request_body(content = Object, description = "Fields to change, as in MonitorCreate (`type` cannot change)"),
     responses(
-        (status = 200, description = "The updated monitor", body = SuccessBody<MonitorView>),
+        (status = 200, description = "The updated monitor (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<MonitorView>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
         (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
         (status = 403, description = "PLAN_UPGRADE_REQUIRED: an interval shorter than the plan allows", body = ErrorBody),
+        (status = 409, description = "CONFLICT: another monitor has this key", body = ErrorBody),
         (status = 422, description = "Unknown alert policy, or timeout longer than interval", body = ErrorBody),
     ))]
 pub async fn update_monitor(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(dry): ApiQuery<DryRun>,
     ApiObject(patch): ApiObject,
 ) -> Result<Success<MonitorView>, ApiError> {
-    let row = find(&state, &p, &id).await?;
+    edit(&state, &p, &id, dry.on(), patch, false).await
+}
+
+/// Replace a monitor's fields: the body is a complete monitor as in MonitorCreate, and
+/// fields it leaves out take their defaults (write-only ones, such as passwords, keep
+/// their stored values). The id, the history and the state stay.
+#[utoipa::path(put, path = "/v1/monitors/{id}", tag = "monitors", params(("id" = String, Path, description = "Monitor id"), DryRun),
+    request_body = MonitorCreate,
+    responses(
+        (status = 200, description = "The monitor as replaced (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<MonitorView>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
+        (status = 403, description = "PLAN_UPGRADE_REQUIRED: an interval shorter than the plan allows", body = ErrorBody),
+        (status = 409, description = "CONFLICT: another monitor has this key", body = ErrorBody),
+        (status = 422, description = "Unknown alert policy, or timeout longer than interval", body = ErrorBody),
+    ))]
+pub async fn replace_monitor(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(dry): ApiQuery<DryRun>,
+    ApiObject(body): ApiObject,
+) -> Result<Success<MonitorView>, ApiError> {
+    edit(&state, &p, &id, dry.on(), body, true).await
+}
+
+/// An edit: a PATCH merged into the stored fields, or a PUT's complete object.
+async fn edit(
+    state: &AppState,
+    p: &Principal,
+    id: &str,
+    dry_run: bool,
+    body: Map<String, Value>,
+    replace: bool,
+) -> Result<Success<MonitorView>, ApiError> {
+    let row = find(&state, &p, id).await?;
     let top_level = state.plugins.fields_at_top_level(&row.kind);
-    let merged = monitor_input::merge_patch(&row, top_level, patch)?;
+    let merged = if replace {
+        let write_only = state.plugins.monitor_write_only_fields(&row.kind);
+        monitor_input::replacement(&row, top_level, &write_only, body)?
+    } else {
+        monitor_input::merge_patch(&row, top_level, body)?
+    };
     let (min_interval, regions) = rules(&state);
     let input = monitor_input::validate(
         merged,
@@ -528,6 +614,14 @@ pub async fn update_monitor(
     .await?;
     check_policy(&state, &p, &input).await?;
     check_dependencies(&state, &p, &row.id, &input.depends_on).await?;
+    super::managed::check_key_free(
+        &state,
+        Declared::Monitor,
+        &p.workspace_id,
+        input.managed.key.as_deref(),
+        Some(&row.id),
+    )
+    .await?;
     // A monitor kept from a larger plan keeps its interval until it is changed.
     if i64::from(input.interval_secs) != i64::from(row.interval_secs) {
         super::quota::interval(&state, &p.workspace_id, input.interval_secs).await?;
@@ -543,9 +637,14 @@ pub async fn update_monitor(
         regional_confirmation: input.regional_confirmation,
         tags: serde_json::to_string(&input.tags).unwrap_or_else(|_| "[]".into()),
         depends_on: serde_json::to_string(&input.depends_on).unwrap_or_else(|_| "[]".into()),
+        apply_key: input.managed.key,
+        managed_by: input.managed.managed_by,
         updated_at: state.clock.now_ms(),
         ..row
     };
+    if dry_run {
+        return Ok(Success::ok(view(&state, &updated, &regions)));
+    }
     let schedule_changed = updated.config != row_before.config;
     crate::store::audit::note(
         crate::store::audit::Change::new(
@@ -563,7 +662,8 @@ pub async fn update_monitor(
             &state, &updated, &regions,
         ))),
     );
-    let saved = state.store.update_monitor(updated).await?;
+    let key = updated.apply_key.clone();
+    let saved = save_keyed(state.store.update_monitor(updated).await, key.as_deref())?;
     // A new schedule counts from now; other edits leave the deadline alone.
     if schedule_changed {
         arm_heartbeat(&state, &saved, state.clock.now_ms()).await?;

@@ -5,9 +5,11 @@ use super::AppState;
 use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
 use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
 use super::extract::{ApiObject, ApiPath, ApiQuery};
+use super::managed::DryRun;
 use super::paging::{self, PageParams};
 use crate::ids;
 use crate::store::keys::Principal;
+use crate::store::managed::Declared;
 use crate::store::status_pages::StatusPageRow;
 use axum::Extension;
 use axum::extract::State;
@@ -44,6 +46,12 @@ pub struct StatusPageBody {
     pub public: Option<bool>,
     /// Monitors shown, in this order (up to 100).
     pub monitor_ids: Vec<String>,
+    /// Your stable identifier for the page: 1 to 100 characters (letters, digits, `-`,
+    /// `_`, `.`, `:`, `/`), unique among the workspace's pages (409 `CONFLICT`).
+    /// Configuration files (`tocsin apply`) match pages by it.
+    pub key: Option<String>,
+    /// The tool that owns the page (`tocsin apply` sets `tocsin-apply`).
+    pub managed_by: Option<String>,
     /// Where visitors find it.
     #[schema(read_only, example = "https://status.example.com/status/acme")]
     pub url: Option<String>,
@@ -61,6 +69,8 @@ fn view(state: &AppState, row: &StatusPageRow) -> StatusPageBody {
         description: Some(row.description.clone()),
         public: Some(row.public),
         monitor_ids: serde_json::from_str(&row.monitor_ids).unwrap_or_default(),
+        key: row.apply_key.clone(),
+        managed_by: row.managed_by.clone(),
         url: Some(format!("{}/status/{}", state.config.public_url, row.slug)),
         created_at: Some(crate::time::format_ms(row.created_at)),
         updated_at: Some(crate::time::format_ms(row.updated_at)),
@@ -94,9 +104,17 @@ async fn apply(
             errors.push(FieldError::new(required, "is required"));
         }
     }
+    let managed = super::managed::read(object, &mut errors);
+    if object.contains_key("key") {
+        row.apply_key = managed.key;
+    }
+    if object.contains_key("managedBy") {
+        row.managed_by = managed.managed_by;
+    }
     let mut monitor_ids: Option<Vec<String>> = None;
     for (key, value) in object {
         match (key.as_str(), value) {
+            ("key" | "managedBy", _) => {}
             ("slug", Value::String(s)) if valid_slug(s) => row.slug = s.clone(),
             ("slug", _) => errors.push(FieldError::new(
                 "slug",
@@ -188,17 +206,19 @@ async fn find(state: &AppState, p: &Principal, id: &str) -> Result<StatusPageRow
 }
 
 /// Create a status page.
-#[utoipa::path(post, path = "/v1/status-pages", tag = "status-pages", request_body = StatusPageBody,
+#[utoipa::path(post, path = "/v1/status-pages", tag = "status-pages", request_body = StatusPageBody, params(DryRun),
     responses(
         (status = 201, description = "The page", body = SuccessBody<StatusPageBody>),
+        (status = 200, description = "With `dryRun=true`: the page as it would be created; nothing was saved", body = SuccessBody<StatusPageBody>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
         (status = 403, description = "PLAN_UPGRADE_REQUIRED: the plan's status page count is reached", body = ErrorBody),
-        (status = 409, description = "CONFLICT: the slug is taken", body = ErrorBody),
+        (status = 409, description = "CONFLICT: the slug or the key is taken", body = ErrorBody),
         (status = 422, description = "A monitor id is not in the workspace", body = ErrorBody),
     ))]
 pub async fn create_status_page(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
+    ApiQuery(dry): ApiQuery<DryRun>,
     ApiObject(object): ApiObject,
 ) -> Result<Success<StatusPageBody>, ApiError> {
     let now = state.clock.now_ms();
@@ -212,9 +232,23 @@ pub async fn create_status_page(
         monitor_ids: "[]".into(),
         created_at: now,
         updated_at: now,
+        apply_key: None,
+        managed_by: None,
     };
     apply(&state, &p, &mut row, &object, true).await?;
     super::quota::room_for(&state, &p.workspace_id, crate::plans::Counted::StatusPages).await?;
+    let kind = Declared::StatusPage;
+    super::managed::check_key_free(
+        &state,
+        kind,
+        &p.workspace_id,
+        row.apply_key.as_deref(),
+        None,
+    )
+    .await?;
+    if dry.on() {
+        return Ok(Success::ok(view(&state, &row)));
+    }
     crate::store::audit::note(
         crate::store::audit::Change::new(
             Some(&p.workspace_id),
@@ -261,37 +295,89 @@ pub async fn get_status_page(
 }
 
 /// Change a status page; absent fields keep their values.
-#[utoipa::path(patch, path = "/v1/status-pages/{id}", tag = "status-pages", params(("id" = String, Path, description = "Status page id")),
+#[utoipa::path(patch, path = "/v1/status-pages/{id}", tag = "status-pages", params(("id" = String, Path, description = "Status page id"), DryRun),
     request_body = StatusPageBody,
     responses(
-        (status = 200, description = "The page", body = SuccessBody<StatusPageBody>),
+        (status = 200, description = "The page (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<StatusPageBody>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
         (status = 404, description = "STATUS_PAGE_NOT_FOUND", body = ErrorBody),
-        (status = 409, description = "CONFLICT: the slug is taken", body = ErrorBody),
+        (status = 409, description = "CONFLICT: the slug or the key is taken", body = ErrorBody),
         (status = 422, description = "A monitor id is not in the workspace", body = ErrorBody),
     ))]
 pub async fn update_status_page(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(dry): ApiQuery<DryRun>,
     ApiObject(object): ApiObject,
 ) -> Result<Success<StatusPageBody>, ApiError> {
-    let mut row = find(&state, &p, &id).await?;
-    let before = view(&state, &row);
-    apply(&state, &p, &mut row, &object, false).await?;
+    edit(&state, &p, &id, dry.on(), &object, false).await
+}
+
+/// Replace a status page's fields: the body is a complete page (`slug`, `name` and
+/// `monitorIds` required), and fields it leaves out take their defaults.
+#[utoipa::path(put, path = "/v1/status-pages/{id}", tag = "status-pages", params(("id" = String, Path, description = "Status page id"), DryRun),
+    request_body = StatusPageBody,
+    responses(
+        (status = 200, description = "The page as replaced (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<StatusPageBody>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 404, description = "STATUS_PAGE_NOT_FOUND", body = ErrorBody),
+        (status = 409, description = "CONFLICT: the slug or the key is taken", body = ErrorBody),
+        (status = 422, description = "A monitor id is not in the workspace", body = ErrorBody),
+    ))]
+pub async fn replace_status_page(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(dry): ApiQuery<DryRun>,
+    ApiObject(object): ApiObject,
+) -> Result<Success<StatusPageBody>, ApiError> {
+    edit(&state, &p, &id, dry.on(), &object, true).await
+}
+
+/// An edit: a PATCH's fields applied to the stored page, or a PUT's complete page.
+async fn edit(
+    state: &AppState,
+    p: &Principal,
+    id: &str,
+    dry_run: bool,
+    object: &Map<String, Value>,
+    replace: bool,
+) -> Result<Success<StatusPageBody>, ApiError> {
+    let mut row = find(state, p, id).await?;
+    let before = view(state, &row);
+    if replace {
+        row = StatusPageRow {
+            title: String::new(),
+            description: String::new(),
+            public: true,
+            monitor_ids: "[]".into(),
+            apply_key: None,
+            managed_by: None,
+            ..row
+        };
+    }
+    apply(state, p, &mut row, object, replace).await?;
+    let kind = Declared::StatusPage;
+    let own = Some(row.id.as_str());
+    super::managed::check_key_free(state, kind, &p.workspace_id, row.apply_key.as_deref(), own)
+        .await?;
     row.updated_at = state.clock.now_ms();
+    if dry_run {
+        return Ok(Success::ok(view(state, &row)));
+    }
     crate::store::audit::note(
         crate::store::audit::Change::new(
             Some(&p.workspace_id),
             "status_page.update",
             "status_page",
-            Some(&id),
+            Some(id),
         )
         .before(before)
-        .after(view(&state, &row)),
+        .after(view(state, &row)),
     );
-    let saved = save(&state, row, false).await?;
-    Ok(Success::ok(view(&state, &saved)))
+    let saved = save(state, row, false).await?;
+    Ok(Success::ok(view(state, &saved)))
 }
 
 /// Delete a status page; its URL answers 404 from then on.

@@ -3,6 +3,7 @@
 //! (`tocsin webhook sign|verify|send-test`). They sit on top of the server's modules and
 //! nothing in the server imports them.
 
+pub mod apply;
 pub mod backup;
 pub mod bench;
 pub mod doctor;

@@ -426,6 +426,8 @@ mod tests {
             tags: "[]".into(),
             created_at: 0,
             updated_at: 0,
+            apply_key: None,
+            managed_by: None,
         };
         f(&mut r);
         r

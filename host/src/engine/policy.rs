@@ -193,6 +193,8 @@ mod tests {
                 config: r#"{"chatId":"42"}"#.into(),
                 created_at: 0,
                 updated_at: 0,
+                apply_key: None,
+                managed_by: None,
             },
         );
         let items: Value = serde_json::from_str(

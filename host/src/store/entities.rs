@@ -84,6 +84,10 @@ pub mod monitor {
         pub depends_on: String,
         /// Notifications are held until then (Unix ms).
         pub snoozed_until: Option<i64>,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -148,6 +152,10 @@ pub mod alert_policy {
         /// `flap_window_minutes` is flapping; 0 is off.
         pub flap_changes: i32,
         pub flap_window_minutes: i32,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -171,6 +179,10 @@ pub mod channel {
         pub config: String,
         pub created_at: i64,
         pub updated_at: i64,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -359,6 +371,10 @@ pub mod status_page {
         pub monitor_ids: String,
         pub created_at: i64,
         pub updated_at: i64,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -682,6 +698,10 @@ pub mod maintenance_window {
         pub tags: String,
         pub created_at: i64,
         pub updated_at: i64,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

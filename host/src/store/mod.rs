@@ -17,6 +17,7 @@ pub mod holds;
 pub mod incidents;
 pub mod keys;
 pub mod maintenance;
+pub mod managed;
 pub mod members;
 pub mod metrics;
 pub mod monitors;

@@ -27,5 +27,7 @@ pub fn monitor(id: &str, ws: &str, created_at: i64) -> MonitorRow {
         ping_token: None,
         depends_on: "[]".into(),
         snoozed_until: None,
+        apply_key: None,
+        managed_by: None,
     }
 }

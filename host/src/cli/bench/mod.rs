@@ -388,6 +388,8 @@ async fn seed_monitors(
                 timeout_secs: 10.min(i32::try_from(opts.interval).unwrap_or(60)),
                 alert_policy_id: None,
                 regions: "[]".into(),
+                apply_key: None,
+                managed_by: None,
                 status: MonitorState::Up,
                 // Created one after another, as an import would.
                 created_at: now - i64::try_from(n - i).unwrap_or(0),

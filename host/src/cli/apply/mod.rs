@@ -1,0 +1,752 @@
+//! `tocsin apply` and `tocsin export`: a workspace's monitors, alert policies, stored
+//! channels, status pages and maintenance windows kept in a file, applied to a running
+//! server over its API.
+//!
+//! Apply reads the file, lists what the server has, and matches each declared object to a
+//! stored one by key (or, for a stored object without a key, by name; a status page by its
+//! slug). It asks the server, with `dryRun=true`, what each create or replacement would
+//! give, and compares that with what is stored: the plan. Then, unless it is a dry run,
+//! it creates and replaces (`PUT`) in dependency order and, with `--prune`, deletes what
+//! the file no longer declares, only objects it created itself unless told otherwise.
+
+pub mod document;
+mod remote;
+
+use anyhow::bail;
+use document::{Document, Kind, identity, references, to_file};
+use remote::{Remote, RemoteError};
+use reqwest::Method;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+pub use document::{Format, format_of, load, render, schema};
+
+/// What `tocsin apply` was asked to do.
+pub struct ApplyOptions {
+    pub dry_run: bool,
+    /// Delete objects `tocsin apply` created that the file no longer declares.
+    pub prune: bool,
+    /// With `prune`: delete every undeclared object, not only those apply created.
+    pub prune_unmanaged: bool,
+}
+
+/// An object on the server.
+#[derive(Debug, Clone)]
+struct Stored {
+    id: String,
+    view: Map<String, Value>,
+}
+
+impl Stored {
+    fn key(&self) -> Option<&str> {
+        self.view.get("key").and_then(Value::as_str)
+    }
+    fn name(&self, kind: Kind) -> Option<&str> {
+        self.view.get(kind.name_field()).and_then(Value::as_str)
+    }
+    fn managed_by(&self) -> Option<&str> {
+        self.view.get("managedBy").and_then(Value::as_str)
+    }
+    /// How a file refers to it.
+    fn reference(&self, kind: Kind) -> String {
+        self.key()
+            .or_else(|| self.name(kind))
+            .unwrap_or(&self.id)
+            .to_string()
+    }
+}
+
+/// Everything of the workspace's the server holds, by kind.
+struct Inventory(BTreeMap<Kind, Vec<Stored>>);
+
+impl Inventory {
+    async fn read(remote: &Remote) -> Result<Inventory, RemoteError> {
+        let mut all = BTreeMap::new();
+        for kind in Kind::ALL {
+            let items = remote.list(kind.path()).await?;
+            let stored = items
+                .into_iter()
+                .filter_map(|view| {
+                    let id = view.get("id")?.as_str()?.to_string();
+                    Some(Stored { id, view })
+                })
+                .collect();
+            all.insert(kind, stored);
+        }
+        Ok(Inventory(all))
+    }
+
+    fn of(&self, kind: Kind) -> &[Stored] {
+        self.0.get(&kind).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// The reference to the object with this id (its id when it is not known).
+    fn reference(&self, kind: Kind, id: &str) -> String {
+        self.of(kind)
+            .iter()
+            .find(|s| s.id == id)
+            .map_or_else(|| id.to_string(), |s| s.reference(kind))
+    }
+}
+
+/// One line of the plan.
+#[derive(Debug)]
+enum Action {
+    Create,
+    /// Changed fields: (field, stored value, declared value).
+    Change(Vec<(String, Value, Value)>),
+    Unchanged,
+    Delete,
+}
+
+#[derive(Debug)]
+struct Step {
+    kind: Kind,
+    /// How the file (or, for a deletion, the server) calls it.
+    label: String,
+    action: Action,
+    /// The stored object, for changes and deletions.
+    stored: Option<Stored>,
+    /// The declared object in file form, for creations and changes.
+    declared: Map<String, Value>,
+}
+
+/// Where a reference points.
+#[derive(Debug, Clone)]
+enum Target {
+    /// A stored object.
+    Id(String),
+    /// An object this plan creates (its id is known once it is), as declared.
+    Planned(Map<String, Value>),
+}
+
+/// What declared objects are called, and what stored objects they match.
+struct Resolver<'a> {
+    inventory: &'a Inventory,
+    /// Per kind: declared identities, with their matched stored object's id, if any, and
+    /// the reference written for them.
+    declared: BTreeMap<Kind, Vec<Declared>>,
+    /// Ids of objects created during this run, by (kind, identity).
+    created: BTreeMap<(Kind, String), String>,
+}
+
+#[derive(Debug, Clone)]
+struct Declared {
+    key: Option<String>,
+    name: Option<String>,
+    matched: Option<String>,
+    reference: String,
+    /// The object as the file declares it.
+    definition: Map<String, Value>,
+}
+
+impl Resolver<'_> {
+    /// The target of `reference` to a `kind`, and how a file writes it canonically.
+    fn resolve(&self, kind: Kind, reference: &str) -> anyhow::Result<(Target, String)> {
+        let declared = self.declared.get(&kind).map(Vec::as_slice).unwrap_or(&[]);
+        let found = declared
+            .iter()
+            .find(|d| d.key.as_deref() == Some(reference))
+            .or_else(|| {
+                declared
+                    .iter()
+                    .find(|d| d.name.as_deref() == Some(reference))
+            });
+        if let Some(d) = found {
+            let target = match (&d.matched, self.created.get(&(kind, d.reference.clone()))) {
+                (Some(id), _) | (None, Some(id)) => Target::Id(id.clone()),
+                (None, None) => Target::Planned(d.definition.clone()),
+            };
+            return Ok((target, d.reference.clone()));
+        }
+        let stored = self.inventory.of(kind);
+        if let Some(s) = stored.iter().find(|s| s.key() == Some(reference)) {
+            return Ok((Target::Id(s.id.clone()), s.reference(kind)));
+        }
+        let named: Vec<&Stored> = stored
+            .iter()
+            .filter(|s| s.name(kind) == Some(reference))
+            .collect();
+        match named.as_slice() {
+            [one] => Ok((Target::Id(one.id.clone()), one.reference(kind))),
+            [] => bail!(
+                "no {} `{reference}` in the file or on the server",
+                kind.noun()
+            ),
+            _ => bail!(
+                "{} {}s are named `{reference}`; give the one meant a key and refer to that",
+                named.len(),
+                kind.noun()
+            ),
+        }
+    }
+}
+
+/// A declared object in API form. References to objects not created yet are left out
+/// (only in a plan's dry run, which cannot know their ids); `complete` says whether any was.
+fn to_api(
+    kind: Kind,
+    object: &Map<String, Value>,
+    resolver: &Resolver<'_>,
+) -> anyhow::Result<(Map<String, Value>, Map<String, Value>, bool)> {
+    let mut api = object.clone();
+    // The file form with references written canonically.
+    let mut canonical = object.clone();
+    let mut complete = true;
+    for (file_field, api_field, target_kind, list) in references(kind) {
+        let Some(value) = api.remove(*file_field) else {
+            continue;
+        };
+        if *list {
+            let Value::Array(items) = value else {
+                bail!("`{file_field}` must be a list of keys or names");
+            };
+            let mut ids = Vec::new();
+            let mut refs = Vec::new();
+            for item in items {
+                let Some(r) = item.as_str() else {
+                    bail!("`{file_field}` must be a list of keys or names");
+                };
+                let (target, written) = resolver
+                    .resolve(*target_kind, r)
+                    .map_err(|e| anyhow::anyhow!("{file_field}: {e}"))?;
+                if !refs.contains(&Value::from(written.clone())) {
+                    refs.push(Value::from(written));
+                    match target {
+                        Target::Id(id) => ids.push(Value::from(id)),
+                        Target::Planned(_) => complete = false,
+                    }
+                }
+            }
+            api.insert(api_field.to_string(), Value::Array(ids));
+            canonical.insert(file_field.to_string(), Value::Array(refs));
+        } else if value.is_null() {
+            api.insert(api_field.to_string(), Value::Null);
+            canonical.remove(*file_field);
+        } else {
+            let Some(r) = value.as_str() else {
+                bail!("`{file_field}` must be a key or a name");
+            };
+            let (target, written) = resolver
+                .resolve(*target_kind, r)
+                .map_err(|e| anyhow::anyhow!("{file_field}: {e}"))?;
+            canonical.insert(file_field.to_string(), Value::from(written));
+            match target {
+                Target::Id(id) => {
+                    api.insert(api_field.to_string(), Value::from(id));
+                }
+                Target::Planned(_) => complete = false,
+            }
+        }
+    }
+    if kind == Kind::Policy {
+        for (api_list, file_list) in document::policy_channel_lists(&mut api)
+            .into_iter()
+            .zip(document::policy_channel_lists(&mut canonical))
+        {
+            let mut kept = Vec::new();
+            for (entry, written) in api_list.drain(..).zip(file_list.iter_mut()) {
+                let Value::Object(mut entry) = entry else {
+                    kept.push(entry);
+                    continue;
+                };
+                let Some(r) = entry.remove("channel") else {
+                    kept.push(Value::Object(entry));
+                    continue;
+                };
+                let Some(r) = r.as_str() else {
+                    bail!("a policy channel's `channel` must be a key or a name");
+                };
+                let (target, canonical_ref) = resolver
+                    .resolve(Kind::Channel, r)
+                    .map_err(|e| anyhow::anyhow!("channels: {e}"))?;
+                if let Some(w) = written.as_object_mut() {
+                    w.insert("channel".into(), Value::from(canonical_ref));
+                }
+                match target {
+                    Target::Id(id) => {
+                        entry.insert("channelId".into(), Value::from(id));
+                        kept.push(Value::Object(entry));
+                    }
+                    // Not created yet: the server checks its settings as an inline
+                    // channel's, which are the same.
+                    Target::Planned(definition) => {
+                        complete = false;
+                        let mut inline = definition;
+                        for field in ["name", "key", "managedBy"] {
+                            inline.remove(field);
+                        }
+                        inline.extend(entry);
+                        kept.push(Value::Object(inline));
+                    }
+                }
+            }
+            *api_list = kept;
+        }
+    }
+    Ok((api, canonical, complete))
+}
+
+/// The fields that differ between a stored object and a declared one (both in file form).
+fn differences(
+    stored: &Map<String, Value>,
+    declared: &Map<String, Value>,
+) -> Vec<(String, Value, Value)> {
+    let fields: BTreeSet<&String> = stored.keys().chain(declared.keys()).collect();
+    fields
+        .into_iter()
+        .filter_map(|f| {
+            let before = stored.get(f).cloned().unwrap_or(Value::Null);
+            let after = declared.get(f).cloned().unwrap_or(Value::Null);
+            (before != after).then(|| (f.clone(), before, after))
+        })
+        .collect()
+}
+
+/// Build the plan: what to create, change and delete.
+async fn plan(
+    remote: &Remote,
+    doc: &Document,
+    inventory: &Inventory,
+    options: &ApplyOptions,
+) -> anyhow::Result<Vec<Step>> {
+    let mut problems = Vec::new();
+    let mut resolver = Resolver {
+        inventory,
+        declared: BTreeMap::new(),
+        created: BTreeMap::new(),
+    };
+    // Match declared objects to stored ones first, so references can find either.
+    for kind in Kind::ALL {
+        let mut seen = BTreeSet::new();
+        let mut list = Vec::new();
+        for object in doc.of(kind) {
+            let Some(ident) = identity(kind, object) else {
+                problems.push(format!(
+                    "a {} without `key` or `{}`",
+                    kind.noun(),
+                    kind.name_field()
+                ));
+                continue;
+            };
+            if !seen.insert(ident.clone()) {
+                problems.push(format!(
+                    "{} `{ident}` is declared twice; give them different keys",
+                    kind.noun()
+                ));
+                continue;
+            }
+            let key = object.get("key").and_then(Value::as_str);
+            let name = object.get(kind.name_field()).and_then(Value::as_str);
+            let stored = inventory.of(kind);
+            let matched = match key {
+                Some(k) => stored.iter().find(|s| s.key() == Some(k)).or_else(|| {
+                    // A key added in the file adopts the unkeyed object of that name.
+                    unique_unkeyed(stored, kind, name)
+                }),
+                None => unique_unkeyed(stored, kind, name),
+            };
+            if key.is_none()
+                && stored
+                    .iter()
+                    .filter(|s| s.key().is_none() && s.name(kind) == name)
+                    .count()
+                    > 1
+            {
+                problems.push(format!(
+                    "{} {}s on the server are named `{ident}`; give the declared one a key",
+                    stored
+                        .iter()
+                        .filter(|s| s.key().is_none() && s.name(kind) == name)
+                        .count(),
+                    kind.noun()
+                ));
+            }
+            list.push(Declared {
+                key: key.map(str::to_string),
+                name: name.map(str::to_string),
+                matched: matched.map(|s| s.id.clone()),
+                reference: ident,
+                definition: object.clone(),
+            });
+        }
+        resolver.declared.insert(kind, list);
+    }
+    if !problems.is_empty() {
+        bail!("the file cannot be applied:\n  {}", problems.join("\n  "));
+    }
+    let mut steps = Vec::new();
+    let mut kept_ids: BTreeSet<String> = BTreeSet::new();
+    for kind in Kind::ALL {
+        let declared = resolver.declared[&kind].clone();
+        for (object, d) in doc.of(kind).zip(declared) {
+            let label = format!("{} `{}`", kind.noun(), d.reference);
+            let (mut api, canonical, complete) = match to_api(kind, object, &resolver) {
+                Ok(x) => x,
+                Err(e) => {
+                    problems.push(format!("{label}: {e}"));
+                    continue;
+                }
+            };
+            let stored = d
+                .matched
+                .as_ref()
+                .and_then(|id| inventory.of(kind).iter().find(|s| &s.id == id).cloned());
+            // What the file refers to stays, declared or not.
+            kept_ids.extend(referenced_ids(&api));
+            // A replacement keeps the stored owner; a creation is owned by this file.
+            api.insert(
+                "managedBy".into(),
+                match &stored {
+                    Some(s) => s.view.get("managedBy").cloned().unwrap_or(Value::Null),
+                    None => Value::from(doc.manager.clone()),
+                },
+            );
+            let answer = match &stored {
+                Some(s) => {
+                    kept_ids.insert(s.id.clone());
+                    let path = format!("{}/{}?dryRun=true", kind.path(), s.id);
+                    remote.call(Method::PUT, &path, Some(&api)).await
+                }
+                None => {
+                    let path = format!("{}?dryRun=true", kind.path());
+                    remote.call(Method::POST, &path, Some(&api)).await
+                }
+            };
+            let view = match answer {
+                Ok(Value::Object(v)) => v,
+                Ok(_) => {
+                    problems.push(format!("{label}: the server's answer has no object"));
+                    continue;
+                }
+                Err(e) => {
+                    problems.push(format!("{label}: {e}"));
+                    continue;
+                }
+            };
+            let name_of = |k: Kind, id: &str| resolver_reference(&resolver, k, id);
+            let mut desired = to_file(kind, &view, &name_of);
+            // References come from the file: the server could not see planned objects.
+            for (file_field, _, _, _) in references(kind) {
+                match canonical.get(*file_field) {
+                    Some(v) if !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()) => {
+                        desired.insert(file_field.to_string(), v.clone());
+                    }
+                    _ => {
+                        desired.remove(*file_field);
+                    }
+                }
+            }
+            if kind == Kind::Policy && !complete {
+                for field in ["channels", "escalation"] {
+                    match canonical.get(field) {
+                        Some(v) => desired.insert(field.to_string(), v.clone()),
+                        None => desired.remove(field),
+                    };
+                }
+            }
+            let action = match &stored {
+                None => Action::Create,
+                Some(s) => {
+                    let current = to_file(kind, &s.view, &|k, id| inventory.reference(k, id));
+                    let diff = differences(&current, &desired);
+                    if diff.is_empty() {
+                        Action::Unchanged
+                    } else {
+                        Action::Change(diff)
+                    }
+                }
+            };
+            steps.push(Step {
+                kind,
+                label,
+                action,
+                stored,
+                declared: object.clone(),
+            });
+        }
+    }
+    if !problems.is_empty() {
+        bail!("the server refuses the file:\n  {}", problems.join("\n  "));
+    }
+    // What the file no longer declares, newest kinds first (what refers before what is
+    // referred to).
+    for kind in Kind::ALL.into_iter().rev() {
+        for s in inventory.of(kind) {
+            if kept_ids.contains(&s.id) {
+                continue;
+            }
+            let ours = s.managed_by() == Some(doc.manager.as_str());
+            if options.prune && (ours || options.prune_unmanaged) {
+                steps.push(Step {
+                    kind,
+                    label: format!("{} `{}`", kind.noun(), s.reference(kind)),
+                    action: Action::Delete,
+                    stored: Some(s.clone()),
+                    declared: Map::new(),
+                });
+            }
+        }
+    }
+    Ok(steps)
+}
+
+/// The ids an object in API form refers to.
+fn referenced_ids(api: &Map<String, Value>) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut push = |v: Option<&Value>| {
+        if let Some(id) = v.and_then(Value::as_str) {
+            ids.push(id.to_string());
+        }
+    };
+    push(api.get("alertPolicyId"));
+    for field in ["dependsOn", "monitorIds"] {
+        for v in api
+            .get(field)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            push(Some(v));
+        }
+    }
+    let escalation = api.get("escalation").and_then(|e| e.get("channels"));
+    for list in [api.get("channels"), escalation] {
+        for entry in list.and_then(Value::as_array).into_iter().flatten() {
+            push(entry.get("channelId"));
+        }
+    }
+    ids
+}
+
+fn unique_unkeyed<'a>(stored: &'a [Stored], kind: Kind, name: Option<&str>) -> Option<&'a Stored> {
+    let mut found = stored
+        .iter()
+        .filter(|s| s.key().is_none() && name.is_some() && s.name(kind) == name);
+    match (found.next(), found.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
+}
+
+/// How a file refers to the object with this id: a declared object by its identity, a
+/// stored one by its key or name.
+fn resolver_reference(resolver: &Resolver<'_>, kind: Kind, id: &str) -> String {
+    if let Some(d) = resolver
+        .declared
+        .get(&kind)
+        .and_then(|list| list.iter().find(|d| d.matched.as_deref() == Some(id)))
+    {
+        return d.reference.clone();
+    }
+    if let Some(((_, reference), _)) = resolver
+        .created
+        .iter()
+        .find(|((k, _), created)| *k == kind && created.as_str() == id)
+    {
+        return reference.clone();
+    }
+    resolver.inventory.reference(kind, id)
+}
+
+/// The plan as text, and whether it changes anything.
+fn describe(steps: &[Step], not_pruned: usize, options: &ApplyOptions) -> (String, bool) {
+    let mut out = String::new();
+    let (mut create, mut change, mut delete, mut same) = (0, 0, 0, 0);
+    for step in steps {
+        match &step.action {
+            Action::Create => {
+                create += 1;
+                let _ = writeln!(out, "+ create {}", step.label);
+            }
+            Action::Change(diff) => {
+                change += 1;
+                let _ = writeln!(out, "~ change {}", step.label);
+                for (field, before, after) in diff {
+                    let _ = writeln!(out, "    {field}: {} → {}", compact(before), compact(after));
+                }
+            }
+            Action::Delete => {
+                delete += 1;
+                let _ = writeln!(out, "- delete {}", step.label);
+            }
+            Action::Unchanged => same += 1,
+        }
+    }
+    let _ = write!(
+        out,
+        "Plan: {create} to create, {change} to change, {delete} to delete, {same} unchanged."
+    );
+    if not_pruned > 0 {
+        let hint = if options.prune {
+            "apply did not create them, or the file refers to them; --prune-unmanaged deletes the former"
+        } else {
+            "--prune deletes the ones apply created"
+        };
+        let _ = write!(
+            out,
+            " {not_pruned} object(s) on the server are not in the file and stay ({hint})."
+        );
+    }
+    out.push('\n');
+    (out, create + change + delete > 0)
+}
+
+fn compact(v: &Value) -> String {
+    match v {
+        Value::Null => "(none)".into(),
+        other => other.to_string(),
+    }
+}
+
+/// `tocsin apply`: print the plan and, unless it is a dry run, carry it out. Returns the
+/// text to print.
+pub async fn apply(
+    url: &str,
+    key: &str,
+    doc: &Document,
+    options: &ApplyOptions,
+) -> anyhow::Result<String> {
+    let remote = Remote::new(url, key)?;
+    let inventory = Inventory::read(&remote).await?;
+    let steps = plan(&remote, doc, &inventory, options).await?;
+    let considered: usize = steps.iter().filter(|s| s.stored.is_some()).count();
+    let stored_total: usize = Kind::ALL.iter().map(|k| inventory.of(*k).len()).sum();
+    let not_pruned = stored_total.saturating_sub(considered);
+    let (mut text, changes) = describe(&steps, not_pruned, options);
+    if options.dry_run {
+        text.push_str("Dry run: nothing was changed.\n");
+        return Ok(text);
+    }
+    if !changes {
+        text.push_str("Nothing to do.\n");
+        return Ok(text);
+    }
+    execute(&remote, doc, &inventory, &steps)
+        .await
+        .map_err(|e| anyhow::anyhow!("{text}{e}"))?;
+    text.push_str("Applied.\n");
+    Ok(text)
+}
+
+/// Carry out a plan: creations and changes in dependency order, then deletions.
+async fn execute(
+    remote: &Remote,
+    doc: &Document,
+    inventory: &Inventory,
+    steps: &[Step],
+) -> anyhow::Result<()> {
+    let mut resolver = Resolver {
+        inventory,
+        declared: BTreeMap::new(),
+        created: BTreeMap::new(),
+    };
+    for kind in Kind::ALL {
+        let list = steps
+            .iter()
+            .filter(|s| s.kind == kind && !matches!(s.action, Action::Delete))
+            .map(|s| Declared {
+                key: s
+                    .declared
+                    .get("key")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                name: s
+                    .declared
+                    .get(kind.name_field())
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                matched: s.stored.as_ref().map(|st| st.id.clone()),
+                reference: identity(kind, &s.declared).unwrap_or_default(),
+                definition: s.declared.clone(),
+            })
+            .collect();
+        resolver.declared.insert(kind, list);
+    }
+    for kind in Kind::ALL {
+        // Monitors that depend on monitors created in this run wait for them.
+        let mut pending: Vec<&Step> = steps
+            .iter()
+            .filter(|s| s.kind == kind && matches!(s.action, Action::Create | Action::Change(_)))
+            .collect();
+        while !pending.is_empty() {
+            let before = pending.len();
+            let mut waiting = Vec::new();
+            for step in pending {
+                let (mut api, _, complete) = to_api(kind, &step.declared, &resolver)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", step.label))?;
+                if !complete {
+                    waiting.push(step);
+                    continue;
+                }
+                let answer = match &step.stored {
+                    Some(s) => {
+                        api.insert(
+                            "managedBy".into(),
+                            s.view.get("managedBy").cloned().unwrap_or(Value::Null),
+                        );
+                        let path = format!("{}/{}", kind.path(), s.id);
+                        remote.call(Method::PUT, &path, Some(&api)).await
+                    }
+                    None => {
+                        api.insert("managedBy".into(), Value::from(doc.manager.clone()));
+                        remote.call(Method::POST, kind.path(), Some(&api)).await
+                    }
+                }
+                .map_err(|e| anyhow::anyhow!("{}: {e}", step.label))?;
+                if step.stored.is_none()
+                    && let Some(id) = answer.get("id").and_then(Value::as_str)
+                {
+                    let ident = identity(kind, &step.declared).unwrap_or_default();
+                    resolver.created.insert((kind, ident), id.to_string());
+                }
+            }
+            if waiting.len() == before {
+                bail!(
+                    "{} refer to each other in a loop (dependsOn)",
+                    waiting
+                        .iter()
+                        .map(|s| s.label.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            pending = waiting;
+        }
+    }
+    for step in steps.iter().filter(|s| matches!(s.action, Action::Delete)) {
+        if let Some(s) = &step.stored {
+            remote
+                .call(
+                    Method::DELETE,
+                    &format!("{}/{}", step.kind.path(), s.id),
+                    None,
+                )
+                .await
+                .map_err(|e| anyhow::anyhow!("{}: {e}", step.label))?;
+        }
+    }
+    Ok(())
+}
+
+/// `tocsin export`: the workspace as a file that `tocsin apply` takes back unchanged.
+/// Write-only settings (passwords, tokens) are never shown by the API, so they are not in
+/// it; add them as `${VARIABLE}`s before applying the file to another server.
+pub async fn export(url: &str, key: &str) -> anyhow::Result<Value> {
+    let remote = Remote::new(url, key)?;
+    let inventory = Inventory::read(&remote).await?;
+    let mut top = Map::new();
+    for kind in Kind::ALL {
+        let items: Vec<Value> = inventory
+            .of(kind)
+            .iter()
+            .rev() // Lists are newest first; the file reads oldest first.
+            .map(|s| Value::Object(to_file(kind, &s.view, &|k, id| inventory.reference(k, id))))
+            .collect();
+        if !items.is_empty() {
+            top.insert(kind.section().to_string(), Value::Array(items));
+        }
+    }
+    Ok(Value::Object(top))
+}

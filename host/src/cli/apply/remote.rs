@@ -1,0 +1,129 @@
+//! The API as `tocsin apply` and `tocsin export` use it: a bearer key, the success and
+//! error envelopes, and every page of a list.
+
+use reqwest::Method;
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// A running server's API.
+pub struct Remote {
+    base: String,
+    key: String,
+    http: reqwest::Client,
+}
+
+/// A refusal (the error envelope's code and message) or a transport failure.
+#[derive(Debug)]
+pub struct RemoteError(pub String);
+
+impl std::fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RemoteError {}
+
+impl Remote {
+    pub fn new(base: &str, key: &str) -> anyhow::Result<Remote> {
+        crate::crypto::install_provider();
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .user_agent(concat!("tocsin-apply/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Remote {
+            base: base.trim_end_matches('/').to_string(),
+            key: key.to_string(),
+            http,
+        })
+    }
+
+    /// One request; the envelope's `data` on success.
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Map<String, Value>>,
+    ) -> Result<Value, RemoteError> {
+        let url = format!("{}{path}", self.base);
+        let mut request = self
+            .http
+            .request(method.clone(), &url)
+            .bearer_auth(&self.key);
+        if let Some(body) = body {
+            request = request
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(serde_json::to_vec(body).unwrap_or_default());
+        }
+        let answer = request
+            .send()
+            .await
+            .map_err(|e| RemoteError(format!("{method} {url}: {e}")))?;
+        let status = answer.status();
+        if status == reqwest::StatusCode::NO_CONTENT {
+            return Ok(Value::Null);
+        }
+        let text = answer
+            .text()
+            .await
+            .map_err(|e| RemoteError(format!("{method} {url}: {e}")))?;
+        let parsed: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        if status.is_success() {
+            return Ok(parsed.get("data").cloned().unwrap_or(Value::Null));
+        }
+        let error = &parsed["error"];
+        let mut message = format!(
+            "{} {}: {}",
+            status.as_u16(),
+            error["code"].as_str().unwrap_or("ERROR"),
+            error["message"]
+                .as_str()
+                .unwrap_or_else(|| text.trim().get(..200).unwrap_or(text.trim()))
+        );
+        if let Some(details) = error["details"].as_array() {
+            for d in details {
+                if let (Some(f), Some(m)) = (d["field"].as_str(), d["message"].as_str()) {
+                    message.push_str(&format!("\n      {f}: {m}"));
+                }
+            }
+        }
+        Err(RemoteError(message))
+    }
+
+    /// Every item of a list route, page by page.
+    pub async fn list(&self, path: &str) -> Result<Vec<Map<String, Value>>, RemoteError> {
+        let mut items = Vec::new();
+        for page in 1.. {
+            let url = format!("{}{path}?limit=100&page={page}", self.base);
+            let answer = self
+                .http
+                .get(&url)
+                .bearer_auth(&self.key)
+                .send()
+                .await
+                .map_err(|e| RemoteError(format!("GET {url}: {e}")))?;
+            let status = answer.status();
+            let text = answer
+                .text()
+                .await
+                .map_err(|e| RemoteError(format!("GET {url}: {e}")))?;
+            let body: Value = serde_json::from_str(&text)
+                .map_err(|e| RemoteError(format!("GET {url}: not JSON ({e})")))?;
+            if !status.is_success() {
+                return Err(RemoteError(format!(
+                    "GET {url}: {} {}",
+                    status.as_u16(),
+                    body["error"]["message"].as_str().unwrap_or("")
+                )));
+            }
+            if let Some(list) = body["data"].as_array() {
+                items.extend(list.iter().filter_map(|v| v.as_object().cloned()));
+            }
+            let pages = body["pagination"]["pages"].as_u64().unwrap_or(1);
+            if page >= pages {
+                break;
+            }
+        }
+        Ok(items)
+    }
+}
