@@ -124,6 +124,24 @@ fn apply_creates_diffs_prunes_and_export_round_trips() {
         "{out}"
     );
 
+    // A field that holds a secret from the environment shows as changed, never its value
+    // (plans end up in CI logs).
+    let (ok, out) = tocsin(
+        &server,
+        dir.path(),
+        &["apply", "-f", f, "--dry-run"],
+        &[("API_TOKEN", "n3wT0ken")],
+    );
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("    headers: (changed; it holds a secret)"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("n3wT0ken") && !out.contains("s3cret"),
+        "{out}"
+    );
+
     // A dry run shows each changed field with its old and new value, and changes nothing.
     // A field left out of the file goes back to its default (followRedirects: true).
     let changed = FILE

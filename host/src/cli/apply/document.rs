@@ -4,6 +4,7 @@
 
 use anyhow::{Context, bail};
 use serde_json::{Map, Value, json};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The owner `tocsin apply` writes into `managedBy` of what it creates.
@@ -116,16 +117,26 @@ impl Kind {
 pub struct Document {
     /// Written into `managedBy` of created objects; prune deletes only objects carrying it.
     pub manager: String,
-    /// Each kind's objects, in file order.
-    pub objects: Vec<(Kind, Map<String, Value>)>,
+    /// Each kind's objects, in file order, with the fields that hold a `${VAR}`.
+    pub objects: Vec<(Kind, Map<String, Value>, BTreeSet<String>)>,
+    /// The values `${VAR}`s were replaced with: never printed in a plan.
+    pub secrets: Vec<String>,
 }
 
 impl Document {
     pub fn of(&self, kind: Kind) -> impl Iterator<Item = &Map<String, Value>> {
         self.objects
             .iter()
-            .filter(move |(k, _)| *k == kind)
-            .map(|(_, o)| o)
+            .filter(move |(k, _, _)| *k == kind)
+            .map(|(_, o, _)| o)
+    }
+
+    /// The fields of each of `kind`'s objects that hold a secret from the environment.
+    pub fn secret_fields(&self, kind: Kind) -> impl Iterator<Item = &BTreeSet<String>> {
+        self.objects
+            .iter()
+            .filter(move |(k, _, _)| *k == kind)
+            .map(|(_, _, f)| f)
     }
 }
 
@@ -154,10 +165,8 @@ pub fn load(paths: &[PathBuf]) -> anyhow::Result<Document> {
     for file in files {
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("cannot read {}", file.display()))?;
-        let mut value = parse(&text, format_of(&file).unwrap_or(Format::Yaml))
+        let value = parse(&text, format_of(&file).unwrap_or(Format::Yaml))
             .with_context(|| format!("{} is not a valid file", file.display()))?;
-        substitute_env(&mut value, &mut |name| std::env::var(name).ok())
-            .with_context(|| format!("in {}", file.display()))?;
         let Value::Object(top) = value else {
             bail!("{}: the top level must be a mapping", file.display());
         };
@@ -191,7 +200,25 @@ pub fn load(paths: &[PathBuf]) -> anyhow::Result<Document> {
                 let Value::Object(object) = item else {
                     bail!("{}: {section}[{i}] must be a mapping", file.display());
                 };
-                doc.objects.push((kind, object));
+                let secret = object
+                    .iter()
+                    .filter(|(_, v)| v.to_string().contains("${"))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                let mut object = Value::Object(object);
+                let secrets = &mut doc.secrets;
+                substitute_env(&mut object, &mut |name| {
+                    let v = std::env::var(name).ok()?;
+                    if !v.is_empty() && !secrets.contains(&v) {
+                        secrets.push(v.clone());
+                    }
+                    Some(v)
+                })
+                .with_context(|| format!("{}: {section}[{i}]", file.display()))?;
+                let Value::Object(object) = object else {
+                    continue;
+                };
+                doc.objects.push((kind, object, secret));
             }
         }
     }
@@ -353,7 +380,15 @@ pub fn to_file(
         }
     }
     out.retain(|_, v| !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()));
-    out
+    // What tells objects apart first, for people reading the file.
+    let mut ordered = Map::new();
+    for first in ["key", kind.name_field(), "name", "type"] {
+        if let Some(v) = out.remove(first) {
+            ordered.insert(first.to_string(), v);
+        }
+    }
+    ordered.extend(out);
+    ordered
 }
 
 /// A policy's channel lists: `channels` and `escalation.channels`.

@@ -110,6 +110,8 @@ struct Step {
     stored: Option<Stored>,
     /// The declared object in file form, for creations and changes.
     declared: Map<String, Value>,
+    /// Its fields that hold a secret from the environment (the plan hides their values).
+    secret_fields: BTreeSet<String>,
 }
 
 /// Where a reference points.
@@ -380,7 +382,8 @@ async fn plan(
     let mut kept_ids: BTreeSet<String> = BTreeSet::new();
     for kind in Kind::ALL {
         let declared = resolver.declared[&kind].clone();
-        for (object, d) in doc.of(kind).zip(declared) {
+        let secret_fields = doc.secret_fields(kind);
+        for ((object, d), secret) in doc.of(kind).zip(declared).zip(secret_fields) {
             let label = format!("{} `{}`", kind.noun(), d.reference);
             let (mut api, canonical, complete) = match to_api(kind, object, &resolver) {
                 Ok(x) => x,
@@ -393,6 +396,20 @@ async fn plan(
                 .matched
                 .as_ref()
                 .and_then(|id| inventory.of(kind).iter().find(|s| &s.id == id).cloned());
+            if let Some(s) = &stored
+                && let (Some(was), Some(now)) = (
+                    s.view.get("type").and_then(Value::as_str),
+                    object.get("type").and_then(Value::as_str),
+                )
+                && was != now
+            {
+                problems.push(format!(
+                    "{label} is of type {was} on the server and {now} in the file; a type \
+                     cannot change: give the new one another name or key (--prune then \
+                     deletes the old one, with its history)"
+                ));
+                continue;
+            }
             // What the file refers to stays, declared or not.
             kept_ids.extend(referenced_ids(&api));
             // A replacement keeps the stored owner; a creation is owned by this file.
@@ -464,6 +481,7 @@ async fn plan(
                 action,
                 stored,
                 declared: object.clone(),
+                secret_fields: secret.clone(),
             });
         }
     }
@@ -485,6 +503,7 @@ async fn plan(
                     action: Action::Delete,
                     stored: Some(s.clone()),
                     declared: Map::new(),
+                    secret_fields: BTreeSet::new(),
                 });
             }
         }
@@ -551,7 +570,12 @@ fn resolver_reference(resolver: &Resolver<'_>, kind: Kind, id: &str) -> String {
 }
 
 /// The plan as text, and whether it changes anything.
-fn describe(steps: &[Step], not_pruned: usize, options: &ApplyOptions) -> (String, bool) {
+fn describe(
+    steps: &[Step],
+    not_pruned: usize,
+    options: &ApplyOptions,
+    secrets: &[String],
+) -> (String, bool) {
     let mut out = String::new();
     let (mut create, mut change, mut delete, mut same) = (0, 0, 0, 0);
     for step in steps {
@@ -564,7 +588,16 @@ fn describe(steps: &[Step], not_pruned: usize, options: &ApplyOptions) -> (Strin
                 change += 1;
                 let _ = writeln!(out, "~ change {}", step.label);
                 for (field, before, after) in diff {
-                    let _ = writeln!(out, "    {field}: {} → {}", compact(before), compact(after));
+                    if step.secret_fields.contains(field) {
+                        let _ = writeln!(out, "    {field}: (changed; it holds a secret)");
+                        continue;
+                    }
+                    let _ = writeln!(
+                        out,
+                        "    {field}: {} → {}",
+                        masked(before, secrets),
+                        masked(after, secrets)
+                    );
                 }
             }
             Action::Delete => {
@@ -593,11 +626,20 @@ fn describe(steps: &[Step], not_pruned: usize, options: &ApplyOptions) -> (Strin
     (out, create + change + delete > 0)
 }
 
-fn compact(v: &Value) -> String {
-    match v {
+/// A value as the plan shows it: compact JSON, with what came from the environment hidden
+/// (plans end up in CI logs).
+fn masked(v: &Value, secrets: &[String]) -> String {
+    let mut text = match v {
         Value::Null => "(none)".into(),
         other => other.to_string(),
+    };
+    for secret in secrets {
+        // As it appears inside JSON text.
+        let encoded = Value::from(secret.as_str()).to_string();
+        let inner = &encoded[1..encoded.len() - 1];
+        text = text.replace(inner, "(secret)");
     }
+    text
 }
 
 /// `tocsin apply`: print the plan and, unless it is a dry run, carry it out. Returns the
@@ -614,7 +656,7 @@ pub async fn apply(
     let considered: usize = steps.iter().filter(|s| s.stored.is_some()).count();
     let stored_total: usize = Kind::ALL.iter().map(|k| inventory.of(*k).len()).sum();
     let not_pruned = stored_total.saturating_sub(considered);
-    let (mut text, changes) = describe(&steps, not_pruned, options);
+    let (mut text, changes) = describe(&steps, not_pruned, options, &doc.secrets);
     if options.dry_run {
         text.push_str("Dry run: nothing was changed.\n");
         return Ok(text);
@@ -749,4 +791,37 @@ pub async fn export(url: &str, key: &str) -> anyhow::Result<Value> {
         }
     }
     Ok(Value::Object(top))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_from_the_environment_are_masked() {
+        let secrets = vec!["p\"w".to_string()];
+        assert_eq!(
+            masked(&json!({"Authorization": "Bearer p\"w"}), &secrets),
+            r#"{"Authorization":"Bearer (secret)"}"#
+        );
+        assert_eq!(masked(&Value::Null, &secrets), "(none)");
+    }
+
+    #[test]
+    fn differences_name_each_changed_field() {
+        let stored = json!({"name": "a", "interval": 60, "tags": ["x"]});
+        let declared = json!({"name": "a", "interval": 120});
+        let diff = differences(
+            stored.as_object().expect("object"),
+            declared.as_object().expect("object"),
+        );
+        assert_eq!(
+            diff,
+            vec![
+                ("interval".to_string(), json!(60), json!(120)),
+                ("tags".to_string(), json!(["x"]), Value::Null),
+            ]
+        );
+    }
 }
