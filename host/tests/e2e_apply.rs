@@ -161,14 +161,14 @@ fn apply_creates_diffs_prunes_and_export_round_trips() {
     assert!(out.contains("1 to change") && out.contains("Dry run: nothing was changed."));
     let api_now = server
         .client()
-        .get(&format!("/v1/monitors/{}", api["id"].as_str().unwrap()));
+        .get(&format!("/v1/monitors/{}", api["id"].as_str().expect("id")));
     assert_eq!(api_now.body["data"]["interval"], 60);
 
     let (ok, out) = tocsin(&server, dir.path(), &["apply", "-f", f], &token);
     assert!(ok && out.contains("Applied."), "{out}");
     let api_now = server
         .client()
-        .get(&format!("/v1/monitors/{}", api["id"].as_str().unwrap()));
+        .get(&format!("/v1/monitors/{}", api["id"].as_str().expect("id")));
     assert_eq!(api_now.body["data"]["interval"], 300);
     assert_eq!(api_now.body["data"]["followRedirects"], true);
     assert_eq!(api_now.body["data"]["id"], api["id"], "replaced in place");
@@ -225,7 +225,11 @@ fn apply_creates_diffs_prunes_and_export_round_trips() {
     );
 
     // --prune-unmanaged takes what people made too, once the file leaves it out.
-    std::fs::write(&file, changed.split("maintenanceWindows:").next().unwrap()).expect("write");
+    std::fs::write(
+        &file,
+        changed.split("maintenanceWindows:").next().expect("file"),
+    )
+    .expect("write");
     let (ok, out) = tocsin(
         &server,
         dir.path(),
@@ -250,7 +254,7 @@ fn a_file_the_server_refuses_changes_nothing_and_the_schema_describes_the_file()
     let (ok, out) = tocsin(
         &server,
         dir.path(),
-        &["apply", "-f", file.to_str().unwrap()],
+        &["apply", "-f", file.to_str().expect("path")],
         &[],
     );
     assert!(!ok, "{out}");

@@ -17,7 +17,7 @@ const TABLES: [&str; 5] = [
 ];
 
 #[derive(DeriveIden)]
-enum Managed {
+enum Column {
     WorkspaceId,
     ApplyKey,
     ManagedBy,
@@ -32,7 +32,7 @@ impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         for table in TABLES {
             // SQLite takes one column per ALTER TABLE.
-            for column in [Managed::ApplyKey, Managed::ManagedBy] {
+            for column in [Column::ApplyKey, Column::ManagedBy] {
                 manager
                     .alter_table(
                         Table::alter()
@@ -49,8 +49,8 @@ impl MigrationTrait for Migration {
                     Index::create()
                         .name(index_name(table))
                         .table(Alias::new(table))
-                        .col(Managed::WorkspaceId)
-                        .col(Managed::ApplyKey)
+                        .col(Column::WorkspaceId)
+                        .col(Column::ApplyKey)
                         .unique()
                         .to_owned(),
                 )
@@ -69,7 +69,7 @@ impl MigrationTrait for Migration {
                         .to_owned(),
                 )
                 .await?;
-            for column in [Managed::ApplyKey, Managed::ManagedBy] {
+            for column in [Column::ApplyKey, Column::ManagedBy] {
                 manager
                     .alter_table(
                         Table::alter()

@@ -560,10 +560,10 @@ async fn edit(
     {
         channel_input::carry_write_only(list, &stored_escalation["channels"]);
     }
-    let v = validate(&state, &p, &merged).await?;
+    let v = validate(state, p, &merged).await?;
     let kind = Declared::AlertPolicy;
     let own = Some(row.id.as_str());
-    super::managed::check_key_free(&state, kind, &p.workspace_id, v.managed.key.as_deref(), own)
+    super::managed::check_key_free(state, kind, &p.workspace_id, v.managed.key.as_deref(), own)
         .await?;
     let before = super::redact::audit::policy(&view(&row));
     let updated = PolicyRow {

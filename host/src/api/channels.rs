@@ -323,10 +323,10 @@ async fn edit(
         config,
         managed,
         ..
-    } = validate(&state, merged).await?;
+    } = validate(state, merged).await?;
     let own = Some(row.id.as_str());
     let k = Declared::Channel;
-    super::managed::check_key_free(&state, k, &p.workspace_id, managed.key.as_deref(), own).await?;
+    super::managed::check_key_free(state, k, &p.workspace_id, managed.key.as_deref(), own).await?;
     let before = row.clone();
     let updated = ChannelRow {
         name: name.clone(),

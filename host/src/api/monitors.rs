@@ -594,7 +594,7 @@ async fn edit(
     body: Map<String, Value>,
     replace: bool,
 ) -> Result<Success<MonitorView>, ApiError> {
-    let row = find(&state, &p, id).await?;
+    let row = find(state, p, id).await?;
     let top_level = state.plugins.fields_at_top_level(&row.kind);
     let merged = if replace {
         let write_only = state.plugins.monitor_write_only_fields(&row.kind);
@@ -602,7 +602,7 @@ async fn edit(
     } else {
         monitor_input::merge_patch(&row, top_level, body)?
     };
-    let (min_interval, regions) = rules(&state);
+    let (min_interval, regions) = rules(state);
     let input = monitor_input::validate(
         merged,
         &InputRules {
@@ -612,10 +612,10 @@ async fn edit(
         &state.plugins,
     )
     .await?;
-    check_policy(&state, &p, &input).await?;
-    check_dependencies(&state, &p, &row.id, &input.depends_on).await?;
+    check_policy(state, p, &input).await?;
+    check_dependencies(state, p, &row.id, &input.depends_on).await?;
     super::managed::check_key_free(
-        &state,
+        state,
         Declared::Monitor,
         &p.workspace_id,
         input.managed.key.as_deref(),
@@ -624,7 +624,7 @@ async fn edit(
     .await?;
     // A monitor kept from a larger plan keeps its interval until it is changed.
     if i64::from(input.interval_secs) != i64::from(row.interval_secs) {
-        super::quota::interval(&state, &p.workspace_id, input.interval_secs).await?;
+        super::quota::interval(state, &p.workspace_id, input.interval_secs).await?;
     }
     let row_before = row.clone();
     let updated = MonitorRow {
@@ -643,7 +643,7 @@ async fn edit(
         ..row
     };
     if dry_run {
-        return Ok(Success::ok(view(&state, &updated, &regions)));
+        return Ok(Success::ok(view(state, &updated, &regions)));
     }
     let schedule_changed = updated.config != row_before.config;
     crate::store::audit::note(
@@ -654,21 +654,21 @@ async fn edit(
             Some(&updated.id),
         )
         .before(super::redact::audit::monitor(&view(
-            &state,
+            state,
             &row_before,
             &regions,
         )))
         .after(super::redact::audit::monitor(&view(
-            &state, &updated, &regions,
+            state, &updated, &regions,
         ))),
     );
     let key = updated.apply_key.clone();
     let saved = save_keyed(state.store.update_monitor(updated).await, key.as_deref())?;
     // A new schedule counts from now; other edits leave the deadline alone.
     if schedule_changed {
-        arm_heartbeat(&state, &saved, state.clock.now_ms()).await?;
+        arm_heartbeat(state, &saved, state.clock.now_ms()).await?;
     }
-    Ok(Success::ok(view(&state, &saved, &regions)))
+    Ok(Success::ok(view(state, &saved, &regions)))
 }
 
 /// Delete a monitor and its check history; its unresolved incident is resolved without notifications.

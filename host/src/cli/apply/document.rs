@@ -517,7 +517,7 @@ mod tests {
     #[test]
     fn variables_are_substituted_in_strings_only() {
         let mut v = json!({"a": "Bearer ${TOKEN}", "b": ["$${literal}", "x${A}y${A}"], "n": 5});
-        substitute_env(&mut v, &mut env(&[("TOKEN", "s3cr\"t"), ("A", "-")])).unwrap();
+        substitute_env(&mut v, &mut env(&[("TOKEN", "s3cr\"t"), ("A", "-")])).expect("substituted");
         assert_eq!(
             v,
             json!({"a": "Bearer s3cr\"t", "b": ["${literal}", "x-y-"], "n": 5})
@@ -527,7 +527,7 @@ mod tests {
     #[test]
     fn a_missing_variable_is_an_error() {
         let mut v = json!({"a": "${NOPE}"});
-        let e = substitute_env(&mut v, &mut env(&[])).unwrap_err();
+        let e = substitute_env(&mut v, &mut env(&[])).expect_err("NOPE is not set");
         assert!(e.to_string().contains("NOPE"), "{e}");
         let mut v = json!({"a": "${unclosed"});
         assert!(substitute_env(&mut v, &mut env(&[])).is_err());
@@ -540,9 +540,11 @@ mod tests {
             "alertPolicyId": "pol_1", "dependsOn": ["mon_2"], "tags": [], "key": null,
             "url": "http://127.0.0.1/", "createdAt": "x"
         });
-        let file = to_file(Kind::Monitor, view.as_object().unwrap(), &|k, id| {
-            format!("{}:{id}", k.section())
-        });
+        let file = to_file(
+            Kind::Monitor,
+            view.as_object().expect("object"),
+            &|k, id| format!("{}:{id}", k.section()),
+        );
         assert_eq!(
             Value::Object(file),
             json!({"name": "api", "type": "http", "alertPolicy": "alertPolicies:pol_1",

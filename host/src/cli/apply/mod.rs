@@ -185,13 +185,22 @@ impl Resolver<'_> {
     }
 }
 
-/// A declared object in API form. References to objects not created yet are left out
-/// (only in a plan's dry run, which cannot know their ids); `complete` says whether any was.
+/// A declared object as sent to the API.
+struct ApiForm {
+    api: Map<String, Value>,
+    /// The file form with references written canonically.
+    canonical: Map<String, Value>,
+    /// False when a reference to an object not created yet was left out (only in a plan's
+    /// dry run, which cannot know its id).
+    complete: bool,
+}
+
+/// A declared object in API form.
 fn to_api(
     kind: Kind,
     object: &Map<String, Value>,
     resolver: &Resolver<'_>,
-) -> anyhow::Result<(Map<String, Value>, Map<String, Value>, bool)> {
+) -> anyhow::Result<ApiForm> {
     let mut api = object.clone();
     // The file form with references written canonically.
     let mut canonical = object.clone();
@@ -287,7 +296,11 @@ fn to_api(
             *api_list = kept;
         }
     }
-    Ok((api, canonical, complete))
+    Ok(ApiForm {
+        api,
+        canonical,
+        complete,
+    })
 }
 
 /// The fields that differ between a stored object and a declared one (both in file form).
@@ -385,7 +398,11 @@ async fn plan(
         let secret_fields = doc.secret_fields(kind);
         for ((object, d), secret) in doc.of(kind).zip(declared).zip(secret_fields) {
             let label = format!("{} `{}`", kind.noun(), d.reference);
-            let (mut api, canonical, complete) = match to_api(kind, object, &resolver) {
+            let ApiForm {
+                mut api,
+                canonical,
+                complete,
+            } = match to_api(kind, object, &resolver) {
                 Ok(x) => x,
                 Err(e) => {
                     problems.push(format!("{label}: {e}"));
@@ -716,7 +733,9 @@ async fn execute(
             let before = pending.len();
             let mut waiting = Vec::new();
             for step in pending {
-                let (mut api, _, complete) = to_api(kind, &step.declared, &resolver)
+                let ApiForm {
+                    mut api, complete, ..
+                } = to_api(kind, &step.declared, &resolver)
                     .map_err(|e| anyhow::anyhow!("{}: {e}", step.label))?;
                 if !complete {
                     waiting.push(step);
