@@ -506,6 +506,9 @@ struct MonitorPage {
     timeout: i32,
     /// A heartbeat monitor's ping URL.
     ping_url: Option<String>,
+    /// Its key, and the tool that owns it (`tocsin apply` puts its fields back).
+    key: Option<String>,
+    managed_by: Option<String>,
     uptime_24h: String,
     mean_24h: String,
     checks: Vec<CheckLine>,
@@ -654,6 +657,8 @@ async fn monitor(
         name: m.name.clone(),
         state: m.status.name(),
         kind: m.kind.clone(),
+        key: m.apply_key.clone(),
+        managed_by: m.managed_by.clone(),
         interval: m.interval_secs,
         timeout: m.timeout_secs,
         ping_url: m
