@@ -371,6 +371,27 @@ async fn exercise(store: Store) {
             .await
             .expect("delete")
     );
+    // The kept count follows inserts and deletes, a refused delete included, and is what
+    // an unfiltered list reports.
+    let counted = store
+        .list_monitors(
+            &ws_id,
+            &q(MonitorSort::CreatedAt, Order::Desc, Some("paused"), page(1, 100)),
+        )
+        .await
+        .expect("list")
+        .1;
+    let (all, kept) = store
+        .list_monitors(
+            &ws_id,
+            &q(MonitorSort::CreatedAt, Order::Desc, None, page(1, 100)),
+        )
+        .await
+        .expect("list");
+    assert_eq!(kept, all.len() as u64);
+    assert_eq!(kept, 2, "three created, one deleted");
+    assert!(counted <= kept);
+    assert_eq!(store.monitor_total(&other.id).await.expect("total"), 1);
     // The history follows in batches, with the retention sweep.
     let swept = tocsin::engine::retention::sweep(
         &store,

@@ -21,6 +21,7 @@ mod m0014_flapping;
 mod m0015_status_updates;
 mod m0016_uptime_by_day;
 mod m0017_managed_objects;
+mod m0018_monitor_counts;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -46,6 +47,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0015_status_updates::Migration),
             Box::new(m0016_uptime_by_day::Migration),
             Box::new(m0017_managed_objects::Migration),
+            Box::new(m0018_monitor_counts::Migration),
         ]
     }
 }

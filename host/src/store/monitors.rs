@@ -5,8 +5,8 @@ use super::entities::{
 };
 use super::states::MonitorState;
 use super::{MonitorChange, Order, Page, Store, StoreError, Tx};
-use sea_orm::sea_query::Expr;
 use sea_orm::sea_query::ExprTrait as _;
+use sea_orm::sea_query::{Alias, Expr, OnConflict, Query};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect, Set,
@@ -59,12 +59,36 @@ pub struct MonitorListQuery {
 }
 
 impl Store {
-    /// Insert a new monitor.
+    /// Insert a new monitor (and count it).
     pub async fn insert_monitor(&self, row: MonitorRow) -> Result<MonitorRow, StoreError> {
         let id = row.id.clone();
-        let saved = self.insert_one(row.into_active_model().reset_all()).await?;
+        let workspace_id = row.workspace_id.clone();
+        let tx = self.begin_write().await?;
+        let saved = row.into_active_model().reset_all().insert(tx.conn()).await?;
+        add_to_count(tx.conn(), &workspace_id, 1).await?;
+        tx.commit().await?;
         self.publish(MonitorChange::Upserted(id));
         Ok(saved)
+    }
+
+    /// How many monitors the workspace has (kept by the writes, not counted).
+    pub async fn monitor_total(&self, workspace_id: &str) -> Result<u64, StoreError> {
+        #[derive(sea_orm::FromQueryResult)]
+        struct Total {
+            total: i64,
+        }
+        let query = Query::select()
+            .column(Alias::new("total"))
+            .from(Alias::new("monitor_counts"))
+            .and_where(Expr::col(Alias::new("workspace_id")).eq(workspace_id))
+            .to_owned();
+        let db = self.db();
+        let row = <Total as sea_orm::FromQueryResult>::find_by_statement(
+            db.get_database_backend().build(&query),
+        )
+            .one(db)
+            .await?;
+        Ok(row.map_or(0, |r| u64::try_from(r.total).unwrap_or(0)))
     }
 
     /// Insert many monitors in one transaction (imports and the benchmark). The scheduler
@@ -72,6 +96,13 @@ impl Store {
     pub async fn insert_monitors(&self, rows: Vec<MonitorRow>) -> Result<(), StoreError> {
         use sea_orm::TransactionTrait;
         let txn = self.db().begin().await?;
+        let mut added: std::collections::BTreeMap<String, i64> = Default::default();
+        for row in &rows {
+            *added.entry(row.workspace_id.clone()).or_default() += 1;
+        }
+        for (workspace_id, n) in added {
+            add_to_count(&txn, &workspace_id, n).await?;
+        }
         let mut rows = rows.into_iter().peekable();
         while rows.peek().is_some() {
             let chunk: Vec<monitor::ActiveModel> = rows
@@ -152,7 +183,15 @@ impl Store {
                 .like(sea_orm::sea_query::LikeExpr::new(format!("%{escaped}%")).escape('\\')),
             );
         }
-        let total = select.clone().count(self.db()).await?;
+        let unfiltered = q.status.is_none()
+            && q.kind.is_none()
+            && q.tag.as_deref().is_none_or(str::is_empty)
+            && q.search.as_deref().is_none_or(str::is_empty);
+        let total = if unfiltered {
+            self.monitor_total(workspace_id).await?
+        } else {
+            select.clone().count(self.db()).await?
+        };
         let column = match q.sort {
             MonitorSort::CreatedAt => monitor::Column::CreatedAt,
             MonitorSort::UpdatedAt => monitor::Column::UpdatedAt,
@@ -287,6 +326,30 @@ impl Store {
     }
 }
 
+/// Add `delta` to a workspace's monitor count, in the transaction that adds or deletes them.
+async fn add_to_count(
+    conn: &impl ConnectionTrait,
+    workspace_id: &str,
+    delta: i64,
+) -> Result<(), sea_orm::DbErr> {
+    let table = Alias::new("monitor_counts");
+    let total = Alias::new("total");
+    let insert = Query::insert()
+        .into_table(table.clone())
+        .columns([Alias::new("workspace_id"), total.clone()])
+        .values([workspace_id.into(), delta.into()])
+        .map_err(|e| sea_orm::DbErr::Custom(e.to_string()))?
+        .on_conflict(
+            OnConflict::column(Alias::new("workspace_id"))
+                .value(total.clone(), Expr::col((table, total)).add(delta))
+                .to_owned(),
+        )
+        .to_owned();
+    conn.execute(&insert)
+        .await?;
+    Ok(())
+}
+
 /// Monitor writes that are part of a larger change (checks, incidents, deletion).
 impl Tx {
     /// Delete a monitor (its check history follows, in batches). Returns whether it existed.
@@ -298,6 +361,7 @@ impl Tx {
             .await?
             .rows_affected;
         if deleted > 0 {
+            add_to_count(self.conn(), workspace_id, -1).await?;
             // Its check history may be large: the retention sweeper removes it in small
             // batches afterwards, so deleting a monitor never holds a long write lock.
             monitor_tombstone::ActiveModel {
