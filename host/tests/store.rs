@@ -376,7 +376,12 @@ async fn exercise(store: Store) {
     let counted = store
         .list_monitors(
             &ws_id,
-            &q(MonitorSort::CreatedAt, Order::Desc, Some("paused"), page(1, 100)),
+            &q(
+                MonitorSort::CreatedAt,
+                Order::Desc,
+                Some("paused"),
+                page(1, 100),
+            ),
         )
         .await
         .expect("list")

@@ -512,11 +512,34 @@ pub async fn list_monitors(
     };
     let (rows, total) = state.store.list_monitors(&p.workspace_id, &query).await?;
     let regions = state.config.region_names();
+    // Where each type's fields go and which are write-only, asked once per type, not
+    // once per row.
+    let mut shapes: BTreeMap<&str, (bool, Vec<String>)> = BTreeMap::new();
+    for r in &rows {
+        shapes.entry(r.kind.as_str()).or_insert_with(|| {
+            (
+                state.plugins.fields_at_top_level(&r.kind),
+                state.plugins.monitor_write_only_fields(&r.kind),
+            )
+        });
+    }
+    let redact = super::redact::applies(&p);
+    let items = rows
+        .iter()
+        .map(|r| {
+            let (top_level, write_only) = shapes
+                .get(r.kind.as_str())
+                .map_or((false, &[][..]), |(t, w)| (*t, w.as_slice()));
+            let mut v =
+                monitor_input::view(r, &regions, top_level, write_only, &state.config.public_url);
+            if redact {
+                super::redact::monitor_fields(&mut v.type_fields);
+            }
+            v
+        })
+        .collect();
     Ok(Paged {
-        items: rows
-            .iter()
-            .map(|r| view_for(&p, &state, r, &regions))
-            .collect(),
+        items,
         pagination: Pagination::new(page, total),
     })
 }

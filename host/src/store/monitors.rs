@@ -64,7 +64,11 @@ impl Store {
         let id = row.id.clone();
         let workspace_id = row.workspace_id.clone();
         let tx = self.begin_write().await?;
-        let saved = row.into_active_model().reset_all().insert(tx.conn()).await?;
+        let saved = row
+            .into_active_model()
+            .reset_all()
+            .insert(tx.conn())
+            .await?;
         add_to_count(tx.conn(), &workspace_id, 1).await?;
         tx.commit().await?;
         self.publish(MonitorChange::Upserted(id));
@@ -86,8 +90,8 @@ impl Store {
         let row = <Total as sea_orm::FromQueryResult>::find_by_statement(
             db.get_database_backend().build(&query),
         )
-            .one(db)
-            .await?;
+        .one(db)
+        .await?;
         Ok(row.map_or(0, |r| u64::try_from(r.total).unwrap_or(0)))
     }
 
@@ -345,8 +349,7 @@ async fn add_to_count(
                 .to_owned(),
         )
         .to_owned();
-    conn.execute(&insert)
-        .await?;
+    conn.execute(&insert).await?;
     Ok(())
 }
 
