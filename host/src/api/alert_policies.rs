@@ -437,9 +437,11 @@ pub async fn create_policy(
         .after(super::redact::audit::policy(&view(&row))),
     );
     let key = row.apply_key.clone();
-    let saved = super::error::or_conflict(state.store.insert_alert_policy(row).await, || {
-        super::managed::key_taken(kind, key.as_deref().unwrap_or_default(), "another request")
-    })?;
+    let saved = super::managed::or_key_taken(
+        state.store.insert_alert_policy(row).await,
+        kind,
+        key.as_deref(),
+    )?;
     Ok(Success::created(view(&saved)))
 }
 
@@ -595,9 +597,11 @@ async fn edit(
         .after(super::redact::audit::policy(&view(&updated))),
     );
     let key = updated.apply_key.clone();
-    let saved = super::error::or_conflict(state.store.update_alert_policy(updated).await, || {
-        super::managed::key_taken(kind, key.as_deref().unwrap_or_default(), "another request")
-    })?;
+    let saved = super::managed::or_key_taken(
+        state.store.update_alert_policy(updated).await,
+        kind,
+        key.as_deref(),
+    )?;
     Ok(Success::ok(view(&saved)))
 }
 

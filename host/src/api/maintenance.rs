@@ -385,6 +385,29 @@ fn check_schedule(row: &MaintenanceWindowRow) -> Result<(), ApiError> {
         .map_err(|(field, message)| ApiError::validation(vec![FieldError::new(field, message)]))
 }
 
+/// A window with every field at its default, before a body's fields are applied (a
+/// creation, or a PUT's replacement).
+fn blank(id: String, workspace_id: String, created_at: i64) -> MaintenanceWindowRow {
+    MaintenanceWindowRow {
+        id,
+        workspace_id,
+        name: String::new(),
+        description: String::new(),
+        starts_at: created_at,
+        ends_at: None,
+        rrule: None,
+        cron: None,
+        duration_minutes: None,
+        timezone: "UTC".into(),
+        monitor_ids: "[]".into(),
+        tags: "[]".into(),
+        created_at,
+        updated_at: created_at,
+        apply_key: None,
+        managed_by: None,
+    }
+}
+
 async fn find(state: &AppState, p: &Principal, id: &str) -> Result<MaintenanceWindowRow, ApiError> {
     state
         .store
@@ -409,24 +432,11 @@ pub async fn create_window(
     ApiObject(object): ApiObject,
 ) -> Result<Success<MaintenanceWindowBody>, ApiError> {
     let now = state.clock.now_ms();
-    let mut row = MaintenanceWindowRow {
-        id: ids::new_id(ids::prefix::MAINTENANCE_WINDOW),
-        workspace_id: p.workspace_id.clone(),
-        name: String::new(),
-        description: String::new(),
-        starts_at: now,
-        ends_at: None,
-        rrule: None,
-        cron: None,
-        duration_minutes: None,
-        timezone: "UTC".into(),
-        monitor_ids: "[]".into(),
-        tags: "[]".into(),
-        created_at: now,
-        updated_at: now,
-        apply_key: None,
-        managed_by: None,
-    };
+    let mut row = blank(
+        ids::new_id(ids::prefix::MAINTENANCE_WINDOW),
+        p.workspace_id.clone(),
+        now,
+    );
     apply(&state, &p, &mut row, &object, true).await?;
     let kind = Declared::MaintenanceWindow;
     super::managed::check_key_free(
@@ -460,10 +470,11 @@ pub async fn create_window(
         .after(view(&row, now)),
     );
     let key = row.apply_key.clone();
-    let saved =
-        super::error::or_conflict(state.store.insert_maintenance_window(row).await, || {
-            super::managed::key_taken(kind, key.as_deref().unwrap_or_default(), "another request")
-        })?;
+    let saved = super::managed::or_key_taken(
+        state.store.insert_maintenance_window(row).await,
+        kind,
+        key.as_deref(),
+    )?;
     Ok(Success::created(view(&saved, now)))
 }
 
@@ -560,18 +571,9 @@ async fn edit(
     let before = view(&row, now);
     if replace {
         row = MaintenanceWindowRow {
-            name: String::new(),
-            description: String::new(),
-            ends_at: None,
-            rrule: None,
-            cron: None,
-            duration_minutes: None,
-            timezone: "UTC".into(),
-            monitor_ids: "[]".into(),
-            tags: "[]".into(),
-            apply_key: None,
-            managed_by: None,
-            ..row
+            starts_at: row.starts_at,
+            updated_at: row.updated_at,
+            ..blank(row.id, row.workspace_id, row.created_at)
         };
     }
     apply(state, p, &mut row, object, replace).await?;
@@ -594,10 +596,11 @@ async fn edit(
         .after(view(&row, now)),
     );
     let key = row.apply_key.clone();
-    let saved =
-        super::error::or_conflict(state.store.update_maintenance_window(row).await, || {
-            super::managed::key_taken(kind, key.as_deref().unwrap_or_default(), "another request")
-        })?;
+    let saved = super::managed::or_key_taken(
+        state.store.update_maintenance_window(row).await,
+        kind,
+        key.as_deref(),
+    )?;
     Ok(Success::ok(view(&saved, now)))
 }
 

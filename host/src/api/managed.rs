@@ -104,6 +104,18 @@ pub async fn check_key_free(
     }
 }
 
+/// A save's result, with a unique-index violation answered as the key being taken: the
+/// check before the save and this one agree, except when two requests race for a key.
+pub fn or_key_taken<T>(
+    result: Result<T, crate::store::StoreError>,
+    kind: Declared,
+    key: Option<&str>,
+) -> Result<T, ApiError> {
+    super::error::or_conflict(result, || {
+        key_taken(kind, key.unwrap_or_default(), "another request")
+    })
+}
+
 /// The answer to a key that another object holds (also when the unique index catches a
 /// race between two requests).
 pub fn key_taken(kind: Declared, key: &str, holder: &str) -> ApiError {

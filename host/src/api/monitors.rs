@@ -409,23 +409,13 @@ pub async fn create_monitor(
         .after(super::redact::audit::monitor(&view(&state, &row, &regions))),
     );
     let key = row.apply_key.clone();
-    let saved = save_keyed(state.store.insert_monitor(row).await, key.as_deref())?;
+    let saved = super::managed::or_key_taken(
+        state.store.insert_monitor(row).await,
+        Declared::Monitor,
+        key.as_deref(),
+    )?;
     arm_heartbeat(&state, &saved, now).await?;
     Ok(Success::created(view(&state, &saved, &regions)))
-}
-
-/// A saved monitor, or 409 when a concurrent request took its key first.
-fn save_keyed(
-    result: Result<MonitorRow, crate::store::StoreError>,
-    key: Option<&str>,
-) -> Result<MonitorRow, ApiError> {
-    super::error::or_conflict(result, || {
-        super::managed::key_taken(
-            Declared::Monitor,
-            key.unwrap_or_default(),
-            "another request",
-        )
-    })
 }
 
 /// Give a heartbeat monitor its deadline, counted from `from` (created or edited).
@@ -686,7 +676,11 @@ async fn edit(
         ))),
     );
     let key = updated.apply_key.clone();
-    let saved = save_keyed(state.store.update_monitor(updated).await, key.as_deref())?;
+    let saved = super::managed::or_key_taken(
+        state.store.update_monitor(updated).await,
+        Declared::Monitor,
+        key.as_deref(),
+    )?;
     // A new schedule counts from now; other edits leave the deadline alone.
     if schedule_changed {
         arm_heartbeat(state, &saved, state.clock.now_ms()).await?;

@@ -197,6 +197,24 @@ async fn save(
     super::error::or_conflict(saved, || conflict(&slug))
 }
 
+/// A page with every field at its default, before a body's fields are applied (a creation,
+/// or a PUT's replacement).
+fn blank(id: String, workspace_id: String, created_at: i64) -> StatusPageRow {
+    StatusPageRow {
+        id,
+        workspace_id,
+        slug: String::new(),
+        title: String::new(),
+        description: String::new(),
+        public: true,
+        monitor_ids: "[]".into(),
+        created_at,
+        updated_at: created_at,
+        apply_key: None,
+        managed_by: None,
+    }
+}
+
 async fn find(state: &AppState, p: &Principal, id: &str) -> Result<StatusPageRow, ApiError> {
     state
         .store
@@ -222,19 +240,11 @@ pub async fn create_status_page(
     ApiObject(object): ApiObject,
 ) -> Result<Success<StatusPageBody>, ApiError> {
     let now = state.clock.now_ms();
-    let mut row = StatusPageRow {
-        id: ids::new_id(ids::prefix::STATUS_PAGE),
-        workspace_id: p.workspace_id.clone(),
-        slug: String::new(),
-        title: String::new(),
-        description: String::new(),
-        public: true,
-        monitor_ids: "[]".into(),
-        created_at: now,
-        updated_at: now,
-        apply_key: None,
-        managed_by: None,
-    };
+    let mut row = blank(
+        ids::new_id(ids::prefix::STATUS_PAGE),
+        p.workspace_id.clone(),
+        now,
+    );
     apply(&state, &p, &mut row, &object, true).await?;
     super::quota::room_for(&state, &p.workspace_id, crate::plans::Counted::StatusPages).await?;
     let kind = Declared::StatusPage;
@@ -348,13 +358,9 @@ async fn edit(
     let before = view(state, &row);
     if replace {
         row = StatusPageRow {
-            title: String::new(),
-            description: String::new(),
-            public: true,
-            monitor_ids: "[]".into(),
-            apply_key: None,
-            managed_by: None,
-            ..row
+            slug: row.slug,
+            updated_at: row.updated_at,
+            ..blank(row.id, row.workspace_id, row.created_at)
         };
     }
     apply(state, p, &mut row, object, replace).await?;

@@ -362,19 +362,13 @@ async fn plan(
                 }),
                 None => unique_unkeyed(stored, kind, name),
             };
-            if key.is_none()
-                && stored
-                    .iter()
-                    .filter(|s| s.key().is_none() && s.name(kind) == name)
-                    .count()
-                    > 1
-            {
+            let namesakes = stored
+                .iter()
+                .filter(|s| s.key().is_none() && s.name(kind) == name)
+                .count();
+            if key.is_none() && namesakes > 1 {
                 problems.push(format!(
-                    "{} {}s on the server are named `{ident}`; give the declared one a key",
-                    stored
-                        .iter()
-                        .filter(|s| s.key().is_none() && s.name(kind) == name)
-                        .count(),
+                    "{namesakes} {}s on the server are named `{ident}`; give the declared one a key",
                     kind.noun()
                 ));
             }
