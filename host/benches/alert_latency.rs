@@ -139,20 +139,18 @@ async fn run() {
     for i in 0..SAMPLES {
         let id = format!("mon_{i:026}");
         let started = Instant::now();
-        recorder
-            .record(CheckRecord {
-                monitor_id: id.clone(),
-                workspace_id: ws.id.clone(),
-                checked_at: clock.now_ms(),
-                ok: false,
-                reason: Some("Connection refused".into()),
-                status_code: None,
-                response_time_ms: None,
-                region: "local".into(),
-                details: "{}".into(),
-                confirmation: None,
-            })
-            .await;
+        recorder.record(CheckRecord {
+            monitor_id: id.clone(),
+            workspace_id: ws.id.clone(),
+            checked_at: clock.now_ms(),
+            ok: false,
+            reason: Some("Connection refused".into()),
+            status_code: None,
+            response_time_ms: None,
+            region: "local".into(),
+            details: "{}".into(),
+            confirmation: None,
+        });
         let arrival = tokio::time::timeout(Duration::from_secs(10), async {
             loop {
                 match arrived.recv().await {

@@ -193,7 +193,14 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             .await
             .context("cannot reset delivery leases")?;
     }
-    let (recorder, recorder_task) = Recorder::spawn(store.clone(), engine.clone());
+    let (recorder, recorder_task) = Recorder::spawn_with(
+        store.clone(),
+        engine.clone(),
+        crate::engine::recorder::RecorderOptions {
+            buffer: config.recorder_buffer,
+            ..Default::default()
+        },
+    );
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     // Every node has an id and heartbeats into the database; on PostgreSQL, where several
     // nodes may share the database, each round of a check is claimed there before it runs.

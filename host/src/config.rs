@@ -100,6 +100,8 @@ pub struct Config {
     pub metrics_histograms: bool,
     /// Log filter in `tracing` syntax (e.g. `info,tocsin=debug`).
     pub log_filter: String,
+    /// Check results waiting to be written before new ones are shed (counted and logged).
+    pub recorder_buffer: usize,
 }
 
 /// The TOML file. Unknown keys are refused, so a typo is an error rather than a silent default.
@@ -139,6 +141,7 @@ struct FileConfig {
     metrics: Option<MetricsAccess>,
     metrics_kuma_names: Option<bool>,
     metrics_histograms: Option<bool>,
+    recorder_buffer: Option<u32>,
 }
 
 /// How long rows are kept, in days; 0 keeps them for ever.
@@ -552,6 +555,17 @@ impl Config {
                 f.metrics_histograms,
             )?
             .unwrap_or(true);
+        let recorder_buffer: u32 = s
+            .pick(
+                "recorder_buffer",
+                None,
+                "TOCSIN_RECORDER_BUFFER",
+                f.recorder_buffer,
+            )?
+            .unwrap_or(crate::engine::recorder::DEFAULT_BUFFER as u32);
+        if recorder_buffer < 100 {
+            return Err(invalid("recorder_buffer", "must be at least 100"));
+        }
         let log_filter = s
             .pick("log_filter", None, "TOCSIN_LOG", f.log_filter)?
             .unwrap_or_else(|| "info,sqlx=warn,sea_orm=warn,cranelift=warn,wasmtime=warn".into());
@@ -587,6 +601,7 @@ impl Config {
             metrics_kuma_names,
             metrics_histograms,
             log_filter,
+            recorder_buffer: recorder_buffer as usize,
         })
     }
 

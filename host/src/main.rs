@@ -147,6 +147,13 @@ struct BenchFlags {
     /// Seconds of `wrk` load on each API route (0 skips it).
     #[arg(long, default_value_t = 10)]
     api_seconds: u64,
+    /// Milliseconds slept before each batch of results is written: a slow database, to
+    /// show that checks keep their rate while results are buffered, then shed.
+    #[arg(long, default_value_t = 0)]
+    db_delay_ms: u64,
+    /// Results buffered for the database before new ones are shed (`recorder_buffer`).
+    #[arg(long, default_value_t = tocsin::engine::recorder::DEFAULT_BUFFER)]
+    recorder_buffer: usize,
     /// Also print the results as a Markdown table.
     #[arg(long)]
     markdown: bool,
@@ -534,6 +541,10 @@ fn bench_command(flags: &BenchFlags) -> anyhow::Result<()> {
         failing_percent: flags.failing_percent.clamp(0.0, 100.0),
         baseline_checks: flags.baseline_checks.max(10),
         api_duration: std::time::Duration::from_secs(flags.api_seconds),
+        recorder: tocsin::engine::recorder::RecorderOptions {
+            buffer: flags.recorder_buffer.max(1),
+            write_delay: std::time::Duration::from_millis(flags.db_delay_ms),
+        },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -10,6 +10,7 @@
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -86,6 +87,10 @@ pub struct Telemetry {
     /// Attempts to write a batch that failed (it is kept and written again).
     pub recorder_write_errors: Counter,
     pub recorder_write_seconds: Histogram,
+    /// Results dropped because the recorder's buffer was full.
+    pub recorder_shed: Counter,
+    /// Results waiting to be written.
+    pub recorder_queued: Gauge,
     pub requests: Family<RequestLabels, Counter>,
     pub request_seconds: Family<RouteLabels, Histogram>,
     /// Per monitor, what its last checks gave.
@@ -111,6 +116,8 @@ impl Telemetry {
             recorder_records: Counter::default(),
             recorder_write_errors: Counter::default(),
             recorder_write_seconds: Histogram::new(WRITE_BUCKETS),
+            recorder_shed: Counter::default(),
+            recorder_queued: Gauge::default(),
             requests: Family::default(),
             request_seconds: Family::new_with_constructor(request_histogram),
             monitors: MonitorBoard::default(),

@@ -560,7 +560,7 @@ pub async fn sweep(
             continue;
         }
         recorder
-            .record(record(
+            .record_waiting(record(
                 &monitor,
                 region,
                 now,

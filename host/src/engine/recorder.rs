@@ -16,7 +16,7 @@ use crate::store::{CheckRow, IncidentRow, MonitorRow, MonitorState, Store, Store
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use tokio::sync::{Notify, mpsc, oneshot};
 
 /// Most records written in one transaction.
@@ -24,8 +24,11 @@ const MAX_BATCH: usize = 1000;
 /// How long the writer waits for more results before writing a batch. It bounds the delay
 /// it adds to an alert; it turns hundreds of one-result transactions a second into tens.
 const BATCH_LINGER: std::time::Duration = std::time::Duration::from_millis(20);
-/// Records waiting to be written before check tasks wait for the writer.
-const QUEUE_CAPACITY: usize = 20_000;
+/// Results waiting to be written, by default, before new ones are shed (see
+/// [`RecorderOptions::buffer`]).
+pub const DEFAULT_BUFFER: usize = 100_000;
+/// Shedding is logged at most this often (the count is exact; the log says how many).
+const SHED_LOG_EVERY_MS: i64 = 10_000;
 
 /// The result of one check, as the scheduler hands it over.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -160,6 +163,27 @@ impl EngineContext {
     }
 }
 
+/// How the recorder buffers results on their way to the database.
+#[derive(Debug, Clone)]
+pub struct RecorderOptions {
+    /// Results waiting to be written before new ones are shed. A check never waits for the
+    /// database: while the writer is behind (a slow disk, a busy machine, PostgreSQL away)
+    /// results wait here, and past this many each new one is dropped, counted
+    /// (`tocsin_recorder_shed_total`) and logged, so the checks keep their rate.
+    pub buffer: usize,
+    /// Slept before every batch is written: the benchmark's stand-in for a slow database.
+    pub write_delay: std::time::Duration,
+}
+
+impl Default for RecorderOptions {
+    fn default() -> RecorderOptions {
+        RecorderOptions {
+            buffer: DEFAULT_BUFFER,
+            write_delay: std::time::Duration::ZERO,
+        }
+    }
+}
+
 /// Sends records to the writer task.
 #[derive(Clone)]
 pub struct Recorder {
@@ -170,20 +194,42 @@ pub struct Recorder {
 /// What the writer has done so far.
 #[derive(Debug, Default)]
 pub struct RecorderStats {
+    /// Records handed to the recorder and queued.
+    pub accepted: AtomicU64,
+    /// Records dropped because the buffer was full.
+    pub shed: AtomicU64,
     /// Records written (committed).
     pub records: AtomicU64,
     /// Transactions committed.
     pub batches: AtomicU64,
     /// Time spent writing, in microseconds.
     pub write_us: AtomicU64,
+    /// When shedding was last logged (Unix ms), and the shed count then.
+    shed_logged_at: AtomicI64,
+    shed_logged: AtomicU64,
 }
 
 impl Recorder {
-    /// Start the writer task.
+    /// Start the writer task with the default buffer.
     pub fn spawn(store: Store, ctx: EngineContext) -> (Recorder, tokio::task::JoinHandle<()>) {
-        let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
+        Recorder::spawn_with(store, ctx, RecorderOptions::default())
+    }
+
+    /// Start the writer task.
+    pub fn spawn_with(
+        store: Store,
+        ctx: EngineContext,
+        options: RecorderOptions,
+    ) -> (Recorder, tokio::task::JoinHandle<()>) {
+        let (tx, rx) = mpsc::channel(options.buffer.max(1));
         let stats = Arc::new(RecorderStats::default());
-        let task = tokio::spawn(write_loop(store, ctx, rx, stats.clone()));
+        let task = tokio::spawn(write_loop(
+            store,
+            ctx,
+            rx,
+            stats.clone(),
+            options.write_delay,
+        ));
         (Recorder { tx, stats }, task)
     }
 
@@ -192,10 +238,54 @@ impl Recorder {
         self.stats.clone()
     }
 
-    /// Queue a record; waits when the writer is behind.
-    pub async fn record(&self, record: CheckRecord) {
+    /// Hand a record over without waiting. When the buffer is full (the database is far
+    /// behind) the record is shed: counted, and logged at most every ten seconds.
+    pub fn record(&self, record: CheckRecord) {
+        match self.tx.try_send((record, None)) {
+            Ok(()) => {
+                self.stats.accepted.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(mpsc::error::TrySendError::Full((record, _))) => self.shed(&record),
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                tracing::warn!("check result dropped: the result writer has stopped");
+            }
+        }
+    }
+
+    /// Hand a record over, waiting for room when the buffer is full: for the few results
+    /// that come from the database's own bookkeeping (a missed heartbeat deadline, an
+    /// expired confirmation request), which would not be produced again if shed.
+    pub async fn record_waiting(&self, record: CheckRecord) {
         if self.tx.send((record, None)).await.is_err() {
             tracing::warn!("check result dropped: the result writer has stopped");
+            return;
+        }
+        self.stats.accepted.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn shed(&self, record: &CheckRecord) {
+        let total = self.stats.shed.fetch_add(1, Ordering::Relaxed) + 1;
+        let t = crate::telemetry::global();
+        t.recorder_shed.inc();
+        t.recorder_queued
+            .set(i64::try_from(self.tx.max_capacity()).unwrap_or(i64::MAX));
+        let now = chrono::Utc::now().timestamp_millis();
+        let last = self.stats.shed_logged_at.load(Ordering::Relaxed);
+        if now - last >= SHED_LOG_EVERY_MS
+            && self
+                .stats
+                .shed_logged_at
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            let before = self.stats.shed_logged.swap(total, Ordering::Relaxed);
+            tracing::error!(
+                shed = total - before,
+                shed_total = total,
+                buffer = self.tx.max_capacity(),
+                example_monitor = %record.monitor_id,
+                "check results are being dropped: the database is too slow or away and the result buffer is full"
+            );
         }
     }
 
@@ -207,6 +297,7 @@ impl Recorder {
             tracing::warn!("check result dropped: the result writer has stopped");
             return false;
         }
+        self.stats.accepted.fetch_add(1, Ordering::Relaxed);
         committed.await.is_ok()
     }
 }
@@ -216,6 +307,7 @@ async fn write_loop(
     ctx: EngineContext,
     mut rx: mpsc::Receiver<(CheckRecord, Option<oneshot::Sender<()>>)>,
     stats: Arc<RecorderStats>,
+    write_delay: std::time::Duration,
 ) {
     let mut queued = Vec::with_capacity(MAX_BATCH);
     let mut batch = Vec::with_capacity(MAX_BATCH);
@@ -235,6 +327,12 @@ async fn write_loop(
         for (record, done) in queued.drain(..) {
             batch.push(record);
             waiting.extend(done);
+        }
+        crate::telemetry::global()
+            .recorder_queued
+            .set(i64::try_from(rx.len()).unwrap_or(i64::MAX));
+        if !write_delay.is_zero() {
+            tokio::time::sleep(write_delay).await;
         }
         let started = std::time::Instant::now();
         write_resiliently(&store, &ctx, &batch).await;
@@ -279,9 +377,8 @@ fn observe(batch: &[CheckRecord], took: std::time::Duration) {
 /// Write a batch, whatever happens to the database meanwhile:
 /// - while the database cannot be reached (or its disk is full), keep the batch and try
 ///   again (backing off up to 5 s), so results taken during an outage are recorded, late,
-///   once it returns
-///   (new results wait in the recorder's bounded queue, and checks that cannot hand
-///   theirs over hold their slot, so the scheduler skips rounds instead of piling up);
+///   once it returns (new results wait in the recorder's buffer; past its bound they
+///   are shed and counted, and the checks keep their rate);
 /// - when the database answers but the batch is refused (a record it cannot store), write
 ///   the records one by one, so only the bad one is lost (and logged), no other result.
 pub async fn write_resiliently(store: &Store, ctx: &EngineContext, batch: &[CheckRecord]) {

@@ -70,7 +70,7 @@ pub async fn request_or_record(
     };
     let Some(target) = live.pick(regions, &record.region) else {
         let note = serde_json::json!({"status": "unavailable"});
-        recorder.record(annotate(&record, note)).await;
+        recorder.record(annotate(&record, note));
         return;
     };
     let timeout_ms = i64::try_from(monitor.timeout.as_millis()).unwrap_or(60_000);
@@ -101,12 +101,10 @@ pub async fn request_or_record(
         }
         Err(e) => {
             tracing::warn!(monitor = %record.monitor_id, error = %e, "cannot ask for confirmation; the failure counts as it is");
-            recorder
-                .record(annotate(
-                    &record,
-                    serde_json::json!({"status": "unavailable"}),
-                ))
-                .await;
+            recorder.record(annotate(
+                &record,
+                serde_json::json!({"status": "unavailable"}),
+            ));
         }
     }
 }
@@ -188,7 +186,7 @@ impl Confirmer {
                         request_id: request.id.clone(),
                         original: Box::new(original),
                     });
-                    recorder.record(answer).await;
+                    recorder.record(answer);
                 }
                 // A deleted monitor's request simply expires.
                 release(&in_hand, &request.id);
@@ -207,7 +205,7 @@ impl Confirmer {
             original.confirmation = Some(Confirmation::Expired {
                 request_id: request.id.clone(),
             });
-            self.recorder.record(original).await;
+            self.recorder.record_waiting(original).await;
             // Kept a little while, so the next passes do not hand it over again before the
             // recorder has settled it.
             let in_hand = in_hand.clone();

@@ -522,7 +522,7 @@ impl Scheduler {
                 )
                 .await;
             } else {
-                recorder.record(record).await;
+                recorder.record(record);
             }
         });
     }

@@ -77,6 +77,16 @@ impl Scrape {
             t.recorder_write_errors.clone(),
         );
         registry.register(
+            "tocsin_recorder_shed",
+            "Check results dropped because the result buffer was full (the database far behind)",
+            t.recorder_shed.clone(),
+        );
+        registry.register(
+            "tocsin_recorder_queued",
+            "Check results waiting to be written",
+            t.recorder_queued.clone(),
+        );
+        registry.register(
             "tocsin_recorder_batch_seconds",
             "Time to write one batch",
             t.recorder_write_seconds.clone(),

@@ -14,6 +14,7 @@ pub mod target;
 
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{Config, Overrides};
+use crate::engine::recorder::RecorderOptions;
 use crate::engine::{EngineContext, Recorder};
 use crate::ids::{self, prefix};
 use crate::plans::Plan;
@@ -54,6 +55,8 @@ pub struct BenchOptions {
     pub baseline_checks: usize,
     /// Load the API with `wrk` for this long per route (zero: skip).
     pub api_duration: Duration,
+    /// The result writer's buffer, and a delay before each batch (a slow database).
+    pub recorder: RecorderOptions,
 }
 
 /// The figures of one run.
@@ -64,7 +67,14 @@ pub struct BenchReport {
     pub window: Duration,
     pub backend: &'static str,
     pub due_per_sec: f64,
+    /// Checks that ran and handed their result over (written, waiting, or shed).
     pub done_per_sec: f64,
+    /// Results shed because the writer's buffer was full, and those still waiting at the
+    /// end of the window.
+    pub shed_per_sec: f64,
+    pub queued_at_end: u64,
+    /// The delay added before each batch write (zero: none).
+    pub db_delay: Duration,
     pub lag_p50: Option<Duration>,
     pub lag_p95: Option<Duration>,
     pub lag_p99: Option<Duration>,
@@ -315,6 +325,9 @@ async fn run_on(
 
     let CheckRun {
         window,
+        handed,
+        shed,
+        queued_at_end,
         records,
         batches,
         cpu,
@@ -325,8 +338,8 @@ async fn run_on(
     } = run;
     let per_check = |total: Option<Duration>| {
         total
-            .filter(|_| records > 0)
-            .map(|t| t / u32::try_from(records).unwrap_or(u32::MAX))
+            .filter(|_| handed > 0)
+            .map(|t| t / u32::try_from(handed).unwrap_or(u32::MAX))
     };
     let secs = window.as_secs_f64();
     Ok(BenchReport {
@@ -335,7 +348,10 @@ async fn run_on(
         window,
         backend,
         due_per_sec: n as f64 / f64::from(opts.interval),
-        done_per_sec: records as f64 / secs,
+        done_per_sec: handed as f64 / secs,
+        shed_per_sec: shed as f64 / secs,
+        queued_at_end,
+        db_delay: opts.recorder.write_delay,
         lag_p50: lag_window.quantile(0.50),
         lag_p95: lag_window.quantile(0.95),
         lag_p99: lag_window.quantile(0.99),
@@ -424,6 +440,10 @@ async fn seed_monitors(
 /// What the measured window of the scheduler and recorder came to.
 struct CheckRun {
     window: Duration,
+    /// Results handed to the recorder (queued or shed), and of those shed.
+    handed: u64,
+    shed: u64,
+    queued_at_end: u64,
     records: u64,
     batches: u64,
     cpu: Option<Duration>,
@@ -442,8 +462,13 @@ async fn run_checks(
     target: &Target,
 ) -> CheckRun {
     let engine = EngineContext::new("http://127.0.0.1");
-    let (recorder, recorder_task) = Recorder::spawn(store.clone(), engine.clone());
+    let (recorder, recorder_task) =
+        Recorder::spawn_with(store.clone(), engine.clone(), opts.recorder.clone());
     let recorder_stats = recorder.stats();
+    let handed_now = || {
+        recorder_stats.accepted.load(Ordering::Relaxed)
+            + recorder_stats.shed.load(Ordering::Relaxed)
+    };
     let scheduler = Scheduler::new(
         store.clone(),
         plugins.clone(),
@@ -459,6 +484,8 @@ async fn run_checks(
 
     let lag_before = lag.snapshot();
     let records_before = recorder_stats.records.load(Ordering::Relaxed);
+    let handed_before = handed_now();
+    let shed_before = recorder_stats.shed.load(Ordering::Relaxed);
     let batches_before = recorder_stats.batches.load(Ordering::Relaxed);
     let cpu_before = measure::cpu_time("self");
     let target_before = measure::cpu_time(&target.pid());
@@ -472,15 +499,31 @@ async fn run_checks(
         .zip(target_before)
         .map(|(a, b)| a.saturating_sub(b));
     let records = recorder_stats.records.load(Ordering::Relaxed) - records_before;
+    let handed = handed_now() - handed_before;
+    let shed = recorder_stats.shed.load(Ordering::Relaxed) - shed_before;
+    let queued_at_end = recorder_stats
+        .accepted
+        .load(Ordering::Relaxed)
+        .saturating_sub(recorder_stats.records.load(Ordering::Relaxed));
     let batches = recorder_stats.batches.load(Ordering::Relaxed) - batches_before;
     let lag_window = lag.snapshot().since(&lag_before);
     let (rss, peak_rss) = measure::memory();
 
     let _ = shutdown_tx.send(true);
     let _ = scheduler_task.await;
-    let _ = tokio::time::timeout(Duration::from_secs(15), recorder_task).await;
+    // The writer drains what it holds; a deliberately slowed one is stopped instead.
+    let mut recorder_task = recorder_task;
+    if tokio::time::timeout(Duration::from_secs(15), &mut recorder_task)
+        .await
+        .is_err()
+    {
+        recorder_task.abort();
+    }
     CheckRun {
         window,
+        handed,
+        shed,
+        queued_at_end,
         records,
         batches,
         cpu,
@@ -752,6 +795,15 @@ pub fn print_report(r: &BenchReport) {
         r.due_per_sec,
         100.0 * r.done_per_sec / r.due_per_sec.max(1e-9)
     );
+    if r.shed_per_sec > 0.0 || !r.db_delay.is_zero() {
+        println!(
+            "results         {:.0}/s written, {:.0}/s shed (buffer full), {} waiting at the end; {} ms slept before each batch write",
+            r.rows_per_sec,
+            r.shed_per_sec,
+            r.queued_at_end,
+            r.db_delay.as_millis()
+        );
+    }
     println!(
         "schedule lag    p50 ≤ {}  p95 ≤ {}  p99 ≤ {}  max {}",
         ms(r.lag_p50),
