@@ -7,6 +7,12 @@ use tocsin::config::{Config, LogFormat, Overrides};
 use tocsin::plans::Plan;
 use tocsin::store::keys::Role;
 
+/// mimalloc instead of the system allocator: a server's allocations are many small strings
+/// and buffers freed on other threads, where glibc's malloc spent a fifth of the API's
+/// time (docs/performance.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "tocsin",
@@ -154,6 +160,11 @@ struct BenchFlags {
     /// Results buffered for the database before new ones are shed (`recorder_buffer`).
     #[arg(long, default_value_t = tocsin::engine::recorder::DEFAULT_BUFFER)]
     recorder_buffer: usize,
+    /// Measure a `tocsin serve` process of its own: monitors created through its API,
+    /// checks counted by the target, CPU and memory of that process (and of PostgreSQL's
+    /// processes with --database-url).
+    #[arg(long)]
+    serve: bool,
     /// Also print the results as a Markdown table.
     #[arg(long)]
     markdown: bool,
@@ -545,6 +556,7 @@ fn bench_command(flags: &BenchFlags) -> anyhow::Result<()> {
             buffer: flags.recorder_buffer.max(1),
             write_delay: std::time::Duration::from_millis(flags.db_delay_ms),
         },
+        serve: flags.serve,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -24,6 +24,9 @@ const MAX_BATCH: usize = 1000;
 /// How long the writer waits for more results before writing a batch. It bounds the delay
 /// it adds to an alert; it turns hundreds of one-result transactions a second into tens.
 const BATCH_LINGER: std::time::Duration = std::time::Duration::from_millis(20);
+/// How long a batch of passes only waits for more: such a batch can resolve an incident
+/// (a recovery notice comes at most this much later) but never opens one.
+const QUIET_LINGER: std::time::Duration = std::time::Duration::from_millis(200);
 /// Results waiting to be written, by default, before new ones are shed (see
 /// [`RecorderOptions::buffer`]).
 pub const DEFAULT_BUFFER: usize = 100_000;
@@ -314,14 +317,26 @@ async fn write_loop(
     let mut waiting = Vec::new();
     while rx.recv_many(&mut queued, MAX_BATCH).await > 0 {
         // Let the batch fill for a moment: one transaction for many results costs far
-        // less than one each (see docs/performance.md).
-        let linger = tokio::time::sleep(BATCH_LINGER);
+        // less than one each (see docs/performance.md). A failure (it may open an
+        // incident) or a caller waiting for the commit waits at most BATCH_LINGER; a
+        // batch of passes only, which changes no incident but a recovery, waits longer.
+        let started = tokio::time::Instant::now();
+        let urgent = |q: &[(CheckRecord, Option<oneshot::Sender<()>>)]| {
+            q.iter().any(|(r, done)| !r.ok || done.is_some())
+        };
+        let mut hurry = urgent(&queued);
+        let linger = tokio::time::sleep(if hurry { BATCH_LINGER } else { QUIET_LINGER });
         tokio::pin!(linger);
         while queued.len() < MAX_BATCH {
             let room = MAX_BATCH - queued.len();
+            let before = queued.len();
             tokio::select! {
                 n = rx.recv_many(&mut queued, room) => if n == 0 { break },
                 _ = &mut linger => break,
+            }
+            if !hurry && urgent(&queued[before..]) {
+                hurry = true;
+                linger.as_mut().reset(started + BATCH_LINGER);
             }
         }
         for (record, done) in queued.drain(..) {
@@ -635,11 +650,17 @@ async fn persist(txn: &Tx, state: &BatchState, writes: Writes) -> Result<(), Sto
     rows.extend(writes.uncounted);
     txn.insert_checks(rows).await?;
     txn.add_daily_uptime(&daily).await?;
-    for (id, (checked_at, rt)) in &writes.last {
-        if let Some(h) = state.healths.get(id) {
-            txn.save_monitor_health(id, h, *checked_at, *rt).await?;
-        }
-    }
+    let healths: Vec<(&str, &Health, i64, Option<i32>)> = writes
+        .last
+        .iter()
+        .filter_map(|(id, (checked_at, rt))| {
+            state
+                .healths
+                .get(id)
+                .map(|h| (id.as_str(), h, *checked_at, *rt))
+        })
+        .collect();
+    txn.save_monitor_healths(&healths).await?;
     Ok(())
 }
 

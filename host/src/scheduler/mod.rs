@@ -28,6 +28,10 @@ const RESTART_SPREAD: Duration = Duration::from_secs(30);
 /// New and resumed monitors get their first check within this long (less for shorter
 /// intervals), so a script that creates thousands at once does not fire them together.
 const FIRST_CHECK_SPREAD: Duration = Duration::from_secs(5);
+/// Changes from the feed taken together (read in one query).
+const CHANGE_BATCH: usize = 1_000;
+/// Monitors read per query when the scheduler loads them all.
+const RELOAD_PAGE: u64 = 5_000;
 /// With several nodes, how often a node reads the monitors other nodes changed.
 const CLUSTER_SYNC: Duration = Duration::from_secs(2);
 /// With several nodes, how often a node re-reads every monitor (to notice deletions).
@@ -238,8 +242,28 @@ impl Scheduler {
                     }
                 },
                 change = changes.recv() => match change {
-                    Ok(MonitorChange::Upserted(id)) => self.reload_one(&id).await,
-                    Ok(MonitorChange::Deleted(id)) => { self.slots.remove(&id); }
+                    Ok(first) => {
+                        // Take every change waiting as well, and read them in one query:
+                        // a script creating thousands of monitors costs a few reads, not
+                        // one each (and the feed never falls behind into a full reload).
+                        let mut batch = vec![first];
+                        let mut lagged = false;
+                        while batch.len() < CHANGE_BATCH {
+                            match changes.try_recv() {
+                                Ok(change) => batch.push(change),
+                                Err(broadcast::error::TryRecvError::Lagged(_)) => {
+                                    lagged = true;
+                                    break;
+                                }
+                                Err(_) => break,
+                            }
+                        }
+                        if lagged {
+                            self.reload_all(false).await;
+                        } else {
+                            self.apply_changes(batch).await;
+                        }
+                    }
                     Err(broadcast::error::RecvError::Lagged(_)) => self.reload_all(false).await,
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
@@ -277,16 +301,39 @@ impl Scheduler {
 
     async fn reload_all(&mut self, quiet: bool) {
         let synced_at = self.clock.now_ms();
-        let rows = match self.store.active_monitors().await {
-            Ok(rows) => rows,
-            Err(e) => {
-                tracing::error!(error = %e, "scheduler could not load monitors; retrying later");
-                return;
+        let mut seen = std::collections::HashSet::new();
+        let mut after: Option<String> = None;
+        loop {
+            let rows = match self
+                .store
+                .active_monitors_after(after.as_deref(), RELOAD_PAGE)
+                .await
+            {
+                Ok(rows) => rows,
+                Err(e) => {
+                    tracing::error!(error = %e, "scheduler could not load monitors; retrying later");
+                    return;
+                }
+            };
+            let last_page = rows.len() < RELOAD_PAGE as usize;
+            after = rows.last().map(|r| r.id.clone());
+            self.take_loaded(rows, &mut seen);
+            if last_page {
+                break;
             }
-        };
+        }
+        self.synced_at = synced_at;
+        let before = self.slots.len();
+        self.slots.retain(|id, _| seen.contains(id));
+        if !quiet || self.slots.len() != before {
+            tracing::info!(monitors = self.slots.len(), region = %self.region, "scheduler loaded monitors");
+        }
+    }
+
+    /// Schedule one page of the monitors read by [`Scheduler::reload_all`].
+    fn take_loaded(&mut self, rows: Vec<MonitorRow>, seen: &mut std::collections::HashSet<String>) {
         let now = Instant::now();
         let now_ms = self.clock.now_ms();
-        let mut seen = std::collections::HashSet::new();
         for row in rows {
             if !self.runs_here(&row) {
                 continue;
@@ -323,23 +370,39 @@ impl Scheduler {
             };
             self.insert(m, now + due_in);
         }
-        self.synced_at = synced_at;
-        let before = self.slots.len();
-        self.slots.retain(|id, _| seen.contains(id));
-        if !quiet || self.slots.len() != before {
-            tracing::info!(monitors = self.slots.len(), region = %self.region, "scheduler loaded monitors");
-        }
     }
 
-    async fn reload_one(&mut self, id: &str) {
-        let row = match self.store.monitor_by_id(id).await {
-            Ok(row) => row,
+    /// Apply changes from the feed, in order: deletions drop their monitor, and every
+    /// created or edited monitor is read again (in one query for all of them).
+    async fn apply_changes(&mut self, changes: Vec<MonitorChange>) {
+        let mut changed: Vec<String> = Vec::new();
+        for change in changes {
+            match change {
+                MonitorChange::Upserted(id) => changed.push(id),
+                MonitorChange::Deleted(id) => {
+                    changed.retain(|c| *c != id);
+                    self.slots.remove(&id);
+                }
+            }
+        }
+        changed.sort_unstable();
+        changed.dedup();
+        if changed.is_empty() {
+            return;
+        }
+        let rows = match self.store.monitors_by_id_any(changed.clone()).await {
+            Ok(rows) => rows,
             Err(e) => {
-                tracing::error!(monitor = id, error = %e, "scheduler could not load a changed monitor");
+                tracing::error!(monitors = changed.len(), error = %e, "scheduler could not load changed monitors");
                 return;
             }
         };
-        self.apply(id, row);
+        let mut rows: HashMap<String, MonitorRow> =
+            rows.into_iter().map(|r| (r.id.clone(), r)).collect();
+        for id in changed {
+            let row = rows.remove(&id);
+            self.apply(&id, row);
+        }
     }
 
     /// Schedule, reschedule or drop monitor `id` given its stored row (None: deleted).

@@ -20,9 +20,33 @@ pub fn cpu_time(pid: &str) -> Option<Duration> {
     ))
 }
 
+/// CPU time of the PostgreSQL server on this machine: every process named `postgres`
+/// (the backends serving connections and the background writers). Processes that ended
+/// since are not counted.
+pub fn postgres_cpu() -> Duration {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Duration::ZERO;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|comm| comm.trim() == "postgres")
+        })
+        .filter_map(|pid| cpu_time(&pid))
+        .sum()
+}
+
 /// Resident memory now and at its peak, in bytes.
 pub fn memory() -> (Option<u64>, Option<u64>) {
-    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+    memory_of("self")
+}
+
+/// Resident memory of process `pid` now and at its peak, in bytes.
+pub fn memory_of(pid: &str) -> (Option<u64>, Option<u64>) {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
         return (None, None);
     };
     let field = |name: &str| {

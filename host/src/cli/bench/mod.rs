@@ -10,6 +10,7 @@
 
 pub mod api_load;
 pub mod measure;
+pub mod serve;
 pub mod target;
 
 use crate::clock::{SharedClock, SystemClock};
@@ -57,6 +58,9 @@ pub struct BenchOptions {
     pub api_duration: Duration,
     /// The result writer's buffer, and a delay before each batch (a slow database).
     pub recorder: RecorderOptions,
+    /// Measure a `tocsin serve` process of its own instead (monitors created through the
+    /// API, checks counted by the target).
+    pub serve: bool,
 }
 
 /// The figures of one run.
@@ -85,6 +89,8 @@ pub struct BenchReport {
     pub cores: f64,
     /// The target's CPU per check (not part of the server's cost).
     pub target_cpu_per_check: Option<Duration>,
+    /// On PostgreSQL: its server's CPU per check (every `postgres` process).
+    pub database_cpu_per_check: Option<Duration>,
     pub rss: Option<u64>,
     pub peak_rss: Option<u64>,
     pub rows_per_sec: f64,
@@ -95,6 +101,8 @@ pub struct BenchReport {
     pub native_wall: Duration,
     pub plugin_wall: Duration,
     pub seed_time: Duration,
+    /// From the scheduler's start (reading every monitor) to the first check's result.
+    pub first_check: Option<Duration>,
     pub api: Vec<api_load::ApiLoad>,
     /// `GET /metrics` with every monitor in the database.
     pub scrape: Option<ScrapeFigures>,
@@ -136,6 +144,11 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<Vec<BenchReport>> {
     let mut reports = Vec::new();
     let result = async {
         for &n in &opts.monitors {
+            if opts.serve {
+                let report = serve::run_one(opts, n, &target, &cache).await?;
+                serve::print_report(&report);
+                continue;
+            }
             let report = run_one(opts, n, &target, &cache).await?;
             print_report(&report);
             reports.push(report);
@@ -182,6 +195,20 @@ impl Target {
 
     fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Requests to `/ok` and `/fail` the target has answered.
+    async fn count(&self, client: &reqwest::Client) -> anyhow::Result<u64> {
+        let text = client
+            .get(self.url("/count"))
+            .send()
+            .await?
+            .error_for_status()?
+            .text()
+            .await?;
+        text.trim()
+            .parse()
+            .with_context(|| format!("the target's count: {text:?}"))
     }
 
     fn stop(&mut self) {
@@ -325,6 +352,7 @@ async fn run_on(
 
     let CheckRun {
         window,
+        first_check,
         handed,
         shed,
         queued_at_end,
@@ -332,6 +360,7 @@ async fn run_on(
         batches,
         cpu,
         target_cpu,
+        database_cpu,
         lag_window,
         rss,
         peak_rss,
@@ -348,6 +377,7 @@ async fn run_on(
         window,
         backend,
         due_per_sec: n as f64 / f64::from(opts.interval),
+        first_check,
         done_per_sec: handed as f64 / secs,
         shed_per_sec: shed as f64 / secs,
         queued_at_end,
@@ -359,6 +389,7 @@ async fn run_on(
         cpu_per_check: per_check(cpu),
         cores: cpu.map_or(0.0, |c| c.as_secs_f64() / secs),
         target_cpu_per_check: per_check(target_cpu),
+        database_cpu_per_check: per_check(database_cpu),
         rss,
         peak_rss,
         rows_per_sec: records as f64 / secs,
@@ -387,59 +418,66 @@ async fn seed_monitors(
     let seeded = Instant::now();
     let interval_ms = i64::from(opts.interval) * 1000;
     let failing = ((n as f64) * opts.failing_percent / 100.0).round() as usize;
-    let rows: Vec<MonitorRow> = (0..n)
-        .map(|i| {
-            let id = ids::new_id(prefix::MONITOR);
-            let phase = crate::scheduler::phase(&id, Duration::from_millis(interval_ms as u64));
-            let path = if i < failing { "/fail" } else { "/ok" };
-            MonitorRow {
-                workspace_id: workspace_id.to_string(),
-                name: format!("bench {i}"),
-                kind: "http".into(),
-                config: serde_json::json!({"url": target.url(path), "method": "GET",
+    // In chunks, so a million monitors never sit in memory as rows at once.
+    for chunk in (0..n).collect::<Vec<_>>().chunks(20_000) {
+        let rows: Vec<MonitorRow> = chunk
+            .iter()
+            .copied()
+            .map(|i| {
+                let id = ids::new_id(prefix::MONITOR);
+                let phase = crate::scheduler::phase(&id, Duration::from_millis(interval_ms as u64));
+                let path = if i < failing { "/fail" } else { "/ok" };
+                MonitorRow {
+                    workspace_id: workspace_id.to_string(),
+                    name: format!("bench {i}"),
+                    kind: "http".into(),
+                    config: serde_json::json!({"url": target.url(path), "method": "GET",
                     "followRedirects": true, "maxRedirects": 10, "expectedStatusCode": 200,
                     "expectedStatusRange": false, "headers": {}})
-                .to_string(),
-                interval_secs: i32::try_from(opts.interval).unwrap_or(60),
-                timeout_secs: 10.min(i32::try_from(opts.interval).unwrap_or(60)),
-                alert_policy_id: None,
-                regions: "[]".into(),
-                apply_key: None,
-                managed_by: None,
-                status: MonitorState::Up,
-                // Created one after another, as an import would.
-                created_at: now - i64::try_from(n - i).unwrap_or(0),
-                updated_at: now,
-                // The start of its last round, as if it had been running all along.
-                last_checked_at: Some(
-                    crate::scheduler::next_round_start(
-                        now,
-                        i64::try_from(phase.as_millis()).unwrap_or(0),
-                        interval_ms,
-                    ) - interval_ms,
-                ),
-                last_response_time_ms: None,
-                // Failing ones have failed once already: their next check opens an
-                // incident, so the incident list has rows to page through.
-                consecutive_failures: i32::from(i < failing),
-                consecutive_successes: 0,
-                region_cursor: 0,
-                regional_confirmation: false,
-                tags: "[]".into(),
-                ping_token: None,
-                depends_on: "[]".into(),
-                snoozed_until: None,
-                id,
-            }
-        })
-        .collect();
-    store.insert_monitors(rows).await?;
+                    .to_string(),
+                    interval_secs: i32::try_from(opts.interval).unwrap_or(60),
+                    timeout_secs: 10.min(i32::try_from(opts.interval).unwrap_or(60)),
+                    alert_policy_id: None,
+                    regions: "[]".into(),
+                    apply_key: None,
+                    managed_by: None,
+                    status: MonitorState::Up,
+                    // Created one after another, as an import would.
+                    created_at: now - i64::try_from(n - i).unwrap_or(0),
+                    updated_at: now,
+                    // The start of its last round, as if it had been running all along.
+                    last_checked_at: Some(
+                        crate::scheduler::next_round_start(
+                            now,
+                            i64::try_from(phase.as_millis()).unwrap_or(0),
+                            interval_ms,
+                        ) - interval_ms,
+                    ),
+                    last_response_time_ms: None,
+                    // Failing ones have failed once already: their next check opens an
+                    // incident, so the incident list has rows to page through.
+                    consecutive_failures: i32::from(i < failing),
+                    consecutive_successes: 0,
+                    region_cursor: 0,
+                    regional_confirmation: false,
+                    tags: "[]".into(),
+                    ping_token: None,
+                    depends_on: "[]".into(),
+                    snoozed_until: None,
+                    id,
+                }
+            })
+            .collect();
+        store.insert_monitors(rows).await?;
+    }
     Ok(seeded.elapsed())
 }
 
 /// What the measured window of the scheduler and recorder came to.
 struct CheckRun {
     window: Duration,
+    /// From the scheduler's start to the first check's result.
+    first_check: Option<Duration>,
     /// Results handed to the recorder (queued or shed), and of those shed.
     handed: u64,
     shed: u64,
@@ -448,6 +486,7 @@ struct CheckRun {
     batches: u64,
     cpu: Option<Duration>,
     target_cpu: Option<Duration>,
+    database_cpu: Option<Duration>,
     lag_window: crate::scheduler::stats::LagSnapshot,
     rss: Option<u64>,
     peak_rss: Option<u64>,
@@ -479,8 +518,16 @@ async fn run_checks(
     );
     let lag = scheduler.stats();
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let scheduler_started = Instant::now();
     let scheduler_task = tokio::spawn(scheduler.run(shutdown_rx.clone()));
-    tokio::time::sleep(opts.warmup).await;
+    // Start-up: from the scheduler's start (it reads every monitor) to the first result.
+    let mut first_check = None;
+    while scheduler_started.elapsed() < opts.warmup {
+        if first_check.is_none() && handed_now() > 0 {
+            first_check = Some(scheduler_started.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 
     let lag_before = lag.snapshot();
     let records_before = recorder_stats.records.load(Ordering::Relaxed);
@@ -489,6 +536,7 @@ async fn run_checks(
     let batches_before = recorder_stats.batches.load(Ordering::Relaxed);
     let cpu_before = measure::cpu_time("self");
     let target_before = measure::cpu_time(&target.pid());
+    let database_before = (!store.is_sqlite()).then(measure::postgres_cpu);
     let started = Instant::now();
     tokio::time::sleep(opts.duration).await;
     let window = started.elapsed();
@@ -498,6 +546,7 @@ async fn run_checks(
     let target_cpu = measure::cpu_time(&target.pid())
         .zip(target_before)
         .map(|(a, b)| a.saturating_sub(b));
+    let database_cpu = database_before.map(|b| measure::postgres_cpu().saturating_sub(b));
     let records = recorder_stats.records.load(Ordering::Relaxed) - records_before;
     let handed = handed_now() - handed_before;
     let shed = recorder_stats.shed.load(Ordering::Relaxed) - shed_before;
@@ -521,6 +570,7 @@ async fn run_checks(
     }
     CheckRun {
         window,
+        first_check,
         handed,
         shed,
         queued_at_end,
@@ -528,6 +578,7 @@ async fn run_checks(
         batches,
         cpu,
         target_cpu,
+        database_cpu,
         lag_window,
         rss,
         peak_rss,
@@ -817,10 +868,24 @@ pub fn print_report(r: &BenchReport) {
         r.cores,
         us(r.target_cpu_per_check)
     );
+    if r.database_cpu_per_check.is_some() {
+        println!(
+            "PostgreSQL CPU  {} per check (every postgres process); with the server {}",
+            us(r.database_cpu_per_check),
+            us(r.cpu_per_check
+                .zip(r.database_cpu_per_check)
+                .map(|(a, b)| a + b))
+        );
+    }
     println!(
-        "memory          RSS {}, peak {}",
+        "memory          RSS {}, peak {}; {} per monitor; first check {} after the scheduler started",
         mib(r.rss),
-        mib(r.peak_rss)
+        mib(r.peak_rss),
+        r.rss.map_or("-".into(), |b| format!(
+            "{:.1} KiB",
+            b as f64 / 1024.0 / r.monitors.max(1) as f64
+        )),
+        ms(r.first_check)
     );
     println!(
         "database        {:.0} check rows/s in {:.1} transactions/s",

@@ -1,8 +1,10 @@
 //! The benchmark's monitored service: a small HTTP server on loopback, run in a child
 //! process (`tocsin bench-target`) so its CPU time is counted apart from the server's.
-//! `/ok` answers 200 with a short body; `/fail` answers 500.
+//! `/ok` answers 200 with a short body; `/fail` answers 500; `/count` says how many
+//! requests to those two it has answered.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Serve on an ephemeral loopback port, print `PORT <n>` on stdout, and run until stdin
 /// closes (the parent exited or is done).
@@ -14,13 +16,27 @@ pub fn run() -> anyhow::Result<()> {
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let port = listener.local_addr()?.port();
+        let answered: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
         let app = axum::Router::new()
-            .route("/ok", axum::routing::get(|| async { "all ok" }))
+            .route(
+                "/ok",
+                axum::routing::get(move || async move {
+                    answered.fetch_add(1, Ordering::Relaxed);
+                    "all ok"
+                }),
+            )
             .route(
                 "/fail",
-                axum::routing::get(|| async {
+                axum::routing::get(move || async move {
+                    answered.fetch_add(1, Ordering::Relaxed);
                     (axum::http::StatusCode::INTERNAL_SERVER_ERROR, "failing")
                 }),
+            )
+            .route(
+                "/count",
+                axum::routing::get(
+                    move || async move { answered.load(Ordering::Relaxed).to_string() },
+                ),
             );
         println!("PORT {port}");
         std::io::stdout().flush()?;

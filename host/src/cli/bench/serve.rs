@@ -1,0 +1,320 @@
+//! `tocsin bench --serve`: a real `tocsin serve` process of its own, measured from outside,
+//! the way an operator sees it. A fresh data directory (or a fresh PostgreSQL database),
+//! monitors created one by one through the API, the loopback target counting the requests
+//! it answers, and the server's CPU time and memory read from `/proc`. Everything the
+//! server does for a check is inside the figure: scheduling, the plugin, the request, the
+//! recorder, the incident engine, the API's own background work.
+
+use super::{BENCH_KEY, Target, measure};
+use anyhow::Context;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What one `--serve` run came to.
+#[derive(Debug, Clone)]
+pub struct ServeReport {
+    pub monitors: usize,
+    pub interval: u32,
+    pub backend: &'static str,
+    pub window: Duration,
+    /// Creating the monitors through the API, one request each.
+    pub create_time: Duration,
+    pub due_per_sec: f64,
+    /// Requests the target answered per second (each is one check).
+    pub done_per_sec: f64,
+    /// The server process's CPU per check, and in cores.
+    pub cpu_per_check: Option<Duration>,
+    pub cores: f64,
+    /// The PostgreSQL server's CPU per check (every `postgres` process), when on it.
+    pub database_cpu_per_check: Option<Duration>,
+    pub rss: Option<u64>,
+    /// Schedule lag over the window, from the server's own histogram (bucket bounds).
+    pub lag_p50: Option<f64>,
+    pub lag_p99: Option<f64>,
+    /// Results shed by the server's recorder during the window.
+    pub shed: u64,
+}
+
+/// The `tocsin serve` child.
+struct Serve {
+    child: Child,
+    base: String,
+}
+
+impl Serve {
+    fn start(data_dir: &Path, cache: &Path, database_url: &str) -> anyhow::Result<Serve> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let exe = std::env::current_exe().context("cannot find the tocsin binary")?;
+        let child = Command::new(exe)
+            .arg("serve")
+            .env("TOCSIN_LISTEN", format!("127.0.0.1:{port}"))
+            .env("TOCSIN_DATA_DIR", data_dir)
+            .env("TOCSIN_DATABASE_URL", database_url)
+            .env("TOCSIN_PLUGIN_CACHE_DIR", cache)
+            .env("TOCSIN_BOOTSTRAP_KEY", BENCH_KEY)
+            .env("TOCSIN_BOOTSTRAP_PLAN", "enterprise")
+            .env("TOCSIN_MIN_INTERVAL", "1")
+            .env("TOCSIN_RATE_LIMIT_PER_MINUTE", "1000000000")
+            .env("TOCSIN_RATE_LIMIT_BURST", "1000000000")
+            .env("TOCSIN_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("cannot start tocsin serve")?;
+        Ok(Serve {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        })
+    }
+
+    fn pid(&self) -> String {
+        self.child.id().to_string()
+    }
+
+    async fn wait_ready(&mut self, client: &reqwest::Client) -> anyhow::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                anyhow::bail!("tocsin serve exited while starting: {status}");
+            }
+            let ready = client
+                .get(format!("{}/readyz", self.base))
+                .send()
+                .await
+                .is_ok_and(|r| r.status().is_success());
+            if ready {
+                return Ok(());
+            }
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "tocsin serve was not ready within 120 s"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Create `n` http monitors through the API, 16 requests at a time.
+async fn create_monitors(
+    client: &reqwest::Client,
+    base: &str,
+    target: &Target,
+    n: usize,
+    interval: u32,
+    failing_percent: f64,
+) -> anyhow::Result<()> {
+    use futures::StreamExt;
+    let failing = ((n as f64) * failing_percent / 100.0).round() as usize;
+    let timeout = interval.min(10);
+    let mut created = 0usize;
+    let mut stream = futures::stream::iter(0..n)
+        .map(|i| {
+            let body = serde_json::json!({
+                "name": format!("bench {i}"),
+                "type": "http",
+                "url": target.url(if i < failing { "/fail" } else { "/ok" }),
+                "method": "GET",
+                "interval": interval,
+                "timeout": timeout,
+            });
+            let request = client
+                .post(format!("{base}/v1/monitors"))
+                .bearer_auth(BENCH_KEY)
+                .header("content-type", "application/json")
+                .body(body.to_string());
+            async move {
+                let r = request.send().await?;
+                let status = r.status();
+                if status.is_success() {
+                    anyhow::Ok(())
+                } else {
+                    anyhow::bail!("creating a monitor: {status} {}", r.text().await?)
+                }
+            }
+        })
+        .buffer_unordered(16);
+    while let Some(r) = stream.next().await {
+        r?;
+        created += 1;
+        if created.is_multiple_of(20_000) {
+            eprintln!("  {created} of {n} monitors created");
+        }
+    }
+    Ok(())
+}
+
+/// The server's schedule-lag histogram (cumulative counts by upper bound in seconds) and
+/// its count of shed results, from `GET /metrics`.
+async fn scrape(client: &reqwest::Client, base: &str) -> anyhow::Result<(Vec<(f64, u64)>, u64)> {
+    let text = client
+        .get(format!("{base}/metrics"))
+        .bearer_auth(BENCH_KEY)
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await?;
+    let mut buckets = Vec::new();
+    let mut shed = 0;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("tocsin_schedule_lag_seconds_bucket{le=\"") {
+            let Some((le, count)) = rest.split_once("\"} ") else {
+                continue;
+            };
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().unwrap_or(f64::INFINITY)
+            };
+            buckets.push((le, count.trim().parse().unwrap_or(0)));
+        } else if let Some(count) = line.strip_prefix("tocsin_recorder_shed_total ") {
+            shed = count.trim().parse().unwrap_or(0);
+        }
+    }
+    Ok((buckets, shed))
+}
+
+/// The bucket bound under which share `q` of the window's checks started.
+fn quantile(before: &[(f64, u64)], after: &[(f64, u64)], q: f64) -> Option<f64> {
+    let delta: Vec<(f64, u64)> = after
+        .iter()
+        .map(|(le, n)| {
+            let was = before.iter().find(|(b, _)| b == le).map_or(0, |(_, n)| *n);
+            (*le, n.saturating_sub(was))
+        })
+        .collect();
+    let total = delta.last()?.1;
+    if total == 0 {
+        return None;
+    }
+    let wanted = (total as f64 * q).ceil() as u64;
+    delta.iter().find(|(_, n)| *n >= wanted).map(|(le, _)| *le)
+}
+
+/// Run one size against a `tocsin serve` of its own.
+pub(super) async fn run_one(
+    opts: &super::BenchOptions,
+    n: usize,
+    target: &Target,
+    cache: &Path,
+) -> anyhow::Result<ServeReport> {
+    let data_dir = std::env::temp_dir().join(format!("tocsin-bench-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&data_dir)?;
+    let db = super::BenchDb::create(opts.database_url.as_deref(), &data_dir).await?;
+    let postgres = db.postgres.is_some();
+    let result = async {
+        let client = reqwest::Client::new();
+        let mut serve = Serve::start(&data_dir, cache, &db.url)?;
+        serve.wait_ready(&client).await?;
+        let created = Instant::now();
+        create_monitors(
+            &client,
+            &serve.base,
+            target,
+            n,
+            opts.interval,
+            opts.failing_percent,
+        )
+        .await?;
+        let create_time = created.elapsed();
+        tokio::time::sleep(opts.warmup).await;
+
+        let (lag_before, shed_before) = scrape(&client, &serve.base).await?;
+        let count_before = target.count(&client).await?;
+        let cpu_before = measure::cpu_time(&serve.pid());
+        let db_before = postgres.then(measure::postgres_cpu);
+        let started = Instant::now();
+        tokio::time::sleep(opts.duration).await;
+        let cpu = measure::cpu_time(&serve.pid())
+            .zip(cpu_before)
+            .map(|(a, b)| a.saturating_sub(b));
+        let db_cpu = db_before.map(|b| measure::postgres_cpu().saturating_sub(b));
+        let count = target.count(&client).await? - count_before;
+        let window = started.elapsed();
+        let rss = measure::memory_of(&serve.pid()).0;
+        let (lag_after, shed_after) = scrape(&client, &serve.base).await?;
+        if let Some(status) = serve.child.try_wait()? {
+            anyhow::bail!("tocsin serve exited during the run: {status}");
+        }
+        let per_check = |total: Option<Duration>| {
+            total
+                .filter(|_| count > 0)
+                .map(|t| t / u32::try_from(count).unwrap_or(u32::MAX))
+        };
+        let secs = window.as_secs_f64();
+        anyhow::Ok(ServeReport {
+            monitors: n,
+            interval: opts.interval,
+            backend: if postgres { "PostgreSQL" } else { "SQLite" },
+            window,
+            create_time,
+            due_per_sec: n as f64 / f64::from(opts.interval),
+            done_per_sec: count as f64 / secs,
+            cpu_per_check: per_check(cpu),
+            cores: cpu.map_or(0.0, |c| c.as_secs_f64() / secs),
+            database_cpu_per_check: per_check(db_cpu),
+            rss,
+            lag_p50: quantile(&lag_before, &lag_after, 0.50),
+            lag_p99: quantile(&lag_before, &lag_after, 0.99),
+            shed: shed_after.saturating_sub(shed_before),
+        })
+    }
+    .await;
+    db.remove().await;
+    let _ = std::fs::remove_dir_all(&data_dir);
+    result
+}
+
+/// Print one `--serve` run.
+pub fn print_report(r: &ServeReport) {
+    let us = |d: Option<Duration>| super::us(d);
+    let secs = |s: Option<f64>| s.map_or("-".into(), |s| format!("{:.3} s", s));
+    println!(
+        "\n== tocsin serve: {} http monitors every {} s on {} ({:.0} s measured; monitors created through the API in {:.1} s)",
+        r.monitors,
+        r.interval,
+        r.backend,
+        r.window.as_secs_f64(),
+        r.create_time.as_secs_f64()
+    );
+    println!(
+        "checks/s        {:.0} answered by the target of {:.0} due ({:.1} %)",
+        r.done_per_sec,
+        r.due_per_sec,
+        100.0 * r.done_per_sec / r.due_per_sec.max(1e-9)
+    );
+    println!(
+        "schedule lag    p50 ≤ {}  p99 ≤ {} (the server's histogram buckets)",
+        secs(r.lag_p50),
+        secs(r.lag_p99)
+    );
+    println!(
+        "serve CPU       {} per check, {:.2} cores; RSS {}",
+        us(r.cpu_per_check),
+        r.cores,
+        super::mib(r.rss)
+    );
+    if r.database_cpu_per_check.is_some() {
+        println!(
+            "PostgreSQL CPU  {} per check (every postgres process); together {}",
+            us(r.database_cpu_per_check),
+            us(r.cpu_per_check
+                .zip(r.database_cpu_per_check)
+                .map(|(a, b)| a + b))
+        );
+    }
+    if r.shed > 0 {
+        println!("results shed    {}", r.shed);
+    }
+}
