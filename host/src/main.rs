@@ -160,6 +160,9 @@ struct BenchFlags {
     /// Results buffered for the database before new ones are shed (`recorder_buffer`).
     #[arg(long, default_value_t = tocsin::engine::recorder::DEFAULT_BUFFER)]
     recorder_buffer: usize,
+    /// Skip the API phase (`GET /metrics` and the `wrk` load).
+    #[arg(long)]
+    skip_api: bool,
     /// Measure a `tocsin serve` process of its own: monitors created through its API,
     /// checks counted by the target, CPU and memory of that process (and of PostgreSQL's
     /// processes with --database-url).
@@ -557,6 +560,7 @@ fn bench_command(flags: &BenchFlags) -> anyhow::Result<()> {
             write_delay: std::time::Duration::from_millis(flags.db_delay_ms),
         },
         serve: flags.serve,
+        skip_api: flags.skip_api,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

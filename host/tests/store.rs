@@ -350,6 +350,22 @@ async fn exercise(store: Store) {
         .map(|m| m.id)
         .collect();
     assert!(!active.contains(&"mon_1".to_string()));
+    // Read a page at a time (as the scheduler does), the same monitors come back.
+    let mut paged = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = store
+            .active_monitors_after(after.as_deref(), 1)
+            .await
+            .expect("page");
+        let Some(last) = page.last() else { break };
+        after = Some(last.id.clone());
+        paged.extend(page.into_iter().map(|m| m.id));
+    }
+    let mut sorted = active.clone();
+    sorted.sort();
+    assert_eq!(paged, sorted);
+    assert!(!paged.is_empty());
     let (resumed, _) = actions::set_paused(&store, &ctx, &ws_id, "mon_1", false, NOW)
         .await
         .expect("resume");

@@ -321,6 +321,9 @@ impl Scheduler {
             if last_page {
                 break;
             }
+            // Checks of the monitors read so far start while the rest are read (a million
+            // monitors take seconds to read).
+            self.fire_due();
         }
         self.synced_at = synced_at;
         let before = self.slots.len();

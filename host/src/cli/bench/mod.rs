@@ -58,6 +58,8 @@ pub struct BenchOptions {
     pub api_duration: Duration,
     /// The result writer's buffer, and a delay before each batch (a slow database).
     pub recorder: RecorderOptions,
+    /// Skip the API phase (`GET /metrics` and the `wrk` load), e.g. at a million monitors.
+    pub skip_api: bool,
     /// Measure a `tocsin serve` process of its own instead (monitors created through the
     /// API, checks counted by the target).
     pub serve: bool,
@@ -339,14 +341,18 @@ async fn run_on(
     if !opts.api_duration.is_zero() && !wrk {
         eprintln!("wrk is not installed (apt-get install wrk): skipping the API load figures");
     }
-    let (api, scrape) = load_api(
-        store.clone(),
-        plugins.clone(),
-        config,
-        clock,
-        wrk.then_some(opts.api_duration),
-    )
-    .await?;
+    let (api, scrape) = if opts.skip_api {
+        (Vec::new(), None)
+    } else {
+        load_api(
+            store.clone(),
+            plugins.clone(),
+            config,
+            clock,
+            wrk.then_some(opts.api_duration),
+        )
+        .await?
+    };
     let backend = store.backend_name();
     store.close().await;
 
