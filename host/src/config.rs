@@ -104,6 +104,9 @@ pub struct Config {
     pub recorder_buffer: usize,
 }
 
+/// Check results buffered for the database by default (`recorder_buffer`).
+pub const DEFAULT_RECORDER_BUFFER: u32 = 100_000;
+
 /// The TOML file. Unknown keys are refused, so a typo is an error rather than a silent default.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -562,7 +565,7 @@ impl Config {
                 "TOCSIN_RECORDER_BUFFER",
                 f.recorder_buffer,
             )?
-            .unwrap_or(crate::engine::recorder::DEFAULT_BUFFER as u32);
+            .unwrap_or(DEFAULT_RECORDER_BUFFER);
         if recorder_buffer < 100 {
             return Err(invalid("recorder_buffer", "must be at least 100"));
         }

@@ -16,7 +16,7 @@ use tocsin::plans::Plan;
 use tocsin::plugins::PluginHost;
 use tocsin::scheduler::Scheduler;
 use tocsin::store::monitors::MonitorRow;
-use tocsin::store::{MonitorState, Page, Store};
+use tocsin::store::{Page, Store};
 
 async fn store_with_monitors(
     dir: &std::path::Path,
@@ -38,30 +38,10 @@ async fn store_with_monitors(
         let id = format!("mon_{i:026}");
         store
             .insert_monitor(MonitorRow {
-                id: id.clone(),
-                workspace_id: ws.id.clone(),
-                name: format!("m{i}"),
-                kind: "http".into(),
                 config: config.to_string(),
                 interval_secs,
                 timeout_secs: 1,
-                alert_policy_id: None,
-                regions: "[]".into(),
-                status: MonitorState::Pending,
-                created_at: now,
-                updated_at: now,
-                last_checked_at: None,
-                last_response_time_ms: None,
-                consecutive_failures: 0,
-                consecutive_successes: 0,
-                region_cursor: 0,
-                regional_confirmation: false,
-                tags: "[]".into(),
-                ping_token: None,
-                depends_on: "[]".into(),
-                snoozed_until: None,
-                apply_key: None,
-                managed_by: None,
+                ..support::rows::monitor(&id, &ws.id, now)
             })
             .await
             .expect("insert");

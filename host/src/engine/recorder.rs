@@ -29,7 +29,7 @@ const BATCH_LINGER: std::time::Duration = std::time::Duration::from_millis(20);
 const QUIET_LINGER: std::time::Duration = std::time::Duration::from_millis(200);
 /// Results waiting to be written, by default, before new ones are shed (see
 /// [`RecorderOptions::buffer`]).
-pub const DEFAULT_BUFFER: usize = 100_000;
+pub const DEFAULT_BUFFER: usize = crate::config::DEFAULT_RECORDER_BUFFER as usize;
 /// Shedding is logged at most this often (the count is exact; the log says how many).
 const SHED_LOG_EVERY_MS: i64 = 10_000;
 
