@@ -343,7 +343,7 @@ async fn exercise(store: Store) {
         "paused"
     );
     let active: Vec<String> = store
-        .active_monitors()
+        .active_monitors_after(None, 10_000)
         .await
         .expect("active")
         .into_iter()

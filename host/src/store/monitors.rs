@@ -305,14 +305,6 @@ impl Store {
             .collect())
     }
 
-    /// Every monitor that is not paused, for the scheduler.
-    pub async fn active_monitors(&self) -> Result<Vec<MonitorRow>, StoreError> {
-        Ok(monitor::Entity::find()
-            .filter(monitor::Column::Status.ne(MonitorState::Paused))
-            .all(self.db())
-            .await?)
-    }
-
     /// Up to `limit` monitors that are not paused, by id, after id `after`: the scheduler
     /// reads a million monitors a page at a time instead of holding every row at once.
     pub async fn active_monitors_after(
