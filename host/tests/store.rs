@@ -437,6 +437,54 @@ async fn exercise(store: Store) {
         "history goes with the monitor"
     );
     assert!(store.ping().await);
+
+    // --- round claims: one statement, each round to exactly one node ------------
+    let rounds = |list: &[(&str, i64)]| -> Vec<(String, i64)> {
+        list.iter().map(|(m, r)| (m.to_string(), *r)).collect()
+    };
+    let won_a = store
+        .claim_rounds(&rounds(&[("mon_c1", 7), ("mon_c2", 7)]), "node_a", NOW)
+        .await
+        .expect("claim");
+    assert_eq!(won_a.len(), 2, "{won_a:?}");
+    let won_b = store
+        .claim_rounds(
+            &rounds(&[("mon_c1", 7), ("mon_c2", 8), ("mon_c3", 7)]),
+            "node_b",
+            NOW,
+        )
+        .await
+        .expect("claim");
+    let mut won_b: Vec<(String, i64)> = won_b.into_iter().collect();
+    won_b.sort();
+    assert_eq!(
+        won_b,
+        rounds(&[("mon_c2", 8), ("mon_c3", 7)]),
+        "a round node_a holds stays node_a's"
+    );
+    assert!(
+        store
+            .claim_rounds(&rounds(&[("mon_c1", 7)]), "node_b", NOW)
+            .await
+            .expect("claim")
+            .is_empty(),
+        "a batch of lost claims wins nothing"
+    );
+    assert!(
+        store
+            .claim_rounds(&[], "node_b", NOW)
+            .await
+            .expect("empty claim")
+            .is_empty()
+    );
+    let held: Vec<String> = store
+        .claims_of("mon_c1")
+        .await
+        .expect("claims")
+        .into_iter()
+        .map(|c| c.node_id)
+        .collect();
+    assert_eq!(held, vec!["node_a".to_string()]);
 }
 
 #[tokio::test]

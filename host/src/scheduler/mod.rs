@@ -3,6 +3,7 @@
 //! of monitors with one interval spread over that interval instead of firing together.
 //! Changes reach the scheduler through the store's change feed.
 
+mod claims;
 pub mod confirm;
 pub mod stats;
 
@@ -145,6 +146,8 @@ pub struct Scheduler {
     /// With several nodes on one database: this node's id, and each round is claimed in
     /// the database before it runs, so one node of the region runs it.
     claim_as: Option<Arc<str>>,
+    /// With several nodes: the task that claims rounds in batches (started by `run`).
+    claimer: Option<claims::Claimer>,
     /// Regions with a live node, for monitors whose failures another region confirms.
     live: confirm::LiveRegions,
     /// With several nodes: when this node last read the monitors, wall clock ms.
@@ -180,6 +183,7 @@ impl Scheduler {
             heap: BinaryHeap::new(),
             next_generation: 0,
             claim_as: None,
+            claimer: None,
             live: confirm::LiveRegions::default(),
             synced_at: 0,
             stats: Arc::default(),
@@ -216,6 +220,14 @@ impl Scheduler {
     /// Run until `shutdown` turns true.
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         let mut changes = self.store.subscribe_monitor_changes();
+        if let Some(node) = &self.claim_as {
+            self.claimer = Some(claims::Claimer::spawn(
+                self.store.clone(),
+                node.clone(),
+                self.clock.clone(),
+                MAX_CONCURRENT_CHECKS,
+            ));
+        }
         self.reload_all(false).await;
         // Other nodes' API edits reach this node by re-reading the monitors.
         let mut sync = tokio::time::interval(if self.claim_as.is_some() {
@@ -537,7 +549,7 @@ impl Scheduler {
         let workspace_slots = self.workspace_slots(&monitor.workspace_id);
         let plugins = self.plugins.clone();
         let store = self.store.clone();
-        let claim_as = self.claim_as.clone();
+        let claimer = self.claimer.clone();
         let recorder = self.recorder.clone();
         let permits = self.permits.clone();
         let region = self.region.clone();
@@ -561,11 +573,8 @@ impl Scheduler {
             if lag > Duration::from_secs(1) {
                 tracing::debug!(monitor = %monitor.id, lag_ms = lag.as_millis() as u64, "check started late");
             }
-            if let Some(node) = claim_as {
-                match store
-                    .claim_round(&monitor.id, round, &node, clock.now_ms())
-                    .await
-                {
+            if let Some(claimer) = claimer {
+                match claimer.claim(&monitor.id, round).await {
                     Ok(true) => {}
                     Ok(false) => return, // another node of the region runs this round
                     Err(e) => {

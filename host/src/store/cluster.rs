@@ -5,7 +5,10 @@
 use super::entities::{check_claim, node};
 use super::{Store, StoreError};
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, TryInsertResult,
+};
+use std::collections::HashSet;
 
 /// A node is counted as alive this long after its last heartbeat.
 pub const NODE_TTL_MS: i64 = 15_000;
@@ -58,30 +61,30 @@ impl Store {
             .await?)
     }
 
-    /// Try to take round `round` of `monitor_id` for `node_id`. True when this node won
-    /// and must run the check; false when another node already has it.
-    pub async fn claim_round(
+    /// Try to take several rounds at once for `node_id`, in one statement. Returns the
+    /// (monitor, round) pairs this node won; the others belong to another node already.
+    pub async fn claim_rounds(
         &self,
-        monitor_id: &str,
-        round: i64,
+        rounds: &[(String, i64)],
         node_id: &str,
         now: i64,
-    ) -> Result<bool, StoreError> {
-        let row = check_claim::ActiveModel {
-            monitor_id: Set(monitor_id.to_string()),
-            round: Set(round),
-            node_id: Set(node_id.to_string()),
-            claimed_at: Set(now),
-        };
-        let inserted = check_claim::Entity::insert(row)
-            .on_conflict(
-                OnConflict::columns([check_claim::Column::MonitorId, check_claim::Column::Round])
-                    .do_nothing()
-                    .to_owned(),
-            )
-            .exec_without_returning(self.db())
+    ) -> Result<HashSet<(String, i64)>, StoreError> {
+        let rows = rounds
+            .iter()
+            .map(|(monitor_id, round)| check_claim::ActiveModel {
+                monitor_id: Set(monitor_id.clone()),
+                round: Set(*round),
+                node_id: Set(node_id.to_string()),
+                claimed_at: Set(now),
+            });
+        let inserted = check_claim::Entity::insert_many(rows)
+            .on_conflict_do_nothing_on([check_claim::Column::MonitorId, check_claim::Column::Round])
+            .exec_with_returning_keys(self.db())
             .await?;
-        Ok(inserted == 1)
+        Ok(match inserted {
+            TryInsertResult::Inserted(keys) => keys.into_iter().collect(),
+            TryInsertResult::Empty | TryInsertResult::Conflicted => HashSet::new(),
+        })
     }
 
     /// Who claimed which rounds of `monitor_id` (for tests and diagnosis).
