@@ -168,6 +168,10 @@ struct BenchFlags {
     /// processes with --database-url).
     #[arg(long)]
     serve: bool,
+    /// Only measure a plugin check's pieces apart (store, instance, guest call, check)
+    /// against the native check, --baseline-checks calls of each.
+    #[arg(long)]
+    plugin_pieces: bool,
     /// Also print the results as a Markdown table.
     #[arg(long)]
     markdown: bool,
@@ -561,6 +565,7 @@ fn bench_command(flags: &BenchFlags) -> anyhow::Result<()> {
         },
         serve: flags.serve,
         skip_api: flags.skip_api,
+        plugin_pieces: flags.plugin_pieces,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -534,6 +534,40 @@ impl PluginHost {
         result
     }
 
+    /// Go only as far as `stage` of a check call, for measuring a call's pieces apart
+    /// (`tocsin bench --plugin-pieces`). True when the stage did what it should (the
+    /// configuration valid, the check passed).
+    pub async fn check_up_to(
+        &self,
+        plugin: &MonitorPlugin,
+        request: CheckRequest,
+        stage: CallStage,
+    ) -> Result<bool, CallError> {
+        let budget = Duration::from_millis(u64::from(request.timeout_ms));
+        let binding = plugin.binding.clone();
+        let _slot = self.budgets.checks.acquire().await;
+        let mut ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
+        ctx.region = Some(Arc::from(request.region.as_str()));
+        self.runtime
+            .call(ctx, move |store| match stage {
+                CallStage::Store => Box::pin(async { Ok(true) }),
+                CallStage::Instantiate => Box::pin(async move {
+                    binding.instantiate(store).await?;
+                    Ok(true)
+                }),
+                CallStage::Validate => Box::pin(async move {
+                    Ok(binding
+                        .validate_config(store, request.config)
+                        .await?
+                        .is_ok())
+                }),
+                CallStage::Check => {
+                    Box::pin(async move { Ok(binding.check(store, request).await?.ok) })
+                }
+            })
+            .await
+    }
+
     /// Ask a channel plugin to check a configuration.
     pub async fn validate_channel_config(
         &self,
@@ -568,6 +602,17 @@ impl PluginHost {
         count_call(&plugin.name, "deliver", &result);
         result
     }
+}
+
+/// How far [`PluginHost::check_up_to`] goes: a store created and dropped; and a component
+/// instantiated in it; and its configuration validated (a call that does no I/O); or a
+/// whole check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStage {
+    Store,
+    Instantiate,
+    Validate,
+    Check,
 }
 
 impl PluginHost {

@@ -10,6 +10,7 @@
 
 pub mod api_load;
 pub mod measure;
+mod pieces;
 pub mod serve;
 pub mod target;
 
@@ -63,6 +64,8 @@ pub struct BenchOptions {
     /// Measure a `tocsin serve` process of its own instead (monitors created through the
     /// API, checks counted by the target).
     pub serve: bool,
+    /// Only measure a plugin check's pieces apart (`baseline_checks` calls of each).
+    pub plugin_pieces: bool,
 }
 
 /// The figures of one run.
@@ -145,6 +148,11 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<Vec<BenchReport>> {
     let cache = std::env::temp_dir().join(format!("tocsin-bench-cache-{}", std::process::id()));
     let mut reports = Vec::new();
     let result = async {
+        if opts.plugin_pieces {
+            let p = pieces::run(&target, &cache, opts.baseline_checks).await?;
+            pieces::print(&p);
+            return anyhow::Ok(());
+        }
         for &n in &opts.monitors {
             if opts.serve {
                 let report = serve::run_one(opts, n, &target, &cache).await?;
@@ -601,43 +609,8 @@ async fn compare_native(
     let http = plugins
         .monitor("http")
         .context("the http plugin is not loaded")?;
-    let services = plugins.services();
-    let config = serde_json::json!({"url": url, "method": "GET", "followRedirects": true,
-        "maxRedirects": 10, "expectedStatusCode": 200, "expectedStatusRange": false,
-        "headers": {}})
-    .to_string();
-    let native = {
-        let url = url.to_string();
-        move || {
-            let services = services.clone();
-            let url = url.clone();
-            async move {
-                let ctx = CallContext {
-                    plugin: Arc::from("native"),
-                    grants: Grants::of([crate::plugins::Capability::Http]),
-                    services,
-                    budget_deadline: std::time::Instant::now() + Duration::from_secs(10),
-                    budget: Duration::from_secs(10),
-                    region: Some(Arc::from("local")),
-                };
-                let r = crate::plugins::http::send(
-                    &ctx,
-                    Request {
-                        method: "GET".into(),
-                        url,
-                        headers: vec![],
-                        body: None,
-                        timeout_ms: 10_000,
-                        follow_redirects: true,
-                        max_redirects: 10,
-                        max_body_bytes: 1 << 20,
-                    },
-                )
-                .await;
-                matches!(r, Ok(resp) if resp.status == 200)
-            }
-        }
-    };
+    let config = http_config(url);
+    let native = native_check(plugins, url);
     let wasm = {
         let plugins = plugins.clone();
         move || {
@@ -682,6 +655,52 @@ async fn compare_native(
         per(totals[1].0),
         per(totals[1].1),
     ))
+}
+
+/// The bench's http monitor configuration for `url`.
+fn http_config(url: &str) -> String {
+    serde_json::json!({"url": url, "method": "GET", "followRedirects": true,
+        "maxRedirects": 10, "expectedStatusCode": 200, "expectedStatusRange": false,
+        "headers": {}})
+    .to_string()
+}
+
+/// The http check done natively (the host's HTTP code, no plugin), as a future factory.
+fn native_check(
+    plugins: &Arc<PluginHost>,
+    url: &str,
+) -> impl Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>> + Clone {
+    let services = plugins.services();
+    let url = url.to_string();
+    move || {
+        let services = services.clone();
+        let url = url.clone();
+        Box::pin(async move {
+            let ctx = CallContext {
+                plugin: Arc::from("native"),
+                grants: Grants::of([crate::plugins::Capability::Http]),
+                services,
+                budget_deadline: std::time::Instant::now() + Duration::from_secs(10),
+                budget: Duration::from_secs(10),
+                region: Some(Arc::from("local")),
+            };
+            let r = crate::plugins::http::send(
+                &ctx,
+                Request {
+                    method: "GET".into(),
+                    url,
+                    headers: vec![],
+                    body: None,
+                    timeout_ms: 10_000,
+                    follow_redirects: true,
+                    max_redirects: 10,
+                    max_body_bytes: 1 << 20,
+                },
+            )
+            .await;
+            matches!(r, Ok(resp) if resp.status == 200)
+        })
+    }
 }
 
 /// Run `n` calls of `f`, 32 at a time; (process CPU, wall time). Fails if any call fails.

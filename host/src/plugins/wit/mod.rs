@@ -52,6 +52,8 @@ pub type CallFuture<'s, T> = Pin<Box<dyn Future<Output = wasmtime::Result<T>> + 
 /// A monitor component of some contract version, ready to instantiate; it speaks the
 /// newest version's types.
 pub trait MonitorContract: Send + Sync {
+    /// Instantiate only, calling nothing (to measure a call's pieces apart).
+    fn instantiate<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, ()>;
     fn describe<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, PluginInfo>;
     fn validate_config<'s>(
         &self,

@@ -142,6 +142,14 @@ impl log::Host for CallState {
 struct MonitorBinding(monitor::MonitorPre<CallState>);
 
 impl MonitorContract for MonitorBinding {
+    fn instantiate<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, ()> {
+        let pre = self.0.clone();
+        Box::pin(async move {
+            pre.instantiate_async(&mut *store).await?;
+            Ok(())
+        })
+    }
+
     fn describe<'s>(
         &self,
         store: &'s mut Store<CallState>,

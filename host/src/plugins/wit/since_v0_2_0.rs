@@ -69,6 +69,14 @@ fn link(
 struct MonitorBinding(monitor::MonitorPre<CallState>);
 
 impl MonitorContract for MonitorBinding {
+    fn instantiate<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, ()> {
+        let pre = self.0.clone();
+        Box::pin(async move {
+            pre.instantiate_async(&mut *store).await?;
+            Ok(())
+        })
+    }
+
     fn describe<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, PluginInfo> {
         export_call!(self.0, store, tocsin_plugin_monitor_plugin.call_describe())
     }

@@ -1,0 +1,159 @@
+//! `tocsin bench --plugin-pieces`: where a plugin check's CPU goes beyond the native
+//! check's. The same http check is run natively and through the `http` plugin, and the
+//! plugin call is also stopped at each of its stages: a store created and dropped; a
+//! component instantiated in it (and torn down with it); its configuration validated (a
+//! guest call with no I/O). The differences between stages are the pieces. Rounds of
+//! every kind alternate, so a noisy machine weighs on all of them alike.
+
+use super::{Target, timed_batch};
+use crate::config::{Config, Overrides};
+use crate::plugins::{CallStage, CheckRequest, PluginHost};
+use anyhow::Context;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Process CPU per call of each kind.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pieces {
+    pub native: Duration,
+    pub store: Duration,
+    pub instantiate: Duration,
+    pub validate: Duration,
+    pub check: Duration,
+}
+
+impl Pieces {
+    /// Instantiating and tearing the instance down, beyond the store's own cost.
+    pub fn instantiation(&self) -> Duration {
+        self.instantiate.saturating_sub(self.store)
+    }
+
+    /// A guest call without I/O: lowering the configuration, the guest parsing it, lifting
+    /// the answer.
+    pub fn guest_call(&self) -> Duration {
+        self.validate.saturating_sub(self.instantiate)
+    }
+
+    /// The check's guest work and crossings: what the check call costs beyond the
+    /// instance and the native check's own work.
+    pub fn check_over_native(&self) -> Duration {
+        self.check
+            .saturating_sub(self.instantiate)
+            .saturating_sub(self.native)
+    }
+}
+
+/// Measure `count` calls of each kind, three alternating rounds after a warm-up.
+pub(super) async fn run(target: &Target, cache: &Path, count: usize) -> anyhow::Result<Pieces> {
+    let config = Config::build(
+        None,
+        &|_| None,
+        &Overrides {
+            data_dir: Some(cache.to_path_buf()),
+            ..Overrides::default()
+        },
+    )?;
+    let plugins = Arc::new(crate::app::load_plugins(&config).await?);
+    let url = target.url("/ok");
+    let stages = [
+        CallStage::Store,
+        CallStage::Instantiate,
+        CallStage::Validate,
+        CallStage::Check,
+    ];
+    let mut totals = [Duration::ZERO; 5];
+    for round in 0..4 {
+        let n = if round == 0 { count / 4 + 1 } else { count };
+        let native = timed_batch(n, super::native_check(&plugins, &url)).await?.0;
+        let mut measured = [
+            native,
+            Duration::ZERO,
+            Duration::ZERO,
+            Duration::ZERO,
+            Duration::ZERO,
+        ];
+        for (i, stage) in stages.iter().enumerate() {
+            measured[i + 1] = timed_batch(n, stage_call(&plugins, &url, *stage)?).await?.0;
+        }
+        if round > 0 {
+            for (t, m) in totals.iter_mut().zip(measured) {
+                *t += m;
+            }
+        }
+    }
+    let per = |d: Duration| d / u32::try_from(count * 3).unwrap_or(u32::MAX).max(1);
+    Ok(Pieces {
+        native: per(totals[0]),
+        store: per(totals[1]),
+        instantiate: per(totals[2]),
+        validate: per(totals[3]),
+        check: per(totals[4]),
+    })
+}
+
+/// One call of the http plugin up to `stage`, as a future factory for `timed_batch`.
+fn stage_call(
+    plugins: &Arc<PluginHost>,
+    url: &str,
+    stage: CallStage,
+) -> anyhow::Result<impl Fn() -> std::pin::Pin<Box<dyn Future<Output = bool> + Send>> + Clone> {
+    let http = plugins
+        .monitor("http")
+        .context("the http plugin is not loaded")?;
+    let config = super::http_config(url);
+    let plugins = plugins.clone();
+    Ok(move || {
+        let plugins = plugins.clone();
+        let http = http.clone();
+        let config = config.clone();
+        let call = async move {
+            let request = CheckRequest {
+                config,
+                timeout_ms: 10_000,
+                monitor_id: "mon_bench".into(),
+                region: "local".into(),
+                settings: "{}".into(),
+                attempt: 1,
+            };
+            matches!(plugins.check_up_to(&http, request, stage).await, Ok(true))
+        };
+        Box::pin(call) as std::pin::Pin<Box<dyn Future<Output = bool> + Send>>
+    })
+}
+
+/// The pieces as a table, each with its share of the plugin check.
+pub(super) fn print(p: &Pieces) {
+    let us = |d: Duration| format!("{:.1} µs", d.as_secs_f64() * 1e6);
+    let share = |d: Duration| 100.0 * d.as_secs_f64() / p.check.as_secs_f64().max(1e-9);
+    println!("plugin check pieces (process CPU per call, http plugin against loopback):");
+    println!(
+        "  native check (the host's HTTP code)      {:>10}  {:>5.1} %",
+        us(p.native),
+        share(p.native)
+    );
+    println!(
+        "  store: created, limits set, dropped      {:>10}  {:>5.1} %",
+        us(p.store),
+        share(p.store)
+    );
+    println!(
+        "  instance: created and torn down          {:>10}  {:>5.1} %",
+        us(p.instantiation()),
+        share(p.instantiation())
+    );
+    println!(
+        "  check's guest work and crossings         {:>10}  {:>5.1} %",
+        us(p.check_over_native()),
+        share(p.check_over_native())
+    );
+    println!(
+        "  whole plugin check                       {:>10}  {:.2}x native",
+        us(p.check),
+        p.check.as_secs_f64() / p.native.as_secs_f64().max(1e-9)
+    );
+    println!(
+        "  (a guest call without I/O, validating the configuration: {})",
+        us(p.guest_call())
+    );
+}
