@@ -232,10 +232,15 @@ fn people_sign_in(server: &Server, smtp: &SmtpSink, database_url: Option<&str>) 
         .as_str()
         .expect("secret")
         .to_string();
+    // The key works (and is now remembered), and gets 401 on the request right after its
+    // revocation.
+    let ci = admin_key.with_key(&key_secret);
+    assert_eq!(ci.get("/v1/monitors").status, 200);
     assert_eq!(
         admin_key.delete(&format!("/v1/api-keys/{key_id}")).status,
         204
     );
+    ci.get("/v1/monitors").assert_error(401, "UNAUTHORIZED");
     let members = owner.get("/v1/workspace/members");
     let vic = members.body["data"]
         .as_array()

@@ -11,6 +11,63 @@ use sea_orm::{
     QuerySelect,
 };
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// How long an authenticated key is trusted without asking the database again.
+const KEY_CACHE_TTL: Duration = Duration::from_secs(1);
+/// Keys remembered at most (the cache starts over past this).
+const KEY_CACHE_MAX: usize = 10_000;
+
+/// Keys authenticated recently, by their secret's hash. A client making many requests
+/// with one key costs one key lookup a second instead of one per request. Revoking a key
+/// forgets every entry at once, so the key gets 401 on its next request. Only live keys
+/// are remembered: an unknown secret always asks the database. Only on SQLite, where
+/// one server owns the database: nodes sharing a PostgreSQL database could not hear of
+/// another node's revocation at once, so there every request asks the database.
+pub(super) struct KeyCache {
+    enabled: bool,
+    entries: Mutex<HashMap<String, (Principal, Instant)>>,
+}
+
+impl KeyCache {
+    pub(super) fn new(enabled: bool) -> KeyCache {
+        KeyCache {
+            enabled,
+            entries: Mutex::default(),
+        }
+    }
+
+    fn get(&self, hash: &str) -> Option<Principal> {
+        if !self.enabled {
+            return None;
+        }
+        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries
+            .get(hash)
+            .filter(|(_, at)| at.elapsed() < KEY_CACHE_TTL)
+            .map(|(p, _)| p.clone())
+    }
+
+    fn put(&self, hash: String, principal: Principal) {
+        if !self.enabled {
+            return;
+        }
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if entries.len() >= KEY_CACHE_MAX {
+            entries.clear();
+        }
+        entries.insert(hash, (principal, Instant::now()));
+    }
+
+    fn forget_all(&self) {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
 
 /// What an API key may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -294,6 +351,7 @@ impl Store {
             .exec(tx.conn())
             .await?;
         tx.commit().await?;
+        self.keys.forget_all();
         Ok(done.rows_affected > 0)
     }
 
@@ -314,8 +372,12 @@ impl Store {
         if !is_well_formed_secret(secret) {
             return Ok(None);
         }
+        let hash = hash_secret(secret);
+        if let Some(principal) = self.keys.get(&hash) {
+            return Ok(Some(principal));
+        }
         let key = api_key::Entity::find()
-            .filter(api_key::Column::SecretHash.eq(hash_secret(secret)))
+            .filter(api_key::Column::SecretHash.eq(hash.as_str()))
             .filter(api_key::Column::RevokedAt.is_null())
             .one(self.db())
             .await?;
@@ -323,13 +385,15 @@ impl Store {
         let role = Role::parse(&key.role).ok_or_else(|| {
             StoreError::Corrupt(format!("key {} has unknown role {}", key.id, key.role))
         })?;
-        Ok(Some(Principal {
+        let principal = Principal {
             key_id: key.id,
             key_name: key.name,
             workspace_id: key.workspace_id,
             role,
             session: None,
-        }))
+        };
+        self.keys.put(hash, principal.clone());
+        Ok(Some(principal))
     }
 
     /// Replace a workspace's webhook signing secret.

@@ -125,6 +125,8 @@ pub enum MonitorChange {
 pub struct Store {
     db: DatabaseConnection,
     changes: broadcast::Sender<MonitorChange>,
+    /// Keys authenticated in the last second, on SQLite (see [`keys::KeyCache`]).
+    keys: std::sync::Arc<keys::KeyCache>,
 }
 
 impl Store {
@@ -175,8 +177,13 @@ impl Store {
             options.max_connections(16).min_connections(1);
         }
         let db = Database::connect(options).await?;
+        let sqlite = db.get_database_backend() == DbBackend::Sqlite;
         let (changes, _) = broadcast::channel(4096);
-        Ok(Store { db, changes })
+        Ok(Store {
+            db,
+            changes,
+            keys: std::sync::Arc::new(keys::KeyCache::new(sqlite)),
+        })
     }
 
     /// Apply every pending migration. On PostgreSQL, nodes starting together take turns
