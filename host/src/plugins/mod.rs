@@ -515,17 +515,24 @@ impl PluginHost {
         result
     }
 
+    /// A check call's context: the plugin's grants, the monitor's timeout as the budget,
+    /// the region it runs in.
+    fn check_context(&self, plugin: &MonitorPlugin, request: &CheckRequest) -> CallContext {
+        let budget = Duration::from_millis(u64::from(request.timeout_ms));
+        let mut ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
+        ctx.region = Some(Arc::from(request.region.as_str()));
+        ctx
+    }
+
     /// Run one check. `budget` is the monitor's timeout.
     pub async fn check(
         &self,
         plugin: &MonitorPlugin,
         request: CheckRequest,
     ) -> Result<CheckOutcome, CallError> {
-        let budget = Duration::from_millis(u64::from(request.timeout_ms));
         let binding = plugin.binding.clone();
         let _slot = self.budgets.checks.acquire().await;
-        let mut ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
-        ctx.region = Some(Arc::from(request.region.as_str()));
+        let ctx = self.check_context(plugin, &request);
         let result = self
             .runtime
             .call(ctx, move |store| binding.check(store, request))
@@ -543,11 +550,9 @@ impl PluginHost {
         request: CheckRequest,
         stage: CallStage,
     ) -> Result<bool, CallError> {
-        let budget = Duration::from_millis(u64::from(request.timeout_ms));
         let binding = plugin.binding.clone();
         let _slot = self.budgets.checks.acquire().await;
-        let mut ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
-        ctx.region = Some(Arc::from(request.region.as_str()));
+        let ctx = self.check_context(plugin, &request);
         self.runtime
             .call(ctx, move |store| match stage {
                 CallStage::Store => Box::pin(async { Ok(true) }),

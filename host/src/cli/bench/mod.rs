@@ -618,19 +618,7 @@ async fn compare_native(
             let http = http.clone();
             let config = config.clone();
             async move {
-                let r = plugins
-                    .check(
-                        &http,
-                        CheckRequest {
-                            config,
-                            timeout_ms: 10_000,
-                            monitor_id: "mon_bench".into(),
-                            region: "local".into(),
-                            settings: "{}".into(),
-                            attempt: 1,
-                        },
-                    )
-                    .await;
+                let r = plugins.check(&http, bench_request(config)).await;
                 matches!(r, Ok(o) if o.ok)
             }
         }
@@ -655,6 +643,18 @@ async fn compare_native(
         per(totals[1].0),
         per(totals[1].1),
     ))
+}
+
+/// The bench's check request for an http monitor configuration.
+fn bench_request(config: String) -> CheckRequest {
+    CheckRequest {
+        config,
+        timeout_ms: 10_000,
+        monitor_id: "mon_bench".into(),
+        region: "local".into(),
+        settings: "{}".into(),
+        attempt: 1,
+    }
 }
 
 /// The bench's http monitor configuration for `url`.

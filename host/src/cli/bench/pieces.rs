@@ -7,7 +7,7 @@
 
 use super::{Target, timed_batch};
 use crate::config::{Config, Overrides};
-use crate::plugins::{CallStage, CheckRequest, PluginHost};
+use crate::plugins::{CallStage, PluginHost};
 use anyhow::Context;
 use std::path::Path;
 use std::sync::Arc;
@@ -108,14 +108,7 @@ fn stage_call(
         let http = http.clone();
         let config = config.clone();
         let call = async move {
-            let request = CheckRequest {
-                config,
-                timeout_ms: 10_000,
-                monitor_id: "mon_bench".into(),
-                region: "local".into(),
-                settings: "{}".into(),
-                attempt: 1,
-            };
+            let request = super::bench_request(config);
             matches!(plugins.check_up_to(&http, request, stage).await, Ok(true))
         };
         Box::pin(call) as std::pin::Pin<Box<dyn Future<Output = bool> + Send>>
