@@ -28,7 +28,15 @@ const KEY_CACHE_MAX: usize = 10_000;
 /// another node's revocation at once, so there every request asks the database.
 pub(super) struct KeyCache {
     enabled: bool,
-    entries: Mutex<HashMap<String, (Principal, Instant)>>,
+    entries: Mutex<KeyEntries>,
+}
+
+/// The remembered keys, and how many times they were all forgotten: a lookup that
+/// started before a revocation must not put back what the revocation forgot.
+#[derive(Default)]
+struct KeyEntries {
+    generation: u64,
+    keys: HashMap<String, (Principal, Instant)>,
 }
 
 impl KeyCache {
@@ -39,33 +47,45 @@ impl KeyCache {
         }
     }
 
+    /// Taken before a lookup and handed to [`KeyCache::put`] after it.
+    fn generation(&self) -> u64 {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .generation
+    }
+
     fn get(&self, hash: &str) -> Option<Principal> {
         if !self.enabled {
             return None;
         }
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         entries
+            .keys
             .get(hash)
             .filter(|(_, at)| at.elapsed() < KEY_CACHE_TTL)
             .map(|(p, _)| p.clone())
     }
 
-    fn put(&self, hash: String, principal: Principal) {
+    /// Remember a key looked up at `generation`, unless keys were forgotten since.
+    fn put(&self, hash: String, principal: Principal, generation: u64) {
         if !self.enabled {
             return;
         }
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        if entries.len() >= KEY_CACHE_MAX {
-            entries.clear();
+        if entries.generation != generation {
+            return;
         }
-        entries.insert(hash, (principal, Instant::now()));
+        if entries.keys.len() >= KEY_CACHE_MAX {
+            entries.keys.clear();
+        }
+        entries.keys.insert(hash, (principal, Instant::now()));
     }
 
     fn forget_all(&self) {
-        self.entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries.generation += 1;
+        entries.keys.clear();
     }
 }
 
@@ -376,6 +396,7 @@ impl Store {
         if let Some(principal) = self.keys.get(&hash) {
             return Ok(Some(principal));
         }
+        let generation = self.keys.generation();
         let key = api_key::Entity::find()
             .filter(api_key::Column::SecretHash.eq(hash.as_str()))
             .filter(api_key::Column::RevokedAt.is_null())
@@ -392,7 +413,7 @@ impl Store {
             role,
             session: None,
         };
-        self.keys.put(hash, principal.clone());
+        self.keys.put(hash, principal.clone(), generation);
         Ok(Some(principal))
     }
 
@@ -501,5 +522,26 @@ mod tests {
             assert_eq!(Role::parse(r.as_str()), Some(r));
         }
         assert_eq!(Role::parse("owner"), None);
+    }
+
+    #[test]
+    fn a_lookup_from_before_a_revocation_is_not_remembered() {
+        let key = Principal {
+            key_id: "key_1".into(),
+            key_name: "ci".into(),
+            workspace_id: "ws_1".into(),
+            role: Role::Write,
+            session: None,
+        };
+        let cache = KeyCache::new(true);
+        let before = cache.generation();
+        cache.forget_all();
+        cache.put("h".into(), key.clone(), before);
+        assert_eq!(cache.get("h"), None, "put back after the revocation");
+        cache.put("h".into(), key.clone(), cache.generation());
+        assert_eq!(cache.get("h"), Some(key.clone()));
+        let off = KeyCache::new(false);
+        off.put("h".into(), key, off.generation());
+        assert_eq!(off.get("h"), None, "no cache on PostgreSQL");
     }
 }
