@@ -22,6 +22,7 @@ mod m0015_status_updates;
 mod m0016_uptime_by_day;
 mod m0017_managed_objects;
 mod m0018_monitor_counts;
+mod m0019_cheap_claims;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -48,6 +49,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0016_uptime_by_day::Migration),
             Box::new(m0017_managed_objects::Migration),
             Box::new(m0018_monitor_counts::Migration),
+            Box::new(m0019_cheap_claims::Migration),
         ]
     }
 }
