@@ -130,7 +130,6 @@ fn add_unknown_migration(file: &Path) {
     let rt = tokio_runtime();
     rt.block_on(async {
         use sea_orm::ConnectionTrait;
-        tocsin::store::sqlite_memory::install();
         let db = sea_orm::Database::connect(format!("sqlite://{}", file.display()))
             .await
             .expect("open copy");

@@ -139,7 +139,6 @@ fn a_full_disk_answers_503_corrupts_nothing_and_recovers() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         use sea_orm::{ConnectionTrait, Database, Statement};
-        tocsin::store::sqlite_memory::install();
         let db = Database::connect(&url).await.expect("open");
         let row = db
             .query_one_raw(Statement::from_string(

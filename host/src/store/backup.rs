@@ -107,7 +107,6 @@ impl Store {
 pub async fn inspect(file: &Path) -> Result<BackupSummary, RestoreRefusal> {
     let name = file.display().to_string();
     let url = format!("sqlite://{}?mode=ro", file.display());
-    super::sqlite_memory::install();
     let db = sea_orm::Database::connect(
         sea_orm::ConnectOptions::new(url)
             .sqlx_logging(false)

@@ -23,7 +23,6 @@ pub mod metrics;
 pub mod monitors;
 pub mod notices;
 pub mod retention;
-pub mod sqlite_memory;
 pub mod states;
 pub mod status_pages;
 pub mod subscriptions;
@@ -141,7 +140,6 @@ impl Store {
             // queueing for a connection.
             .acquire_timeout(Duration::from_secs(10));
         if url.starts_with("sqlite:") {
-            sqlite_memory::install();
             if let Some(parent) = sqlite_path(url).and_then(|p| p.parent().map(|p| p.to_path_buf()))
                 && !parent.as_os_str().is_empty()
             {
