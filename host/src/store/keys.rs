@@ -47,8 +47,12 @@ impl KeyCache {
         }
     }
 
-    /// Taken before a lookup and handed to [`KeyCache::put`] after it.
+    /// Taken before a lookup and handed to [`KeyCache::put`] after it (no lock taken
+    /// when the cache is off, as on every PostgreSQL request).
     fn generation(&self) -> u64 {
+        if !self.enabled {
+            return 0;
+        }
         self.entries
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
