@@ -485,6 +485,58 @@ async fn exercise(store: Store) {
         .map(|c| c.node_id)
         .collect();
     assert_eq!(held, vec!["node_a".to_string()]);
+
+    // --- a page of monitors comes back exactly as stored -------------------------
+    let third = store
+        .create_workspace("Third", Plan::Free, NOW)
+        .await
+        .expect("workspace");
+    let mut full = monitor("mon_full", &third.id, "quote \" back \\ tab \t ✓ 雪", NOW);
+    full.config =
+        r#"{"url":"http://127.0.0.1/a\"b","headers":{"X-É":"v\\1"},"n":[1,2.5,null,true]}"#.into();
+    full.regions = r#"["eu","us"]"#.into();
+    full.status = tocsin::store::MonitorState::Down;
+    full.last_checked_at = Some(NOW + 5);
+    full.last_response_time_ms = Some(123);
+    full.consecutive_failures = 4;
+    full.consecutive_successes = 2;
+    full.region_cursor = 1;
+    full.regional_confirmation = true;
+    full.tags = r#"["prod","db"]"#.into();
+    full.ping_token = Some("tok".into());
+    full.depends_on = r#"["mon_x"]"#.into();
+    full.snoozed_until = Some(NOW + 60_000);
+    full.apply_key = Some("key-1".into());
+    full.managed_by = Some("tocsin apply".into());
+    full.updated_at = NOW + 9;
+    store.insert_monitor(full.clone()).await.expect("insert");
+    let plain = monitor("mon_plain", &third.id, "plain", NOW + 1);
+    store.insert_monitor(plain.clone()).await.expect("insert");
+    for filter in [None, Some("down")] {
+        let (rows, total) = store
+            .list_monitors(
+                &third.id,
+                &q(MonitorSort::CreatedAt, Order::Asc, filter, page(1, 10)),
+            )
+            .await
+            .expect("list");
+        let expected = if filter.is_some() {
+            vec![full.clone()]
+        } else {
+            vec![full.clone(), plain.clone()]
+        };
+        assert_eq!(total, expected.len() as u64, "{filter:?}");
+        assert_eq!(rows, expected, "every column as stored ({filter:?})");
+    }
+    let (rows, total) = store
+        .list_monitors(
+            &third.id,
+            &q(MonitorSort::CreatedAt, Order::Asc, None, page(3, 10)),
+        )
+        .await
+        .expect("past the end");
+    assert!(rows.is_empty());
+    assert_eq!(total, 2, "a page past the end still counts");
 }
 
 #[tokio::test]

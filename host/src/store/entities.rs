@@ -53,7 +53,7 @@ pub mod api_key {
 pub mod monitor {
     use sea_orm::entity::prelude::*;
 
-    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Deserialize)]
     #[sea_orm(table_name = "monitors")]
     pub struct Model {
         #[sea_orm(primary_key, auto_increment = false)]
@@ -195,7 +195,7 @@ pub mod channel {
 pub mod incident {
     use sea_orm::entity::prelude::*;
 
-    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Deserialize)]
     #[sea_orm(table_name = "incidents")]
     pub struct Model {
         #[sea_orm(primary_key, auto_increment = false)]

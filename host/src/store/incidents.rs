@@ -7,8 +7,8 @@ use super::{Order, Page, Store, StoreError, Tx};
 use crate::ids::{self, prefix};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter,
+    QueryOrder, QuerySelect,
 };
 use std::collections::HashMap;
 
@@ -83,24 +83,27 @@ impl Store {
         if let Some(m) = &f.monitor_id {
             select = select.filter(incident::Column::MonitorId.eq(m.as_str()));
         }
-        let total = select.clone().count(self.db()).await?;
+        let total = super::pages::count_of(select.clone());
         let column = if f.by_resolved {
             incident::Column::ResolvedAt
         } else {
             incident::Column::CreatedAt
         };
-        let order = match order {
+        let sea_order = match order {
             Order::Asc => sea_orm::Order::Asc,
             Order::Desc => sea_orm::Order::Desc,
         };
         let rows = select
-            .order_by(column, order.clone())
-            .order_by(incident::Column::Id, order)
+            .order_by(column, sea_order.clone())
+            .order_by(incident::Column::Id, sea_order)
             .offset(page.offset())
-            .limit(page.limit)
-            .all(self.db())
-            .await?;
-        Ok((rows, total))
+            .limit(page.limit);
+        self.page_as_one_value(
+            rows,
+            &[(column, order), (incident::Column::Id, order)],
+            total,
+        )
+        .await
     }
 
     /// The timeline of an incident, oldest first.

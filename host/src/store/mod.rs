@@ -22,6 +22,7 @@ pub mod members;
 pub mod metrics;
 pub mod monitors;
 pub mod notices;
+mod pages;
 pub mod retention;
 pub mod states;
 pub mod status_pages;

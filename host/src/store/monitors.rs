@@ -8,8 +8,8 @@ use super::{MonitorChange, Order, Page, Store, StoreError, Tx};
 use sea_orm::sea_query::ExprTrait as _;
 use sea_orm::sea_query::{Alias, Expr, OnConflict, Query};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, QueryFilter,
+    QueryOrder, QuerySelect, Set,
 };
 
 /// A monitor as stored.
@@ -192,9 +192,13 @@ impl Store {
             && q.tag.as_deref().is_none_or(str::is_empty)
             && q.search.as_deref().is_none_or(str::is_empty);
         let total = if unfiltered {
-            self.monitor_total(workspace_id).await?
+            Query::select()
+                .column(Alias::new("total"))
+                .from(Alias::new("monitor_counts"))
+                .and_where(Expr::col(Alias::new("workspace_id")).eq(workspace_id))
+                .to_owned()
         } else {
-            select.clone().count(self.db()).await?
+            super::pages::count_of(select.clone())
         };
         let column = match q.sort {
             MonitorSort::CreatedAt => monitor::Column::CreatedAt,
@@ -202,18 +206,21 @@ impl Store {
             MonitorSort::Name => monitor::Column::Name,
             MonitorSort::Status => monitor::Column::Status,
         };
-        let order = match q.order {
+        let sea_order = match q.order {
             Order::Asc => sea_orm::Order::Asc,
             Order::Desc => sea_orm::Order::Desc,
         };
         let rows = select
-            .order_by(column, order.clone())
-            .order_by(monitor::Column::Id, order)
+            .order_by(column, sea_order.clone())
+            .order_by(monitor::Column::Id, sea_order)
             .offset(q.page.offset())
-            .limit(q.page.limit)
-            .all(self.db())
-            .await?;
-        Ok((rows, total))
+            .limit(q.page.limit);
+        self.page_as_one_value(
+            rows,
+            &[(column, q.order), (monitor::Column::Id, q.order)],
+            total,
+        )
+        .await
     }
 
     /// The tags a workspace's monitors use, sorted, each once.

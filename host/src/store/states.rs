@@ -6,7 +6,18 @@ use sea_orm::Iterable;
 use sea_orm::entity::prelude::*;
 
 /// What a monitor's checks currently say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, EnumIter, DeriveActiveEnum, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    EnumIter,
+    DeriveActiveEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[sea_orm(rs_type = "String", db_type = "String(StringLen::None)")]
 #[serde(rename_all = "lowercase")]
 pub enum MonitorState {
@@ -26,7 +37,18 @@ pub enum MonitorState {
 /// Where an incident is in its life: `open` -> (`acknowledged`) -> `resolved`; an incident
 /// opened while a monitor it depends on is down starts `suppressed` and becomes `open`
 /// (notified) if it outlasts the parent's outage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, EnumIter, DeriveActiveEnum, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    EnumIter,
+    DeriveActiveEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[sea_orm(rs_type = "String", db_type = "String(StringLen::None)")]
 #[serde(rename_all = "lowercase")]
 pub enum IncidentState {

@@ -1,0 +1,96 @@
+//! A page of rows handed over by the database as one JSON value.
+//!
+//! Read a row at a time, the SQLite driver copies every column of every row on its own
+//! thread and wakes the request's task once per row; at 100 rows a page those copies and
+//! wake-ups were most of a list request's cost (docs/performance.md, goal 3). Here the
+//! database renders the page as one JSON array of arrays (`json_group_array` on SQLite,
+//! `json_agg` on PostgreSQL), in the list's order, with the list's total in the same
+//! statement: one value, one copy, one wake-up, one round trip.
+
+use super::{Order, Store, StoreError};
+use sea_orm::sea_query::{Alias, Expr, Query, SelectStatement};
+use sea_orm::{
+    ColumnTrait, DbBackend, EntityTrait, FromQueryResult, IdenStatic, Iterable, QueryTrait, Select,
+};
+
+impl Store {
+    /// The rows `rows` selects (already filtered, ordered, limited and offset), in the
+    /// order `order` gives (the same columns and directions as the selection's ORDER BY,
+    /// which a subquery does not keep), and the integer `total` yields. The entity's
+    /// model must deserialize from a JSON array of its columns in declaration order.
+    pub(in crate::store) async fn page_as_one_value<E>(
+        &self,
+        rows: Select<E>,
+        order: &[(E::Column, Order)],
+        total: SelectStatement,
+    ) -> Result<(Vec<E::Model>, u64), StoreError>
+    where
+        E: EntityTrait,
+        E::Model: serde::de::DeserializeOwned,
+    {
+        #[derive(FromQueryResult)]
+        struct Page {
+            page: Option<String>,
+            total: Option<i64>,
+        }
+        let backend = self.backend();
+        let postgres = backend == DbBackend::Postgres;
+        let columns = E::Column::iter()
+            .map(|c| {
+                let name = c.as_str();
+                // SQLite keeps flags as 0 and 1; the model wants true and false.
+                if !postgres && matches!(c.def().get_column_type(), sea_orm::ColumnType::Boolean) {
+                    format!("json(CASE WHEN p.\"{name}\" THEN 'true' ELSE 'false' END)")
+                } else {
+                    format!("p.\"{name}\"")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let ordered = order
+            .iter()
+            .map(|(c, o)| {
+                let dir = match o {
+                    Order::Asc => "ASC",
+                    Order::Desc => "DESC",
+                };
+                format!("p.\"{}\" {dir}", c.as_str())
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let page = if postgres {
+            format!(
+                "COALESCE(json_agg(json_build_array({columns}) ORDER BY {ordered})::text, '[]')"
+            )
+        } else {
+            format!("json_group_array(json_array({columns}) ORDER BY {ordered})")
+        };
+        let statement = Query::select()
+            .expr_as(Expr::cust(page), Alias::new("page"))
+            .expr_as(
+                Expr::SubQuery(None, Box::new(total.into())),
+                Alias::new("total"),
+            )
+            .from_subquery(rows.into_query(), Alias::new("p"))
+            .to_owned();
+        let found = Page::find_by_statement(backend.build(&statement))
+            .one(self.db())
+            .await?;
+        let (text, total) = found.map_or((None, None), |p| (p.page, p.total));
+        let rows = match text {
+            Some(text) => serde_json::from_str(&text).map_err(|e| {
+                StoreError::Corrupt(format!("a page of {}: {e}", E::default().as_str()))
+            })?,
+            None => Vec::new(),
+        };
+        Ok((rows, total.map_or(0, |t| u64::try_from(t).unwrap_or(0))))
+    }
+}
+
+/// How many rows `rows` selects, as a scalar subquery for [`Store::page_as_one_value`].
+pub(in crate::store) fn count_of<E: EntityTrait>(rows: Select<E>) -> SelectStatement {
+    Query::select()
+        .expr(Expr::cust("COUNT(*)"))
+        .from_subquery(rows.into_query(), Alias::new("c"))
+        .to_owned()
+}
