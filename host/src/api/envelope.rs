@@ -122,9 +122,27 @@ impl<T: Serialize> IntoResponse for Paged<T> {
             meta: Meta::now(),
             pagination: self.pagination,
         };
-        axum::Json(body).into_response()
+        // Written into one buffer sized for the page up front: grown from axum's 128
+        // bytes, a 100-item page (about 70 KB) was copied over again at every doubling.
+        let mut buf = Vec::with_capacity(LIST_ITEM_BYTES * body.data.len() + 512);
+        match serde_json::to_writer(&mut buf, &body) {
+            Ok(()) => (
+                [(
+                    axum::http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
+                buf,
+            )
+                .into_response(),
+            Err(e) => {
+                super::error::ApiError::internal(format!("rendering a list: {e}")).into_response()
+            }
+        }
     }
 }
+
+/// What a list item's JSON takes, about (a monitor is 500-900 bytes).
+const LIST_ITEM_BYTES: usize = 1024;
 
 /// 204 No Content.
 pub struct NoContent;
