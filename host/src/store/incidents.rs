@@ -98,7 +98,7 @@ impl Store {
             .order_by(incident::Column::Id, sea_order)
             .offset(page.offset())
             .limit(page.limit);
-        self.page_as_one_value(
+        self.page_and_total(
             rows,
             &[(column, order), (incident::Column::Id, order)],
             total,

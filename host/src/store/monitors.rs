@@ -215,7 +215,7 @@ impl Store {
             .order_by(monitor::Column::Id, sea_order)
             .offset(q.page.offset())
             .limit(q.page.limit);
-        self.page_as_one_value(
+        self.page_and_total(
             rows,
             &[(column, q.order), (monitor::Column::Id, q.order)],
             total,

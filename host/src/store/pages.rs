@@ -1,11 +1,13 @@
-//! A page of rows handed over by the database as one JSON value.
+//! A page of rows and its total, in one statement where that is cheaper.
 //!
 //! Read a row at a time, the SQLite driver copies every column of every row on its own
 //! thread and wakes the request's task once per row; at 100 rows a page those copies and
-//! wake-ups were most of a list request's cost (docs/performance.md, goal 3). Here the
-//! database renders the page as one JSON array of arrays (`json_group_array` on SQLite,
-//! `json_agg` on PostgreSQL), in the list's order, with the list's total in the same
-//! statement: one value, one copy, one wake-up, one round trip.
+//! wake-ups were most of a list request's cost (docs/performance.md, goal 3). On SQLite
+//! the database therefore renders the page as one JSON array of arrays
+//! (`json_group_array`), in the list's order, with the list's total in the same
+//! statement: one value, one copy, one wake-up, one round trip. PostgreSQL's driver has
+//! no such hand-off, and rendering the page there (`json_agg`) measured slower than
+//! reading the rows, so on PostgreSQL the rows are read as they are.
 
 use super::{Order, Store, StoreError};
 use sea_orm::sea_query::{Alias, Expr, Query, SelectStatement};
@@ -14,11 +16,12 @@ use sea_orm::{
 };
 
 impl Store {
-    /// The rows `rows` selects (already filtered, ordered, limited and offset), in the
-    /// order `order` gives (the same columns and directions as the selection's ORDER BY,
-    /// which a subquery does not keep), and the integer `total` yields. The entity's
-    /// model must deserialize from a JSON array of its columns in declaration order.
-    pub(in crate::store) async fn page_as_one_value<E>(
+    /// The rows `rows` selects (already filtered, ordered, limited and offset) and the
+    /// integer `total` yields (one row, a column named `total`). On SQLite, one statement:
+    /// `order` repeats the selection's ORDER BY (a subquery does not keep it), and the
+    /// entity's model must deserialize from a JSON array of its columns in declaration
+    /// order.
+    pub(in crate::store) async fn page_and_total<E>(
         &self,
         rows: Select<E>,
         order: &[(E::Column, Order)],
@@ -33,13 +36,25 @@ impl Store {
             page: Option<String>,
             total: Option<i64>,
         }
+        #[derive(FromQueryResult)]
+        struct Total {
+            total: Option<i64>,
+        }
         let backend = self.backend();
-        let postgres = backend == DbBackend::Postgres;
+        let count = |t: Option<i64>| t.map_or(0, |t| u64::try_from(t).unwrap_or(0));
+        if backend != DbBackend::Sqlite {
+            let models = rows.all(self.db()).await?;
+            let total = Total::find_by_statement(backend.build(&total))
+                .one(self.db())
+                .await?
+                .and_then(|t| t.total);
+            return Ok((models, count(total)));
+        }
         let columns = E::Column::iter()
             .map(|c| {
                 let name = c.as_str();
                 // SQLite keeps flags as 0 and 1; the model wants true and false.
-                if !postgres && matches!(c.def().get_column_type(), sea_orm::ColumnType::Boolean) {
+                if matches!(c.def().get_column_type(), sea_orm::ColumnType::Boolean) {
                     format!("json(CASE WHEN p.\"{name}\" THEN 'true' ELSE 'false' END)")
                 } else {
                     format!("p.\"{name}\"")
@@ -58,13 +73,7 @@ impl Store {
             })
             .collect::<Vec<_>>()
             .join(", ");
-        let page = if postgres {
-            format!(
-                "COALESCE(json_agg(json_build_array({columns}) ORDER BY {ordered})::text, '[]')"
-            )
-        } else {
-            format!("json_group_array(json_array({columns}) ORDER BY {ordered})")
-        };
+        let page = format!("json_group_array(json_array({columns}) ORDER BY {ordered})");
         let statement = Query::select()
             .expr_as(Expr::cust(page), Alias::new("page"))
             .expr_as(
@@ -83,14 +92,14 @@ impl Store {
             })?,
             None => Vec::new(),
         };
-        Ok((rows, total.map_or(0, |t| u64::try_from(t).unwrap_or(0))))
+        Ok((rows, count(total)))
     }
 }
 
-/// How many rows `rows` selects, as a scalar subquery for [`Store::page_as_one_value`].
+/// How many rows `rows` selects (as `total`), for [`Store::page_and_total`].
 pub(in crate::store) fn count_of<E: EntityTrait>(rows: Select<E>) -> SelectStatement {
     Query::select()
-        .expr(Expr::cust("COUNT(*)"))
+        .expr_as(Expr::cust("COUNT(*)"), Alias::new("total"))
         .from_subquery(rows.into_query(), Alias::new("c"))
         .to_owned()
 }
