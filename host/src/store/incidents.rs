@@ -89,18 +89,10 @@ impl Store {
         } else {
             incident::Column::CreatedAt
         };
-        let sea_order = match order {
-            Order::Asc => sea_orm::Order::Asc,
-            Order::Desc => sea_orm::Order::Desc,
-        };
-        let rows = select
-            .order_by(column, sea_order.clone())
-            .order_by(incident::Column::Id, sea_order)
-            .offset(page.offset())
-            .limit(page.limit);
         self.page_and_total(
-            rows,
+            select,
             &[(column, order), (incident::Column::Id, order)],
+            page,
             total,
         )
         .await

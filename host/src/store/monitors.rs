@@ -34,6 +34,15 @@ impl Health {
     }
 }
 
+/// The workspace's monitor count as the writes keep it (`monitor_counts`), as `total`.
+fn kept_total(workspace_id: &str) -> sea_orm::sea_query::SelectStatement {
+    Query::select()
+        .column(Alias::new("total"))
+        .from(Alias::new("monitor_counts"))
+        .and_where(Expr::col(Alias::new("workspace_id")).eq(workspace_id))
+        .to_owned()
+}
+
 /// Fields of monitor lists that can be sorted on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MonitorSort {
@@ -81,14 +90,9 @@ impl Store {
         struct Total {
             total: i64,
         }
-        let query = Query::select()
-            .column(Alias::new("total"))
-            .from(Alias::new("monitor_counts"))
-            .and_where(Expr::col(Alias::new("workspace_id")).eq(workspace_id))
-            .to_owned();
         let db = self.db();
         let row = <Total as sea_orm::FromQueryResult>::find_by_statement(
-            db.get_database_backend().build(&query),
+            db.get_database_backend().build(&kept_total(workspace_id)),
         )
         .one(db)
         .await?;
@@ -192,11 +196,7 @@ impl Store {
             && q.tag.as_deref().is_none_or(str::is_empty)
             && q.search.as_deref().is_none_or(str::is_empty);
         let total = if unfiltered {
-            Query::select()
-                .column(Alias::new("total"))
-                .from(Alias::new("monitor_counts"))
-                .and_where(Expr::col(Alias::new("workspace_id")).eq(workspace_id))
-                .to_owned()
+            kept_total(workspace_id)
         } else {
             super::pages::count_of(select.clone())
         };
@@ -206,18 +206,10 @@ impl Store {
             MonitorSort::Name => monitor::Column::Name,
             MonitorSort::Status => monitor::Column::Status,
         };
-        let sea_order = match q.order {
-            Order::Asc => sea_orm::Order::Asc,
-            Order::Desc => sea_orm::Order::Desc,
-        };
-        let rows = select
-            .order_by(column, sea_order.clone())
-            .order_by(monitor::Column::Id, sea_order)
-            .offset(q.page.offset())
-            .limit(q.page.limit);
         self.page_and_total(
-            rows,
+            select,
             &[(column, q.order), (monitor::Column::Id, q.order)],
+            q.page,
             total,
         )
         .await

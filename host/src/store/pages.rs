@@ -9,22 +9,23 @@
 //! no such hand-off, and rendering the page there (`json_agg`) measured slower than
 //! reading the rows, so on PostgreSQL the rows are read as they are.
 
-use super::{Order, Store, StoreError};
+use super::{Order, Page, Store, StoreError};
 use sea_orm::sea_query::{Alias, Expr, Query, SelectStatement};
 use sea_orm::{
-    ColumnTrait, DbBackend, EntityTrait, FromQueryResult, IdenStatic, Iterable, QueryTrait, Select,
+    ColumnTrait, DbBackend, EntityTrait, FromQueryResult, IdenStatic, Iterable, QueryOrder,
+    QuerySelect, QueryTrait, Select,
 };
 
 impl Store {
-    /// The rows `rows` selects (already filtered, ordered, limited and offset) and the
-    /// integer `total` yields (one row, a column named `total`). On SQLite, one statement:
-    /// `order` repeats the selection's ORDER BY (a subquery does not keep it), and the
-    /// entity's model must deserialize from a JSON array of its columns in declaration
-    /// order.
+    /// The page `page` of the rows `rows` selects (filtered, not yet ordered), sorted by
+    /// `order`, and the integer `total` yields (one row, a column named `total`). On
+    /// SQLite, one statement: the entity's model must deserialize from a JSON array of
+    /// its columns in declaration order.
     pub(in crate::store) async fn page_and_total<E>(
         &self,
         rows: Select<E>,
         order: &[(E::Column, Order)],
+        page: Page,
         total: SelectStatement,
     ) -> Result<(Vec<E::Model>, u64), StoreError>
     where
@@ -32,7 +33,7 @@ impl Store {
         E::Model: serde::de::DeserializeOwned,
     {
         #[derive(FromQueryResult)]
-        struct Page {
+        struct Rendered {
             page: Option<String>,
             total: Option<i64>,
         }
@@ -40,6 +41,17 @@ impl Store {
         struct Total {
             total: Option<i64>,
         }
+        let mut rows = rows;
+        for (column, o) in order {
+            rows = rows.order_by(
+                *column,
+                match o {
+                    Order::Asc => sea_orm::Order::Asc,
+                    Order::Desc => sea_orm::Order::Desc,
+                },
+            );
+        }
+        let rows = rows.offset(page.offset()).limit(page.limit);
         let backend = self.backend();
         let count = |t: Option<i64>| t.map_or(0, |t| u64::try_from(t).unwrap_or(0));
         if backend != DbBackend::Sqlite {
@@ -62,6 +74,7 @@ impl Store {
             })
             .collect::<Vec<_>>()
             .join(", ");
+        // A subquery does not keep its ORDER BY: the aggregate repeats it.
         let ordered = order
             .iter()
             .map(|(c, o)| {
@@ -73,16 +86,16 @@ impl Store {
             })
             .collect::<Vec<_>>()
             .join(", ");
-        let page = format!("json_group_array(json_array({columns}) ORDER BY {ordered})");
+        let rendered = format!("json_group_array(json_array({columns}) ORDER BY {ordered})");
         let statement = Query::select()
-            .expr_as(Expr::cust(page), Alias::new("page"))
+            .expr_as(Expr::cust(rendered), Alias::new("page"))
             .expr_as(
                 Expr::SubQuery(None, Box::new(total.into())),
                 Alias::new("total"),
             )
             .from_subquery(rows.into_query(), Alias::new("p"))
             .to_owned();
-        let found = Page::find_by_statement(backend.build(&statement))
+        let found = Rendered::find_by_statement(backend.build(&statement))
             .one(self.db())
             .await?;
         let (text, total) = found.map_or((None, None), |p| (p.page, p.total));
