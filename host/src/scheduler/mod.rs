@@ -617,6 +617,19 @@ impl Drop for WaitingGuard {
     }
 }
 
+/// A plugin's details as stored: kept when they are one JSON object within the size
+/// limit (checked without building the object), `{}` otherwise.
+fn kept_details(details: String) -> String {
+    if details.len() <= limits::MAX_DETAILS_BYTES
+        && serde_json::from_str::<&serde_json::value::RawValue>(&details)
+            .is_ok_and(|v| v.get().starts_with('{'))
+    {
+        details
+    } else {
+        "{}".into()
+    }
+}
+
 /// Run one check of `monitor` and describe the result. `attempt` is 1 for the scheduled
 /// check and 2 for a re-check from another region that confirms a failure.
 pub async fn run_check(
@@ -665,14 +678,7 @@ pub async fn run_check(
             response_time_ms: o.response_time_ms,
             region: region.to_string(),
             confirmation: None,
-            details: if o.details.len() <= limits::MAX_DETAILS_BYTES
-                && serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&o.details)
-                    .is_ok()
-            {
-                o.details
-            } else {
-                "{}".into()
-            },
+            details: kept_details(o.details),
         },
         Err(reason) => CheckRecord {
             monitor_id: monitor.id.clone(),
@@ -727,6 +733,17 @@ mod tests {
         assert_eq!(seq, ["us", "ap", "us", "ap"]);
         assert_eq!(region_for_round(&[], &all, 4), Some("us"));
         assert_eq!(region_for_round(&[], &[], 4), None);
+    }
+
+    #[test]
+    fn details_are_kept_only_as_one_object() {
+        let kept = r#" {"status": 200, "headers": {"a": [1, "b"]}} "#;
+        assert_eq!(kept_details(kept.into()), kept);
+        for refused in ["[1, 2]", "\"text\"", "12", "{\"a\": 1", "{} {}", "", "null"] {
+            assert_eq!(kept_details(refused.into()), "{}", "{refused}");
+        }
+        let big = format!(r#"{{"a": "{}"}}"#, "x".repeat(limits::MAX_DETAILS_BYTES));
+        assert_eq!(kept_details(big), "{}");
     }
 
     #[test]
