@@ -152,7 +152,7 @@ impl Store {
             // dropped whenever another connection has written), so the recorder does not
             // read the pages it rewrites again from the file (docs/performance.md).
             let readers = Database::connect(sqlite_options(url, 8)).await?;
-            if url.contains(":memory:") || url.contains("mode=memory") {
+            if sqlite_in_memory(url) {
                 // A second pool would open a second, empty database.
                 return Ok(Store::with(readers.clone(), readers));
             }
@@ -238,6 +238,11 @@ impl Store {
     /// The connection pool.
     pub(in crate::store) fn db(&self) -> &DatabaseConnection {
         &self.db
+    }
+
+    /// The connection write transactions run on (see [`Store::begin_write`]).
+    pub(in crate::store) fn writer(&self) -> &DatabaseConnection {
+        &self.writer
     }
 
     /// Start a transaction that will write. On SQLite it takes the write lock at BEGIN
@@ -357,8 +362,13 @@ fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
 }
 
 /// SQLite URLs get `mode=rwc` so that a fresh data directory just works.
+/// Whether a SQLite URL names an in-memory database rather than a file.
+fn sqlite_in_memory(url: &str) -> bool {
+    url.contains(":memory:") || url.contains("mode=memory")
+}
+
 fn sqlite_create_mode(url: &str) -> String {
-    if url.starts_with("sqlite:") && !url.contains("mode=") && !url.contains(":memory:") {
+    if url.starts_with("sqlite:") && !url.contains("mode=") && !sqlite_in_memory(url) {
         if url.contains('?') {
             format!("{url}&mode=rwc")
         } else {

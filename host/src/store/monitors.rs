@@ -103,7 +103,7 @@ impl Store {
     /// is not told; it picks them up when it (re)loads.
     pub async fn insert_monitors(&self, rows: Vec<MonitorRow>) -> Result<(), StoreError> {
         use sea_orm::TransactionTrait;
-        let txn = self.db().begin().await?;
+        let txn = self.writer().begin().await?;
         let mut added: std::collections::BTreeMap<String, i64> = Default::default();
         for row in &rows {
             *added.entry(row.workspace_id.clone()).or_default() += 1;
