@@ -565,3 +565,97 @@ async fn store_on_postgres() {
     store.close().await;
     db.drop().await;
 }
+
+/// Wait (at most 20 s) until `done` holds.
+async fn eventually(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within 20 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Two nodes on one PostgreSQL database: a key revoked on one is refused by the other
+/// at once, not only when the other's cached entry expires.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revocation_reaches_every_node_at_once() {
+    let Some(base) = support::pg::base_url("a_revocation_reaches_every_node_at_once") else {
+        return;
+    };
+    let db = support::pg::TestDb::create(&base).await;
+    let one = Store::connect(&db.url).await.expect("connect");
+    let two = Store::connect(&db.url).await.expect("connect");
+    one.migrate().await.expect("migrations run");
+    let secret = "tcs_StoreTestKey0000000000000000000000000002".to_string();
+    let boot = one
+        .bootstrap(Plan::Business, Some(secret.clone()), NOW)
+        .await
+        .expect("bootstrap")
+        .expect("first start");
+    let (key, other_secret) = one
+        .create_api_key(&boot.workspace_id, "ci", Role::Read, None, NOW)
+        .await
+        .expect("key");
+    eventually("node two listens for revocations", || two.key_cache_on()).await;
+    for s in [&secret, &other_secret] {
+        assert!(two.authenticate(s).await.expect("query").is_some());
+    }
+    let before = two.key_cache_forgotten();
+    assert!(
+        one.revoke_api_key(&boot.workspace_id, &key.id, NOW)
+            .await
+            .expect("revoke")
+    );
+    eventually("node two hears of the revocation", || {
+        two.key_cache_forgotten() > before
+    })
+    .await;
+    assert!(
+        two.authenticate(&other_secret)
+            .await
+            .expect("query")
+            .is_none(),
+        "the revoked key is refused on the other node"
+    );
+    assert!(
+        two.authenticate(&secret).await.expect("query").is_some(),
+        "the other keys still work"
+    );
+    one.close().await;
+    two.close().await;
+    db.drop().await;
+}
+
+/// While a node cannot hear revocations (its database went away), it remembers no key;
+/// once it listens again, it does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_cache_is_off_while_revocations_cannot_be_heard() {
+    let Some(pg) =
+        support::pg::PrivatePg::start("the_key_cache_is_off_while_revocations_cannot_be_heard")
+    else {
+        return;
+    };
+    let url = pg.database("tocsin").await;
+    let store = Store::connect(&url).await.expect("connect");
+    store.migrate().await.expect("migrations run");
+    eventually("the listener connects", || store.key_cache_on()).await;
+    pg.stop();
+    eventually("the cache turns off with the listener", || {
+        !store.key_cache_on()
+    })
+    .await;
+    pg.start_again();
+    eventually("the cache turns on again", || store.key_cache_on()).await;
+    let secret = "tcs_StoreTestKey0000000000000000000000000003".to_string();
+    let boot = store
+        .bootstrap(Plan::Business, Some(secret.clone()), NOW)
+        .await
+        .expect("bootstrap")
+        .expect("first start");
+    assert!(!boot.workspace_id.is_empty());
+    assert!(store.authenticate(&secret).await.expect("query").is_some());
+    store.close().await;
+}

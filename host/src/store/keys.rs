@@ -7,12 +7,13 @@ use crate::ids::{self, SECRET_PREFIX, SECRET_RANDOM_CHARS, is_well_formed_secret
 use crate::plans::{Counted, Plan};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
-    QuerySelect,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect,
 };
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 /// How long an authenticated key is trusted without asking the database again.
@@ -23,11 +24,16 @@ const KEY_CACHE_MAX: usize = 10_000;
 /// Keys authenticated recently, by their secret's hash. A client making many requests
 /// with one key costs one key lookup a second instead of one per request. Revoking a key
 /// forgets every entry at once, so the key gets 401 on its next request. Only live keys
-/// are remembered: an unknown secret always asks the database. Only on SQLite, where
-/// one server owns the database: nodes sharing a PostgreSQL database could not hear of
-/// another node's revocation at once, so there every request asks the database.
+/// are remembered: an unknown secret always asks the database.
+///
+/// On SQLite one server owns the database and hears of every revocation itself. On
+/// PostgreSQL other nodes may revoke a key: a revocation sends a notification
+/// (`NOTIFY tocsin_api_keys`) in its transaction, every node listens for it
+/// ([`Store::listen_for_key_revocations`]), and the cache is used only while that
+/// listener is connected. A node that loses the listener's connection forgets every key
+/// and asks the database on every request until it is listening again.
 pub(super) struct KeyCache {
-    enabled: bool,
+    enabled: AtomicBool,
     entries: Mutex<KeyEntries>,
 }
 
@@ -42,15 +48,25 @@ struct KeyEntries {
 impl KeyCache {
     pub(super) fn new(enabled: bool) -> KeyCache {
         KeyCache {
-            enabled,
+            enabled: AtomicBool::new(enabled),
             entries: Mutex::default(),
         }
     }
 
+    fn enabled(&self) -> bool {
+        self.enabled.load(Ordering::Acquire)
+    }
+
+    /// Turn the cache on or off; either way, what it remembered is forgotten.
+    fn set_enabled(&self, on: bool) {
+        self.forget_all();
+        self.enabled.store(on, Ordering::Release);
+    }
+
     /// Taken before a lookup and handed to [`KeyCache::put`] after it (no lock taken
-    /// when the cache is off, as on every PostgreSQL request).
+    /// when the cache is off).
     fn generation(&self) -> u64 {
-        if !self.enabled {
+        if !self.enabled() {
             return 0;
         }
         self.entries
@@ -60,7 +76,7 @@ impl KeyCache {
     }
 
     fn get(&self, hash: &str) -> Option<Principal> {
-        if !self.enabled {
+        if !self.enabled() {
             return None;
         }
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
@@ -73,7 +89,7 @@ impl KeyCache {
 
     /// Remember a key looked up at `generation`, unless keys were forgotten since.
     fn put(&self, hash: String, principal: Principal, generation: u64) {
-        if !self.enabled {
+        if !self.enabled() {
             return;
         }
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
@@ -374,6 +390,12 @@ impl Store {
             .filter(api_key::Column::RevokedAt.is_null())
             .exec(tx.conn())
             .await?;
+        if self.backend() == DbBackend::Postgres {
+            // Delivered to every node's listener when the revocation commits.
+            tx.conn()
+                .execute_unprepared(&format!("NOTIFY {REVOCATIONS}"))
+                .await?;
+        }
         tx.commit().await?;
         self.keys.forget_all();
         Ok(done.rows_affected > 0)
@@ -435,6 +457,114 @@ impl Store {
         active.updated_at = Set(now);
         Ok(Some(self.update_one(active).await?))
     }
+}
+
+/// The channel PostgreSQL announces key revocations on.
+const REVOCATIONS: &str = "tocsin_api_keys";
+/// How long the revocation listener waits before trying to connect again.
+const LISTEN_RETRY: Duration = Duration::from_secs(2);
+/// How often the revocation listener looks whether its store is still there.
+const LISTEN_LIVENESS: Duration = Duration::from_secs(5);
+
+impl Store {
+    /// On PostgreSQL, start listening for key revocations made by any node, and use the
+    /// key cache while listening (see [`KeyCache`]). The task ends once every clone of
+    /// the store is gone.
+    pub(super) fn listen_for_key_revocations(&self, url: &str) {
+        if self.backend() != DbBackend::Postgres {
+            return;
+        }
+        tokio::spawn(listen_for_revocations(
+            url.to_string(),
+            Arc::downgrade(&self.keys),
+        ));
+    }
+}
+
+/// What the key cache is doing, for tests and diagnostics.
+impl Store {
+    /// Whether authenticated keys are remembered now (on PostgreSQL: while the revocation
+    /// listener is connected).
+    pub fn key_cache_on(&self) -> bool {
+        self.keys.enabled()
+    }
+
+    /// How many times the key cache forgot everything (a revocation, here or on another
+    /// node, or the listener's connection coming and going).
+    pub fn key_cache_forgotten(&self) -> u64 {
+        self.keys
+            .entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .generation
+    }
+}
+
+async fn listen_for_revocations(url: String, cache: Weak<KeyCache>) {
+    let mut listener: Option<sqlx_postgres::PgListener> = None;
+    let mut warned = false;
+    loop {
+        let Some(keys) = cache.upgrade() else { return };
+        let Some(active) = listener.as_mut() else {
+            let connected = match listener_on(&url).await {
+                Ok(mut l) => l.listen(REVOCATIONS).await.map(|()| l),
+                Err(e) => Err(e),
+            };
+            match connected {
+                Ok(l) => {
+                    listener = Some(l);
+                    keys.set_enabled(true);
+                    if warned {
+                        tracing::info!("listening for API key revocations again; key cache on");
+                        warned = false;
+                    }
+                }
+                Err(e) => {
+                    keys.set_enabled(false);
+                    if !warned {
+                        tracing::warn!(error = %e, "cannot listen for API key revocations; every request looks its key up until this recovers");
+                        warned = true;
+                    }
+                    drop(keys);
+                    tokio::time::sleep(LISTEN_RETRY).await;
+                }
+            }
+            continue;
+        };
+        match tokio::time::timeout(LISTEN_LIVENESS, active.try_recv()).await {
+            // Nothing heard: look again whether the store is still there.
+            Err(_) => {}
+            Ok(Ok(Some(_))) => keys.forget_all(),
+            // The connection was lost (`None`) or failed: off until listening again, since
+            // what was announced meanwhile is unknown.
+            Ok(lost) => {
+                keys.set_enabled(false);
+                let error = lost
+                    .err()
+                    .map_or("connection lost".to_string(), |e| e.to_string());
+                tracing::warn!(%error, "lost the API key revocation listener; every request looks its key up until it is back");
+                warned = true;
+                listener = None;
+                drop(keys);
+                tokio::time::sleep(LISTEN_RETRY).await;
+            }
+        }
+    }
+}
+
+/// A listener on a connection of its own (not one of the store's pool), that reports a
+/// lost connection at once instead of making it again itself.
+async fn listener_on(url: &str) -> Result<sqlx_postgres::PgListener, sqlx_core::Error> {
+    let pool = sqlx_postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(LISTEN_RETRY * 2)
+        .max_lifetime(None)
+        .idle_timeout(None)
+        .connect(url)
+        .await?;
+    let mut listener = sqlx_postgres::PgListener::connect_with(&pool).await?;
+    listener.eager_reconnect(false);
+    Ok(listener)
 }
 
 /// Workspace reads inside a larger change.

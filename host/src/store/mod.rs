@@ -129,7 +129,7 @@ pub struct Store {
     /// PostgreSQL the same pool as `db`.
     writer: DatabaseConnection,
     changes: broadcast::Sender<MonitorChange>,
-    /// Keys authenticated in the last second, on SQLite (see [`keys::KeyCache`]).
+    /// Keys authenticated in the last second (see [`keys::KeyCache`]).
     keys: std::sync::Arc<keys::KeyCache>,
 }
 
@@ -162,7 +162,9 @@ impl Store {
         let mut options = common_options(url);
         options.max_connections(16).min_connections(1);
         let db = Database::connect(options).await?;
-        Ok(Store::with(db.clone(), db))
+        let store = Store::with(db.clone(), db);
+        store.listen_for_key_revocations(url);
+        Ok(store)
     }
 
     fn with(db: DatabaseConnection, writer: DatabaseConnection) -> Store {

@@ -7,14 +7,18 @@
 //! (`json_group_array`), in the list's order, with the list's total in the same
 //! statement: one value, one copy, one wake-up, one round trip. PostgreSQL's driver has
 //! no such hand-off, and rendering the page there (`json_agg`) measured slower than
-//! reading the rows, so on PostgreSQL the rows are read as they are.
+//! reading the rows, so on PostgreSQL the rows are read as they are, the total riding along
+//! on each of them in the same statement.
 
 use super::{Order, Page, Store, StoreError};
 use sea_orm::sea_query::{Alias, Expr, Query, SelectStatement};
 use sea_orm::{
-    ColumnTrait, DbBackend, EntityTrait, FromQueryResult, IdenStatic, Iterable, QueryOrder,
-    QuerySelect, QueryTrait, Select,
+    ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, FromQueryResult, IdenStatic, Iterable,
+    QueryOrder, QuerySelect, QueryTrait, Select,
 };
+
+/// The column of a PostgreSQL page that carries the list's total.
+const PAGE_TOTAL: &str = "tocsin_page_total";
 
 impl Store {
     /// The page `page` of the rows `rows` selects (filtered, not yet ordered), sorted by
@@ -55,12 +59,30 @@ impl Store {
         let backend = self.backend();
         let count = |t: Option<i64>| t.map_or(0, |t| u64::try_from(t).unwrap_or(0));
         if backend != DbBackend::Sqlite {
-            let models = rows.all(self.db()).await?;
-            let total = Total::find_by_statement(backend.build(&total))
-                .one(self.db())
-                .await?
-                .and_then(|t| t.total);
-            return Ok((models, count(total)));
+            // One round trip: the total rides along on every row as an uncorrelated
+            // scalar subquery, which PostgreSQL evaluates once. Only a page with no rows
+            // (past the end, or an empty list) asks for the total on its own.
+            let mut statement = rows.into_query();
+            statement.expr_as(
+                Expr::SubQuery(None, Box::new(total.clone().into())),
+                Alias::new(PAGE_TOTAL),
+            );
+            let found = self.db().query_all(&statement).await?;
+            let mut models = Vec::with_capacity(found.len());
+            let mut page_total = None;
+            for row in &found {
+                models.push(E::Model::from_query_result(row, "")?);
+                if page_total.is_none() {
+                    page_total = row.try_get::<Option<i64>>("", PAGE_TOTAL)?;
+                }
+            }
+            if found.is_empty() {
+                page_total = Total::find_by_statement(backend.build(&total))
+                    .one(self.db())
+                    .await?
+                    .and_then(|t| t.total);
+            }
+            return Ok((models, count(page_total)));
         }
         let columns = E::Column::iter()
             .map(|c| {
