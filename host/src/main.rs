@@ -168,6 +168,11 @@ struct BenchFlags {
     /// processes with --database-url).
     #[arg(long)]
     serve: bool,
+    /// With --serve: insert the monitors straight into the database before the server
+    /// starts (as after an import or a restart) instead of through its API, and report
+    /// the time from the server's start to its first check.
+    #[arg(long, requires = "serve")]
+    preload: bool,
     /// Only measure a plugin check's pieces apart (store, instance, guest call, check)
     /// against the native check, --baseline-checks calls of each.
     #[arg(long)]
@@ -564,6 +569,7 @@ fn bench_command(flags: &BenchFlags) -> anyhow::Result<()> {
             write_delay: std::time::Duration::from_millis(flags.db_delay_ms),
         },
         serve: flags.serve,
+        preload: flags.preload,
         skip_api: flags.skip_api,
         plugin_pieces: flags.plugin_pieces,
     };

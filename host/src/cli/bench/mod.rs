@@ -64,6 +64,9 @@ pub struct BenchOptions {
     /// Measure a `tocsin serve` process of its own instead (monitors created through the
     /// API, checks counted by the target).
     pub serve: bool,
+    /// With `serve`: the monitors inserted into the database before the server starts,
+    /// not created through its API.
+    pub preload: bool,
     /// Only measure a plugin check's pieces apart (`baseline_checks` calls of each).
     pub plugin_pieces: bool,
 }

@@ -18,8 +18,12 @@ pub struct ServeReport {
     pub interval: u32,
     pub backend: &'static str,
     pub window: Duration,
-    /// Creating the monitors through the API, one request each.
+    /// Creating the monitors through the API, one request each (or, preloaded, inserting
+    /// them into the database before the server started).
     pub create_time: Duration,
+    /// Preloaded: from starting the server process to its answering `/readyz`, and to the
+    /// target's first request from it.
+    pub preloaded: Option<(Duration, Option<Duration>)>,
     pub due_per_sec: f64,
     /// Requests the target answered per second (each is one check).
     pub done_per_sec: f64,
@@ -29,6 +33,11 @@ pub struct ServeReport {
     /// The PostgreSQL server's CPU per check (every `postgres` process), when on it.
     pub database_cpu_per_check: Option<Duration>,
     pub rss: Option<u64>,
+    /// The most the server process's RSS reached (`VmHWM`), at the end and before the
+    /// benchmark's first scrape of `/metrics` (which at a million monitors holds every
+    /// monitor's series at once).
+    pub rss_peak: Option<u64>,
+    pub rss_peak_unscraped: Option<u64>,
     /// Schedule lag over the window, from the server's own histogram (bucket bounds).
     pub lag_p50: Option<f64>,
     pub lag_p99: Option<f64>,
@@ -202,6 +211,43 @@ fn quantile(before: &[(f64, u64)], after: &[(f64, u64)], q: f64) -> Option<f64> 
     delta.iter().find(|(_, n)| *n >= wanted).map(|(le, _)| *le)
 }
 
+/// Insert `n` monitors straight into a fresh database, as `tocsin serve` would find them
+/// after an import or a restart; returns how long that took.
+async fn preload(
+    opts: &super::BenchOptions,
+    n: usize,
+    target: &Target,
+    database_url: &str,
+) -> anyhow::Result<Duration> {
+    let store = crate::store::Store::connect(database_url).await?;
+    store.migrate().await?;
+    let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+    let ws = store
+        .bootstrap(crate::plans::Plan::Enterprise, Some(BENCH_KEY.into()), now)
+        .await?
+        .context("the benchmark database is not empty")?;
+    let took = super::seed_monitors(&store, &ws.workspace_id, opts, n, target, now).await;
+    store.close().await;
+    took
+}
+
+/// How long after `since` the target answered its first request beyond `before` (None
+/// when none came within two minutes).
+async fn first_request_since(
+    client: &reqwest::Client,
+    target: &Target,
+    before: u64,
+    since: Instant,
+) -> anyhow::Result<Option<Duration>> {
+    while since.elapsed() < Duration::from_secs(120) {
+        if target.count(client).await? > before {
+            return Ok(Some(since.elapsed()));
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    Ok(None)
+}
+
 /// Run one size against a `tocsin serve` of its own.
 pub(super) async fn run_one(
     opts: &super::BenchOptions,
@@ -215,21 +261,33 @@ pub(super) async fn run_one(
     let postgres = db.postgres.is_some();
     let result = async {
         let client = reqwest::Client::new();
-        let mut serve = Serve::start(&data_dir, cache, &db.url)?;
-        serve.wait_ready(&client).await?;
-        let created = Instant::now();
-        create_monitors(
-            &client,
-            &serve.base,
-            target,
-            n,
-            opts.interval,
-            opts.failing_percent,
-        )
-        .await?;
-        let create_time = created.elapsed();
+        let (mut serve, create_time, preloaded) = if opts.preload {
+            let create_time = preload(opts, n, target, &db.url).await?;
+            let before = target.count(&client).await?;
+            let spawned = Instant::now();
+            let mut serve = Serve::start(&data_dir, cache, &db.url)?;
+            serve.wait_ready(&client).await?;
+            let ready = spawned.elapsed();
+            let first = first_request_since(&client, target, before, spawned).await?;
+            (serve, create_time, Some((ready, first)))
+        } else {
+            let mut serve = Serve::start(&data_dir, cache, &db.url)?;
+            serve.wait_ready(&client).await?;
+            let created = Instant::now();
+            create_monitors(
+                &client,
+                &serve.base,
+                target,
+                n,
+                opts.interval,
+                opts.failing_percent,
+            )
+            .await?;
+            (serve, created.elapsed(), None)
+        };
         tokio::time::sleep(opts.warmup).await;
 
+        let rss_peak_unscraped = measure::memory_of(&serve.pid()).1;
         let (lag_before, shed_before) = scrape(&client, &serve.base).await?;
         let count_before = target.count(&client).await?;
         let cpu_before = measure::cpu_time(&serve.pid());
@@ -242,7 +300,7 @@ pub(super) async fn run_one(
         let db_cpu = db_before.map(|b| measure::postgres_cpu().saturating_sub(b));
         let count = target.count(&client).await? - count_before;
         let window = started.elapsed();
-        let rss = measure::memory_of(&serve.pid()).0;
+        let (rss, rss_peak) = measure::memory_of(&serve.pid());
         let (lag_after, shed_after) = scrape(&client, &serve.base).await?;
         if let Some(status) = serve.child.try_wait()? {
             anyhow::bail!("tocsin serve exited during the run: {status}");
@@ -259,12 +317,15 @@ pub(super) async fn run_one(
             backend: if postgres { "PostgreSQL" } else { "SQLite" },
             window,
             create_time,
+            preloaded,
             due_per_sec: n as f64 / f64::from(opts.interval),
             done_per_sec: count as f64 / secs,
             cpu_per_check: per_check(cpu),
             cores: cpu.map_or(0.0, |c| c.as_secs_f64() / secs),
             database_cpu_per_check: per_check(db_cpu),
             rss,
+            rss_peak,
+            rss_peak_unscraped,
             lag_p50: quantile(&lag_before, &lag_after, 0.50),
             lag_p99: quantile(&lag_before, &lag_after, 0.99),
             shed: shed_after.saturating_sub(shed_before),
@@ -280,14 +341,29 @@ pub(super) async fn run_one(
 pub fn print_report(r: &ServeReport) {
     let us = |d: Option<Duration>| super::us(d);
     let secs = |s: Option<f64>| s.map_or("-".into(), |s| format!("{:.3} s", s));
+    let how = if r.preloaded.is_some() {
+        "inserted into the database before the server started"
+    } else {
+        "created through the API"
+    };
     println!(
-        "\n== tocsin serve: {} http monitors every {} s on {} ({:.0} s measured; monitors created through the API in {:.1} s)",
+        "\n== tocsin serve: {} http monitors every {} s on {} ({:.0} s measured; monitors {how} in {:.1} s)",
         r.monitors,
         r.interval,
         r.backend,
         r.window.as_secs_f64(),
         r.create_time.as_secs_f64()
     );
+    if let Some((ready, first)) = r.preloaded {
+        println!(
+            "start-up        ready after {:.2} s; first check {} after the process started",
+            ready.as_secs_f64(),
+            first.map_or("none within 120 s".into(), |f| format!(
+                "{:.2} s",
+                f.as_secs_f64()
+            ))
+        );
+    }
     println!(
         "checks/s        {:.0} answered by the target of {:.0} due ({:.1} %)",
         r.done_per_sec,
@@ -300,10 +376,21 @@ pub fn print_report(r: &ServeReport) {
         secs(r.lag_p99)
     );
     println!(
-        "serve CPU       {} per check, {:.2} cores; RSS {}",
+        "serve CPU       {} per check, {:.2} cores; RSS {}, peak {} ({} per monitor)",
         us(r.cpu_per_check),
         r.cores,
-        super::mib(r.rss)
+        super::mib(r.rss),
+        super::mib(r.rss_peak),
+        r.rss
+            .filter(|_| r.monitors > 0)
+            .map_or("-".into(), |b| format!(
+                "{:.2} KiB",
+                b as f64 / 1024.0 / r.monitors as f64
+            ))
+    );
+    println!(
+        "                peak before the first scrape of /metrics {}",
+        super::mib(r.rss_peak_unscraped)
     );
     if r.database_cpu_per_check.is_some() {
         println!(
