@@ -363,12 +363,12 @@ fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
     Some(std::path::PathBuf::from(path))
 }
 
-/// SQLite URLs get `mode=rwc` so that a fresh data directory just works.
 /// Whether a SQLite URL names an in-memory database rather than a file.
 fn sqlite_in_memory(url: &str) -> bool {
     url.contains(":memory:") || url.contains("mode=memory")
 }
 
+/// SQLite URLs get `mode=rwc` so that a fresh data directory just works.
 fn sqlite_create_mode(url: &str) -> String {
     if url.starts_with("sqlite:") && !url.contains("mode=") && !sqlite_in_memory(url) {
         if url.contains('?') {

@@ -68,20 +68,17 @@ impl Store {
                 Alias::new(PAGE_TOTAL),
             );
             let found = self.db().query_all(&statement).await?;
-            let mut models = Vec::with_capacity(found.len());
-            let mut page_total = None;
-            for row in &found {
-                models.push(E::Model::from_query_result(row, "")?);
-                if page_total.is_none() {
-                    page_total = row.try_get::<Option<i64>>("", PAGE_TOTAL)?;
-                }
-            }
-            if found.is_empty() {
-                page_total = Total::find_by_statement(backend.build(&total))
+            let page_total = match found.first() {
+                Some(row) => row.try_get::<Option<i64>>("", PAGE_TOTAL)?,
+                None => Total::find_by_statement(backend.build(&total))
                     .one(self.db())
                     .await?
-                    .and_then(|t| t.total);
-            }
+                    .and_then(|t| t.total),
+            };
+            let models = found
+                .iter()
+                .map(|row| E::Model::from_query_result(row, ""))
+                .collect::<Result<Vec<_>, _>>()?;
             return Ok((models, count(page_total)));
         }
         let columns = E::Column::iter()

@@ -311,6 +311,20 @@ async fn run_one(
     result
 }
 
+/// The benchmark's server configuration: defaults, `cache` as the data directory, the
+/// benchmark's database.
+fn bench_config(cache: &Path, database_url: &str) -> anyhow::Result<Config> {
+    Ok(Config::build(
+        None,
+        &|_| None,
+        &Overrides {
+            data_dir: Some(cache.to_path_buf()),
+            database_url: Some(database_url.to_string()),
+            ..Overrides::default()
+        },
+    )?)
+}
+
 async fn run_on(
     opts: &BenchOptions,
     n: usize,
@@ -326,15 +340,7 @@ async fn run_on(
         .await?
         .context("the benchmark database is not empty")?;
 
-    let mut config = Config::build(
-        None,
-        &|_| None,
-        &Overrides {
-            data_dir: Some(cache.to_path_buf()),
-            database_url: Some(database_url.to_string()),
-            ..Overrides::default()
-        },
-    )?;
+    let mut config = bench_config(cache, database_url)?;
     config.rate_limit_per_minute = u32::MAX / 2;
     config.rate_limit_burst = u32::MAX / 2;
     let plugins = Arc::new(crate::app::load_plugins(&config).await?);

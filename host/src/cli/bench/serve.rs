@@ -221,15 +221,7 @@ async fn preload(
     database_url: &str,
     cache: &Path,
 ) -> anyhow::Result<Duration> {
-    let mut config = crate::config::Config::build(
-        None,
-        &|_| None,
-        &crate::config::Overrides {
-            data_dir: Some(cache.to_path_buf()),
-            database_url: Some(database_url.to_string()),
-            ..crate::config::Overrides::default()
-        },
-    )?;
+    let mut config = super::bench_config(cache, database_url)?;
     config.plugin_cache_dir = cache.to_path_buf();
     drop(crate::app::load_plugins(&config).await?);
     let store = crate::store::Store::connect(database_url).await?;
