@@ -537,6 +537,128 @@ async fn exercise(store: Store) {
         .expect("past the end");
     assert!(rows.is_empty());
     assert_eq!(total, 2, "a page past the end still counts");
+
+    metric_pages(&store, &ctx, &third.id).await;
+}
+
+/// What `/metrics` reads comes in pages that, joined, are every row once, in id order;
+/// the uptime sums add the right days.
+async fn metric_pages(store: &Store, ctx: &EngineContext, ws: &str) {
+    const DAY: i64 = 86_400_000;
+    for id in ["mon_pa", "mon_pb", "mon_pc"] {
+        store
+            .insert_monitor(monitor(id, ws, id, NOW))
+            .await
+            .expect("insert");
+    }
+    let expected = ["mon_full", "mon_pa", "mon_pb", "mon_pc", "mon_plain"];
+    let mut seen = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let rows = store
+            .monitor_metric_page(Some(ws), after.as_deref(), 2, false)
+            .await
+            .expect("page");
+        assert!(rows.len() <= 2);
+        assert!(
+            rows.iter()
+                .all(|r| r.workspace_id == ws && r.config.is_none())
+        );
+        seen.extend(rows.iter().map(|r| r.id.clone()));
+        if rows.len() < 2 {
+            break;
+        }
+        after = rows.last().map(|r| r.id.clone());
+    }
+    assert_eq!(seen, expected, "every monitor of the workspace once, by id");
+    let with_config = store
+        .monitor_metric_page(Some(ws), Some("mon_pb"), 1, true)
+        .await
+        .expect("page");
+    assert_eq!(with_config.len(), 1);
+    assert_eq!(with_config[0].id, "mon_pc");
+    assert_eq!(
+        with_config[0].config.as_deref(),
+        Some(r#"{"url":"http://127.0.0.1/","method":"GET"}"#)
+    );
+    // Every workspace's: the pages hold every monitor of every workspace once.
+    let mut all = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let rows = store
+            .monitor_metric_page(None, after.as_deref(), 3, false)
+            .await
+            .expect("page");
+        all.extend(rows.iter().map(|r| r.id.clone()));
+        if rows.len() < 3 {
+            break;
+        }
+        after = rows.last().map(|r| r.id.clone());
+    }
+    let mut sorted = all.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(all, sorted, "in id order, none twice");
+    assert!(expected.iter().all(|id| all.contains(&id.to_string())));
+    assert!(all.len() > expected.len(), "other workspaces' monitors too");
+
+    // Daily counts: mon_pa checked yesterday, two days ago, 30 and 31 days ago and
+    // today; mon_pb today only; mon_pc 31 days ago only (outside every window).
+    let today = (NOW + 40 * DAY).div_euclid(DAY) as i32;
+    let at = |days_ago: i64, ms: i64| i64::from(today) * DAY - days_ago * DAY + ms;
+    let batch = vec![
+        record("mon_pa", ws, at(1, 1_000), true, Some(1)),
+        record("mon_pa", ws, at(1, 2_000), false, None),
+        record("mon_pa", ws, at(2, 1_000), true, Some(1)),
+        record("mon_pa", ws, at(30, 1_000), false, None),
+        record("mon_pa", ws, at(31, 1_000), true, Some(1)),
+        record("mon_pa", ws, at(0, 1_000), true, Some(1)),
+        record("mon_pb", ws, at(0, 1_000), true, Some(1)),
+        record("mon_pb", ws, at(0, 2_000), true, Some(1)),
+        record("mon_pc", ws, at(31, 1_000), true, Some(1)),
+    ];
+    write_batch(store, ctx, &batch).await.expect("batch");
+    let past = store
+        .past_day_counts_page(today, None, 10)
+        .await
+        .expect("past");
+    assert_eq!(
+        past,
+        vec![tocsin::store::metrics::PastDayCounts {
+            monitor_id: "mon_pa".into(),
+            yesterday_total: 2,
+            yesterday_up: 1,
+            month_total: 3,
+            month_up: 2,
+            edge_total: 1,
+            edge_up: 0,
+        }],
+        "yesterday, the 29 days to it, and day -30 apart; today and day -31 left out"
+    );
+    assert!(
+        store
+            .past_day_counts_page(today, Some("mon_pa"), 10)
+            .await
+            .expect("past")
+            .is_empty()
+    );
+    let first = store.day_counts_page(today, None, 1).await.expect("today");
+    let second = store
+        .day_counts_page(today, Some("mon_pa"), 1)
+        .await
+        .expect("today");
+    let rest = store
+        .day_counts_page(today, Some("mon_pb"), 1)
+        .await
+        .expect("today");
+    let counts = |rows: &[(String, tocsin::store::metrics::DayCount)]| {
+        rows.iter()
+            .map(|(id, c)| (id.clone(), c.day, c.total, c.up))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(counts(&first), vec![("mon_pa".to_string(), today, 1, 1)]);
+    assert_eq!(counts(&second), vec![("mon_pb".to_string(), today, 2, 2)]);
+    assert!(rest.is_empty());
 }
 
 #[tokio::test]

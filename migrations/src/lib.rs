@@ -23,6 +23,7 @@ mod m0016_uptime_by_day;
 mod m0017_managed_objects;
 mod m0018_monitor_counts;
 mod m0019_cheap_claims;
+mod m0020_uptime_day_pages;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -50,6 +51,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0017_managed_objects::Migration),
             Box::new(m0018_monitor_counts::Migration),
             Box::new(m0019_cheap_claims::Migration),
+            Box::new(m0020_uptime_day_pages::Migration),
         ]
     }
 }

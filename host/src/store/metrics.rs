@@ -1,5 +1,5 @@
-//! What `GET /metrics` reads: every monitor's name, type, tags and state in one query,
-//! the daily uptime counts of a range of days, and the outbox's depth.
+//! What `GET /metrics` reads, in pages: every monitor's name, type, tags and state, the
+//! daily uptime counts of today and the sums of the days before, and the outbox's depth.
 
 use super::entities::{daily_uptime, delivery, monitor};
 use super::{MonitorState, Store, StoreError};
@@ -32,12 +32,30 @@ pub struct DayCount {
     pub up: i64,
 }
 
+/// One monitor's check counts over the days before today that the uptime windows use.
+#[derive(Debug, Clone, PartialEq, Eq, FromQueryResult)]
+pub struct PastDayCounts {
+    pub monitor_id: String,
+    /// Yesterday's (total, up).
+    pub yesterday_total: i64,
+    pub yesterday_up: i64,
+    /// The 29 days before today (yesterday included).
+    pub month_total: i64,
+    pub month_up: i64,
+    /// The day 30 days before today, the 30-day window's oldest.
+    pub edge_total: i64,
+    pub edge_up: i64,
+}
+
 impl Store {
-    /// Every monitor (of `workspace`, if given), ordered by workspace and id. With
-    /// `with_config`, their configurations too (for the Uptime Kuma names' URL labels).
-    pub async fn monitor_metric_rows(
+    /// Up to `limit` monitors (of `workspace`, if given) whose ids come after `after`,
+    /// ordered by id: one page of a scrape, so a scrape never holds every monitor's row.
+    /// With `with_config`, their configurations too (for the Uptime Kuma names' URL labels).
+    pub async fn monitor_metric_page(
         &self,
         workspace: Option<&str>,
+        after: Option<&str>,
+        limit: u64,
         with_config: bool,
     ) -> Result<Vec<MonitorMetricRow>, StoreError> {
         let mut q = monitor::Entity::find()
@@ -49,10 +67,13 @@ impl Store {
             .column(monitor::Column::Status)
             .column(monitor::Column::LastResponseTimeMs)
             .column(monitor::Column::Tags)
-            .order_by_asc(monitor::Column::WorkspaceId)
-            .order_by_asc(monitor::Column::Id);
+            .order_by_asc(monitor::Column::Id)
+            .limit(limit);
         if let Some(w) = workspace {
             q = q.filter(monitor::Column::WorkspaceId.eq(w));
+        }
+        if let Some(id) = after {
+            q = q.filter(monitor::Column::Id.gt(id));
         }
         q = if with_config {
             q.column(monitor::Column::Config)
@@ -62,26 +83,29 @@ impl Store {
         Ok(q.into_model::<MonitorMetricRow>().all(&self.db).await?)
     }
 
-    /// Every monitor's check counts for the UTC days `first..=last`.
-    pub async fn day_counts(
+    /// Up to `limit` monitors' check counts of the UTC day `day`, for the monitors whose
+    /// ids come after `after`, ordered by monitor id.
+    pub async fn day_counts_page(
         &self,
-        first: i32,
-        last: i32,
+        day: i32,
+        after: Option<&str>,
+        limit: u64,
     ) -> Result<Vec<(String, DayCount)>, StoreError> {
-        let rows: Vec<(String, i32, i32, i32)> = daily_uptime::Entity::find()
+        let mut q = daily_uptime::Entity::find()
             .select_only()
             .column(daily_uptime::Column::MonitorId)
-            .column(daily_uptime::Column::Day)
             .column(daily_uptime::Column::Total)
             .column(daily_uptime::Column::Up)
-            .filter(daily_uptime::Column::Day.gte(first))
-            .filter(daily_uptime::Column::Day.lte(last))
-            .into_tuple()
-            .all(&self.db)
-            .await?;
+            .filter(daily_uptime::Column::Day.eq(day))
+            .order_by_asc(daily_uptime::Column::MonitorId)
+            .limit(limit);
+        if let Some(id) = after {
+            q = q.filter(daily_uptime::Column::MonitorId.gt(id));
+        }
+        let rows: Vec<(String, i32, i32)> = q.into_tuple().all(&self.db).await?;
         Ok(rows
             .into_iter()
-            .map(|(id, day, total, up)| {
+            .map(|(id, total, up)| {
                 (
                     id,
                     DayCount {
@@ -92,6 +116,51 @@ impl Store {
                 )
             })
             .collect())
+    }
+
+    /// Up to `limit` monitors' sums over the days before `today` (see [`PastDayCounts`]),
+    /// for the monitors whose ids come after `after`, ordered by monitor id. The database
+    /// adds the days up, so a month of a million monitors arrives as a million rows, not
+    /// thirty million.
+    pub async fn past_day_counts_page(
+        &self,
+        today: i32,
+        after: Option<&str>,
+        limit: u64,
+    ) -> Result<Vec<PastDayCounts>, StoreError> {
+        let (yesterday, month, edge) = (today - 1, today - 29, today - 30);
+        // Read by the primary key (monitor, day), whose order is the page's. Without
+        // statistics SQLite would take the day's index and sort every day of the window
+        // for each page; `+day` keeps it off that index. PostgreSQL's statistics choose
+        // the key by themselves, and `+day` would hide the range from its estimates.
+        let day = match self.db.get_database_backend() {
+            sea_orm::DbBackend::Sqlite => "+day",
+            _ => "day",
+        };
+        // Day numbers are integers of ours, written into the text: placeholders differ
+        // between the backends inside custom expressions.
+        let sum = |column: &str, from: i32, to: i32| {
+            Expr::cust(format!(
+                "SUM(CASE WHEN day BETWEEN {from} AND {to} THEN {column} ELSE 0 END)"
+            ))
+        };
+        let mut q = daily_uptime::Entity::find()
+            .select_only()
+            .column(daily_uptime::Column::MonitorId)
+            .expr_as(sum("total", yesterday, yesterday), "yesterday_total")
+            .expr_as(sum("up", yesterday, yesterday), "yesterday_up")
+            .expr_as(sum("total", month, yesterday), "month_total")
+            .expr_as(sum("up", month, yesterday), "month_up")
+            .expr_as(sum("total", edge, edge), "edge_total")
+            .expr_as(sum("up", edge, edge), "edge_up")
+            .filter(Expr::cust(format!("{day} BETWEEN {edge} AND {yesterday}")))
+            .group_by(daily_uptime::Column::MonitorId)
+            .order_by_asc(daily_uptime::Column::MonitorId)
+            .limit(limit);
+        if let Some(id) = after {
+            q = q.filter(daily_uptime::Column::MonitorId.gt(id));
+        }
+        Ok(q.into_model::<PastDayCounts>().all(&self.db).await?)
     }
 
     /// Deliveries waiting for an attempt (the outbox's depth).

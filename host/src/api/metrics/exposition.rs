@@ -1,8 +1,14 @@
 //! The exposition of one scrape: the server's counters, then every monitor's series
 //! (and Uptime Kuma's names when asked), encoded by `prometheus-client`.
+//!
+//! The monitors are read in pages of [`Scrape::page`] while their info series is encoded;
+//! what the other series need of them (the id, the state, the last response time, and Uptime
+//! Kuma's labels when asked) is kept in a compact table, and the counters and uptime
+//! windows are looked up a slice at a time. A scrape of a million monitors so holds tens of
+//! megabytes, not a copy of every row.
 
-use crate::store::MonitorState;
 use crate::store::metrics::MonitorMetricRow;
+use crate::store::{MonitorState, Store, StoreError};
 use crate::telemetry::{self, MonitorLive, RESPONSE_BUCKETS};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
@@ -10,20 +16,90 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const DAY_MS: i64 = 86_400_000;
+/// Monitors whose counters and uptime windows are looked up under one lock.
+const SLICE: usize = 4_096;
 
-/// Everything one scrape shows.
-#[derive(Debug)]
+/// Everything one scrape shows. Encoding reads the monitors from the store, so it runs on
+/// a blocking thread of `runtime`.
 pub(super) struct Scrape {
-    pub(super) monitors: Vec<MonitorMetricRow>,
-    pub(super) live: Vec<Option<MonitorLive>>,
-    pub(super) uptime: Vec<(Option<f64>, Option<f64>)>,
+    pub(super) store: Store,
+    pub(super) runtime: tokio::runtime::Handle,
+    /// The workspace whose monitors are shown; None: every workspace's.
+    pub(super) workspace: Option<String>,
+    /// Monitors read per query.
+    pub(super) page: u64,
     pub(super) now_ms: i64,
     pub(super) kuma: bool,
     pub(super) histograms: bool,
     pub(super) instances: [(&'static str, usize, usize); 3],
     pub(super) outbox: u64,
+    /// Nanoseconds spent waiting for the store while encoding.
+    pub(super) read_nanos: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for Scrape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scrape")
+            .field("workspace", &self.workspace)
+            .field("page", &self.page)
+            .field("kuma", &self.kuma)
+            .field("histograms", &self.histograms)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Strings end to end in one buffer.
+#[derive(Default)]
+struct Strings {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Strings {
+    fn push(&mut self, s: &str) {
+        self.text.push_str(s);
+        self.ends.push(self.text.len());
+    }
+
+    fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+}
+
+/// What the series after the info series need of each monitor, in the order read.
+#[derive(Default)]
+struct Table {
+    ids: Strings,
+    status: Vec<MonitorState>,
+    response_ms: Vec<Option<i32>>,
+    /// Uptime Kuma's five labels per monitor (see [`KumaLabels::set`]), when asked for.
+    kuma: Strings,
+}
+
+impl Table {
+    fn len(&self) -> usize {
+        self.status.len()
+    }
+
+    fn id(&self, i: usize) -> &str {
+        self.ids.get(i)
+    }
+
+    fn kuma_set(&self, i: usize) -> [(&'static str, &str); 5] {
+        let k = |j: usize| self.kuma.get(i * 5 + j);
+        [
+            ("monitor_name", k(0)),
+            ("monitor_type", k(1)),
+            ("monitor_url", k(2)),
+            ("monitor_hostname", k(3)),
+            ("monitor_port", k(4)),
+        ]
+    }
 }
 
 impl Scrape {
@@ -111,11 +187,6 @@ impl Scrape {
     }
 }
 
-/// The one label of a monitor's series besides their own.
-fn id_label(m: &MonitorMetricRow) -> [(&'static str, &str); 1] {
-    [("monitor_id", m.id.as_str())]
-}
-
 fn status_value(s: MonitorState) -> i64 {
     match s {
         MonitorState::Down => 0,
@@ -130,6 +201,85 @@ fn tag_text(json: &str) -> String {
     serde_json::from_str::<Vec<String>>(json)
         .map(|t| t.join(","))
         .unwrap_or_default()
+}
+
+impl Scrape {
+    /// The next page of monitors after `after`, waited for on this blocking thread.
+    fn read_page(&self, after: Option<&str>) -> Result<Vec<MonitorMetricRow>, StoreError> {
+        let started = std::time::Instant::now();
+        let rows = self.runtime.block_on(self.store.monitor_metric_page(
+            self.workspace.as_deref(),
+            after,
+            self.page,
+            self.kuma,
+        ));
+        self.read_nanos
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        rows
+    }
+
+    /// The info series, one per monitor, encoded page by page as the monitors are read;
+    /// returns what the other series need of them.
+    fn encode_info(&self, encoder: &mut DescriptorEncoder) -> Result<Table, std::fmt::Error> {
+        // Each monitor's names once, on its info series; every other series carries only
+        // `monitor_id` (join with `* on (monitor_id) group_left (monitor, tags)
+        // tocsin_monitor_info`). Repeating five labels on every line made a scrape at
+        // 100,000 monitors twice as large (docs/performance.md).
+        let mut e = encoder.encode_descriptor(
+            "tocsin_monitor",
+            "One series per monitor, 1, labelled with its workspace, name, type and tags",
+            None,
+            MetricType::Info,
+        )?;
+        let mut table = Table::default();
+        let mut after: Option<String> = None;
+        loop {
+            let rows = self.read_page(after.as_deref()).map_err(|error| {
+                tracing::warn!(%error, "could not read the monitors for /metrics");
+                std::fmt::Error
+            })?;
+            for m in &rows {
+                let tags = tag_text(&m.tags);
+                e.encode_info(&[
+                    ("workspace", m.workspace_id.as_str()),
+                    ("monitor_id", m.id.as_str()),
+                    ("monitor", m.name.as_str()),
+                    ("type", m.kind.as_str()),
+                    ("tags", tags.as_str()),
+                ])?;
+                table.ids.push(&m.id);
+                table.status.push(m.status);
+                table.response_ms.push(m.last_response_time_ms);
+                if self.kuma {
+                    for label in KumaLabels::of(m).set() {
+                        table.kuma.push(label.1);
+                    }
+                }
+            }
+            if (rows.len() as u64) < self.page {
+                break;
+            }
+            after = rows.last().map(|m| m.id.clone());
+        }
+        Ok(table)
+    }
+
+    /// `f` for every monitor of `table` with its counters (None: no check since the
+    /// server started), looked up a slice at a time.
+    fn each_live(
+        table: &Table,
+        mut f: impl FnMut(usize, Option<&MonitorLive>) -> Result<(), std::fmt::Error>,
+    ) -> Result<(), std::fmt::Error> {
+        let board = &telemetry::global().monitors;
+        for start in (0..table.len()).step_by(SLICE) {
+            let end = table.len().min(start + SLICE);
+            let live = board.read((start..end).map(|i| table.id(i)));
+            for (i, l) in (start..end).zip(&live) {
+                f(i, l.as_ref())?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Collector for Scrape {
@@ -161,9 +311,19 @@ impl Collector for Scrape {
             None,
             MetricType::Gauge,
         )?)?;
+
+        let table = self.encode_info(&mut encoder)?;
+        let board = &telemetry::global().monitors;
+        if self.workspace.is_none() && board.len() > table.len() {
+            // Forget the counters of monitors deleted since the server started.
+            let ids: std::collections::HashSet<&str> =
+                (0..table.len()).map(|i| table.id(i)).collect();
+            board.retain(|id| ids.contains(id));
+        }
+
         let mut by_status = [0i64; 4];
-        for m in &self.monitors {
-            by_status[status_value(m.status) as usize] += 1;
+        for s in &table.status {
+            by_status[status_value(*s) as usize] += 1;
         }
         let mut e = encoder.encode_descriptor(
             "tocsin_monitors",
@@ -175,36 +335,15 @@ impl Collector for Scrape {
             e.encode_family(&[("status", *status)])?.encode_gauge(&n)?;
         }
 
-        // Each monitor's names once, on its info series; every other series carries only
-        // `monitor_id` (join with `* on (monitor_id) group_left (monitor, tags)
-        // tocsin_monitor_info`). Repeating five labels on every line made a scrape at
-        // 100,000 monitors twice as large (docs/performance.md).
-        let mut e = encoder.encode_descriptor(
-            "tocsin_monitor",
-            "One series per monitor, 1, labelled with its workspace, name, type and tags",
-            None,
-            MetricType::Info,
-        )?;
-        for m in &self.monitors {
-            let tags = tag_text(&m.tags);
-            e.encode_info(&[
-                ("workspace", m.workspace_id.as_str()),
-                ("monitor_id", m.id.as_str()),
-                ("monitor", m.name.as_str()),
-                ("type", m.kind.as_str()),
-                ("tags", tags.as_str()),
-            ])?;
-        }
-
         let mut e = encoder.encode_descriptor(
             "tocsin_monitor_status",
             "0 down, 1 up, 2 pending (not passed yet), 3 paused",
             None,
             MetricType::Gauge,
         )?;
-        for m in &self.monitors {
-            e.encode_family(&id_label(m))?
-                .encode_gauge(&status_value(m.status))?;
+        for (i, s) in table.status.iter().enumerate() {
+            e.encode_family(&[("monitor_id", table.id(i))])?
+                .encode_gauge(&status_value(*s))?;
         }
         let mut e = encoder.encode_descriptor(
             "tocsin_monitor_response_time_seconds",
@@ -212,16 +351,14 @@ impl Collector for Scrape {
             None,
             MetricType::Gauge,
         )?;
-        for (m, live) in self.monitors.iter().zip(&self.live) {
-            if let Some(ms) = m.last_response_time_ms {
-                let region = live
-                    .as_ref()
-                    .and_then(|l| l.region.as_deref())
-                    .unwrap_or("");
-                e.encode_family(&[("monitor_id", m.id.as_str()), ("region", region)])?
+        Self::each_live(&table, |i, live| {
+            if let Some(ms) = table.response_ms[i] {
+                let region = live.and_then(|l| l.region.as_deref()).unwrap_or("");
+                e.encode_family(&[("monitor_id", table.id(i)), ("region", region)])?
                     .encode_gauge(&(f64::from(ms) / 1000.0))?;
             }
-        }
+            Ok(())
+        })?;
         if self.histograms {
             let mut e = encoder.encode_descriptor(
                 "tocsin_monitor_response_seconds",
@@ -229,23 +366,26 @@ impl Collector for Scrape {
                 None,
                 MetricType::Histogram,
             )?;
-            for (m, live) in self.monitors.iter().zip(&self.live) {
-                let Some(live) = live else { continue };
-                let mut buckets: Vec<(f64, u64)> = RESPONSE_BUCKETS
-                    .iter()
-                    .zip(live.buckets)
-                    .map(|(b, n)| (*b, n))
-                    .collect();
+            let mut buckets: Vec<(f64, u64)> = Vec::with_capacity(RESPONSE_BUCKETS.len() + 1);
+            Self::each_live(&table, |i, live| {
+                let Some(live) = live else { return Ok(()) };
+                buckets.clear();
+                buckets.extend(
+                    RESPONSE_BUCKETS
+                        .iter()
+                        .zip(live.buckets)
+                        .map(|(b, n)| (*b, n)),
+                );
                 let within: u64 = live.buckets.iter().sum();
                 buckets.push((f64::INFINITY, live.timed - within));
-                e.encode_family(&id_label(m))?
+                e.encode_family(&[("monitor_id", table.id(i))])?
                     .encode_histogram::<NoLabelSet>(
                         live.response_ms_sum as f64 / 1000.0,
                         live.timed,
                         &buckets,
                         None,
-                    )?;
-            }
+                    )
+            })?;
         }
         let mut e = encoder.encode_descriptor(
             "tocsin_monitor_checks",
@@ -253,13 +393,14 @@ impl Collector for Scrape {
             None,
             MetricType::Counter,
         )?;
-        for (m, live) in self.monitors.iter().zip(&self.live) {
-            let Some(live) = live else { continue };
+        Self::each_live(&table, |i, live| {
+            let Some(live) = live else { return Ok(()) };
             for (outcome, n) in [("up", live.up), ("down", live.down)] {
-                e.encode_family(&[("monitor_id", m.id.as_str()), ("outcome", outcome)])?
+                e.encode_family(&[("monitor_id", table.id(i)), ("outcome", outcome)])?
                     .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
             }
-        }
+            Ok(())
+        })?;
         let mut e = encoder.encode_descriptor(
             "tocsin_monitor_uptime_ratio",
             "Share of checks that passed over the window (1d, 30d)",
@@ -267,11 +408,15 @@ impl Collector for Scrape {
             MetricType::Gauge,
         )?;
         for (window, pick) in [("1d", 0), ("30d", 1)] {
-            for (m, u) in self.monitors.iter().zip(&self.uptime) {
-                let value = if pick == 0 { u.0 } else { u.1 };
-                if let Some(v) = value {
-                    e.encode_family(&[("monitor_id", m.id.as_str()), ("window", window)])?
-                        .encode_gauge(&v)?;
+            for start in (0..table.len()).step_by(SLICE) {
+                let end = table.len().min(start + SLICE);
+                let uptime = super::UPTIME.read((start..end).map(|i| table.id(i)), self.now_ms);
+                for (i, u) in (start..end).zip(uptime) {
+                    let value = if pick == 0 { u.0 } else { u.1 };
+                    if let Some(v) = value {
+                        e.encode_family(&[("monitor_id", table.id(i)), ("window", window)])?
+                            .encode_gauge(&v)?;
+                    }
                 }
             }
         }
@@ -281,14 +426,15 @@ impl Collector for Scrape {
             None,
             MetricType::Gauge,
         )?;
-        for (m, live) in self.monitors.iter().zip(&self.live) {
-            if let Some(at) = live.as_ref().and_then(|l| l.certificate_expires_ms) {
-                e.encode_family(&id_label(m))?
+        Self::each_live(&table, |i, live| {
+            if let Some(at) = live.and_then(|l| l.certificate_expires_ms) {
+                e.encode_family(&[("monitor_id", table.id(i))])?
                     .encode_gauge(&(at as f64 / 1000.0))?;
             }
-        }
+            Ok(())
+        })?;
         if self.kuma {
-            self.encode_kuma(&mut encoder)?;
+            self.encode_kuma(&mut encoder, &table)?;
         }
         Ok(())
     }
@@ -296,23 +442,26 @@ impl Collector for Scrape {
 
 impl Scrape {
     /// Uptime Kuma's names and labels, so its Grafana dashboards work unchanged.
-    fn encode_kuma(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let targets: Vec<KumaLabels> = self.monitors.iter().map(KumaLabels::of).collect();
+    fn encode_kuma(
+        &self,
+        encoder: &mut DescriptorEncoder,
+        table: &Table,
+    ) -> Result<(), std::fmt::Error> {
         let mut e = encoder.encode_descriptor(
             "monitor_status",
             "Monitor status (1 = UP, 0 = DOWN, 2 = PENDING, 3 = MAINTENANCE)",
             None,
             MetricType::Gauge,
         )?;
-        for (m, k) in self.monitors.iter().zip(&targets) {
+        for (i, s) in table.status.iter().enumerate() {
             // Kuma has no paused value; a paused monitor is not shown, as in Kuma.
-            let value = match m.status {
+            let value = match s {
                 MonitorState::Down => 0,
                 MonitorState::Up => 1,
                 MonitorState::Pending => 2,
                 MonitorState::Paused => continue,
             };
-            e.encode_family(&k.set())?.encode_gauge(&value)?;
+            e.encode_family(&table.kuma_set(i))?.encode_gauge(&value)?;
         }
         let mut e = encoder.encode_descriptor(
             "monitor_response_time",
@@ -320,9 +469,10 @@ impl Scrape {
             None,
             MetricType::Gauge,
         )?;
-        for (m, k) in self.monitors.iter().zip(&targets) {
-            if let Some(ms) = m.last_response_time_ms {
-                e.encode_family(&k.set())?.encode_gauge(&i64::from(ms))?;
+        for (i, ms) in table.response_ms.iter().enumerate() {
+            if let Some(ms) = ms {
+                e.encode_family(&table.kuma_set(i))?
+                    .encode_gauge(&i64::from(*ms))?;
             }
         }
         let mut days = encoder.encode_descriptor(
@@ -331,26 +481,27 @@ impl Scrape {
             None,
             MetricType::Gauge,
         )?;
-        for (live, k) in self.live.iter().zip(&targets) {
-            if let Some(at) = live.as_ref().and_then(|l| l.certificate_expires_ms) {
-                days.encode_family(&k.set())?
+        Self::each_live(table, |i, live| {
+            if let Some(at) = live.and_then(|l| l.certificate_expires_ms) {
+                days.encode_family(&table.kuma_set(i))?
                     .encode_gauge(&(at - self.now_ms).div_euclid(DAY_MS))?;
             }
-        }
+            Ok(())
+        })?;
         let mut valid = encoder.encode_descriptor(
             "monitor_cert_is_valid",
             "Is the certificate still valid? (1 = Yes, 0= No)",
             None,
             MetricType::Gauge,
         )?;
-        for (live, k) in self.live.iter().zip(&targets) {
-            if let Some(at) = live.as_ref().and_then(|l| l.certificate_expires_ms) {
+        Self::each_live(table, |i, live| {
+            if let Some(at) = live.and_then(|l| l.certificate_expires_ms) {
                 valid
-                    .encode_family(&k.set())?
+                    .encode_family(&table.kuma_set(i))?
                     .encode_gauge(&i64::from(at > self.now_ms))?;
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }
 
@@ -393,6 +544,7 @@ impl<'a> KumaLabels<'a> {
         }
     }
 
+    /// The labels in the order [`Table::kuma_set`] reads them.
     fn set(&self) -> [(&str, &str); 5] {
         [
             ("monitor_name", self.name),
@@ -407,6 +559,144 @@ impl<'a> KumaLabels<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strings_end_to_end_come_back_apart() {
+        let mut s = Strings::default();
+        for x in ["mon_1", "", "ws ✓", "x"] {
+            s.push(x);
+        }
+        assert_eq!(
+            (0..4).map(|i| s.get(i)).collect::<Vec<_>>(),
+            ["mon_1", "", "ws ✓", "x"]
+        );
+    }
+
+    fn row(id: &str, ws: &str, status: MonitorState) -> crate::store::monitors::MonitorRow {
+        crate::store::monitors::MonitorRow {
+            id: id.into(),
+            workspace_id: ws.into(),
+            name: format!("name of {id}"),
+            kind: "http".into(),
+            config: r#"{"url":"http://127.0.0.1:9/x","method":"GET"}"#.into(),
+            interval_secs: 60,
+            timeout_secs: 10,
+            alert_policy_id: None,
+            regions: "[]".into(),
+            status,
+            created_at: 1,
+            updated_at: 1,
+            last_checked_at: None,
+            last_response_time_ms: Some(7),
+            consecutive_failures: 0,
+            consecutive_successes: 0,
+            region_cursor: 0,
+            regional_confirmation: false,
+            tags: r#"["a","b"]"#.into(),
+            ping_token: None,
+            depends_on: "[]".into(),
+            snoozed_until: None,
+            apply_key: None,
+            managed_by: None,
+        }
+    }
+
+    /// Encode a scrape of `workspace` reading `page` monitors per query.
+    async fn scrape(store: &Store, workspace: Option<&str>, page: u64) -> String {
+        let scrape = Scrape {
+            store: store.clone(),
+            runtime: tokio::runtime::Handle::current(),
+            workspace: workspace.map(str::to_owned),
+            page,
+            now_ms: 0,
+            kuma: true,
+            histograms: true,
+            instances: [("check", 0, 1), ("notify", 0, 1), ("validate", 0, 1)],
+            outbox: 0,
+            read_nanos: Arc::default(),
+        };
+        tokio::task::spawn_blocking(move || {
+            let mut out = String::new();
+            scrape.encode_into(&mut out).map(|()| out)
+        })
+        .await
+        .expect("joined")
+        .expect("encoded")
+    }
+
+    /// The lines of `family` (its samples, names as written).
+    fn samples<'a>(text: &'a str, family: &str) -> Vec<&'a str> {
+        text.lines()
+            .filter(|l| l.starts_with(&format!("{family}{{")))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_scrape_read_in_pages_shows_every_monitor_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let store = Store::connect(&url).await.expect("store");
+        store.migrate().await.expect("migrate");
+        let one = store
+            .create_workspace("One", crate::plans::Plan::Business, 1)
+            .await
+            .expect("workspace");
+        let two = store
+            .create_workspace("Two", crate::plans::Plan::Business, 1)
+            .await
+            .expect("workspace");
+        let states = [MonitorState::Up, MonitorState::Down, MonitorState::Paused];
+        for i in 0..7 {
+            let ws = if i % 3 == 0 { &two.id } else { &one.id };
+            store
+                .insert_monitor(row(&format!("mon_p{i}"), ws, states[i % 3]))
+                .await
+                .expect("insert");
+        }
+        let paged = scrape(&store, None, 2).await;
+        let whole = scrape(&store, None, 1_000).await;
+        assert_eq!(paged, whole, "the pages change nothing in the text");
+        for family in ["tocsin_monitor_info", "tocsin_monitor_status"] {
+            let lines = samples(&paged, family);
+            assert_eq!(lines.len(), 7, "{family}: {lines:?}");
+            for i in 0..7 {
+                let id = format!("monitor_id=\"mon_p{i}\"");
+                assert_eq!(
+                    lines.iter().filter(|l| l.contains(&id)).count(),
+                    1,
+                    "{family} shows mon_p{i} once"
+                );
+            }
+        }
+        assert!(
+            paged.contains("tocsin_monitors{status=\"up\"} 3\n"),
+            "{paged}"
+        );
+        assert!(paged.contains("tocsin_monitors{status=\"down\"} 2\n"));
+        assert!(paged.contains("tocsin_monitors{status=\"paused\"} 2\n"));
+        // Uptime Kuma's names carry the labels of the monitor on the same line.
+        let kuma = samples(&paged, "monitor_response_time");
+        assert_eq!(kuma.len(), 7);
+        assert!(
+            kuma.iter()
+                .all(|l| l.contains("monitor_url=\"http://127.0.0.1:9/x\""))
+        );
+        assert!(
+            kuma.iter()
+                .any(|l| l.contains("monitor_name=\"name of mon_p4\"") && l.ends_with(" 7"))
+        );
+        // One workspace's scrape, in pages of one.
+        let own = scrape(&store, Some(&one.id), 1).await;
+        let lines = samples(&own, "tocsin_monitor_status");
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .all(|l| !l.contains("mon_p0") && !l.contains("mon_p3"))
+        );
+        assert!(own.contains("tocsin_monitors{status=\"up\"} 0\n"));
+        assert!(own.contains("tocsin_monitors{status=\"paused\"} 2\n"));
+    }
 
     #[test]
     fn kuma_labels_come_from_the_target() {

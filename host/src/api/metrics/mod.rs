@@ -1,9 +1,9 @@
 //! `GET /metrics`: the Prometheus text format (0.0.4), encoded by `prometheus-client`.
 //!
 //! Server series come from the process's counters ([`crate::telemetry`]); per-monitor
-//! series are assembled at each scrape from one query of the monitors (names, types,
-//! tags, states), the counters the recorder keeps per monitor, and the uptime windows a
-//! background task refreshes every minute from the daily counts. With the `key` setting a
+//! series are assembled at each scrape from the monitors (names, types, tags, states, read
+//! in pages while the text is encoded), the counters the recorder keeps per monitor, and
+//! the uptime windows a background task refreshes every minute from the daily counts. With the `key` setting a
 //! scrape shows the key's workspace's monitors; with `public`, every workspace's.
 
 use super::AppState;
@@ -147,7 +147,8 @@ pub async fn render(
 ) -> Result<(String, ScrapeTimings), ApiError> {
     let started = std::time::Instant::now();
     let scrape = prepare(state, workspace).await?;
-    let read = started.elapsed();
+    let before = started.elapsed();
+    let read = scrape.read_nanos.clone();
     let encoding = std::time::Instant::now();
     let body = tokio::task::spawn_blocking(move || {
         let mut out = String::new();
@@ -156,37 +157,34 @@ pub async fn render(
     .await
     .map_err(|_| ApiError::internal("encoding the metrics failed"))?
     .map_err(|_| ApiError::internal("encoding the metrics failed"))?;
+    let read_while_encoding =
+        std::time::Duration::from_nanos(read.load(std::sync::atomic::Ordering::Relaxed));
     Ok((
         body,
         ScrapeTimings {
-            read,
-            encode: encoding.elapsed(),
+            read: before + read_while_encoding,
+            encode: encoding.elapsed().saturating_sub(read_while_encoding),
         },
     ))
 }
 
-/// Everything a scrape shows, read: the monitors, their counters and uptime windows.
+/// Monitors a scrape reads per query.
+const SCRAPE_PAGE: u64 = 5_000;
+
+/// What a scrape starts from; the monitors themselves are read while it is encoded.
 async fn prepare(state: &AppState, workspace: Option<&str>) -> Result<Scrape, ApiError> {
-    let kuma = state.config.metrics_kuma_names;
-    let rows = state.store.monitor_metric_rows(workspace, kuma).await?;
-    let t = telemetry::global();
-    let live = t.monitors.read(rows.iter().map(|r| r.id.as_str()));
-    if workspace.is_none() && t.monitors.len() > rows.len() {
-        let ids: std::collections::HashSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-        t.monitors.retain(|id| ids.contains(id));
-    }
-    let now_ms = state.clock.now_ms();
-    let uptime = UPTIME.read(rows.iter().map(|r| r.id.as_str()), now_ms);
     let outbox = state.store.pending_delivery_count().await?;
     Ok(Scrape {
-        monitors: rows,
-        live,
-        uptime,
-        now_ms,
-        kuma,
+        store: state.store.clone(),
+        runtime: tokio::runtime::Handle::current(),
+        workspace: workspace.map(str::to_owned),
+        page: SCRAPE_PAGE,
+        now_ms: state.clock.now_ms(),
+        kuma: state.config.metrics_kuma_names,
         histograms: state.config.metrics_histograms,
         instances: state.plugins.instances(),
         outbox,
+        read_nanos: Default::default(),
     })
 }
 

@@ -1,13 +1,14 @@
 //! Uptime over the last day and the last 30 days for `/metrics`, from the daily counts.
 
 use crate::store::Store;
-use crate::store::metrics::DayCount;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 const DAY_MS: i64 = 86_400_000;
 /// How often the uptime windows are read again.
 pub const UPTIME_REFRESH: std::time::Duration = std::time::Duration::from_secs(60);
+/// Monitors read per query.
+const PAGE: u64 = 10_000;
 /// How often in the server's first minute.
 const UPTIME_EARLY_REFRESH: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -42,7 +43,9 @@ pub static UPTIME: std::sync::LazyLock<UptimeWindows> =
     std::sync::LazyLock::new(UptimeWindows::default);
 
 impl UptimeWindows {
-    /// Read what changed: every day before today when the day turned, today's always.
+    /// Read what changed: the sums of the days before today when the day turned, today's
+    /// counts always; both in pages of [`PAGE`] monitors, so that a million monitors never
+    /// sit in memory twice.
     pub async fn refresh(
         &self,
         store: &Store,
@@ -51,18 +54,58 @@ impl UptimeWindows {
         let today = i32::try_from(now_ms.div_euclid(DAY_MS)).unwrap_or(i32::MAX);
         let stale = self.lock().day != Some(today);
         if stale {
-            let rows = store.day_counts(today - 30, today - 1).await?;
-            let past = fold_past(today, &rows);
+            let mut past = HashMap::new();
+            let mut after: Option<String> = None;
+            loop {
+                let rows = store
+                    .past_day_counts_page(today, after.as_deref(), PAGE)
+                    .await?;
+                let full = rows.len() as u64 == PAGE;
+                after = rows.last().map(|r| r.monitor_id.clone());
+                for r in rows {
+                    past.insert(
+                        r.monitor_id,
+                        PastDays {
+                            yesterday: (r.yesterday_total, r.yesterday_up),
+                            month: (r.month_total, r.month_up),
+                            edge: (r.edge_total, r.edge_up),
+                        },
+                    );
+                }
+                if !full {
+                    break;
+                }
+            }
             let mut inner = self.lock();
             inner.past = past;
+            inner.today.clear();
             inner.day = Some(today);
         }
-        let rows = store.day_counts(today, today).await?;
-        let current: HashMap<String, (i64, i64)> = rows
-            .into_iter()
-            .map(|(id, c)| (id, (c.total, c.up)))
-            .collect();
-        self.lock().today = current;
+        // Today's counts are updated in place, page by page: a monitor deleted today keeps
+        // its entry until the day turns, and no one asks for it.
+        let mut after: Option<String> = None;
+        loop {
+            let rows = store.day_counts_page(today, after.as_deref(), PAGE).await?;
+            let full = rows.len() as u64 == PAGE;
+            let mut inner = self.lock();
+            if inner.day != Some(today) {
+                // Another refresh turned the day meanwhile; it reads today's counts itself.
+                return Ok(());
+            }
+            for (id, c) in &rows {
+                match inner.today.get_mut(id.as_str()) {
+                    Some(counts) => *counts = (c.total, c.up),
+                    None => {
+                        inner.today.insert(id.clone(), (c.total, c.up));
+                    }
+                }
+            }
+            drop(inner);
+            if !full {
+                break;
+            }
+            after = rows.last().map(|(id, _)| id.clone());
+        }
         Ok(())
     }
 
@@ -89,26 +132,6 @@ impl UptimeWindows {
             })
             .collect()
     }
-}
-
-fn fold_past(today: i32, rows: &[(String, DayCount)]) -> HashMap<String, PastDays> {
-    let mut past: HashMap<String, PastDays> = HashMap::new();
-    for (id, c) in rows {
-        let p = past.entry(id.clone()).or_default();
-        let add = |s: &mut (i64, i64)| {
-            s.0 += c.total;
-            s.1 += c.up;
-        };
-        if c.day == today - 1 {
-            add(&mut p.yesterday);
-        }
-        if c.day >= today - 29 {
-            add(&mut p.month);
-        } else if c.day == today - 30 {
-            add(&mut p.edge);
-        }
-    }
-    past
 }
 
 /// The two windows' ratios; `into_today` is the part of today gone (0..1).
@@ -156,48 +179,15 @@ mod tests {
 
     #[test]
     fn uptime_windows_weigh_the_oldest_day_by_its_part_in_the_window() {
-        let today = 20_000;
-        let rows = vec![
-            (
-                "a".to_string(),
-                DayCount {
-                    day: today - 1,
-                    total: 100,
-                    up: 50,
-                },
-            ),
-            (
-                "a".to_string(),
-                DayCount {
-                    day: today - 2,
-                    total: 100,
-                    up: 100,
-                },
-            ),
-            (
-                "a".to_string(),
-                DayCount {
-                    day: today - 30,
-                    total: 100,
-                    up: 0,
-                },
-            ),
-            (
-                "a".to_string(),
-                DayCount {
-                    day: today - 31,
-                    total: 100,
-                    up: 0,
-                },
-            ),
-        ];
-        let past = fold_past(today, &rows);
-        let a = past["a"];
-        assert_eq!(a.yesterday, (100, 50));
-        assert_eq!(a.month, (200, 150));
-        assert_eq!(a.edge, (100, 0));
+        // Yesterday 50 of 100 up, the day before 100 of 100, day today-30 0 of 100 (the
+        // store adds the days up: tests/store.rs).
+        let past = PastDays {
+            yesterday: (100, 50),
+            month: (200, 150),
+            edge: (100, 0),
+        };
         // A quarter into today, with 25 of 25 up: 1d = (25 + 0.75*50) / (25 + 0.75*100).
-        let (day, month) = windows((25, 25), a, 0.25);
+        let (day, month) = windows((25, 25), past, 0.25);
         assert!((day.expect("a day") - 62.5 / 100.0).abs() < 1e-9);
         assert!((month.expect("a month") - 175.0 / 300.0).abs() < 1e-9);
         assert_eq!(windows((0, 0), PastDays::default(), 0.5), (None, None));

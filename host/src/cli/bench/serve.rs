@@ -33,11 +33,12 @@ pub struct ServeReport {
     /// The PostgreSQL server's CPU per check (every `postgres` process), when on it.
     pub database_cpu_per_check: Option<Duration>,
     pub rss: Option<u64>,
-    /// The most the server process's RSS reached (`VmHWM`), at the end and before the
-    /// benchmark's first scrape of `/metrics` (which at a million monitors holds every
-    /// monitor's series at once).
+    /// The most the server process's RSS reached (`VmHWM`), at the end (after both of
+    /// the benchmark's scrapes of `/metrics`) and before its first scrape.
     pub rss_peak: Option<u64>,
     pub rss_peak_unscraped: Option<u64>,
+    /// The first scrape of `/metrics`: how long it took and how many bytes it carried.
+    pub scrape: (Duration, usize),
     /// Schedule lag over the window, from the server's own histogram (bucket bounds).
     pub lag_p50: Option<f64>,
     pub lag_p99: Option<f64>,
@@ -163,9 +164,12 @@ async fn create_monitors(
     Ok(())
 }
 
-/// The server's schedule-lag histogram (cumulative counts by upper bound in seconds) and
-/// its count of shed results, from `GET /metrics`.
-async fn scrape(client: &reqwest::Client, base: &str) -> anyhow::Result<(Vec<(f64, u64)>, u64)> {
+/// The server's schedule-lag histogram (cumulative counts by upper bound in seconds), its
+/// count of shed results, and the exposition's size, from `GET /metrics`.
+async fn scrape(
+    client: &reqwest::Client,
+    base: &str,
+) -> anyhow::Result<(Vec<(f64, u64)>, u64, usize)> {
     let text = client
         .get(format!("{base}/metrics"))
         .bearer_auth(BENCH_KEY)
@@ -191,7 +195,7 @@ async fn scrape(client: &reqwest::Client, base: &str) -> anyhow::Result<(Vec<(f6
             shed = count.trim().parse().unwrap_or(0);
         }
     }
-    Ok((buckets, shed))
+    Ok((buckets, shed, text.len()))
 }
 
 /// The bucket bound under which share `q` of the window's checks started.
@@ -293,7 +297,9 @@ pub(super) async fn run_one(
         tokio::time::sleep(opts.warmup).await;
 
         let rss_peak_unscraped = measure::memory_of(&serve.pid()).1;
-        let (lag_before, shed_before) = scrape(&client, &serve.base).await?;
+        let scrape_started = Instant::now();
+        let (lag_before, shed_before, scrape_bytes) = scrape(&client, &serve.base).await?;
+        let scrape_time = scrape_started.elapsed();
         let count_before = target.count(&client).await?;
         let cpu_before = measure::cpu_time(&serve.pid());
         let db_before = postgres.then(measure::postgres_cpu);
@@ -305,8 +311,9 @@ pub(super) async fn run_one(
         let db_cpu = db_before.map(|b| measure::postgres_cpu().saturating_sub(b));
         let count = target.count(&client).await? - count_before;
         let window = started.elapsed();
-        let (rss, rss_peak) = measure::memory_of(&serve.pid());
-        let (lag_after, shed_after) = scrape(&client, &serve.base).await?;
+        let rss = measure::memory_of(&serve.pid()).0;
+        let (lag_after, shed_after, _) = scrape(&client, &serve.base).await?;
+        let rss_peak = measure::memory_of(&serve.pid()).1;
         if let Some(status) = serve.child.try_wait()? {
             anyhow::bail!("tocsin serve exited during the run: {status}");
         }
@@ -331,6 +338,7 @@ pub(super) async fn run_one(
             rss,
             rss_peak,
             rss_peak_unscraped,
+            scrape: (scrape_time, scrape_bytes),
             lag_p50: quantile(&lag_before, &lag_after, 0.50),
             lag_p99: quantile(&lag_before, &lag_after, 0.99),
             shed: shed_after.saturating_sub(shed_before),
@@ -396,6 +404,11 @@ pub fn print_report(r: &ServeReport) {
     println!(
         "                peak before the first scrape of /metrics {}",
         super::mib(r.rss_peak_unscraped)
+    );
+    println!(
+        "/metrics        one scrape {:.2} s, {:.1} MiB of text",
+        r.scrape.0.as_secs_f64(),
+        r.scrape.1 as f64 / (1024.0 * 1024.0)
     );
     if r.database_cpu_per_check.is_some() {
         println!(
