@@ -133,9 +133,10 @@ impl std::fmt::Write for ChunkSink {
 /// Where a scrape's time went.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ScrapeTimings {
-    /// Reading the monitors, their counters and uptime windows, and the outbox depth.
+    /// Waiting for the store: the outbox's depth, and the pages of monitors read while
+    /// the text is encoded.
     pub read: std::time::Duration,
-    /// Encoding the text.
+    /// Encoding the text, the counters and uptime windows looked up as it goes.
     pub encode: std::time::Duration,
 }
 

@@ -87,24 +87,19 @@ impl UptimeWindows {
         loop {
             let rows = store.day_counts_page(today, after.as_deref(), PAGE).await?;
             let full = rows.len() as u64 == PAGE;
+            after = rows.last().map(|(id, _)| id.clone());
             let mut inner = self.lock();
             if inner.day != Some(today) {
                 // Another refresh turned the day meanwhile; it reads today's counts itself.
                 return Ok(());
             }
-            for (id, c) in &rows {
-                match inner.today.get_mut(id.as_str()) {
-                    Some(counts) => *counts = (c.total, c.up),
-                    None => {
-                        inner.today.insert(id.clone(), (c.total, c.up));
-                    }
-                }
-            }
+            inner
+                .today
+                .extend(rows.into_iter().map(|(id, c)| (id, (c.total, c.up))));
             drop(inner);
             if !full {
                 break;
             }
-            after = rows.last().map(|(id, _)| id.clone());
         }
         Ok(())
     }
