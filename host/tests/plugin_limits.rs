@@ -63,6 +63,40 @@ async fn a_looping_plugin_is_stopped_at_its_deadline() {
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
 }
 
+/// The epoch ticker that stops a looping guest runs only while some call runs: an idle
+/// server does not wake up a hundred times a second for nothing. And after idling, a
+/// looping guest is still stopped at its deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_epoch_ticks_only_while_a_call_runs() {
+    let host = host().await;
+    let spin = host.monitor("test-spin").expect("spin loaded");
+    for round in 0..2 {
+        // Loading ran calls; let the tick that was under way finish.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let idle = host.epoch_ticks();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(host.epoch_ticks(), idle, "round {round}: ticked while idle");
+
+        let started = Instant::now();
+        let err = host
+            .check(&spin, request("{}", 100))
+            .await
+            .expect_err("must not finish");
+        assert_eq!(err, CallError::Deadline(600), "round {round}");
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed < Duration::from_secs(3),
+            "round {round}: {elapsed:?}"
+        );
+        // 600 ms of spinning at one tick per 10 ms.
+        let ticked = host.epoch_ticks() - idle;
+        assert!(
+            ticked >= 20,
+            "round {round}: {ticked} ticks while the guest ran"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_memory_hog_is_stopped_at_its_cap() {
     let host = host().await;

@@ -487,6 +487,11 @@ impl PluginHost {
         self.runtime.is_pooling()
     }
 
+    /// How often the epoch has advanced: only while a plugin call runs.
+    pub fn epoch_ticks(&self) -> u64 {
+        self.runtime.epoch_ticks()
+    }
+
     fn context(&self, name: &Arc<str>, grants: Grants, budget: Duration) -> CallContext {
         CallContext {
             plugin: name.clone(),

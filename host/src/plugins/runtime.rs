@@ -9,7 +9,8 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 use wasmtime::component::{Component, Linker};
 use wasmtime::{
@@ -34,12 +35,65 @@ pub struct Runtime {
     engine: Engine,
     pooling: bool,
     cache_dir: Option<PathBuf>,
-    stop_ticker: Arc<AtomicBool>,
+    ticker: Arc<Ticker>,
 }
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        self.stop_ticker.store(true, Ordering::Relaxed);
+        self.ticker.stop.store(true, Ordering::Relaxed);
+        self.ticker.wake();
+    }
+}
+
+/// Advances the engine's epoch every [`limits::EPOCH_TICK`], but only while a call is
+/// running: an idle server's ticker sleeps instead of waking a core 100 times a second.
+/// The epoch only matters to a guest running wasm, and every guest runs inside
+/// [`Runtime::call`], which holds a [`Running`] for as long as it lasts.
+struct Ticker {
+    running: AtomicUsize,
+    ticks: AtomicU64,
+    stop: AtomicBool,
+    thread: OnceLock<std::thread::Thread>,
+}
+
+impl Ticker {
+    fn wake(&self) {
+        if let Some(thread) = self.thread.get() {
+            thread.unpark();
+        }
+    }
+
+    fn enter(self: &Arc<Self>) -> Running {
+        if self.running.fetch_add(1, Ordering::SeqCst) == 0 {
+            self.wake();
+        }
+        Running(self.clone())
+    }
+
+    fn run(&self, engine: wasmtime::EngineWeak) {
+        while !self.stop.load(Ordering::Relaxed) {
+            if self.running.load(Ordering::SeqCst) == 0 {
+                // `enter` unparks after raising the count, so a call that starts between
+                // the load and the park leaves a token and this park returns at once.
+                std::thread::park();
+                continue;
+            }
+            std::thread::sleep(limits::EPOCH_TICK);
+            match engine.upgrade() {
+                Some(engine) => engine.increment_epoch(),
+                None => break,
+            }
+            self.ticks.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A call in progress, as the ticker counts them.
+struct Running(Arc<Ticker>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -48,6 +102,10 @@ fn base_config() -> Config {
     config.wasm_component_model(true);
     config.epoch_interruption(true);
     config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    if std::env::var_os("TOCSIN_PLUGIN_PERFMAP").is_some_and(|v| v == "1") {
+        // Names the plugins' compiled functions for `perf` (/tmp/perf-PID.map).
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     config
 }
 
@@ -61,26 +119,29 @@ impl Runtime {
                 (Engine::new(&base_config())?, false)
             }
         };
-        let stop_ticker = Arc::new(AtomicBool::new(false));
-        let ticker_engine = engine.weak();
-        let stop = stop_ticker.clone();
-        std::thread::Builder::new()
+        let ticker = Arc::new(Ticker {
+            running: AtomicUsize::new(0),
+            ticks: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            thread: OnceLock::new(),
+        });
+        let weak = engine.weak();
+        let runs = ticker.clone();
+        let handle = std::thread::Builder::new()
             .name("tocsin-epoch".into())
-            .spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(limits::EPOCH_TICK);
-                    match ticker_engine.upgrade() {
-                        Some(engine) => engine.increment_epoch(),
-                        None => break,
-                    }
-                }
-            })?;
+            .spawn(move || runs.run(weak))?;
+        let _ = ticker.thread.set(handle.thread().clone());
         Ok(Runtime {
             engine,
             pooling,
             cache_dir,
-            stop_ticker,
+            ticker,
         })
+    }
+
+    /// Epoch ticks so far: they advance only while a call runs.
+    pub fn epoch_ticks(&self) -> u64 {
+        self.ticker.ticks.load(Ordering::Relaxed)
     }
 
     pub fn engine(&self) -> &Engine {
@@ -166,6 +227,7 @@ impl Runtime {
         let allowed = call.budget + limits::DEADLINE_MARGIN;
         let hard_deadline = Instant::now() + allowed;
         let allowed_ms = u64::try_from(allowed.as_millis()).unwrap_or(u64::MAX);
+        let _running = self.ticker.enter();
         let mut store = self.new_store(call, hard_deadline);
         // The epoch callback stops a guest busy in wasm; this stops one stuck in a host call.
         let outcome = tokio::time::timeout(allowed + limits::EPOCH_TICK * 5, f(&mut store)).await;

@@ -3,7 +3,9 @@
 //! plugin call is also stopped at each of its stages: a store created and dropped; a
 //! component instantiated in it (and torn down with it); its configuration validated (a
 //! guest call with no I/O). The differences between stages are the pieces. Rounds of
-//! every kind alternate, so a noisy machine weighs on all of them alike.
+//! every kind alternate, so a noisy machine weighs on all of them alike. The warm-up runs
+//! whole plugin checks alone and then native checks alone, and prints when, so a profile
+//! of the process (`perf record`, with `TOCSIN_PLUGIN_PERFMAP=1`) can be split by phase.
 
 use super::{Target, timed_batch};
 use crate::config::{Config, Overrides};
@@ -62,9 +64,34 @@ pub(super) async fn run(target: &Target, cache: &Path, count: usize) -> anyhow::
         CallStage::Validate,
         CallStage::Check,
     ];
+    // The warm-up: whole plugin checks alone, then native checks alone, each phase long
+    // enough for a profiler to sample it on its own (the times it prints mark the phases).
+    let alone = |d: Duration| d / u32::try_from(count).unwrap_or(u32::MAX).max(1);
+    let started = std::time::SystemTime::now();
+    let plugin_alone = timed_batch(count, stage_call(&plugins, &url, CallStage::Check)?)
+        .await?
+        .0;
+    let between = std::time::SystemTime::now();
+    let native_alone = timed_batch(count, super::native_check(&plugins, &url))
+        .await?
+        .0;
+    let ended = std::time::SystemTime::now();
+    let unix = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64()
+    };
+    println!(
+        "warm-up: {count} plugin checks alone from {:.1} to {:.1} (unix time), {:.1} µs each; {count} native checks alone to {:.1}, {:.1} µs each",
+        unix(started),
+        unix(between),
+        alone(plugin_alone).as_secs_f64() * 1e6,
+        unix(ended),
+        alone(native_alone).as_secs_f64() * 1e6,
+    );
     let mut totals = [Duration::ZERO; 5];
-    for round in 0..4 {
-        let n = if round == 0 { count / 4 + 1 } else { count };
+    for _ in 0..3 {
+        let n = count;
         let native = timed_batch(n, super::native_check(&plugins, &url)).await?.0;
         let mut measured = [
             native,
@@ -76,10 +103,8 @@ pub(super) async fn run(target: &Target, cache: &Path, count: usize) -> anyhow::
         for (i, stage) in stages.iter().enumerate() {
             measured[i + 1] = timed_batch(n, stage_call(&plugins, &url, *stage)?).await?.0;
         }
-        if round > 0 {
-            for (t, m) in totals.iter_mut().zip(measured) {
-                *t += m;
-            }
+        for (t, m) in totals.iter_mut().zip(measured) {
+            *t += m;
         }
     }
     let per = |d: Duration| d / u32::try_from(count * 3).unwrap_or(u32::MAX).max(1);
