@@ -200,7 +200,7 @@ impl Runtime {
     }
 
     /// A fresh store for one call, with limits and a hard deadline.
-    pub fn new_store(&self, call: CallContext, hard_deadline: Instant) -> Store<CallState> {
+    fn new_store(&self, call: CallContext, hard_deadline: Instant) -> Store<CallState> {
         let mut store = Store::new(&self.engine, CallState::new(call));
         store.limiter(|state| &mut state.limits);
         store.set_epoch_deadline(1);

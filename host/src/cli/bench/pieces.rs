@@ -91,8 +91,9 @@ pub(super) async fn run(target: &Target, cache: &Path, count: usize) -> anyhow::
     );
     let mut totals = [Duration::ZERO; 5];
     for _ in 0..3 {
-        let n = count;
-        let native = timed_batch(n, super::native_check(&plugins, &url)).await?.0;
+        let native = timed_batch(count, super::native_check(&plugins, &url))
+            .await?
+            .0;
         let mut measured = [
             native,
             Duration::ZERO,
@@ -101,7 +102,9 @@ pub(super) async fn run(target: &Target, cache: &Path, count: usize) -> anyhow::
             Duration::ZERO,
         ];
         for (i, stage) in stages.iter().enumerate() {
-            measured[i + 1] = timed_batch(n, stage_call(&plugins, &url, *stage)?).await?.0;
+            measured[i + 1] = timed_batch(count, stage_call(&plugins, &url, *stage)?)
+                .await?
+                .0;
         }
         for (t, m) in totals.iter_mut().zip(measured) {
             *t += m;
