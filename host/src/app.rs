@@ -193,6 +193,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             .await
             .context("cannot reset delivery leases")?;
     }
+    let checks = CheckRuntime::start(config.check_threads)?;
     let (recorder, recorder_task) = Recorder::spawn_with(
         store.clone(),
         engine.clone(),
@@ -232,7 +233,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             live,
             permits: scheduler.permits(),
         };
-        Some(tokio::spawn(confirmer.run(shutdown_rx.clone())))
+        Some(checks.handle.spawn(confirmer.run(shutdown_rx.clone())))
     } else {
         None
     };
@@ -251,7 +252,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         clock.clone(),
         shutdown_rx.clone(),
     ));
-    let scheduler_task = tokio::spawn(scheduler.run(shutdown_rx.clone()));
+    let scheduler_task = checks.handle.spawn(scheduler.run(shutdown_rx.clone()));
     let outbox = OutboxWorker {
         store: store.clone(),
         plugins: plugins.clone(),
@@ -377,7 +378,62 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         tracing::warn!(error = %e, "could not record when API keys were last used");
     }
     store.close().await;
+    drop(checks);
     Ok(())
+}
+
+/// The threads that run the checks: the scheduler, every check it starts (the plugin call
+/// and its connection included) and regional confirmations. A runtime of their own keeps
+/// a check's timer, plugin call and connection on one thread; on the API's work-stealing
+/// threads each of those steps could wake the other thread, which cost about a tenth of a
+/// check's CPU (docs/performance.md, goal 1). The result writer stays on the API's
+/// threads, so a batch's bookkeeping never delays a check's timer.
+struct CheckRuntime {
+    handle: tokio::runtime::Handle,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl CheckRuntime {
+    /// One thread runs everything itself; more share the work between them.
+    fn start(threads: usize) -> anyhow::Result<CheckRuntime> {
+        let mut builder = if threads <= 1 {
+            tokio::runtime::Builder::new_current_thread()
+        } else {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(threads);
+            b
+        };
+        let runtime = builder
+            .enable_all()
+            .thread_name("tocsin-checks")
+            .build()
+            .context("cannot start the check threads")?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("tocsin-checks".into())
+            .spawn(move || {
+                // A single-threaded runtime runs its tasks only inside `block_on`.
+                runtime.block_on(async {
+                    let _ = stopped.await;
+                });
+                // Checks still in flight at shutdown are dropped, as before.
+                runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+            })
+            .context("cannot start the check threads")?;
+        Ok(CheckRuntime {
+            handle,
+            stop: Some(stop),
+        })
+    }
+}
+
+impl Drop for CheckRuntime {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
 }
 
 async fn shutdown_signal() {

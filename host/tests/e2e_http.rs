@@ -328,3 +328,62 @@ fn keyword_monitors_look_for_text_in_the_body() {
         .clone();
     assert_eq!(schema["required"], json!(["url", "method", "keyword"]));
 }
+
+/// Checks run on threads of their own (`check_threads`); with several of them, checks,
+/// failures, incidents and a graceful stop that writes the last results all still work.
+#[test]
+fn several_check_threads_check_record_and_stop_cleanly() {
+    let target = Target::start();
+    let temp = tempfile::tempdir().expect("tempdir");
+    let env = [("TOCSIN_CHECK_THREADS", "3")];
+    let mut server = Server::start_in(temp.path(), &env);
+    let api = server.client();
+    let ids: Vec<String> = (0..6)
+        .map(|i| {
+            create(
+                &api,
+                json!({"name": format!("t{i}"), "type": "http", "url": target.url("/status"), "method": "GET", "interval": 1}),
+            )
+        })
+        .collect();
+    for id in &ids {
+        wait_for_check(&api, id, None);
+        wait_for("monitor up", Duration::from_secs(15), || {
+            (monitor_status(&api, id) == "up").then_some(())
+        });
+    }
+    target.set_status(503);
+    for id in &ids {
+        wait_for_check(&api, id, Some("Expected status 200, got 503"));
+        wait_for("monitor down", Duration::from_secs(15), || {
+            (monitor_status(&api, id) == "down").then_some(())
+        });
+    }
+    let incidents = api.get("/v1/incidents?status=open").body;
+    for id in &ids {
+        assert!(
+            incidents["data"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|i| i["monitorId"] == id.as_str())),
+            "no open incident for {id}: {incidents}"
+        );
+    }
+    let total = |api: &Api, id: &str| {
+        api.get(&format!("/v1/monitors/{id}/checks")).body["pagination"]["total"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    let before: Vec<u64> = ids.iter().map(|id| total(&api, id)).collect();
+    server.stop();
+    let server = Server::start_in(temp.path(), &env);
+    let api = server.client();
+    for (id, before) in ids.iter().zip(before) {
+        assert!(total(&api, id) >= before, "{id} lost results in the stop");
+    }
+    target.set_status(200);
+    for id in &ids {
+        wait_for("monitor up again", Duration::from_secs(15), || {
+            (monitor_status(&api, id) == "up").then_some(())
+        });
+    }
+}

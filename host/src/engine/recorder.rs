@@ -192,6 +192,9 @@ impl Default for RecorderOptions {
 pub struct Recorder {
     tx: mpsc::Sender<(CheckRecord, Option<oneshot::Sender<()>>)>,
     stats: Arc<RecorderStats>,
+    /// Cuts the writer's linger short: a failure, a caller waiting for the commit, or a
+    /// full batch waiting. Other records do not wake the writer while it lingers.
+    hurry: Arc<Notify>,
 }
 
 /// What the writer has done so far.
@@ -226,14 +229,16 @@ impl Recorder {
     ) -> (Recorder, tokio::task::JoinHandle<()>) {
         let (tx, rx) = mpsc::channel(options.buffer.max(1));
         let stats = Arc::new(RecorderStats::default());
+        let hurry = Arc::new(Notify::new());
         let task = tokio::spawn(write_loop(
             store,
             ctx,
             rx,
+            hurry.clone(),
             stats.clone(),
             options.write_delay,
         ));
-        (Recorder { tx, stats }, task)
+        (Recorder { tx, stats, hurry }, task)
     }
 
     /// The writer's counters.
@@ -244,9 +249,11 @@ impl Recorder {
     /// Hand a record over without waiting. When the buffer is full (the database is far
     /// behind) the record is shed: counted, and logged at most every ten seconds.
     pub fn record(&self, record: CheckRecord) {
+        let failed = !record.ok;
         match self.tx.try_send((record, None)) {
             Ok(()) => {
                 self.stats.accepted.fetch_add(1, Ordering::Relaxed);
+                self.queued(failed);
             }
             Err(mpsc::error::TrySendError::Full((record, _))) => self.shed(&record),
             Err(mpsc::error::TrySendError::Closed(_)) => {
@@ -259,11 +266,21 @@ impl Recorder {
     /// that come from the database's own bookkeeping (a missed heartbeat deadline, an
     /// expired confirmation request), which would not be produced again if shed.
     pub async fn record_waiting(&self, record: CheckRecord) {
+        let failed = !record.ok;
         if self.tx.send((record, None)).await.is_err() {
             tracing::warn!("check result dropped: the result writer has stopped");
             return;
         }
         self.stats.accepted.fetch_add(1, Ordering::Relaxed);
+        self.queued(failed);
+    }
+
+    /// Wake a lingering writer for a record it must not keep waiting (`urgent`) or when a
+    /// whole batch is waiting.
+    fn queued(&self, urgent: bool) {
+        if urgent || self.tx.max_capacity() - self.tx.capacity() >= MAX_BATCH {
+            self.hurry.notify_one();
+        }
     }
 
     fn shed(&self, record: &CheckRecord) {
@@ -301,6 +318,7 @@ impl Recorder {
             return false;
         }
         self.stats.accepted.fetch_add(1, Ordering::Relaxed);
+        self.queued(true);
         committed.await.is_ok()
     }
 }
@@ -309,6 +327,7 @@ async fn write_loop(
     store: Store,
     ctx: EngineContext,
     mut rx: mpsc::Receiver<(CheckRecord, Option<oneshot::Sender<()>>)>,
+    hurry_signal: Arc<Notify>,
     stats: Arc<RecorderStats>,
     write_delay: std::time::Duration,
 ) {
@@ -327,18 +346,21 @@ async fn write_loop(
         let mut hurry = urgent(&queued);
         let linger = tokio::time::sleep(if hurry { BATCH_LINGER } else { QUIET_LINGER });
         tokio::pin!(linger);
+        // While it lingers the writer waits on the timer and on `Recorder::hurry` only, so
+        // a batch of passes costs one wake-up, not one per result.
         while queued.len() < MAX_BATCH {
-            let room = MAX_BATCH - queued.len();
-            let before = queued.len();
             tokio::select! {
-                n = rx.recv_many(&mut queued, room) => if n == 0 { break },
                 _ = &mut linger => break,
+                _ = hurry_signal.notified() => {}
             }
+            let before = queued.len();
+            take_waiting(&mut rx, &mut queued);
             if !hurry && urgent(&queued[before..]) {
                 hurry = true;
                 linger.as_mut().reset(started + BATCH_LINGER);
             }
         }
+        take_waiting(&mut rx, &mut queued);
         for (record, done) in queued.drain(..) {
             batch.push(record);
             waiting.extend(done);
@@ -363,6 +385,19 @@ async fn write_loop(
         batch.clear();
         for done in waiting.drain(..) {
             let _ = done.send(());
+        }
+    }
+}
+
+/// Move the records already waiting into `queued`, up to a batch, without waiting.
+fn take_waiting(
+    rx: &mut mpsc::Receiver<(CheckRecord, Option<oneshot::Sender<()>>)>,
+    queued: &mut Vec<(CheckRecord, Option<oneshot::Sender<()>>)>,
+) {
+    while queued.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(item) => queued.push(item),
+            Err(_) => break,
         }
     }
 }

@@ -572,6 +572,7 @@ impl Scheduler {
             telemetry.schedule_lag.observe(lag.as_secs_f64());
             if lag > Duration::from_secs(1) {
                 tracing::debug!(monitor = %monitor.id, lag_ms = lag.as_millis() as u64, "check started late");
+                warn_late(clock.now_ms(), lag);
             }
             if let Some(claimer) = claimer {
                 match claimer.claim(&monitor.id, round).await {
@@ -600,6 +601,26 @@ impl Scheduler {
                 recorder.record(record);
             }
         });
+    }
+}
+
+/// When checks starting late were last logged as a warning (Unix ms).
+static LATE_WARNED_AT: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+/// Say, at most once a minute, that checks start more than a second late: the node is at
+/// its capacity (its check threads busy, or every slot taken by slow checks).
+fn warn_late(now_ms: i64, lag: Duration) {
+    use std::sync::atomic::Ordering;
+    let last = LATE_WARNED_AT.load(Ordering::Relaxed);
+    if now_ms - last >= 60_000
+        && LATE_WARNED_AT
+            .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    {
+        tracing::warn!(
+            lag_ms = u64::try_from(lag.as_millis()).unwrap_or(u64::MAX),
+            "checks are starting more than a second late: this node is at its capacity; raise check_threads if its CPU has room, or add a node"
+        );
     }
 }
 
