@@ -149,6 +149,44 @@ async fn a_full_buffer_sheds_and_counts_and_below_it_nothing_is_lost() {
     assert_eq!(total, 60, "the stalled writer wrote nothing");
 }
 
+/// The writer lingers for a batch without taking each result as it comes; a small buffer
+/// still never fills while it does, because half a buffer waiting wakes it.
+#[tokio::test]
+async fn a_small_buffer_does_not_fill_while_the_writer_lingers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, ids) = store_with_monitors(dir.path(), 1, "{}", 60).await;
+    let monitor = store
+        .monitor_by_id(&ids[0])
+        .await
+        .expect("read")
+        .expect("monitor");
+    let (recorder, task) = Recorder::spawn_with(
+        store.clone(),
+        EngineContext::new("http://127.0.0.1"),
+        RecorderOptions {
+            buffer: 100,
+            write_delay: Duration::ZERO,
+        },
+    );
+    let stats = recorder.stats();
+    let now = SystemClock.now_ms();
+    // 200 passes in five bursts of 40, well inside one linger (200 ms).
+    for burst in 0..5 {
+        for i in 0..40 {
+            recorder.record(result(
+                &monitor.id,
+                &monitor.workspace_id,
+                now + burst * 40 + i,
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(stats.shed.load(Ordering::Relaxed), 0, "results were shed");
+    drop(recorder);
+    task.await.expect("writer drains");
+    assert_eq!(stats.records.load(Ordering::Relaxed), 200);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_writer_does_not_slow_the_checks() {
     const MONITORS: usize = 200;

@@ -275,10 +275,13 @@ impl Recorder {
         self.queued(failed);
     }
 
-    /// Wake a lingering writer for a record it must not keep waiting (`urgent`) or when a
-    /// whole batch is waiting.
+    /// Wake a lingering writer for a record it must not keep waiting (`urgent`), when a
+    /// whole batch is waiting, or when the buffer is half full (a small `recorder_buffer`
+    /// must not fill up while the writer lingers).
     fn queued(&self, urgent: bool) {
-        if urgent || self.tx.max_capacity() - self.tx.capacity() >= MAX_BATCH {
+        let capacity = self.tx.max_capacity();
+        let waiting = capacity - self.tx.capacity();
+        if urgent || waiting >= MAX_BATCH.min(capacity / 2).max(1) {
             self.hurry.notify_one();
         }
     }
