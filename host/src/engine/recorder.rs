@@ -192,8 +192,8 @@ impl Default for RecorderOptions {
 pub struct Recorder {
     tx: mpsc::Sender<(CheckRecord, Option<oneshot::Sender<()>>)>,
     stats: Arc<RecorderStats>,
-    /// Cuts the writer's linger short: a failure, a caller waiting for the commit, or a
-    /// full batch waiting. Other records do not wake the writer while it lingers.
+    /// Wakes the lingering writer: a failure, a caller waiting for the commit, a full
+    /// batch or half the buffer waiting. Other records do not wake it while it lingers.
     hurry: Arc<Notify>,
 }
 
