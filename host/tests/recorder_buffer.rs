@@ -50,6 +50,17 @@ async fn store_with_monitors(
     (store, ids)
 }
 
+/// A store with one monitor checked every minute, and that monitor as stored.
+async fn store_with_one_monitor(dir: &std::path::Path) -> (Store, MonitorRow) {
+    let (store, ids) = store_with_monitors(dir, 1, "{}", 60).await;
+    let monitor = store
+        .monitor_by_id(&ids[0])
+        .await
+        .expect("read")
+        .expect("monitor");
+    (store, monitor)
+}
+
 fn result(monitor_id: &str, workspace_id: &str, at: i64) -> CheckRecord {
     CheckRecord {
         monitor_id: monitor_id.into(),
@@ -68,12 +79,7 @@ fn result(monitor_id: &str, workspace_id: &str, at: i64) -> CheckRecord {
 #[tokio::test]
 async fn a_full_buffer_sheds_and_counts_and_below_it_nothing_is_lost() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (store, ids) = store_with_monitors(dir.path(), 1, "{}", 60).await;
-    let monitor = store
-        .monitor_by_id(&ids[0])
-        .await
-        .expect("read")
-        .expect("monitor");
+    let (store, monitor) = store_with_one_monitor(dir.path()).await;
     let engine = EngineContext::new("http://127.0.0.1");
 
     // A writer that is fast enough: every result handed over is written.
@@ -154,12 +160,7 @@ async fn a_full_buffer_sheds_and_counts_and_below_it_nothing_is_lost() {
 #[tokio::test]
 async fn a_small_buffer_does_not_fill_while_the_writer_lingers() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (store, ids) = store_with_monitors(dir.path(), 1, "{}", 60).await;
-    let monitor = store
-        .monitor_by_id(&ids[0])
-        .await
-        .expect("read")
-        .expect("monitor");
+    let (store, monitor) = store_with_one_monitor(dir.path()).await;
     let (recorder, task) = Recorder::spawn_with(
         store.clone(),
         EngineContext::new("http://127.0.0.1"),
