@@ -147,7 +147,8 @@ struct BenchFlags {
     /// Share of monitors whose target fails, in percent (they open incidents).
     #[arg(long, default_value_t = 1.0)]
     failing_percent: f64,
-    /// Checks per side in the plugin-versus-native comparison.
+    /// Checks per side in the plugin-versus-native comparison (with --serve: the same
+    /// command's reference, measured once the server has stopped; at least 1,000).
     #[arg(long, default_value_t = 2000)]
     baseline_checks: usize,
     /// Seconds of `wrk` load on each API route (0 skips it).

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Build the shared client: no automatic redirects, no connection reuse (every check
-/// measures a real connect, as a visitor would see it), rustls for TLS trusting `roots`,
+/// measures a real connect, as a visitor would see it), no TCP keep-alive, rustls for TLS trusting `roots`,
 /// no proxy, and names resolved once and filtered through the egress policy, so the
 /// address connected to is the address checked.
 pub fn build_client(
@@ -31,6 +31,12 @@ pub fn build_client(
         .no_proxy()
         .dns_resolver(Arc::new(CheckedResolver { egress }))
         .pool_max_idle_per_host(0)
+        // A check's connection carries one exchange and is closed, and the call's own
+        // deadline bounds a silent peer: TCP keep-alive would only cost four socket
+        // options per check.
+        .tcp_keepalive(None)
+        .tcp_keepalive_interval(None)
+        .tcp_keepalive_retries(None)
         .user_agent(concat!(
             "Tocsin/",
             env!("CARGO_PKG_VERSION"),

@@ -608,6 +608,21 @@ async fn run_checks(
     }
 }
 
+/// The http check's CPU per check natively and through the plugin, in this process: the
+/// reference a `--serve` run is read against, in the same command.
+async fn reference_checks(
+    target: &Target,
+    cache: &Path,
+    database_url: &str,
+    count: usize,
+) -> anyhow::Result<(Duration, Duration)> {
+    let config = bench_config(cache, database_url)?;
+    let plugins = Arc::new(crate::app::load_plugins(&config).await?);
+    let (native_cpu, _, plugin_cpu, _) =
+        compare_native(&plugins, &target.url("/ok"), count).await?;
+    Ok((native_cpu, plugin_cpu))
+}
+
 /// CPU and wall time per check, natively and through the `http` plugin, from interleaved
 /// rounds of `count` checks each, 32 at a time: (native cpu, native wall, plugin cpu, plugin wall).
 async fn compare_native(

@@ -44,7 +44,34 @@ pub struct ServeReport {
     pub lag_p99: Option<f64>,
     /// Results shed by the server's recorder during the window.
     pub shed: u64,
+    /// The same command's reference, measured in the benchmark's own process once the
+    /// server has stopped: CPU per check of the http check done natively and through the
+    /// plugin. This machine's speed varies by half from one day to the next, so the
+    /// server's CPU per check is also given as a multiple of the native check.
+    pub reference: Option<Reference>,
 }
+
+/// The http check's CPU per check in the benchmark's own process (see
+/// [`ServeReport::reference`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Reference {
+    pub native_cpu: Duration,
+    pub plugin_cpu: Duration,
+}
+
+impl ServeReport {
+    /// The server's CPU per check over the native check's, in the same command.
+    pub fn native_multiple(&self) -> Option<f64> {
+        let reference = self.reference?;
+        let per_check = self.cpu_per_check?;
+        (!reference.native_cpu.is_zero())
+            .then(|| per_check.as_secs_f64() / reference.native_cpu.as_secs_f64())
+    }
+}
+
+/// Fewest checks per side in the reference: `/proc`'s CPU times tick every 10 ms, so
+/// fewer would round a check's cost to whole ticks.
+const REFERENCE_MIN: usize = 1_000;
 
 /// The `tocsin serve` child.
 struct Serve {
@@ -342,9 +369,29 @@ pub(super) async fn run_one(
             lag_p50: quantile(&lag_before, &lag_after, 0.50),
             lag_p99: quantile(&lag_before, &lag_after, 0.99),
             shed: shed_after.saturating_sub(shed_before),
+            reference: None,
         })
     }
     .await;
+    // The server has stopped (dropped with the block above): measure the reference on a
+    // machine otherwise as busy as during the window, less the server.
+    let result = match result {
+        Ok(report) => super::reference_checks(
+            target,
+            cache,
+            &db.url,
+            opts.baseline_checks.max(REFERENCE_MIN),
+        )
+        .await
+        .map(|(native_cpu, plugin_cpu)| ServeReport {
+            reference: Some(Reference {
+                native_cpu,
+                plugin_cpu,
+            }),
+            ..report
+        }),
+        Err(e) => Err(e),
+    };
     db.remove().await;
     let _ = std::fs::remove_dir_all(&data_dir);
     result
@@ -421,5 +468,68 @@ pub fn print_report(r: &ServeReport) {
     }
     if r.shed > 0 {
         println!("results shed    {}", r.shed);
+    }
+    if let Some(reference) = r.reference {
+        println!(
+            "reference       the same http check in this command, 32 at a time: native {}, through the plugin {}; serve's CPU per check is {} the native check's",
+            us(Some(reference.native_cpu)),
+            us(Some(reference.plugin_cpu)),
+            r.native_multiple()
+                .map_or("-".into(), |m| format!("{m:.2}×"))
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(cpu_per_check: Option<Duration>, reference: Option<Reference>) -> ServeReport {
+        ServeReport {
+            monitors: 10,
+            interval: 20,
+            backend: "SQLite",
+            window: Duration::from_secs(60),
+            create_time: Duration::ZERO,
+            preloaded: None,
+            due_per_sec: 0.5,
+            done_per_sec: 0.5,
+            cpu_per_check,
+            cores: 0.0,
+            database_cpu_per_check: None,
+            rss: None,
+            rss_peak: None,
+            rss_peak_unscraped: None,
+            scrape: (Duration::ZERO, 0),
+            lag_p50: None,
+            lag_p99: None,
+            shed: 0,
+            reference,
+        }
+    }
+
+    #[test]
+    fn the_server_is_read_against_the_same_commands_native_check() {
+        let reference = Reference {
+            native_cpu: Duration::from_micros(150),
+            plugin_cpu: Duration::from_micros(235),
+        };
+        let r = report(Some(Duration::from_micros(600)), Some(reference));
+        assert!((r.native_multiple().expect("a multiple") - 4.0).abs() < 1e-9);
+        // No reference, no checks counted, or a native check that rounded to nothing: no
+        // figure rather than a wrong one.
+        assert_eq!(
+            report(Some(Duration::from_micros(600)), None).native_multiple(),
+            None
+        );
+        assert_eq!(report(None, Some(reference)).native_multiple(), None);
+        let zero = Reference {
+            native_cpu: Duration::ZERO,
+            ..reference
+        };
+        assert_eq!(
+            report(Some(Duration::from_micros(600)), Some(zero)).native_multiple(),
+            None
+        );
     }
 }
