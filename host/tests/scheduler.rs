@@ -157,3 +157,164 @@ async fn a_thousand_monitors_run_once_per_interval_and_spread_out() {
         );
     }
 }
+
+/// A clustered node's periodic re-read (ids and edit times, then whole rows only where
+/// they changed): a monitor deleted on another node stops being checked here, and an edit
+/// that the short syncs missed is taken, while an unchanged monitor keeps its rhythm.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clustered_node_drops_monitors_deleted_elsewhere_and_takes_missed_edits() {
+    let target = target::Target::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let store = Store::connect(&url).await.expect("store");
+    store.migrate().await.expect("migrate");
+    // Another node: the same database, its own change feed (this node never hears of it).
+    let other = Store::connect(&url).await.expect("second store");
+    let clock: SharedClock = Arc::new(SystemClock);
+    let ws = store
+        .create_workspace("Cluster", Plan::Enterprise, clock.now_ms())
+        .await
+        .expect("workspace");
+    let config = |path: &str| {
+        format!(
+            r#"{{"url":"{}","method":"GET","headers":{{}},"body":null,"followRedirects":true,"maxRedirects":10,"expectedStatusCode":200,"expectedStatusRange":false,"bodyContains":null,"bodyNotContains":null,"maxResponseTimeMs":null}}"#,
+            target.url(path)
+        )
+    };
+    let row = |id: &str, now: i64| MonitorRow {
+        id: id.into(),
+        workspace_id: ws.id.clone(),
+        name: id.into(),
+        kind: "http".into(),
+        config: config("/ok"),
+        interval_secs: 1,
+        timeout_secs: 1,
+        alert_policy_id: None,
+        regions: "[]".into(),
+        status: tocsin::store::MonitorState::Pending,
+        created_at: now,
+        updated_at: now,
+        last_checked_at: None,
+        last_response_time_ms: None,
+        consecutive_failures: 0,
+        consecutive_successes: 0,
+        region_cursor: 0,
+        regional_confirmation: false,
+        tags: "[]".into(),
+        ping_token: None,
+        depends_on: "[]".into(),
+        snoozed_until: None,
+        apply_key: None,
+        managed_by: None,
+    };
+    let (kept, deleted, edited) = (
+        "mon_kept0000000000000000000000",
+        "mon_deleted0000000000000000000",
+        "mon_edited00000000000000000000",
+    );
+    for id in [kept, deleted, edited] {
+        let mut monitor = row(id, clock.now_ms());
+        if id == deleted {
+            // The only monitor on the target's counted route.
+            monitor.config = config("/status");
+        }
+        store.insert_monitor(monitor).await.expect("insert");
+    }
+
+    let mut host = PluginHost::new(None, &Default::default()).expect("plugin host");
+    assert!(
+        host.load_all(PluginHost::builtin_sources())
+            .await
+            .is_empty()
+    );
+    let (recorder, recorder_task) =
+        Recorder::spawn(store.clone(), EngineContext::new("http://127.0.0.1"));
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let scheduler = Scheduler::new(
+        store.clone(),
+        Arc::new(host),
+        recorder,
+        "local".into(),
+        vec!["local".into()],
+        clock.clone(),
+    )
+    .claiming("node-a")
+    .full_sync_every(Duration::from_millis(1500));
+    let task = tokio::spawn(scheduler.run(stopped));
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+
+    // On the other node: delete one, and edit another with an edit time older than the
+    // short syncs look back (as an edit whose sync was missed).
+    let changed_at = clock.now_ms();
+    assert!(
+        other.delete_monitor(&ws.id, deleted).await.expect("delete"),
+        "deleted"
+    );
+    let mut edit = other
+        .monitor_in(&ws.id, edited)
+        .await
+        .expect("read")
+        .expect("exists");
+    edit.config = config("/away/503");
+    edit.updated_at = changed_at - 60_000;
+    other.update_monitor(edit).await.expect("edit");
+
+    // Re-read within 1.5 s, plus a check in flight; then run on for a few more rounds.
+    let late = changed_at + 3_500;
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let deleted_hits = target.hits();
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    stop.send(true).expect("stop");
+    task.await.expect("scheduler ends");
+    tokio::time::timeout(Duration::from_secs(15), recorder_task)
+        .await
+        .expect("writer drains")
+        .expect("writer");
+
+    let checks = |id: &'static str| {
+        let store = store.clone();
+        async move {
+            let page = tocsin::store::Page {
+                page: 1,
+                limit: 1000,
+            };
+            let (rows, _) = store
+                .list_checks(id, None, None, page)
+                .await
+                .expect("results");
+            rows
+        }
+    };
+    let kept_rows = checks(kept).await;
+    assert!(
+        kept_rows.iter().filter(|c| c.checked_at > late).count() >= 2,
+        "the unchanged monitor kept running: {} checks",
+        kept_rows.len()
+    );
+    assert!(
+        kept_rows.iter().all(|c| c.ok),
+        "the unchanged monitor passed"
+    );
+    let edited_rows = checks(edited).await;
+    let after: Vec<_> = edited_rows.iter().filter(|c| c.checked_at > late).collect();
+    assert!(
+        after.len() >= 2 && after.iter().all(|c| !c.ok && c.status_code == Some(503)),
+        "the missed edit was taken: {:?}",
+        after
+            .iter()
+            .map(|c| (c.checked_at, c.ok, c.status_code))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        edited_rows
+            .iter()
+            .any(|c| c.checked_at < changed_at && c.ok),
+        "it passed before the edit"
+    );
+    assert!(deleted_hits > 0, "the monitor to delete was checked first");
+    assert_eq!(
+        target.hits(),
+        deleted_hits,
+        "the monitor deleted on the other node was still checked here"
+    );
+}

@@ -33,6 +33,8 @@ const FIRST_CHECK_SPREAD: Duration = Duration::from_secs(5);
 const CHANGE_BATCH: usize = 1_000;
 /// Monitors read per query when the scheduler loads them all.
 const RELOAD_PAGE: u64 = 5_000;
+/// Monitors per query of a clustered node's periodic re-read (ids and edit times only).
+const STAMP_PAGE: u64 = 20_000;
 /// With several nodes, how often a node reads the monitors other nodes changed.
 const CLUSTER_SYNC: Duration = Duration::from_secs(2);
 /// With several nodes, how often a node re-reads every monitor (to notice deletions).
@@ -56,6 +58,9 @@ pub struct ScheduledMonitor {
     pub phase_ms: i64,
     /// A failure is checked again from another region before it counts.
     pub regional_confirmation: bool,
+    /// When the row was last edited (Unix ms): a clustered node's periodic re-read fetches
+    /// again only the monitors whose edit time differs.
+    pub updated_at: i64,
 }
 
 impl ScheduledMonitor {
@@ -70,6 +75,7 @@ impl ScheduledMonitor {
             regions: serde_json::from_str(&row.regions).unwrap_or_default(),
             phase_ms: 0,
             regional_confirmation: row.regional_confirmation,
+            updated_at: row.updated_at,
         };
         m.phase_ms = i64::try_from(phase(&m.id, m.interval).as_millis()).unwrap_or(0);
         m
@@ -146,6 +152,8 @@ pub struct Scheduler {
     /// With several nodes on one database: this node's id, and each round is claimed in
     /// the database before it runs, so one node of the region runs it.
     claim_as: Option<Arc<str>>,
+    /// With several nodes, how often every monitor is re-read ([`CLUSTER_FULL_SYNC`]).
+    full_sync: Duration,
     /// With several nodes: the task that claims rounds in batches (started by `run`).
     claimer: Option<claims::Claimer>,
     /// Regions with a live node, for monitors whose failures another region confirms.
@@ -183,6 +191,7 @@ impl Scheduler {
             heap: BinaryHeap::new(),
             next_generation: 0,
             claim_as: None,
+            full_sync: CLUSTER_FULL_SYNC,
             claimer: None,
             live: confirm::LiveRegions::default(),
             synced_at: 0,
@@ -217,6 +226,14 @@ impl Scheduler {
         self
     }
 
+    /// With several nodes: re-read every monitor's id and edit time this often (default a
+    /// minute), to drop those deleted on other nodes and take edits the short syncs
+    /// missed.
+    pub fn full_sync_every(mut self, every: Duration) -> Scheduler {
+        self.full_sync = every;
+        self
+    }
+
     /// Run until `shutdown` turns true.
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         let mut changes = self.store.subscribe_monitor_changes();
@@ -237,7 +254,7 @@ impl Scheduler {
         });
         sync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         sync.tick().await;
-        let mut full_sync_at = Instant::now() + CLUSTER_FULL_SYNC;
+        let mut full_sync_at = Instant::now() + self.full_sync;
         loop {
             let next_due = self.heap.peek().map(|Reverse((due, _, _))| *due);
             let sleep = tokio::time::sleep_until(
@@ -247,8 +264,8 @@ impl Scheduler {
                 _ = sleep => self.fire_due(),
                 _ = sync.tick() => if self.claim_as.is_some() {
                     if Instant::now() >= full_sync_at {
-                        full_sync_at = Instant::now() + CLUSTER_FULL_SYNC;
-                        self.reload_all(true).await;
+                        full_sync_at = Instant::now() + self.full_sync;
+                        self.resync_all().await;
                     } else {
                         self.sync_changes().await;
                     }
@@ -343,6 +360,73 @@ impl Scheduler {
         if !quiet || self.slots.len() != before {
             tracing::info!(monitors = self.slots.len(), region = %self.region, "scheduler loaded monitors");
         }
+    }
+
+    /// A clustered node's periodic full re-read, for what the change feed and the short
+    /// syncs missed (a monitor deleted or paused on another node, an edit read too early):
+    /// the ids, types, regions and edit times of every active monitor, in pages, and the
+    /// whole rows only of those new here or edited since they were read. At 100,000
+    /// monitors re-reading every row took 20 queries of 5,000 wide rows, each about 300 ms
+    /// on PostgreSQL, with due checks waiting behind each one (docs/performance.md).
+    async fn resync_all(&mut self) {
+        let synced_at = self.clock.now_ms();
+        let mut seen = std::collections::HashSet::new();
+        let mut stale: Vec<String> = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let stamps = match self
+                .store
+                .active_monitor_stamps_after(after.as_deref(), STAMP_PAGE)
+                .await
+            {
+                Ok(stamps) => stamps,
+                Err(e) => {
+                    tracing::error!(error = %e, "scheduler could not re-read monitors; retrying later");
+                    return;
+                }
+            };
+            let last_page = stamps.len() < STAMP_PAGE as usize;
+            after = stamps.last().map(|s| s.id.clone());
+            for stamp in stamps {
+                if stamp.kind == crate::plugins::HEARTBEAT
+                    || !runs_in_region(&stamp.regions, &self.region)
+                {
+                    continue;
+                }
+                let current = self
+                    .slots
+                    .get(&stamp.id)
+                    .is_some_and(|slot| slot.monitor.updated_at == stamp.updated_at);
+                if !current {
+                    stale.push(stamp.id.clone());
+                }
+                seen.insert(stamp.id);
+            }
+            if last_page {
+                break;
+            }
+            self.fire_due();
+        }
+        if !stale.is_empty() {
+            let rows = match self.store.monitors_by_id_any(stale.clone()).await {
+                Ok(rows) => rows,
+                Err(e) => {
+                    tracing::error!(error = %e, "scheduler could not re-read monitors; retrying later");
+                    return;
+                }
+            };
+            // Those gone or paused between the two reads are dropped below.
+            for id in &stale {
+                seen.remove(id);
+            }
+            let rows = rows
+                .into_iter()
+                .filter(|r| r.status != MonitorState::Paused)
+                .collect();
+            self.take_loaded(rows, &mut seen);
+        }
+        self.synced_at = synced_at;
+        self.slots.retain(|id, _| seen.contains(id));
     }
 
     /// Schedule one page of the monitors read by [`Scheduler::reload_all`].

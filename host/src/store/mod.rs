@@ -33,7 +33,7 @@ pub use checks::CheckRow;
 pub use deliveries::{AttemptRow, DeliveryRow, Redelivery};
 pub use incidents::{IncidentEventRow, IncidentRow};
 pub use keys::{ApiKeyRow, WorkspaceRow};
-pub use monitors::{Health, MonitorRow};
+pub use monitors::{Health, MonitorRow, MonitorStamp};
 pub use states::{DeliveryState, IncidentState, MonitorState, State};
 pub use status_pages::DailyUptimeRow;
 

@@ -15,6 +15,17 @@ use sea_orm::{
 /// A monitor as stored.
 pub type MonitorRow = monitor::Model;
 
+/// What a clustered scheduler's periodic re-read needs of a monitor to tell whether its
+/// whole row must be read again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonitorStamp {
+    pub id: String,
+    pub kind: String,
+    /// JSON array text, as stored.
+    pub regions: String,
+    pub updated_at: i64,
+}
+
 /// The outcome-driven columns of a monitor: what the engine counts and decides.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Health {
@@ -319,6 +330,37 @@ impl Store {
             query = query.filter(monitor::Column::Id.gt(after));
         }
         Ok(query.all(self.db()).await?)
+    }
+
+    /// The ids, types, regions and edit times of active (not paused) monitors, ordered by
+    /// id, after `after`: a clustered scheduler's cheap periodic re-read.
+    pub async fn active_monitor_stamps_after(
+        &self,
+        after: Option<&str>,
+        limit: u64,
+    ) -> Result<Vec<MonitorStamp>, StoreError> {
+        let mut query = monitor::Entity::find()
+            .select_only()
+            .column(monitor::Column::Id)
+            .column(monitor::Column::Kind)
+            .column(monitor::Column::Regions)
+            .column(monitor::Column::UpdatedAt)
+            .filter(monitor::Column::Status.ne(MonitorState::Paused))
+            .order_by_asc(monitor::Column::Id)
+            .limit(limit);
+        if let Some(after) = after {
+            query = query.filter(monitor::Column::Id.gt(after));
+        }
+        let rows: Vec<(String, String, String, i64)> = query.into_tuple().all(self.db()).await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, kind, regions, updated_at)| MonitorStamp {
+                id,
+                kind,
+                regions,
+                updated_at,
+            })
+            .collect())
     }
 
     /// Monitors of every status changed (created, edited, paused, resumed) at or after
