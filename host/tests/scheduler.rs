@@ -21,6 +21,56 @@ const MONITORS: usize = 1000;
 const INTERVAL_SECS: i32 = 3;
 const RUN: Duration = Duration::from_millis(7500);
 
+/// A scheduler on a store, with the built-in plugins and a result writer.
+struct Running {
+    stop: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+    recorder: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    /// Start the scheduler, shaped by `shape` (e.g. to claim rounds as a node).
+    async fn start(
+        store: &Store,
+        clock: &SharedClock,
+        shape: impl FnOnce(Scheduler) -> Scheduler,
+    ) -> Running {
+        let mut host = PluginHost::new(None, &Default::default()).expect("plugin host");
+        assert!(
+            host.load_all(PluginHost::builtin_sources())
+                .await
+                .is_empty()
+        );
+        let (recorder_handle, recorder) =
+            Recorder::spawn(store.clone(), EngineContext::new("http://127.0.0.1"));
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let scheduler = shape(Scheduler::new(
+            store.clone(),
+            Arc::new(host),
+            recorder_handle,
+            "local".into(),
+            vec!["local".into()],
+            clock.clone(),
+        ));
+        let task = tokio::spawn(scheduler.run(stopped));
+        Running {
+            stop,
+            task,
+            recorder,
+        }
+    }
+
+    /// Stop it; in-flight checks finish and the writer drains once every sender is gone.
+    async fn stop_and_drain(self) {
+        self.stop.send(true).expect("stop");
+        self.task.await.expect("scheduler ends");
+        tokio::time::timeout(Duration::from_secs(15), self.recorder)
+            .await
+            .expect("writer drains")
+            .expect("writer");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_monitors_run_once_per_interval_and_spread_out() {
     let target = target::Target::start();
@@ -71,33 +121,10 @@ async fn a_thousand_monitors_run_once_per_interval_and_spread_out() {
             .expect("insert");
     }
 
-    let mut host = PluginHost::new(None, &Default::default()).expect("plugin host");
-    assert!(
-        host.load_all(PluginHost::builtin_sources())
-            .await
-            .is_empty()
-    );
-    let (recorder, recorder_task) =
-        Recorder::spawn(store.clone(), EngineContext::new("http://127.0.0.1"));
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let scheduler = Scheduler::new(
-        store.clone(),
-        Arc::new(host),
-        recorder,
-        "local".into(),
-        vec!["local".into()],
-        clock.clone(),
-    );
+    let running = Running::start(&store, &clock, |s| s).await;
     let started = clock.now_ms();
-    let task = tokio::spawn(scheduler.run(stopped));
     tokio::time::sleep(RUN).await;
-    stop.send(true).expect("stop");
-    task.await.expect("scheduler ends");
-    // In-flight checks finish and the writer drains once every sender is gone.
-    tokio::time::timeout(Duration::from_secs(15), recorder_task)
-        .await
-        .expect("writer drains")
-        .expect("writer");
+    running.stop_and_drain().await;
 
     let mut rows: Vec<(String, i64, bool)> = Vec::new();
     for i in 0..MONITORS {
@@ -182,30 +209,10 @@ async fn a_clustered_node_drops_monitors_deleted_elsewhere_and_takes_missed_edit
         )
     };
     let row = |id: &str, now: i64| MonitorRow {
-        id: id.into(),
-        workspace_id: ws.id.clone(),
-        name: id.into(),
-        kind: "http".into(),
         config: config("/ok"),
         interval_secs: 1,
         timeout_secs: 1,
-        alert_policy_id: None,
-        regions: "[]".into(),
-        status: tocsin::store::MonitorState::Pending,
-        created_at: now,
-        updated_at: now,
-        last_checked_at: None,
-        last_response_time_ms: None,
-        consecutive_failures: 0,
-        consecutive_successes: 0,
-        region_cursor: 0,
-        regional_confirmation: false,
-        tags: "[]".into(),
-        ping_token: None,
-        depends_on: "[]".into(),
-        snoozed_until: None,
-        apply_key: None,
-        managed_by: None,
+        ..support::rows::monitor(id, &ws.id, now)
     };
     let (kept, deleted, edited) = (
         "mon_kept0000000000000000000000",
@@ -221,26 +228,11 @@ async fn a_clustered_node_drops_monitors_deleted_elsewhere_and_takes_missed_edit
         store.insert_monitor(monitor).await.expect("insert");
     }
 
-    let mut host = PluginHost::new(None, &Default::default()).expect("plugin host");
-    assert!(
-        host.load_all(PluginHost::builtin_sources())
-            .await
-            .is_empty()
-    );
-    let (recorder, recorder_task) =
-        Recorder::spawn(store.clone(), EngineContext::new("http://127.0.0.1"));
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let scheduler = Scheduler::new(
-        store.clone(),
-        Arc::new(host),
-        recorder,
-        "local".into(),
-        vec!["local".into()],
-        clock.clone(),
-    )
-    .claiming("node-a")
-    .full_sync_every(Duration::from_millis(1500));
-    let task = tokio::spawn(scheduler.run(stopped));
+    let running = Running::start(&store, &clock, |s| {
+        s.claiming("node-a")
+            .full_sync_every(Duration::from_millis(1500))
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(2500)).await;
 
     // On the other node: delete one, and edit another with an edit time older than the
@@ -264,12 +256,7 @@ async fn a_clustered_node_drops_monitors_deleted_elsewhere_and_takes_missed_edit
     tokio::time::sleep(Duration::from_millis(3500)).await;
     let deleted_hits = target.hits();
     tokio::time::sleep(Duration::from_millis(3500)).await;
-    stop.send(true).expect("stop");
-    task.await.expect("scheduler ends");
-    tokio::time::timeout(Duration::from_secs(15), recorder_task)
-        .await
-        .expect("writer drains")
-        .expect("writer");
+    running.stop_and_drain().await;
 
     let checks = |id: &'static str| {
         let store = store.clone();
