@@ -239,11 +239,13 @@ async fn a_clustered_node_drops_monitors_deleted_elsewhere_and_takes_missed_edit
     // short syncs look back (as an edit whose sync was missed).
     let changed_at = clock.now_ms();
     assert!(
-        other.delete_monitor(&ws.id, deleted).await.expect("delete"),
+        tocsin::engine::actions::delete_monitor(&other, &ws.id, deleted, changed_at)
+            .await
+            .expect("delete"),
         "deleted"
     );
     let mut edit = other
-        .monitor_in(&ws.id, edited)
+        .monitor(&ws.id, edited)
         .await
         .expect("read")
         .expect("exists");
