@@ -388,9 +388,7 @@ impl Scheduler {
             let last_page = stamps.len() < STAMP_PAGE as usize;
             after = stamps.last().map(|s| s.id.clone());
             for stamp in stamps {
-                if stamp.kind == crate::plugins::HEARTBEAT
-                    || !runs_in_region(&stamp.regions, &self.region)
-                {
+                if !self.checks_here(&stamp.kind, &stamp.regions) {
                     continue;
                 }
                 let current = self
@@ -526,7 +524,12 @@ impl Scheduler {
     /// Whether this node checks the monitor: one of its regions, and a type the server
     /// checks (heartbeat monitors are pinged instead; see `engine::heartbeat`).
     fn runs_here(&self, row: &MonitorRow) -> bool {
-        row.kind != crate::plugins::HEARTBEAT && runs_in_region(&row.regions, &self.region)
+        self.checks_here(&row.kind, &row.regions)
+    }
+
+    /// [`Scheduler::runs_here`] from a monitor's type and regions (JSON array text).
+    fn checks_here(&self, kind: &str, regions: &str) -> bool {
+        kind != crate::plugins::HEARTBEAT && runs_in_region(regions, &self.region)
     }
 
     fn insert(&mut self, monitor: ScheduledMonitor, due: Instant) {
