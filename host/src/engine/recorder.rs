@@ -29,7 +29,7 @@ const BATCH_LINGER: std::time::Duration = std::time::Duration::from_millis(20);
 /// rewrites a page of the results index, the monitors' rows and the day's uptime for each
 /// of its monitors, and a page rewritten by one larger transaction is written once: at
 /// 250 checks/s a second's batch cost a tenth less CPU per check than a 200 ms one
-/// (docs/performance.md, "Round 3").
+/// (docs/performance.md, "Checks started in groups").
 const QUIET_LINGER: std::time::Duration = std::time::Duration::from_millis(1000);
 /// Results waiting to be written, by default, before new ones are shed (see
 /// [`RecorderOptions::buffer`]).
