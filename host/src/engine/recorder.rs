@@ -198,7 +198,17 @@ pub struct Recorder {
     stats: Arc<RecorderStats>,
     /// Wakes the lingering writer: a failure, a caller waiting for the commit, a full
     /// batch or half the buffer waiting. Other records do not wake it while it lingers.
-    hurry: Arc<Notify>,
+    hurry: Arc<Hurry>,
+}
+
+/// The writer's wake-up, which also wakes it when the last [`Recorder`] is dropped (after
+/// its sender): at shutdown a lingering batch is written at once, not a second later.
+struct Hurry(Arc<Notify>);
+
+impl Drop for Hurry {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
 }
 
 /// What the writer has done so far.
@@ -242,6 +252,7 @@ impl Recorder {
             stats.clone(),
             options.write_delay,
         ));
+        let hurry = Arc::new(Hurry(hurry));
         (Recorder { tx, stats, hurry }, task)
     }
 
@@ -286,7 +297,7 @@ impl Recorder {
         let capacity = self.tx.max_capacity();
         let waiting = capacity - self.tx.capacity();
         if urgent || waiting >= MAX_BATCH.min(capacity / 2).max(1) {
-            self.hurry.notify_one();
+            self.hurry.0.notify_one();
         }
     }
 
@@ -362,6 +373,9 @@ async fn write_loop(
             }
             let before = queued.len();
             take_waiting(&mut rx, &mut queued);
+            if rx.is_closed() {
+                break; // every sender is gone: write what is left now
+            }
             if !hurry && urgent(&queued[before..]) {
                 hurry = true;
                 linger.as_mut().reset(started + BATCH_LINGER);
