@@ -366,16 +366,14 @@ async fn write_loop(
         tokio::pin!(linger);
         // While it lingers the writer waits on the timer and on `Recorder::hurry` only, so
         // a batch of passes costs one wake-up, not one per result.
-        while queued.len() < MAX_BATCH {
+        // Once every sender is gone (shutdown), nothing more is coming: no lingering.
+        while queued.len() < MAX_BATCH && !rx.is_closed() {
             tokio::select! {
                 _ = &mut linger => break,
                 _ = hurry_signal.notified() => {}
             }
             let before = queued.len();
             take_waiting(&mut rx, &mut queued);
-            if rx.is_closed() {
-                break; // every sender is gone: write what is left now
-            }
             if !hurry && urgent(&queued[before..]) {
                 hurry = true;
                 linger.as_mut().reset(started + BATCH_LINGER);
