@@ -252,8 +252,12 @@ impl Recorder {
             stats.clone(),
             options.write_delay,
         ));
-        let hurry = Arc::new(Hurry(hurry));
-        (Recorder { tx, stats, hurry }, task)
+        let recorder = Recorder {
+            tx,
+            stats,
+            hurry: Arc::new(Hurry(hurry)),
+        };
+        (recorder, task)
     }
 
     /// The writer's counters.
