@@ -485,7 +485,8 @@ async fn heartbeat_loop(
             _ = shutdown.changed() => if *shutdown.borrow() { break },
         }
     }
-    if let Err(e) = store.leave(&node_id).await {
+    let from_slot = crate::scheduler::claims::slot_at(clock.now_ms());
+    if let Err(e) = store.leave(&node_id, from_slot).await {
         tracing::warn!(error = %e, "could not remove this node from the node list");
     }
 }

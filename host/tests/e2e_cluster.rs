@@ -222,10 +222,12 @@ fn three_nodes_two_regions_one_database() {
         );
     }
 
-    // SIGKILL one eu node: the other eu node takes its share within two intervals.
+    // SIGKILL one eu node: the other eu node takes its share within three seconds. The
+    // killed node's claims cover the rest of the second it died in, and the next second
+    // when it started that second's first check a moment early.
     eu2.kill();
     let killed = now_ms();
-    std::thread::sleep(Duration::from_secs(5));
+    std::thread::sleep(Duration::from_secs(6));
     let after = rt.block_on(checks_between(&db, killed, now_ms()));
     let eu_only: HashSet<&String> = allowed
         .iter()
@@ -240,7 +242,7 @@ fn three_nodes_two_regions_one_database() {
             .collect();
         let first = times.first().copied().unwrap_or(i64::MAX);
         assert!(
-            first - killed <= 2_000,
+            first - killed <= 3_000,
             "{id}: first check {} ms after the kill: {times:?}",
             first - killed
         );

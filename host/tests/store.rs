@@ -3,6 +3,7 @@
 
 mod support;
 
+use std::collections::HashSet;
 use tocsin::engine::CheckRecord;
 use tocsin::engine::EngineContext;
 use tocsin::engine::actions;
@@ -438,53 +439,86 @@ async fn exercise(store: Store) {
     );
     assert!(store.ping().await);
 
-    // --- round claims: one statement, each round to exactly one node ------------
-    let rounds = |list: &[(&str, i64)]| -> Vec<(String, i64)> {
-        list.iter().map(|(m, r)| (m.to_string(), *r)).collect()
-    };
+    // --- slot claims: one statement, each slot of a region to exactly one node -----
     let won_a = store
-        .claim_rounds(&rounds(&[("mon_c1", 7), ("mon_c2", 7)]), "node_a", NOW)
+        .claim_slots("eu", &[(1, 7), (2, 7)], "node_a", NOW)
         .await
         .expect("claim");
-    assert_eq!(won_a.len(), 2, "{won_a:?}");
+    assert_eq!(won_a, HashSet::from([(1, 7), (2, 7)]));
     let won_b = store
-        .claim_rounds(
-            &rounds(&[("mon_c1", 7), ("mon_c2", 8), ("mon_c3", 7)]),
-            "node_b",
-            NOW,
-        )
+        .claim_slots("eu", &[(1, 7), (2, 8), (3, 7)], "node_b", NOW)
         .await
         .expect("claim");
-    let mut won_b: Vec<(String, i64)> = won_b.into_iter().collect();
-    won_b.sort();
     assert_eq!(
         won_b,
-        rounds(&[("mon_c2", 8), ("mon_c3", 7)]),
-        "a round node_a holds stays node_a's"
+        HashSet::from([(2, 8), (3, 7)]),
+        "a slot node_a holds stays node_a's"
     );
     assert!(
         store
-            .claim_rounds(&rounds(&[("mon_c1", 7)]), "node_b", NOW)
+            .claim_slots("eu", &[(1, 7)], "node_b", NOW)
             .await
             .expect("claim")
             .is_empty(),
         "a batch of lost claims wins nothing"
     );
+    assert_eq!(
+        store
+            .claim_slots("eu", &[(1, 7), (2, 8)], "node_a", NOW)
+            .await
+            .expect("claim again"),
+        HashSet::from([(1, 7)]),
+        "asking again for a slot it holds tells the node it is still its own"
+    );
+    assert_eq!(
+        store
+            .claim_slots("us", &[(1, 7)], "node_c", NOW)
+            .await
+            .expect("another region"),
+        HashSet::from([(1, 7)]),
+        "each region has its own slots"
+    );
     assert!(
         store
-            .claim_rounds(&[], "node_b", NOW)
+            .claim_slots("eu", &[], "node_b", NOW)
             .await
             .expect("empty claim")
             .is_empty()
     );
-    let held: Vec<String> = store
-        .claims_of("mon_c1")
-        .await
-        .expect("claims")
-        .into_iter()
-        .map(|c| c.node_id)
-        .collect();
-    assert_eq!(held, vec!["node_a".to_string()]);
+    assert_eq!(
+        store
+            .slot_holder("eu", 1, 7)
+            .await
+            .expect("holder")
+            .as_deref(),
+        Some("node_a")
+    );
+    assert_eq!(store.slot_holder("eu", 9, 7).await.expect("holder"), None);
+    store.leave("node_c", 8).await.expect("leave");
+    assert_eq!(
+        store
+            .slot_holder("us", 1, 7)
+            .await
+            .expect("holder")
+            .as_deref(),
+        Some("node_c"),
+        "a leaving node keeps the slots before the one it leaves in"
+    );
+    store.leave("node_c", 7).await.expect("leave");
+    assert_eq!(
+        store
+            .claim_slots("us", &[(1, 7)], "node_d", NOW)
+            .await
+            .expect("claim a given-back slot"),
+        HashSet::from([(1, 7)]),
+        "a leaving node gives its slots back"
+    );
+    store.prune_cluster(NOW + 3_600_001).await.expect("prune");
+    assert_eq!(
+        store.slot_holder("eu", 1, 7).await.expect("holder"),
+        None,
+        "claims are pruned after their retention"
+    );
 
     // --- a page of monitors comes back exactly as stored -------------------------
     let third = store

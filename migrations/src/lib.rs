@@ -24,6 +24,7 @@ mod m0017_managed_objects;
 mod m0018_monitor_counts;
 mod m0019_cheap_claims;
 mod m0020_uptime_day_pages;
+mod m0021_slot_claims;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -52,6 +53,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0018_monitor_counts::Migration),
             Box::new(m0019_cheap_claims::Migration),
             Box::new(m0020_uptime_day_pages::Migration),
+            Box::new(m0021_slot_claims::Migration),
         ]
     }
 }

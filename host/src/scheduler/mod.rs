@@ -3,7 +3,7 @@
 //! of monitors with one interval spread over that interval instead of firing together.
 //! Changes reach the scheduler through the store's change feed.
 
-mod claims;
+pub mod claims;
 pub mod confirm;
 pub mod stats;
 
@@ -63,6 +63,8 @@ pub struct ScheduledMonitor {
     pub regions: Vec<String>,
     /// Where its rounds start within the interval (`phase`), in milliseconds.
     pub phase_ms: i64,
+    /// Its bucket of the claims several nodes share the checks by ([`claims::bucket_of`]).
+    pub bucket: i32,
     /// A failure is checked again from another region before it counts.
     pub regional_confirmation: bool,
     /// When the row was last edited (Unix ms): a clustered node's periodic re-read fetches
@@ -81,6 +83,7 @@ impl ScheduledMonitor {
             timeout: Duration::from_secs(u64::try_from(row.timeout_secs).unwrap_or(10).max(1)),
             regions: serde_json::from_str(&row.regions).unwrap_or_default(),
             phase_ms: 0,
+            bucket: claims::bucket_of(&row.id),
             regional_confirmation: row.regional_confirmation,
             updated_at: row.updated_at,
         };
@@ -226,8 +229,10 @@ impl Scheduler {
     }
 
     /// Claim every round in the database before running it, as node `node_id`: for
-    /// several nodes sharing one (PostgreSQL) database. A node that loses the claim skips
-    /// the round; one that dies simply stops claiming, and the others carry on.
+    /// several nodes sharing one (PostgreSQL) database. Rounds are claimed by slot (a
+    /// bucket of monitors and a second of the schedule, [`claims`]). A node that loses
+    /// the claim skips the round; one that dies simply stops claiming, and the others
+    /// carry on from the next second.
     pub fn claiming(mut self, node_id: &str) -> Scheduler {
         self.claim_as = Some(Arc::from(node_id));
         self
@@ -247,6 +252,7 @@ impl Scheduler {
         if let Some(node) = &self.claim_as {
             self.claimer = Some(claims::Claimer::spawn(
                 self.store.clone(),
+                self.region.clone(),
                 node.clone(),
                 self.clock.clone(),
                 MAX_CONCURRENT_CHECKS,
@@ -670,9 +676,13 @@ impl Scheduler {
                 warn_late(clock.now_ms(), lag);
             }
             if let Some(claimer) = claimer {
-                match claimer.claim(&monitor.id, round).await {
+                let interval_ms = i64::try_from(monitor.interval.as_millis()).unwrap_or(i64::MAX);
+                match claimer
+                    .claim(monitor.bucket, round, monitor.phase_ms, interval_ms)
+                    .await
+                {
                     Ok(true) => {}
-                    Ok(false) => return, // another node of the region runs this round
+                    Ok(false) => return, // another node of the region runs this slot
                     Err(e) => {
                         // Without the database the result could not be recorded either.
                         tracing::warn!(monitor = %monitor.id, error = %e, "cannot claim a check; skipped");

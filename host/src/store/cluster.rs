@@ -1,13 +1,11 @@
 //! Several nodes on one database: node heartbeats and check claims. The database is the
-//! only coordinator: a claim is a row whose primary key (monitor, round) only one node can
-//! insert, and a node is alive while its heartbeat is recent.
+//! only coordinator: a claim is a row whose primary key (region, bucket, slot) only one
+//! node can insert, and a node is alive while its heartbeat is recent.
 
-use super::entities::{check_claim, node};
+use super::entities::{check_claim, check_slot_claim, node};
 use super::{Store, StoreError};
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{
-    ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, TryInsertResult,
-};
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use std::collections::HashSet;
 
 /// A node is counted as alive this long after its last heartbeat.
@@ -44,8 +42,16 @@ impl Store {
         Ok(())
     }
 
-    /// Forget a node that is shutting down, so it stops counting as alive at once.
-    pub async fn leave(&self, node_id: &str) -> Result<(), StoreError> {
+    /// Forget a node that is shutting down, so it stops counting as alive at once, and
+    /// give back the slots of checks it claimed from `from_slot` on (a node claims a slot
+    /// when it starts the slot's first check, up to a moment early), so other nodes run
+    /// them.
+    pub async fn leave(&self, node_id: &str, from_slot: i64) -> Result<(), StoreError> {
+        check_slot_claim::Entity::delete_many()
+            .filter(check_slot_claim::Column::NodeId.eq(node_id))
+            .filter(check_slot_claim::Column::Slot.gte(from_slot))
+            .exec(self.db())
+            .await?;
         node::Entity::delete_by_id(node_id.to_string())
             .exec(self.db())
             .await?;
@@ -61,43 +67,90 @@ impl Store {
             .await?)
     }
 
-    /// Try to take several rounds at once for `node_id`, in one statement. Returns the
-    /// (monitor, round) pairs this node won; the others belong to another node already.
-    pub async fn claim_rounds(
+    /// Try to take several slots of `region`'s checks at once for `node_id`, in one
+    /// statement: `(bucket, slot)` pairs. Returns the pairs this node holds now: those it
+    /// took, and those it held already (a node that forgot its answer asks again); the
+    /// others belong to another node.
+    pub async fn claim_slots(
         &self,
-        rounds: &[(String, i64)],
+        region: &str,
+        slots: &[(i32, i64)],
         node_id: &str,
         now: i64,
-    ) -> Result<HashSet<(String, i64)>, StoreError> {
-        let rows = rounds
-            .iter()
-            .map(|(monitor_id, round)| check_claim::ActiveModel {
-                monitor_id: Set(monitor_id.clone()),
-                round: Set(*round),
-                node_id: Set(node_id.to_string()),
-                claimed_at: Set(now),
-            });
-        let inserted = check_claim::Entity::insert_many(rows)
-            .on_conflict_do_nothing_on([check_claim::Column::MonitorId, check_claim::Column::Round])
-            .exec_with_returning_keys(self.db())
-            .await?;
-        Ok(match inserted {
-            TryInsertResult::Inserted(keys) => keys.into_iter().collect(),
-            TryInsertResult::Empty | TryInsertResult::Conflicted => HashSet::new(),
-        })
+    ) -> Result<HashSet<(i32, i64)>, StoreError> {
+        use sea_orm::{ConnectionTrait, DbBackend, Statement, Value};
+        let mut held = HashSet::new();
+        let backend = self.db().get_database_backend();
+        for chunk in slots.chunks(500) {
+            let mut sql = String::from(
+                "INSERT INTO check_slot_claims (region, bucket, slot, node_id, claimed_at) VALUES ",
+            );
+            let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 5);
+            for (i, (bucket, slot)) in chunk.iter().enumerate() {
+                let n = values.len();
+                let p = |k: usize| match backend {
+                    DbBackend::Postgres => format!("${}", n + k + 1),
+                    _ => "?".to_string(),
+                };
+                if i > 0 {
+                    sql.push_str(", ");
+                }
+                sql.push_str(&format!(
+                    "({}, {}, {}, {}, {})",
+                    p(0),
+                    p(1),
+                    p(2),
+                    p(3),
+                    p(4)
+                ));
+                values.push(Value::from(region.to_string()));
+                values.push(Value::from(*bucket));
+                values.push(Value::from(*slot));
+                values.push(Value::from(node_id.to_string()));
+                values.push(Value::from(now));
+            }
+            // A conflict with this node's own row updates nothing but still returns the
+            // row; a conflict with another node's row returns nothing.
+            sql.push_str(
+                " ON CONFLICT (region, bucket, slot) DO UPDATE SET node_id = excluded.node_id \
+                 WHERE check_slot_claims.node_id = excluded.node_id RETURNING bucket, slot",
+            );
+            let rows = self
+                .db()
+                .query_all_raw(Statement::from_sql_and_values(backend, sql, values))
+                .await?;
+            for row in rows {
+                held.insert((
+                    row.try_get::<i32>("", "bucket")?,
+                    row.try_get::<i64>("", "slot")?,
+                ));
+            }
+        }
+        Ok(held)
     }
 
-    /// Who claimed which rounds of `monitor_id` (for tests and diagnosis).
-    pub async fn claims_of(&self, monitor_id: &str) -> Result<Vec<check_claim::Model>, StoreError> {
-        Ok(check_claim::Entity::find()
-            .filter(check_claim::Column::MonitorId.eq(monitor_id))
-            .order_by_asc(check_claim::Column::Round)
-            .all(self.db())
-            .await?)
+    /// The node holding one slot of `region`'s checks, if any (for tests and diagnosis).
+    pub async fn slot_holder(
+        &self,
+        region: &str,
+        bucket: i32,
+        slot: i64,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(
+            check_slot_claim::Entity::find_by_id((region.to_string(), bucket, slot))
+                .one(self.db())
+                .await?
+                .map(|c| c.node_id),
+        )
     }
 
     /// Drop claims and dead nodes older than their retention.
     pub async fn prune_cluster(&self, now: i64) -> Result<(), StoreError> {
+        check_slot_claim::Entity::delete_many()
+            .filter(check_slot_claim::Column::ClaimedAt.lt(now - CLAIM_RETENTION_MS))
+            .exec(self.db())
+            .await?;
+        // Written only by nodes of the version before slot claims (a rolling upgrade).
         check_claim::Entity::delete_many()
             .filter(check_claim::Column::ClaimedAt.lt(now - CLAIM_RETENTION_MS))
             .exec(self.db())

@@ -467,6 +467,30 @@ pub mod check_claim {
     impl ActiveModelBehavior for ActiveModel {}
 }
 
+/// Who runs one slot of a region's checks: every round of the monitors in `bucket` whose
+/// start falls within second `slot` of the schedule.
+pub mod check_slot_claim {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "check_slot_claims")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub region: String,
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub bucket: i32,
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub slot: i64,
+        pub node_id: String,
+        pub claimed_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
 /// An open request to check a monitor again from another region before a failure counts.
 pub mod check_confirmation {
     use sea_orm::entity::prelude::*;
