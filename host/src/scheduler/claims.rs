@@ -7,13 +7,14 @@
 //! slot is already settled learns its answer without asking the database.
 //!
 //! A node that dies loses at most the slots it held: the rounds it had not run yet in
-//! the current second of its buckets. From the next second on, the slots go to the nodes
-//! that claim them.
+//! the current second of its buckets, and in the next second when it had started that
+//! second's first check a moment early. From then on, the slots go to the nodes that
+//! claim them.
 
 use crate::clock::SharedClock;
 use crate::store::Store;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
@@ -33,13 +34,16 @@ const MAX_BATCH: usize = 1_000;
 /// later than this asks the database again, which still answers right.
 const REMEMBER_SLOTS: i64 = 600;
 
-/// The bucket of a monitor, the same on every node and every build (a SHA-256 of its id).
+/// The bucket of a monitor, the same on every node and every build (from a SHA-256 of its
+/// id).
 pub fn bucket_of(monitor_id: &str) -> i32 {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(monitor_id.as_bytes());
-    let mut bytes = [0u8; 8];
-    bytes.copy_from_slice(&digest[8..16]);
-    i32::try_from(u64::from_le_bytes(bytes) % u64::from(BUCKETS)).unwrap_or(0)
+    bucket_of_hash(super::id_hash(monitor_id))
+}
+
+/// [`bucket_of`] from the id's hash ([`super::id_hash`]). It takes the hash's upper half,
+/// so a monitor's bucket does not follow its phase (the lower half's remainder).
+pub fn bucket_of_hash(id_hash: u64) -> i32 {
+    i32::try_from((id_hash >> 32) % u64::from(BUCKETS)).unwrap_or(0)
 }
 
 /// The slot of round `round` of a monitor: the second of the schedule its start falls in.
@@ -64,6 +68,9 @@ struct Claim {
 #[derive(Clone)]
 pub struct Claimer {
     tx: mpsc::Sender<Claim>,
+    /// Answers already settled: a check whose slot is in here is answered on its own
+    /// thread, without waking the claiming task.
+    settled: Arc<Mutex<Settled>>,
 }
 
 impl Claimer {
@@ -77,8 +84,9 @@ impl Claimer {
         capacity: usize,
     ) -> Claimer {
         let (tx, rx) = mpsc::channel(capacity.max(1));
-        tokio::spawn(run(store, region, node_id, clock, rx));
-        Claimer { tx }
+        let settled = Arc::new(Mutex::new(Settled::default()));
+        tokio::spawn(run(store, region, node_id, clock, rx, settled.clone()));
+        Claimer { tx, settled }
     }
 
     /// Whether this node runs the slot of bucket `bucket` that round `round` (of a monitor
@@ -91,11 +99,12 @@ impl Claimer {
         phase_ms: i64,
         interval_ms: i64,
     ) -> Result<bool, String> {
+        let key = (bucket, slot_of(round, phase_ms, interval_ms));
+        if let Some(ours) = lock(&self.settled).get(key) {
+            return Ok(ours);
+        }
         let (answer, rx) = oneshot::channel();
-        let claim = Claim {
-            key: (bucket, slot_of(round, phase_ms, interval_ms)),
-            answer,
-        };
+        let claim = Claim { key, answer };
         self.tx
             .send(claim)
             .await
@@ -112,12 +121,24 @@ struct Settled {
     newest: i64,
 }
 
+fn lock(settled: &Mutex<Settled>) -> std::sync::MutexGuard<'_, Settled> {
+    settled
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 impl Settled {
-    /// Answer `claim` from memory, or give it back.
+    /// Whether slot `key` is this node's, if that is settled.
+    fn get(&self, key: (i32, i64)) -> Option<bool> {
+        self.held.get(&key).copied()
+    }
+
+    /// Answer `claim` from memory, or give it back (it was asked while the answer was
+    /// on its way).
     fn answer(&self, claim: Claim) -> Option<Claim> {
-        match self.held.get(&claim.key) {
+        match self.get(claim.key) {
             Some(ours) => {
-                let _ = claim.answer.send(Ok(*ours));
+                let _ = claim.answer.send(Ok(ours));
                 None
             }
             None => Some(claim),
@@ -140,17 +161,17 @@ async fn run(
     node_id: Arc<str>,
     clock: SharedClock,
     mut rx: mpsc::Receiver<Claim>,
+    settled: Arc<Mutex<Settled>>,
 ) {
-    let mut settled = Settled::default();
     while let Some(first) = rx.recv().await {
-        let Some(first) = settled.answer(first) else {
+        let Some(first) = lock(&settled).answer(first) else {
             continue;
         };
         let mut batch = vec![first];
         let linger_until = Instant::now() + LINGER;
         while batch.len() < MAX_BATCH {
             match tokio::time::timeout_at(linger_until, rx.recv()).await {
-                Ok(Some(claim)) => batch.extend(settled.answer(claim)),
+                Ok(Some(claim)) => batch.extend(lock(&settled).answer(claim)),
                 Ok(None) | Err(_) => break,
             }
         }
@@ -162,9 +183,11 @@ async fn run(
             .await
         {
             Ok(held) => {
+                let mut settled = lock(&settled);
                 for key in keys {
                     settled.remember(key, held.contains(&key));
                 }
+                drop(settled);
                 for claim in batch {
                     let _ = claim.answer.send(Ok(held.contains(&claim.key)));
                 }

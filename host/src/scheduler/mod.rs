@@ -63,6 +63,9 @@ pub struct ScheduledMonitor {
     pub regions: Vec<String>,
     /// Where its rounds start within the interval (`phase`), in milliseconds.
     pub phase_ms: i64,
+    /// The first bytes of a SHA-256 of its id ([`id_hash`]): its phase, its bucket and its
+    /// first check's spread all come from it, computed once.
+    pub id_hash: u64,
     /// Its bucket of the claims several nodes share the checks by ([`claims::bucket_of`]).
     pub bucket: i32,
     /// A failure is checked again from another region before it counts.
@@ -83,11 +86,13 @@ impl ScheduledMonitor {
             timeout: Duration::from_secs(u64::try_from(row.timeout_secs).unwrap_or(10).max(1)),
             regions: serde_json::from_str(&row.regions).unwrap_or_default(),
             phase_ms: 0,
-            bucket: claims::bucket_of(&row.id),
+            id_hash: id_hash(&row.id),
+            bucket: 0,
             regional_confirmation: row.regional_confirmation,
             updated_at: row.updated_at,
         };
-        m.phase_ms = i64::try_from(phase(&m.id, m.interval).as_millis()).unwrap_or(0);
+        m.phase_ms = i64::try_from(phase_of(m.id_hash, m.interval).as_millis()).unwrap_or(0);
+        m.bucket = claims::bucket_of_hash(m.id_hash);
         m
     }
 }
@@ -95,14 +100,25 @@ impl ScheduledMonitor {
 /// A monitor's fixed offset within its interval. The same on every node and every build
 /// (a SHA-256 of the id), so nodes agree on when a monitor's rounds are.
 pub fn phase(id: &str, interval: Duration) -> Duration {
+    phase_of(id_hash(id), interval)
+}
+
+/// The first eight bytes of a SHA-256 of a monitor's id, little-endian: the same on every
+/// node and every build.
+pub fn id_hash(id: &str) -> u64 {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(id.as_bytes());
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);
+    u64::from_le_bytes(first)
+}
+
+/// [`phase`] from the id's hash.
+pub fn phase_of(id_hash: u64, interval: Duration) -> Duration {
     let ms = u64::try_from(interval.as_millis())
         .unwrap_or(u64::MAX)
         .max(1);
-    Duration::from_millis(u64::from_le_bytes(first) % ms)
+    Duration::from_millis(id_hash % ms)
 }
 
 /// The round a check at `at_ms` belongs to: rounds start at the monitor's phase and last
@@ -474,7 +490,7 @@ impl Scheduler {
                 None => Duration::ZERO,
             };
             let due_in = if due_in.is_zero() {
-                phase(&m.id, m.interval.min(RESTART_SPREAD))
+                phase_of(m.id_hash, m.interval.min(RESTART_SPREAD))
             } else {
                 due_in
             };
@@ -529,7 +545,7 @@ impl Scheduler {
             Some(slot) if slot.monitor.interval == m.interval => slot.due,
             Some(slot) => slot.due.min(now + m.interval),
             // New or resumed: check soon.
-            None => now + phase(&m.id, m.interval.min(FIRST_CHECK_SPREAD)),
+            None => now + phase_of(m.id_hash, m.interval.min(FIRST_CHECK_SPREAD)),
         };
         self.insert(m, due);
     }

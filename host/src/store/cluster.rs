@@ -78,7 +78,7 @@ impl Store {
         node_id: &str,
         now: i64,
     ) -> Result<HashSet<(i32, i64)>, StoreError> {
-        use sea_orm::{ConnectionTrait, DbBackend, Statement, Value};
+        use sea_orm::{ConnectionTrait, Statement, Value};
         let mut held = HashSet::new();
         let backend = self.db().get_database_backend();
         for chunk in slots.chunks(500) {
@@ -87,22 +87,10 @@ impl Store {
             );
             let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 5);
             for (i, (bucket, slot)) in chunk.iter().enumerate() {
-                let n = values.len();
-                let p = |k: usize| match backend {
-                    DbBackend::Postgres => format!("${}", n + k + 1),
-                    _ => "?".to_string(),
-                };
                 if i > 0 {
                     sql.push_str(", ");
                 }
-                sql.push_str(&format!(
-                    "({}, {}, {}, {}, {})",
-                    p(0),
-                    p(1),
-                    p(2),
-                    p(3),
-                    p(4)
-                ));
+                sql.push_str(&super::values_row(backend, values.len(), &[None; 5]));
                 values.push(Value::from(region.to_string()));
                 values.push(Value::from(*bucket));
                 values.push(Value::from(*slot));

@@ -45,6 +45,28 @@ use std::time::Duration;
 use tocsin_migrations::{Migrator, MigratorTrait};
 use tokio::sync::broadcast;
 
+/// One row of a raw multi-row `VALUES` list: a bind parameter per entry of `types`,
+/// numbered on from `first` (the parameters bound before it), each cast to its type where
+/// one is given: `$n` on PostgreSQL, `?` on SQLite.
+fn values_row(backend: DbBackend, first: usize, types: &[Option<&str>]) -> String {
+    let mut row = String::from("(");
+    for (k, ty) in types.iter().enumerate() {
+        if k > 0 {
+            row.push_str(", ");
+        }
+        let p = match backend {
+            DbBackend::Postgres => format!("${}", first + k + 1),
+            _ => "?".to_string(),
+        };
+        match ty {
+            Some(ty) => row.push_str(&format!("CAST({p} AS {ty})")),
+            None => row.push_str(&p),
+        }
+    }
+    row.push(')');
+    row
+}
+
 /// The advisory lock key start-up work runs under on PostgreSQL ("tocsin" in ASCII).
 const STARTUP_LOCK: i64 = 0x746f_6373_696e;
 
@@ -434,6 +456,18 @@ pub fn is_unique_violation(err: &DbErr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_rows_number_their_parameters_on() {
+        assert_eq!(
+            values_row(DbBackend::Postgres, 5, &[Some("TEXT"), None]),
+            "(CAST($6 AS TEXT), $7)"
+        );
+        assert_eq!(
+            values_row(DbBackend::Sqlite, 5, &[Some("BIGINT"), None, None]),
+            "(CAST(? AS BIGINT), ?, ?)"
+        );
+    }
 
     #[test]
     fn sqlite_urls_get_create_mode() {

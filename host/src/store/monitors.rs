@@ -479,28 +479,26 @@ impl Tx {
         &self,
         rows: &[(&str, &Health, i64, Option<i32>)],
     ) -> Result<(), StoreError> {
-        use sea_orm::{DbBackend, Statement, Value};
+        use sea_orm::{Statement, Value};
         let backend = self.conn().get_database_backend();
         for chunk in rows.chunks(200) {
             let mut sql = String::from("WITH v(id, cf, cs, st, lc, rt) AS (VALUES ");
             let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 6);
             for (i, (id, health, checked_at, response_ms)) in chunk.iter().enumerate() {
-                let n = values.len();
-                let p = |k: usize| match backend {
-                    DbBackend::Postgres => format!("${}", n + k + 1),
-                    _ => "?".to_string(),
-                };
                 if i > 0 {
                     sql.push_str(", ");
                 }
-                sql.push_str(&format!(
-                    "(CAST({} AS TEXT), CAST({} AS INTEGER), CAST({} AS INTEGER), CAST({} AS TEXT), CAST({} AS BIGINT), CAST({} AS INTEGER))",
-                    p(0),
-                    p(1),
-                    p(2),
-                    p(3),
-                    p(4),
-                    p(5)
+                sql.push_str(&super::values_row(
+                    backend,
+                    values.len(),
+                    &[
+                        Some("TEXT"),
+                        Some("INTEGER"),
+                        Some("INTEGER"),
+                        Some("TEXT"),
+                        Some("BIGINT"),
+                        Some("INTEGER"),
+                    ],
                 ));
                 values.push(Value::from(id.to_string()));
                 values.push(Value::from(health.consecutive_failures));
