@@ -148,7 +148,11 @@ fn three_nodes_two_regions_one_database() {
         us.client().get("/v1/workspace").body["data"]["id"],
         api.get("/v1/workspace").body["data"]["id"]
     );
-    let probe = api.get("/v1/probe-ips").body["data"].clone();
+    // Every node's first heartbeat is in (a node answers before its first one lands).
+    let probe = wait_for("three live nodes", Duration::from_secs(10), || {
+        let probe = api.get("/v1/probe-ips").body["data"].clone();
+        (probe[0]["nodes"] == json!(2) && probe[1]["nodes"] == json!(1)).then_some(probe)
+    });
     assert_eq!(
         (probe[0]["region"].clone(), probe[0]["nodes"].clone()),
         (json!("eu"), json!(2)),
@@ -195,6 +199,9 @@ fn three_nodes_two_regions_one_database() {
     let from = now_ms();
     std::thread::sleep(Duration::from_secs(6));
     let to = now_ms();
+    // A batch of passing results is written up to a second after its checks: read the
+    // window once the last of its checks are in the database.
+    std::thread::sleep(Duration::from_secs(2));
     let window = rt.block_on(checks_between(&db, from, to));
     let mut per_monitor: HashMap<&str, Vec<i64>> = HashMap::new();
     for (monitor, at, region) in &window {
