@@ -245,10 +245,22 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         clock.clone(),
         shutdown_rx.clone(),
     ));
+    // The node is in the node list before its first claim: another node takes over a
+    // slot whose holder is not (or no longer) heard from.
+    let node_started = clock.now_ms();
+    if let Err(e) = store
+        .heartbeat(&node_id, &config.region, node_started, node_started)
+        .await
+    {
+        tracing::warn!(error = %e, "heartbeat failed; retrying");
+    }
+    let claim_gate = scheduler.claim_gate();
+    let leave_clock = clock.clone();
     let heartbeat_task = tokio::spawn(heartbeat_loop(
         store.clone(),
         node_id.clone(),
         config.region.clone(),
+        node_started,
         clock.clone(),
         shutdown_rx.clone(),
     ));
@@ -365,6 +377,13 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         let _ = task.await;
     }
     let _ = heartbeat_task.await;
+    // Leave: no claim of this node lands from now on, and the slots it holds from this
+    // second on go back, so the other nodes of its region take its share at once.
+    claim_gate.close().await;
+    let from_slot = crate::scheduler::claims::slot_at(leave_clock.now_ms());
+    if let Err(e) = store.leave(&node_id, from_slot).await {
+        tracing::warn!(error = %e, "could not remove this node from the node list");
+    }
     let _ = deadlines_task.await;
     let _ = escalation_task.await;
     let _ = uptime_task.await;
@@ -457,25 +476,22 @@ async fn shutdown_signal() {
     }
 }
 
-/// Tell the database this node is alive every few seconds; leave when shutting down. Also
-/// prunes old check claims and long-dead nodes.
+/// Tell the database this node is alive every few seconds (the first beat was written
+/// before the loop starts), until shutdown. Also prunes old check claims and long-dead
+/// nodes.
 async fn heartbeat_loop(
     store: Store,
     node_id: String,
     region: String,
+    started: i64,
     clock: SharedClock,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let started = clock.now_ms();
     let mut beats: u64 = 0;
     loop {
-        let now = clock.now_ms();
-        if let Err(e) = store.heartbeat(&node_id, &region, started, now).await {
-            tracing::warn!(error = %e, "heartbeat failed; retrying");
-        }
         // About once a minute.
         if beats.is_multiple_of(12)
-            && let Err(e) = store.prune_cluster(now).await
+            && let Err(e) = store.prune_cluster(clock.now_ms()).await
         {
             tracing::warn!(error = %e, "could not prune old check claims");
         }
@@ -484,10 +500,10 @@ async fn heartbeat_loop(
             _ = tokio::time::sleep(std::time::Duration::from_millis(crate::store::cluster::HEARTBEAT_MS)) => {}
             _ = shutdown.changed() => if *shutdown.borrow() { break },
         }
-    }
-    let from_slot = crate::scheduler::claims::slot_at(clock.now_ms());
-    if let Err(e) = store.leave(&node_id, from_slot).await {
-        tracing::warn!(error = %e, "could not remove this node from the node list");
+        let now = clock.now_ms();
+        if let Err(e) = store.heartbeat(&node_id, &region, started, now).await {
+            tracing::warn!(error = %e, "heartbeat failed; retrying");
+        }
     }
 }
 

@@ -508,3 +508,111 @@ fn heartbeat_deadlines_are_kept_once_across_nodes() {
         (created(&receiver) >= 2).then_some(())
     });
 }
+
+/// A node stopped normally (SIGTERM) leaves at once: it is gone from the node list
+/// without waiting for its heartbeat to age, no claim from the second it stopped in on
+/// is left to it, and the other node of its region checks every monitor from then on,
+/// its share included, within about a round.
+#[test]
+fn a_node_stopped_normally_hands_its_checks_over_at_once() {
+    let Some((_turn, rt, test_db)) =
+        cluster_test("a_node_stopped_normally_hands_its_checks_over_at_once")
+    else {
+        return;
+    };
+    let db = rt
+        .block_on(Database::connect(&test_db.url))
+        .expect("connect");
+    let target = Target::start();
+    let start = || {
+        let dir = tempfile::tempdir().expect("dir");
+        std::fs::write(dir.path().join("tocsin.toml"), CONFIG).expect("config");
+        let server = Server::start_in(
+            dir.path(),
+            &[
+                ("TOCSIN_REGION", "eu"),
+                ("TOCSIN_DATABASE_URL", test_db.url.as_str()),
+            ],
+        );
+        (server, dir)
+    };
+    let (a, _da) = start();
+    let (mut b, _db) = start();
+    let api = a.client();
+    let nodes = || api.get("/v1/probe-ips").body["data"][0]["nodes"].clone();
+    wait_for("two live nodes", Duration::from_secs(10), || {
+        (nodes() == json!(2)).then_some(())
+    });
+    let mut ids = Vec::new();
+    for i in 0..48 {
+        let r = api.post(
+            "/v1/monitors",
+            &json!({"name": format!("m{i}"), "type": "http", "method": "GET",
+                    "url": target.url("/ok"), "interval": 1, "timeout": 1, "regions": ["eu"]}),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+        ids.push(r.body["data"]["id"].as_str().expect("id").to_string());
+    }
+    // Both nodes run rounds: each holds slots of its own.
+    std::thread::sleep(Duration::from_secs(5));
+    let holders = |from_slot: i64| -> Vec<(String, i64)> {
+        rt.block_on(db.query_all_raw(Statement::from_string(
+            db.get_database_backend(),
+            format!(
+                "SELECT node_id, slot FROM check_slot_claims WHERE slot >= {from_slot} \
+                 AND node_id NOT IN (SELECT id FROM nodes)"
+            ),
+        )))
+        .expect("claims")
+        .into_iter()
+        .map(|r| {
+            (
+                r.try_get::<String>("", "node_id").expect("node"),
+                r.try_get::<i64>("", "slot").expect("slot"),
+            )
+        })
+        .collect()
+    };
+    let claimants = rt
+        .block_on(db.query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            format!(
+                "SELECT COUNT(DISTINCT node_id) AS n FROM check_slot_claims WHERE slot >= {}",
+                now_ms() / 1000 - 5
+            ),
+        )))
+        .expect("count")
+        .expect("row")
+        .try_get::<i64>("", "n")
+        .expect("n");
+    assert_eq!(claimants, 2, "both nodes hold slots before the stop");
+
+    let stopping = now_ms();
+    b.stop();
+    let stopped = now_ms();
+    assert_eq!(nodes(), json!(1), "the stopped node left the node list");
+    assert_eq!(
+        holders(stopping / 1000),
+        Vec::new(),
+        "no slot from the second it stopped in is left to the stopped node"
+    );
+    std::thread::sleep(Duration::from_secs(5));
+    let after = rt.block_on(checks_between(&db, stopped, now_ms()));
+    for id in &ids {
+        let times: Vec<i64> = after
+            .iter()
+            .filter(|(m, _, _)| m == id)
+            .map(|(_, at, _)| *at)
+            .collect();
+        let first = times.first().copied().unwrap_or(i64::MAX);
+        assert!(
+            first - stopped <= 2_000,
+            "{id}: first check {} ms after the stop: {times:?}",
+            first - stopped
+        );
+        assert!(times.len() >= 3, "{id}: {times:?}");
+    }
+    drop(a);
+    rt.block_on(db.close()).ok();
+    rt.block_on(test_db.drop());
+}

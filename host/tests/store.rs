@@ -440,6 +440,19 @@ async fn exercise(store: Store) {
     assert!(store.ping().await);
 
     // --- slot claims: one statement, each slot of a region to exactly one node -----
+    // A node writes its heartbeat before it claims: a slot whose holder is not heard
+    // from is taken over (below).
+    for (node, region) in [
+        ("node_a", "eu"),
+        ("node_b", "eu"),
+        ("node_c", "us"),
+        ("node_d", "us"),
+    ] {
+        store
+            .heartbeat(node, region, NOW, NOW)
+            .await
+            .expect("heartbeat");
+    }
     let won_a = store
         .claim_slots("eu", &[(1, 7), (2, 7)], "node_a", NOW)
         .await
@@ -512,6 +525,51 @@ async fn exercise(store: Store) {
             .expect("claim a given-back slot"),
         HashSet::from([(1, 7)]),
         "a leaving node gives its slots back"
+    );
+    // A dead node's slots (ahead of the moment it died) go to the first live node that
+    // asks, once its heartbeat is older than NODE_TTL_MS; a node never heard from holds
+    // nothing against a live one.
+    let ttl = tocsin::store::cluster::NODE_TTL_MS;
+    store
+        .heartbeat("node_dead", "eu", NOW - 60_000, NOW - ttl - 1)
+        .await
+        .expect("heartbeat");
+    store
+        .heartbeat("node_late", "eu", NOW - 60_000, NOW - ttl + 1_000)
+        .await
+        .expect("heartbeat");
+    for (node, bucket) in [("node_dead", 5), ("node_late", 6), ("node_unknown", 7)] {
+        assert_eq!(
+            store
+                .claim_slots("eu", &[(bucket, 9)], node, NOW - ttl - 1)
+                .await
+                .expect("claim"),
+            HashSet::from([(bucket, 9)])
+        );
+    }
+    assert_eq!(
+        store
+            .claim_slots("eu", &[(5, 9), (6, 9), (7, 9)], "node_a", NOW)
+            .await
+            .expect("take over"),
+        HashSet::from([(5, 9), (7, 9)]),
+        "the slots of a node not heard from are taken over; a node heard from lately keeps its own"
+    );
+    assert_eq!(
+        store
+            .slot_holder("eu", 5, 9)
+            .await
+            .expect("holder")
+            .as_deref(),
+        Some("node_a")
+    );
+    assert!(
+        store
+            .claim_slots("eu", &[(5, 9)], "node_dead", NOW)
+            .await
+            .expect("claim")
+            .is_empty(),
+        "a node back from the dead does not take its slot back from a live one"
     );
     store.prune_cluster(NOW + 3_600_001).await.expect("prune");
     assert_eq!(

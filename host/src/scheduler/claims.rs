@@ -4,16 +4,23 @@
 //! one second of the schedule. So a node writes at most [`BUCKETS`] claims a second
 //! however many monitors it runs (it was one per round: 1,667 rows a second at 100,000
 //! monitors on a 60 s interval, most of PostgreSQL's work per check), and a check whose
-//! slot is already settled learns its answer without asking the database.
+//! slot is already settled learns its answer without asking the database. A slot another
+//! node holds is believed to be its for [`NOT_OURS_FOR`] only, then asked about again
+//! (in the same batched statement), so a slot given back is taken within that.
 //!
-//! A node that dies loses at most the slots it held: the rounds it had not run yet in
-//! the current second of its buckets, and in the next second when it had started that
-//! second's first check a moment early. From then on, the slots go to the nodes that
-//! claim them.
+//! A node that stops normally closes its [`ClaimGate`] and gives back every slot from the
+//! current second on, so the others take its buckets within [`NOT_OURS_FOR`]. A node that dies keeps the
+//! slots it claimed until it is seen dead: the rest of the current second of its
+//! buckets, the next second when it had started that second's first check a moment
+//! early, and slots further ahead that the first rounds of a new monitor (not yet on the
+//! shared rhythm) claimed. Once its heartbeat is older than
+//! [`crate::store::cluster::NODE_TTL_MS`], any node may take those slots over; until
+//! then the others carry on with every slot it does not hold.
 
 use crate::clock::SharedClock;
 use crate::store::Store;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -33,6 +40,10 @@ const MAX_BATCH: usize = 1_000;
 /// How many seconds of answers are remembered behind the newest slot asked about. A check
 /// later than this asks the database again, which still answers right.
 const REMEMBER_SLOTS: i64 = 600;
+/// How long "another node holds it" is believed before the database is asked again. The
+/// holder may leave (a normal stop gives its slots back) or be found dead, and the slot's
+/// remaining rounds are then this node's to run. A slot this node holds stays its own.
+const NOT_OURS_FOR: Duration = Duration::from_millis(250);
 
 /// The bucket of a monitor, the same on every node and every build (from a SHA-256 of its
 /// id).
@@ -58,6 +69,28 @@ pub fn slot_at(ms: i64) -> i64 {
     ms.div_euclid(SLOT_MS)
 }
 
+/// Stops a node's claims before it gives its slots back. Once closed, every claim is
+/// answered "not ours" and no claim statement reaches the database, so none can land
+/// after the node has left ([`crate::store::Store::leave`]).
+#[derive(Default)]
+pub struct ClaimGate {
+    closed: AtomicBool,
+    /// Held while a claim statement runs: closing waits for the one in flight.
+    turn: tokio::sync::Mutex<()>,
+}
+
+impl ClaimGate {
+    /// Close the gate, once any claim statement in flight has finished.
+    pub async fn close(&self) {
+        let _turn = self.turn.lock().await;
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+}
+
 /// One check's question: is slot `(bucket, slot)` ours?
 struct Claim {
     key: (i32, i64),
@@ -71,22 +104,32 @@ pub struct Claimer {
     /// Answers already settled: a check whose slot is in here is answered on its own
     /// thread, without waking the claiming task.
     settled: Arc<Mutex<Settled>>,
+    gate: Arc<ClaimGate>,
 }
 
 impl Claimer {
     /// Start claiming `region`'s slots as `node_id`. `capacity` bounds the claims waiting
-    /// (the checks running at once).
+    /// (the checks running at once). Once `gate` is closed, no slot is this node's.
     pub fn spawn(
         store: Store,
         region: String,
         node_id: Arc<str>,
         clock: SharedClock,
         capacity: usize,
+        gate: Arc<ClaimGate>,
     ) -> Claimer {
         let (tx, rx) = mpsc::channel(capacity.max(1));
         let settled = Arc::new(Mutex::new(Settled::default()));
-        tokio::spawn(run(store, region, node_id, clock, rx, settled.clone()));
-        Claimer { tx, settled }
+        tokio::spawn(run(
+            store,
+            region,
+            node_id,
+            clock,
+            rx,
+            settled.clone(),
+            gate.clone(),
+        ));
+        Claimer { tx, settled, gate }
     }
 
     /// Whether this node runs the slot of bucket `bucket` that round `round` (of a monitor
@@ -99,8 +142,11 @@ impl Claimer {
         phase_ms: i64,
         interval_ms: i64,
     ) -> Result<bool, String> {
+        if self.gate.is_closed() {
+            return Ok(false);
+        }
         let key = (bucket, slot_of(round, phase_ms, interval_ms));
-        if let Some(ours) = lock(&self.settled).get(key) {
+        if let Some(ours) = lock(&self.settled).get(key, Instant::now()) {
             return Ok(ours);
         }
         let (answer, rx) = oneshot::channel();
@@ -114,10 +160,10 @@ impl Claimer {
     }
 }
 
-/// Answers already settled, by slot.
+/// Answers already settled, by slot: whether it is this node's, and when that was learned.
 #[derive(Default)]
 struct Settled {
-    held: HashMap<(i32, i64), bool>,
+    held: HashMap<(i32, i64), (bool, Instant)>,
     newest: i64,
 }
 
@@ -128,15 +174,20 @@ fn lock(settled: &Mutex<Settled>) -> std::sync::MutexGuard<'_, Settled> {
 }
 
 impl Settled {
-    /// Whether slot `key` is this node's, if that is settled.
-    fn get(&self, key: (i32, i64)) -> Option<bool> {
-        self.held.get(&key).copied()
+    /// Whether slot `key` is this node's, if that is settled at `now`: a slot of its own
+    /// stays settled; another node's only for [`NOT_OURS_FOR`].
+    fn get(&self, key: (i32, i64), now: Instant) -> Option<bool> {
+        match self.held.get(&key) {
+            Some((true, _)) => Some(true),
+            Some((false, at)) if now.saturating_duration_since(*at) < NOT_OURS_FOR => Some(false),
+            _ => None,
+        }
     }
 
     /// Answer `claim` from memory, or give it back (it was asked while the answer was
     /// on its way).
     fn answer(&self, claim: Claim) -> Option<Claim> {
-        match self.get(claim.key) {
+        match self.get(claim.key, Instant::now()) {
             Some(ours) => {
                 let _ = claim.answer.send(Ok(ours));
                 None
@@ -145,8 +196,8 @@ impl Settled {
         }
     }
 
-    fn remember(&mut self, key: (i32, i64), ours: bool) {
-        self.held.insert(key, ours);
+    fn remember(&mut self, key: (i32, i64), ours: bool, now: Instant) {
+        self.held.insert(key, (ours, now));
         if key.1 > self.newest {
             self.newest = key.1;
             let oldest = self.newest - REMEMBER_SLOTS;
@@ -162,6 +213,7 @@ async fn run(
     clock: SharedClock,
     mut rx: mpsc::Receiver<Claim>,
     settled: Arc<Mutex<Settled>>,
+    gate: Arc<ClaimGate>,
 ) {
     while let Some(first) = rx.recv().await {
         let Some(first) = lock(&settled).answer(first) else {
@@ -178,14 +230,23 @@ async fn run(
         let mut keys: Vec<(i32, i64)> = batch.iter().map(|c| c.key).collect();
         keys.sort_unstable();
         keys.dedup();
+        // The node is stopping: it has given (or is giving) its slots back.
+        let _turn = gate.turn.lock().await;
+        if gate.is_closed() {
+            for claim in batch {
+                let _ = claim.answer.send(Ok(false));
+            }
+            continue;
+        }
         match store
             .claim_slots(&region, &keys, &node_id, clock.now_ms())
             .await
         {
             Ok(held) => {
                 let mut settled = lock(&settled);
+                let now = Instant::now();
                 for key in keys {
-                    settled.remember(key, held.contains(&key));
+                    settled.remember(key, held.contains(&key), now);
                 }
                 drop(settled);
                 for claim in batch {
@@ -231,14 +292,37 @@ mod tests {
 
     #[test]
     fn answers_are_forgotten_behind_the_newest_slot() {
+        let now = Instant::now();
         let mut s = Settled::default();
-        s.remember((0, 10), true);
-        s.remember((1, 10), false);
-        s.remember((0, 10 + REMEMBER_SLOTS), true);
-        assert_eq!(s.held.get(&(0, 10)), Some(&true), "within the window");
-        s.remember((0, 11 + REMEMBER_SLOTS), true);
+        s.remember((0, 10), true, now);
+        s.remember((1, 10), false, now);
+        s.remember((0, 10 + REMEMBER_SLOTS), true, now);
+        assert_eq!(s.get((0, 10), now), Some(true), "within the window");
+        s.remember((0, 11 + REMEMBER_SLOTS), true, now);
         assert!(!s.held.contains_key(&(0, 10)), "forgotten past the window");
         assert!(!s.held.contains_key(&(1, 10)));
         assert_eq!(s.held.len(), 2);
+    }
+
+    #[test]
+    fn another_nodes_slot_is_asked_about_again_its_own_is_not() {
+        let then = Instant::now();
+        let mut s = Settled::default();
+        s.remember((0, 10), true, then);
+        s.remember((1, 10), false, then);
+        let soon = then + NOT_OURS_FOR - Duration::from_millis(1);
+        assert_eq!(s.get((1, 10), soon), Some(false), "believed for a moment");
+        let later = then + NOT_OURS_FOR;
+        assert_eq!(
+            s.get((1, 10), later),
+            None,
+            "the holder may have left: ask the database again"
+        );
+        assert_eq!(
+            s.get((0, 10), then + Duration::from_secs(60)),
+            Some(true),
+            "a slot of this node's own stays settled"
+        );
+        assert_eq!(s.get((2, 10), then), None, "never asked");
     }
 }

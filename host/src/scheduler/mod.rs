@@ -182,6 +182,8 @@ pub struct Scheduler {
     full_sync: Duration,
     /// With several nodes: the task that claims rounds in batches (started by `run`).
     claimer: Option<claims::Claimer>,
+    /// With several nodes: closed when the node stops, before it gives its slots back.
+    claim_gate: Arc<claims::ClaimGate>,
     /// Regions with a live node, for monitors whose failures another region confirms.
     live: confirm::LiveRegions,
     /// With several nodes: when this node last read the monitors, wall clock ms.
@@ -219,6 +221,7 @@ impl Scheduler {
             claim_as: None,
             full_sync: CLUSTER_FULL_SYNC,
             claimer: None,
+            claim_gate: Arc::default(),
             live: confirm::LiveRegions::default(),
             synced_at: 0,
             stats: Arc::default(),
@@ -254,6 +257,12 @@ impl Scheduler {
         self
     }
 
+    /// The gate a stopping node closes before it gives its slots back: from then on none
+    /// of its checks claims a slot or runs in one.
+    pub fn claim_gate(&self) -> Arc<claims::ClaimGate> {
+        self.claim_gate.clone()
+    }
+
     /// With several nodes: re-read every monitor's id and edit time this often (default a
     /// minute), to drop those deleted on other nodes and take edits the short syncs
     /// missed.
@@ -272,6 +281,7 @@ impl Scheduler {
                 node.clone(),
                 self.clock.clone(),
                 MAX_CONCURRENT_CHECKS,
+                self.claim_gate.clone(),
             ));
         }
         self.reload_all(false).await;

@@ -69,8 +69,9 @@ impl Store {
 
     /// Try to take several slots of `region`'s checks at once for `node_id`, in one
     /// statement: `(bucket, slot)` pairs. Returns the pairs this node holds now: those it
-    /// took, and those it held already (a node that forgot its answer asks again); the
-    /// others belong to another node.
+    /// took, those it held already (a node that forgot its answer asks again), and those
+    /// it took over from a node not heard from within [`NODE_TTL_MS`] (a node must have
+    /// written a heartbeat before it claims); the others belong to a live node.
     pub async fn claim_slots(
         &self,
         region: &str,
@@ -98,11 +99,20 @@ impl Store {
                 values.push(Value::from(now));
             }
             // A conflict with this node's own row updates nothing but still returns the
-            // row; a conflict with another node's row returns nothing.
-            sql.push_str(
+            // row; a conflict with a live node's row returns nothing. A slot whose holder
+            // has not been heard from within NODE_TTL_MS (it died, or never wrote its
+            // first heartbeat) is taken over, so a dead node's slots ahead are run.
+            let alive_since = match backend {
+                sea_orm::DbBackend::Postgres => format!("${}", values.len() + 1),
+                _ => "?".to_string(),
+            };
+            values.push(Value::from(now - NODE_TTL_MS));
+            sql.push_str(&format!(
                 " ON CONFLICT (region, bucket, slot) DO UPDATE SET node_id = excluded.node_id \
-                 WHERE check_slot_claims.node_id = excluded.node_id RETURNING bucket, slot",
-            );
+                 WHERE check_slot_claims.node_id = excluded.node_id \
+                 OR NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = check_slot_claims.node_id \
+                 AND nodes.last_seen_at >= {alive_since}) RETURNING bucket, slot"
+            ));
             let rows = self
                 .db()
                 .query_all_raw(Statement::from_sql_and_values(backend, sql, values))
