@@ -173,12 +173,12 @@ impl Store {
             // valid from one batch of results to the next (a connection's cache is
             // dropped whenever another connection has written), so the recorder does not
             // read the pages it rewrites again from the file (docs/performance.md).
-            let readers = Database::connect(sqlite_options(url, 8)).await?;
+            let readers = Database::connect(sqlite_options(url, 8, false)).await?;
             if sqlite_in_memory(url) {
                 // A second pool would open a second, empty database.
                 return Ok(Store::with(readers.clone(), readers));
             }
-            let writer = Database::connect(sqlite_options(url, 1)).await?;
+            let writer = Database::connect(sqlite_options(url, 1, true)).await?;
             return Ok(Store::with(readers, writer));
         }
         let mut options = common_options(url);
@@ -338,14 +338,16 @@ fn common_options(url: &str) -> ConnectOptions {
     options
 }
 
-/// A pool of at most `connections` SQLite connections.
-fn sqlite_options(url: &str, connections: u32) -> ConnectOptions {
+/// A pool of at most `connections` SQLite connections; `writer`: the write transactions'
+/// own connection.
+fn sqlite_options(url: &str, connections: u32, writer: bool) -> ConnectOptions {
     let mut options = common_options(url);
     options
         .max_connections(connections)
         .min_connections(1)
-        .map_sqlx_sqlite_opts(|o| {
-            o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
+        .map_sqlx_sqlite_opts(move |o| {
+            let o = o
+                .journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
                 .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(10))
                 .foreign_keys(true)
@@ -358,7 +360,17 @@ fn sqlite_options(url: &str, connections: u32) -> ConnectOptions {
                 // same pages (each monitor's row, its day's uptime, the results index)
                 // batch after batch; a page rewritten ten times between two checkpoints
                 // is copied back once, not ten times (docs/performance.md).
-                .pragma("wal_autocheckpoint", "10000")
+                .pragma("wal_autocheckpoint", "10000");
+            if writer {
+                // The writer's statements each change up to a batch of rows, and SQLite
+                // keeps a copy of every page such a statement changes, to undo that
+                // statement alone on an error. Past 64 KiB the copy went to a temporary
+                // file: a third of the writer's file writes at 100,000 monitors. In memory
+                // it is a few MiB for the length of one statement (docs/performance.md).
+                o.pragma("temp_store", "memory")
+            } else {
+                o
+            }
         })
         // A connection that comes back to the pool still inside a transaction (SQLite
         // rolls a transaction back by itself on some errors, such as a full disk, and
