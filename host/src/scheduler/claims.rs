@@ -9,11 +9,11 @@
 //! (in the same batched statement), so a slot given back is taken within that.
 //!
 //! A node that stops normally closes its [`ClaimGate`] and gives back every slot from the
-//! current second on, so the others take its buckets within [`NOT_OURS_FOR`]. A node that dies keeps the
-//! slots it claimed until it is seen dead: the rest of the current second of its
-//! buckets, the next second when it had started that second's first check a moment
-//! early, and slots further ahead that the first rounds of a new monitor (not yet on the
-//! shared rhythm) claimed. Once its heartbeat is older than
+//! current second on, so the others take its buckets within [`NOT_OURS_FOR`]. A node
+//! that dies keeps the slots it claimed until it is seen dead: the rest of the current
+//! second of its buckets, the next second when it had started that second's first check
+//! a moment early, and slots further ahead that the first rounds of a new monitor (not
+//! yet on the shared rhythm) claimed. Once its heartbeat is older than
 //! [`crate::store::cluster::NODE_TTL_MS`], any node may take those slots over; until
 //! then the others carry on with every slot it does not hold.
 
