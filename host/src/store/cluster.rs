@@ -102,10 +102,7 @@ impl Store {
             // row; a conflict with a live node's row returns nothing. A slot whose holder
             // has not been heard from within NODE_TTL_MS (it died, or never wrote its
             // first heartbeat) is taken over, so a dead node's slots ahead are run.
-            let alive_since = match backend {
-                sea_orm::DbBackend::Postgres => format!("${}", values.len() + 1),
-                _ => "?".to_string(),
-            };
+            let alive_since = super::param(backend, values.len());
             values.push(Value::from(now - NODE_TTL_MS));
             sql.push_str(&format!(
                 " ON CONFLICT (region, bucket, slot) DO UPDATE SET node_id = excluded.node_id \

@@ -54,10 +54,7 @@ fn values_row(backend: DbBackend, first: usize, types: &[Option<&str>]) -> Strin
         if k > 0 {
             row.push_str(", ");
         }
-        let p = match backend {
-            DbBackend::Postgres => format!("${}", first + k + 1),
-            _ => "?".to_string(),
-        };
+        let p = param(backend, first + k);
         match ty {
             Some(ty) => row.push_str(&format!("CAST({p} AS {ty})")),
             None => row.push_str(&p),
@@ -65,6 +62,15 @@ fn values_row(backend: DbBackend, first: usize, types: &[Option<&str>]) -> Strin
     }
     row.push(')');
     row
+}
+
+/// The placeholder of a raw statement's bind parameter with `before` parameters bound
+/// ahead of it: `$n` on PostgreSQL, `?` on SQLite.
+fn param(backend: DbBackend, before: usize) -> String {
+    match backend {
+        DbBackend::Postgres => format!("${}", before + 1),
+        _ => "?".to_string(),
+    }
 }
 
 /// The advisory lock key start-up work runs under on PostgreSQL ("tocsin" in ASCII).
