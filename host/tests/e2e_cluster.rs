@@ -44,6 +44,14 @@ async fn checks_between(db: &DatabaseConnection, from: i64, to: i64) -> Vec<(Str
     .collect()
 }
 
+/// The times of monitor `id`'s checks among rows from [`checks_between`], in order.
+fn times_of(rows: &[(String, i64, String)], id: &str) -> Vec<i64> {
+    rows.iter()
+        .filter(|(m, _, _)| m == id)
+        .map(|(_, at, _)| *at)
+        .collect()
+}
+
 fn now_ms() -> i64 {
     i64::try_from(
         std::time::SystemTime::now()
@@ -242,11 +250,7 @@ fn three_nodes_two_regions_one_database() {
         .map(|(id, _)| id)
         .collect();
     for id in &eu_only {
-        let times: Vec<i64> = after
-            .iter()
-            .filter(|(m, _, _)| m == *id)
-            .map(|(_, at, _)| *at)
-            .collect();
+        let times = times_of(&after, id);
         let first = times.first().copied().unwrap_or(i64::MAX);
         assert!(
             first - killed <= 3_000,
@@ -543,9 +547,12 @@ fn a_node_stopped_normally_hands_its_checks_over_at_once() {
     wait_for("two live nodes", Duration::from_secs(10), || {
         (nodes() == json!(2)).then_some(())
     });
+    // The monitors are made on the node that will stop: it reads them at once, the other
+    // node at its next sync, so it starts their rounds first and holds slots.
+    let api_b = b.client();
     let mut ids = Vec::new();
     for i in 0..48 {
-        let r = api.post(
+        let r = api_b.post(
             "/v1/monitors",
             &json!({"name": format!("m{i}"), "type": "http", "method": "GET",
                     "url": target.url("/ok"), "interval": 1, "timeout": 1, "regions": ["eu"]}),
@@ -553,7 +560,7 @@ fn a_node_stopped_normally_hands_its_checks_over_at_once() {
         assert_eq!(r.status, 201, "{}", r.body);
         ids.push(r.body["data"]["id"].as_str().expect("id").to_string());
     }
-    // Both nodes run rounds: each holds slots of its own.
+    // The node to stop runs rounds: it holds slots of its own.
     std::thread::sleep(Duration::from_secs(5));
     let holders = |from_slot: i64| -> Vec<(String, i64)> {
         rt.block_on(db.query_all_raw(Statement::from_string(
@@ -573,11 +580,12 @@ fn a_node_stopped_normally_hands_its_checks_over_at_once() {
         })
         .collect()
     };
-    let claimants = rt
+    let held_by_b = rt
         .block_on(db.query_one_raw(Statement::from_string(
             db.get_database_backend(),
             format!(
-                "SELECT COUNT(DISTINCT node_id) AS n FROM check_slot_claims WHERE slot >= {}",
+                "SELECT COUNT(*) AS n FROM check_slot_claims WHERE slot >= {} AND node_id = \
+                 (SELECT id FROM nodes ORDER BY started_at DESC LIMIT 1)",
                 now_ms() / 1000 - 5
             ),
         )))
@@ -585,7 +593,10 @@ fn a_node_stopped_normally_hands_its_checks_over_at_once() {
         .expect("row")
         .try_get::<i64>("", "n")
         .expect("n");
-    assert_eq!(claimants, 2, "both nodes hold slots before the stop");
+    assert!(
+        held_by_b > 0,
+        "the node to stop holds slots before the stop"
+    );
 
     b.stop();
     let stopped = now_ms();
@@ -600,11 +611,7 @@ fn a_node_stopped_normally_hands_its_checks_over_at_once() {
     std::thread::sleep(Duration::from_secs(5));
     let after = rt.block_on(checks_between(&db, stopped, now_ms()));
     for id in &ids {
-        let times: Vec<i64> = after
-            .iter()
-            .filter(|(m, _, _)| m == id)
-            .map(|(_, at, _)| *at)
-            .collect();
+        let times = times_of(&after, id);
         let first = times.first().copied().unwrap_or(i64::MAX);
         assert!(
             first - stopped <= 2_000,
