@@ -1,6 +1,8 @@
 //! Prefixed identifiers (`mon_01J...`): a ULID behind a resource prefix, so ids sort by
 //! creation time and say what they name.
 
+use std::time::Duration;
+
 /// Resource prefixes, as DECISIONS.md lists them.
 pub mod prefix {
     pub const MONITOR: &str = "mon_";
@@ -88,6 +90,30 @@ pub fn random_base62(n: usize) -> String {
         }
     }
     out
+}
+
+/// A monitor's fixed offset within its interval. The same on every node and every build
+/// (a SHA-256 of the id), so nodes agree on when a monitor's rounds are.
+pub fn phase(id: &str, interval: Duration) -> Duration {
+    phase_of(id_hash(id), interval)
+}
+
+/// The first eight bytes of a SHA-256 of a monitor's id, little-endian: the same on every
+/// node and every build.
+pub fn id_hash(id: &str) -> u64 {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(id.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_le_bytes(first)
+}
+
+/// [`phase`] from the id's hash.
+pub fn phase_of(id_hash: u64, interval: Duration) -> Duration {
+    let ms = u64::try_from(interval.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    Duration::from_millis(id_hash % ms)
 }
 
 #[cfg(test)]

@@ -246,6 +246,27 @@ async fn exercise(store: Store) {
         (m1.status.name(), m1.last_response_time_ms),
         ("up", Some(30))
     );
+    // A new interval moves the counters' row within the schedule; they and the last
+    // check stay as they were, and the next batch finds them.
+    let mut longer = m0.clone();
+    longer.interval_secs = 300;
+    let saved = store.update_monitor(longer).await.expect("update");
+    assert_eq!(
+        (
+            saved.interval_secs,
+            saved.consecutive_failures,
+            saved.last_checked_at
+        ),
+        (300, 2, Some(NOW + 3_000))
+    );
+    assert_eq!(
+        store
+            .monitors_by_id(&ws_id, vec!["mon_0".into()])
+            .await
+            .expect("q")[0]
+            .consecutive_failures,
+        2
+    );
     write_batch(
         &store,
         &ctx,
@@ -371,6 +392,16 @@ async fn exercise(store: Store) {
         .await
         .expect("resume");
     assert_eq!(resumed.status.name(), "pending");
+    // Resuming counts afresh, as the response and every later read say.
+    let reread = store.monitor(&ws_id, "mon_1").await.expect("q").expect("m");
+    assert_eq!(
+        (
+            resumed.consecutive_successes,
+            reread.consecutive_successes,
+            reread.status.name()
+        ),
+        (0, 0, "pending")
+    );
 
     assert!(
         !actions::delete_monitor(&store, &other.id, "mon_0", NOW)
@@ -764,6 +795,84 @@ async fn store_on_sqlite() {
         .await
         .expect("sqlite opens, creating its directory");
     exercise(store).await;
+}
+
+/// A database from before the counters had a table of their own: each monitor's counters
+/// and last check are there after the upgrade, and the next check moves them on.
+#[tokio::test]
+async fn an_upgrade_keeps_each_monitors_counters() {
+    use sea_orm::ConnectionTrait;
+    use tocsin_migrations::{Migrator, MigratorTrait};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("old.db").display());
+    let old = sea_orm::Database::connect(&url).await.expect("connect");
+    Migrator::up(&old, Some(21))
+        .await
+        .expect("the schema before");
+    old.execute_unprepared(
+        "INSERT INTO workspaces (id, name, plan, webhook_secret, created_at, updated_at, \
+         require_two_factor) VALUES ('ws_old', 'Old', 'business', 'secret', 1, 1, false)",
+    )
+    .await
+    .expect("workspace");
+    old.execute_unprepared(&format!(
+        "INSERT INTO monitors (id, workspace_id, name, kind, config, interval_secs, \
+         timeout_secs, alert_policy_id, regions, status, created_at, updated_at, \
+         last_checked_at, last_response_time_ms, consecutive_failures, \
+         consecutive_successes, region_cursor, regional_confirmation, tags, ping_token, \
+         depends_on, snoozed_until, apply_key, managed_by) VALUES ('mon_old', 'ws_old', \
+         'old', 'http', '{{}}', 60, 10, NULL, '[]', 'down', 1, 1, {}, 42, 3, 0, 0, false, \
+         '[]', NULL, '[]', NULL, NULL, NULL)",
+        NOW - 60_000
+    ))
+    .await
+    .expect("monitor");
+    old.close().await.expect("close");
+
+    let store = Store::connect(&url).await.expect("open");
+    store.migrate().await.expect("upgrade");
+    let m = store.monitor_by_id("mon_old").await.expect("q").expect("m");
+    assert_eq!(
+        (
+            m.status.name(),
+            m.consecutive_failures,
+            m.last_checked_at,
+            m.last_response_time_ms
+        ),
+        ("down", 3, Some(NOW - 60_000), Some(42))
+    );
+    let ctx = EngineContext::new("https://tocsin.test");
+    write_batch(
+        &store,
+        &ctx,
+        &[record("mon_old", "ws_old", NOW, false, Some(7))],
+    )
+    .await
+    .expect("batch");
+    let m = store.monitor_by_id("mon_old").await.expect("q").expect("m");
+    assert_eq!(
+        (
+            m.consecutive_failures,
+            m.last_checked_at,
+            m.last_response_time_ms
+        ),
+        (4, Some(NOW), Some(7))
+    );
+    // Deleting it takes its counters with it: the id can be written again.
+    assert!(
+        actions::delete_monitor(&store, "ws_old", "mon_old", NOW)
+            .await
+            .expect("delete")
+    );
+    store
+        .insert_monitor(monitor("mon_old", "ws_old", "again", NOW))
+        .await
+        .expect("a monitor of the same id, with counters of its own");
+    let again = store.monitor_by_id("mon_old").await.expect("q").expect("m");
+    assert_eq!(
+        (again.consecutive_failures, again.last_checked_at),
+        (0, None)
+    );
 }
 
 #[tokio::test]

@@ -25,6 +25,7 @@ mod m0018_monitor_counts;
 mod m0019_cheap_claims;
 mod m0020_uptime_day_pages;
 mod m0021_slot_claims;
+mod m0022_monitor_health;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -54,6 +55,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0019_cheap_claims::Migration),
             Box::new(m0020_uptime_day_pages::Migration),
             Box::new(m0021_slot_claims::Migration),
+            Box::new(m0022_monitor_health::Migration),
         ]
     }
 }

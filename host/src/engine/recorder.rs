@@ -708,14 +708,13 @@ async fn persist(txn: &Tx, state: &BatchState, writes: Writes) -> Result<(), Sto
     rows.extend(writes.uncounted);
     txn.insert_checks(rows).await?;
     txn.add_daily_uptime(&daily).await?;
-    let healths: Vec<(&str, &Health, i64, Option<i32>)> = writes
+    let healths: Vec<(&str, &Health, i64, Option<i32>, bool)> = writes
         .last
         .iter()
         .filter_map(|(id, (checked_at, rt))| {
-            state
-                .healths
-                .get(id)
-                .map(|h| (id.as_str(), h, *checked_at, *rt))
+            let was = state.monitors.get(id)?.status;
+            let h = state.healths.get(id)?;
+            Some((id.as_str(), h, *checked_at, *rt, h.status != was))
         })
         .collect();
     txn.save_monitor_healths(&healths).await?;

@@ -97,29 +97,7 @@ impl ScheduledMonitor {
     }
 }
 
-/// A monitor's fixed offset within its interval. The same on every node and every build
-/// (a SHA-256 of the id), so nodes agree on when a monitor's rounds are.
-pub fn phase(id: &str, interval: Duration) -> Duration {
-    phase_of(id_hash(id), interval)
-}
-
-/// The first eight bytes of a SHA-256 of a monitor's id, little-endian: the same on every
-/// node and every build.
-pub fn id_hash(id: &str) -> u64 {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(id.as_bytes());
-    let mut first = [0u8; 8];
-    first.copy_from_slice(&digest[..8]);
-    u64::from_le_bytes(first)
-}
-
-/// [`phase`] from the id's hash.
-pub fn phase_of(id_hash: u64, interval: Duration) -> Duration {
-    let ms = u64::try_from(interval.as_millis())
-        .unwrap_or(u64::MAX)
-        .max(1);
-    Duration::from_millis(id_hash % ms)
-}
+pub use crate::ids::{id_hash, phase, phase_of};
 
 /// The round a check at `at_ms` belongs to: rounds start at the monitor's phase and last
 /// one interval; a check is counted in the round it is closest to the start of, so a few

@@ -49,12 +49,57 @@ pub mod api_key {
     impl ActiveModelBehavior for ActiveModel {}
 }
 
-/// Monitors. Type-specific settings live in `config` (JSON text).
+/// Monitors, as written. Type-specific settings live in `config` (JSON text). The
+/// counters and last check are in [`monitor_health`]; reads go through [`monitor_live`].
 pub mod monitor {
     use sea_orm::entity::prelude::*;
 
-    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Deserialize)]
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
     #[sea_orm(table_name = "monitors")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub name: String,
+        pub kind: String,
+        pub config: String,
+        pub interval_secs: i32,
+        pub timeout_secs: i32,
+        pub alert_policy_id: Option<String>,
+        pub regions: String,
+        pub status: crate::store::states::MonitorState,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub region_cursor: i32,
+        /// Re-check a failure from another region before it counts.
+        pub regional_confirmation: bool,
+        /// JSON list of tags.
+        pub tags: String,
+        /// Heartbeat monitors: the secret in their ping URL.
+        pub ping_token: Option<String>,
+        /// JSON list of the ids of monitors this one depends on.
+        pub depends_on: String,
+        /// Notifications are held until then (Unix ms).
+        pub snoozed_until: Option<i64>,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Monitors as read: the view `monitors_live`, [`monitor`] joined with [`monitor_health`]
+/// (a monitor without a health row reads as never checked). Only read, never written.
+pub mod monitor_live {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Deserialize)]
+    #[sea_orm(table_name = "monitors_live")]
     pub struct Model {
         #[sea_orm(primary_key, auto_increment = false)]
         pub id: String,
@@ -88,6 +133,32 @@ pub mod monitor {
         pub apply_key: Option<String>,
         /// The tool that owns the object (`tocsin apply` sets it), if any.
         pub managed_by: Option<String>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Each monitor's counters and last check, which every check moves: a narrow table kept in
+/// the schedule's order (by interval and phase; SQLite stores it in that order), found by
+/// its unique monitor id.
+pub mod monitor_health {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "monitor_health")]
+    pub struct Model {
+        pub interval_ms: i64,
+        /// Where in its interval the monitor's rounds start.
+        pub phase_ms: i64,
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub monitor_id: String,
+        pub consecutive_failures: i32,
+        pub consecutive_successes: i32,
+        pub last_checked_at: Option<i64>,
+        pub last_response_time_ms: Option<i32>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -1,6 +1,6 @@
 //! Where heartbeat monitors stand: last ping, a run in progress, the next deadline.
 
-use super::entities::{heartbeat_state, monitor};
+use super::entities::{heartbeat_state, monitor_live};
 use super::states::MonitorState;
 use super::{MonitorRow, Store, StoreError};
 use sea_orm::sea_query::{Expr, OnConflict};
@@ -28,8 +28,8 @@ impl Store {
         &self,
         token: &str,
     ) -> Result<Option<MonitorRow>, StoreError> {
-        Ok(monitor::Entity::find()
-            .filter(monitor::Column::PingToken.eq(token))
+        Ok(monitor_live::Entity::find()
+            .filter(monitor_live::Column::PingToken.eq(token))
             .one(self.db())
             .await?)
     }
@@ -84,9 +84,9 @@ impl Store {
     /// Heartbeat monitors (not paused) without a deadline: created while the server
     /// stopped between writing the monitor and its state.
     pub async fn unarmed_heartbeats(&self) -> Result<Vec<MonitorRow>, StoreError> {
-        let monitors = monitor::Entity::find()
-            .filter(monitor::Column::PingToken.is_not_null())
-            .filter(monitor::Column::Status.ne(MonitorState::Paused))
+        let monitors = monitor_live::Entity::find()
+            .filter(monitor_live::Column::PingToken.is_not_null())
+            .filter(monitor_live::Column::Status.ne(MonitorState::Paused))
             .all(self.db())
             .await?;
         let states = self
@@ -113,8 +113,8 @@ impl Store {
         if due.is_empty() {
             return Ok(Vec::new());
         }
-        let mut monitors: HashMap<String, MonitorRow> = monitor::Entity::find()
-            .filter(monitor::Column::Id.is_in(due.iter().map(|s| s.monitor_id.clone())))
+        let mut monitors: HashMap<String, MonitorRow> = monitor_live::Entity::find()
+            .filter(monitor_live::Column::Id.is_in(due.iter().map(|s| s.monitor_id.clone())))
             .all(self.db())
             .await?
             .into_iter()

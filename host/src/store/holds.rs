@@ -1,6 +1,6 @@
 //! Snoozes (of a monitor, of a tag) and incidents whose notifications are held.
 
-use super::entities::{incident, monitor, tag_snooze};
+use super::entities::{incident, monitor, monitor_live, tag_snooze};
 use super::states::IncidentState;
 use super::{IncidentRow, MonitorRow, Store, StoreError, Tx};
 use sea_orm::sea_query::{Expr, OnConflict};
@@ -36,8 +36,8 @@ async fn peek_monitors<C: ConnectionTrait>(
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    Ok(monitor::Entity::find()
-        .filter(monitor::Column::Id.is_in(ids))
+    Ok(monitor_live::Entity::find()
+        .filter(monitor_live::Column::Id.is_in(ids))
         .all(conn)
         .await?
         .into_iter()
@@ -69,10 +69,10 @@ impl Store {
         workspace_id: &str,
         now: i64,
     ) -> Result<Vec<MonitorRow>, StoreError> {
-        Ok(monitor::Entity::find()
-            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
-            .filter(monitor::Column::SnoozedUntil.gt(now))
-            .order_by_asc(monitor::Column::SnoozedUntil)
+        Ok(monitor_live::Entity::find()
+            .filter(monitor_live::Column::WorkspaceId.eq(workspace_id))
+            .filter(monitor_live::Column::SnoozedUntil.gt(now))
+            .order_by_asc(monitor_live::Column::SnoozedUntil)
             .all(self.db())
             .await?)
     }

@@ -1,7 +1,7 @@
 //! What `GET /metrics` reads, in pages: every monitor's name, type, tags and state, the
 //! daily uptime counts of today and the sums of the days before, and the outbox's depth.
 
-use super::entities::{daily_uptime, delivery, monitor};
+use super::entities::{daily_uptime, delivery, monitor_live};
 use super::{MonitorState, Store, StoreError};
 use crate::store::states::DeliveryState;
 use sea_orm::sea_query::Expr;
@@ -58,25 +58,25 @@ impl Store {
         limit: u64,
         with_config: bool,
     ) -> Result<Vec<MonitorMetricRow>, StoreError> {
-        let mut q = monitor::Entity::find()
+        let mut q = monitor_live::Entity::find()
             .select_only()
-            .column(monitor::Column::Id)
-            .column(monitor::Column::WorkspaceId)
-            .column(monitor::Column::Name)
-            .column(monitor::Column::Kind)
-            .column(monitor::Column::Status)
-            .column(monitor::Column::LastResponseTimeMs)
-            .column(monitor::Column::Tags)
-            .order_by_asc(monitor::Column::Id)
+            .column(monitor_live::Column::Id)
+            .column(monitor_live::Column::WorkspaceId)
+            .column(monitor_live::Column::Name)
+            .column(monitor_live::Column::Kind)
+            .column(monitor_live::Column::Status)
+            .column(monitor_live::Column::LastResponseTimeMs)
+            .column(monitor_live::Column::Tags)
+            .order_by_asc(monitor_live::Column::Id)
             .limit(limit);
         if let Some(w) = workspace {
-            q = q.filter(monitor::Column::WorkspaceId.eq(w));
+            q = q.filter(monitor_live::Column::WorkspaceId.eq(w));
         }
         if let Some(id) = after {
-            q = q.filter(monitor::Column::Id.gt(id));
+            q = q.filter(monitor_live::Column::Id.gt(id));
         }
         q = if with_config {
-            q.column(monitor::Column::Config)
+            q.column(monitor_live::Column::Config)
         } else {
             q.expr_as(Expr::cust("NULL"), "config")
         };

@@ -1,19 +1,20 @@
 //! Monitor rows: create, read, list, update, delete, and what the scheduler loads.
 
 use super::entities::{
-    certificate_notice, daily_uptime, heartbeat_state, monitor, monitor_tombstone,
+    certificate_notice, daily_uptime, heartbeat_state, monitor, monitor_health, monitor_live,
+    monitor_tombstone,
 };
 use super::states::MonitorState;
 use super::{MonitorChange, Order, Page, Store, StoreError, Tx};
 use sea_orm::sea_query::ExprTrait as _;
 use sea_orm::sea_query::{Alias, Expr, OnConflict, Query};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, QueryFilter,
-    QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 
-/// A monitor as stored.
-pub type MonitorRow = monitor::Model;
+/// A monitor as stored: its settings and status, with its counters and last check.
+pub type MonitorRow = monitor_live::Model;
 
 /// What a clustered scheduler's periodic re-read needs of a monitor to tell whether its
 /// whole row must be read again.
@@ -82,17 +83,13 @@ impl Store {
     /// Insert a new monitor (and count it).
     pub async fn insert_monitor(&self, row: MonitorRow) -> Result<MonitorRow, StoreError> {
         let id = row.id.clone();
-        let workspace_id = row.workspace_id.clone();
         let tx = self.begin_write().await?;
-        let saved = row
-            .into_active_model()
-            .reset_all()
-            .insert(tx.conn())
-            .await?;
-        add_to_count(tx.conn(), &workspace_id, 1).await?;
+        settings_of(&row).insert(tx.conn()).await?;
+        health_of(&row).insert(tx.conn()).await?;
+        add_to_count(tx.conn(), &row.workspace_id, 1).await?;
         tx.commit().await?;
         self.publish(MonitorChange::Upserted(id));
-        Ok(saved)
+        Ok(row)
     }
 
     /// How many monitors the workspace has (kept by the writes, not counted).
@@ -122,14 +119,11 @@ impl Store {
         for (workspace_id, n) in added {
             add_to_count(&txn, &workspace_id, n).await?;
         }
-        let mut rows = rows.into_iter().peekable();
-        while rows.peek().is_some() {
-            let chunk: Vec<monitor::ActiveModel> = rows
-                .by_ref()
-                .take(500)
-                .map(IntoActiveModel::into_active_model)
-                .collect();
-            monitor::Entity::insert_many(chunk)
+        for chunk in rows.chunks(500) {
+            monitor::Entity::insert_many(chunk.iter().map(settings_of))
+                .exec_without_returning(&txn)
+                .await?;
+            monitor_health::Entity::insert_many(chunk.iter().map(health_of))
                 .exec_without_returning(&txn)
                 .await?;
         }
@@ -143,8 +137,8 @@ impl Store {
         workspace_id: &str,
         id: &str,
     ) -> Result<Option<MonitorRow>, StoreError> {
-        Ok(monitor::Entity::find_by_id(id.to_string())
-            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+        Ok(monitor_live::Entity::find_by_id(id.to_string())
+            .filter(monitor_live::Column::WorkspaceId.eq(workspace_id))
             .one(self.db())
             .await?)
     }
@@ -155,9 +149,9 @@ impl Store {
         workspace_id: &str,
         ids: Vec<String>,
     ) -> Result<Vec<MonitorRow>, StoreError> {
-        Ok(monitor::Entity::find()
-            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
-            .filter(monitor::Column::Id.is_in(ids))
+        Ok(monitor_live::Entity::find()
+            .filter(monitor_live::Column::WorkspaceId.eq(workspace_id))
+            .filter(monitor_live::Column::Id.is_in(ids))
             .all(self.db())
             .await?)
     }
@@ -169,12 +163,12 @@ impl Store {
         q: &MonitorListQuery,
     ) -> Result<(Vec<MonitorRow>, u64), StoreError> {
         let mut select =
-            monitor::Entity::find().filter(monitor::Column::WorkspaceId.eq(workspace_id));
+            monitor_live::Entity::find().filter(monitor_live::Column::WorkspaceId.eq(workspace_id));
         if let Some(status) = q.status {
-            select = select.filter(monitor::Column::Status.eq(status));
+            select = select.filter(monitor_live::Column::Status.eq(status));
         }
         if let Some(kind) = &q.kind {
-            select = select.filter(monitor::Column::Kind.eq(kind.as_str()));
+            select = select.filter(monitor_live::Column::Kind.eq(kind.as_str()));
         }
         if let Some(tag) = q.tag.as_deref().filter(|t| !t.is_empty()) {
             // Tags are stored as a JSON list: match the quoted tag, wildcards escaped.
@@ -183,10 +177,11 @@ impl Store {
                 .replace('%', "\\%")
                 .replace('_', "\\_")
                 .replace('"', "");
-            select =
-                select.filter(sea_orm::sea_query::Expr::col(monitor::Column::Tags).like(
+            select = select.filter(
+                sea_orm::sea_query::Expr::col(monitor_live::Column::Tags).like(
                     sea_orm::sea_query::LikeExpr::new(format!("%\"{escaped}\"%")).escape('\\'),
-                ));
+                ),
+            );
         }
         if let Some(search) = q.search.as_deref().filter(|s| !s.is_empty()) {
             // LIKE with the wildcards of the search text escaped, lower case on both sides.
@@ -197,7 +192,7 @@ impl Store {
                 .replace('_', "\\_");
             select = select.filter(
                 sea_orm::sea_query::Expr::expr(sea_orm::sea_query::Func::lower(
-                    sea_orm::sea_query::Expr::col(monitor::Column::Name),
+                    sea_orm::sea_query::Expr::col(monitor_live::Column::Name),
                 ))
                 .like(sea_orm::sea_query::LikeExpr::new(format!("%{escaped}%")).escape('\\')),
             );
@@ -212,14 +207,14 @@ impl Store {
             super::pages::count_of(select.clone())
         };
         let column = match q.sort {
-            MonitorSort::CreatedAt => monitor::Column::CreatedAt,
-            MonitorSort::UpdatedAt => monitor::Column::UpdatedAt,
-            MonitorSort::Name => monitor::Column::Name,
-            MonitorSort::Status => monitor::Column::Status,
+            MonitorSort::CreatedAt => monitor_live::Column::CreatedAt,
+            MonitorSort::UpdatedAt => monitor_live::Column::UpdatedAt,
+            MonitorSort::Name => monitor_live::Column::Name,
+            MonitorSort::Status => monitor_live::Column::Status,
         };
         self.page_and_total(
             select,
-            &[(column, q.order), (monitor::Column::Id, q.order)],
+            &[(column, q.order), (monitor_live::Column::Id, q.order)],
             q.page,
             total,
         )
@@ -266,18 +261,29 @@ impl Store {
             .collect())
     }
 
-    /// Save an edited monitor (every column but the check counters, which only checks move).
+    /// Save an edited monitor (every column but the check counters, which only checks
+    /// move). A new interval moves its health row to its new place in the schedule.
     pub async fn update_monitor(&self, row: MonitorRow) -> Result<MonitorRow, StoreError> {
         let id = row.id.clone();
-        let mut active = row.into_active_model().reset_all();
-        active.consecutive_failures = sea_orm::ActiveValue::NotSet;
-        active.consecutive_successes = sea_orm::ActiveValue::NotSet;
-        active.last_checked_at = sea_orm::ActiveValue::NotSet;
-        active.last_response_time_ms = sea_orm::ActiveValue::NotSet;
+        let mut active = settings_of(&row);
         // Set by their own requests, never by an edit.
         active.ping_token = sea_orm::ActiveValue::NotSet;
         active.snoozed_until = sea_orm::ActiveValue::NotSet;
-        let saved = self.update_one(active).await?;
+        let tx = self.begin_write().await?;
+        active.update(tx.conn()).await?;
+        let (interval_ms, phase_ms) = place_of(&row);
+        monitor_health::Entity::update_many()
+            .col_expr(monitor_health::Column::IntervalMs, Expr::value(interval_ms))
+            .col_expr(monitor_health::Column::PhaseMs, Expr::value(phase_ms))
+            .filter(monitor_health::Column::MonitorId.eq(id.as_str()))
+            .filter(monitor_health::Column::IntervalMs.ne(interval_ms))
+            .exec(tx.conn())
+            .await?;
+        let saved = monitor_live::Entity::find_by_id(id.clone())
+            .one(tx.conn())
+            .await?
+            .ok_or_else(|| sea_orm::DbErr::RecordNotUpdated)?;
+        tx.commit().await?;
         self.publish(MonitorChange::Upserted(id));
         Ok(saved)
     }
@@ -288,9 +294,9 @@ impl Store {
         workspace_id: &str,
         ids: Vec<String>,
     ) -> Result<Vec<MonitorRow>, StoreError> {
-        Ok(monitor::Entity::find()
-            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
-            .filter(monitor::Column::Id.is_in(ids))
+        Ok(monitor_live::Entity::find()
+            .filter(monitor_live::Column::WorkspaceId.eq(workspace_id))
+            .filter(monitor_live::Column::Id.is_in(ids))
             .all(self.db())
             .await?)
     }
@@ -322,12 +328,12 @@ impl Store {
         after: Option<&str>,
         limit: u64,
     ) -> Result<Vec<MonitorRow>, StoreError> {
-        let mut query = monitor::Entity::find()
-            .filter(monitor::Column::Status.ne(MonitorState::Paused))
-            .order_by_asc(monitor::Column::Id)
+        let mut query = monitor_live::Entity::find()
+            .filter(monitor_live::Column::Status.ne(MonitorState::Paused))
+            .order_by_asc(monitor_live::Column::Id)
             .limit(limit);
         if let Some(after) = after {
-            query = query.filter(monitor::Column::Id.gt(after));
+            query = query.filter(monitor_live::Column::Id.gt(after));
         }
         Ok(query.all(self.db()).await?)
     }
@@ -366,8 +372,8 @@ impl Store {
     /// Monitors of every status changed (created, edited, paused, resumed) at or after
     /// `since`, for nodes that follow each other's edits.
     pub async fn monitors_updated_since(&self, since: i64) -> Result<Vec<MonitorRow>, StoreError> {
-        Ok(monitor::Entity::find()
-            .filter(monitor::Column::UpdatedAt.gte(since))
+        Ok(monitor_live::Entity::find()
+            .filter(monitor_live::Column::UpdatedAt.gte(since))
             .all(self.db())
             .await?)
     }
@@ -380,8 +386,8 @@ impl Store {
         let mut rows = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(500) {
             rows.extend(
-                monitor::Entity::find()
-                    .filter(monitor::Column::Id.is_in(chunk.to_vec()))
+                monitor_live::Entity::find()
+                    .filter(monitor_live::Column::Id.is_in(chunk.to_vec()))
                     .all(self.db())
                     .await?,
             );
@@ -391,7 +397,7 @@ impl Store {
 
     /// One monitor by id in any workspace, for the scheduler.
     pub async fn monitor_by_id(&self, id: &str) -> Result<Option<MonitorRow>, StoreError> {
-        Ok(monitor::Entity::find_by_id(id.to_string())
+        Ok(monitor_live::Entity::find_by_id(id.to_string())
             .one(self.db())
             .await?)
     }
@@ -458,33 +464,43 @@ impl Tx {
 
     /// Monitors among `ids`, locked for this transaction.
     pub async fn monitors_by_ids(&self, ids: Vec<String>) -> Result<Vec<MonitorRow>, StoreError> {
-        let query = monitor::Entity::find()
-            .filter(monitor::Column::Id.is_in(ids))
-            .order_by_asc(monitor::Column::Id);
         // On PostgreSQL, lock the rows (in id order, so two writers cannot deadlock) until
         // the transaction ends: counters and incident decisions of one monitor are made by
         // one transaction at a time, whichever node they come from. SQLite transactions
         // that write already hold the database's one write lock.
         if self.conn().get_database_backend() == sea_orm::DbBackend::Postgres {
-            Ok(query.lock_exclusive().all(self.conn()).await?)
-        } else {
-            Ok(query.all(self.conn()).await?)
+            let _locked: Vec<String> = monitor::Entity::find()
+                .select_only()
+                .column(monitor::Column::Id)
+                .filter(monitor::Column::Id.is_in(ids.clone()))
+                .order_by_asc(monitor::Column::Id)
+                .lock_exclusive()
+                .into_tuple()
+                .all(self.conn())
+                .await?;
         }
+        Ok(monitor_live::Entity::find()
+            .filter(monitor_live::Column::Id.is_in(ids))
+            .order_by_asc(monitor_live::Column::Id)
+            .all(self.conn())
+            .await?)
     }
 
-    /// Write the outcome-driven columns of many monitors (counters, status, last check):
-    /// `(id, health, last checked at, last response time)`, one statement per 200
-    /// monitors instead of one each (a check batch touches every monitor it holds).
+    /// Write the outcome-driven columns of many monitors: `(id, health, last checked at,
+    /// last response time, whether its status moved)`. Counters and last check go to
+    /// `monitor_health`, one statement per 200 monitors (a check batch touches every
+    /// monitor it holds, and their rows there share pages); a monitor's own row is
+    /// written only when its status moved.
     pub async fn save_monitor_healths(
         &self,
-        rows: &[(&str, &Health, i64, Option<i32>)],
+        rows: &[(&str, &Health, i64, Option<i32>, bool)],
     ) -> Result<(), StoreError> {
         use sea_orm::{Statement, Value};
         let backend = self.conn().get_database_backend();
         for chunk in rows.chunks(200) {
-            let mut sql = String::from("WITH v(id, cf, cs, st, lc, rt) AS (VALUES ");
-            let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 6);
-            for (i, (id, health, checked_at, response_ms)) in chunk.iter().enumerate() {
+            let mut sql = String::from("WITH v(id, cf, cs, lc, rt) AS (VALUES ");
+            let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 5);
+            for (i, (id, health, checked_at, response_ms, _)) in chunk.iter().enumerate() {
                 if i > 0 {
                     sql.push_str(", ");
                 }
@@ -495,7 +511,6 @@ impl Tx {
                         Some("TEXT"),
                         Some("INTEGER"),
                         Some("INTEGER"),
-                        Some("TEXT"),
                         Some("BIGINT"),
                         Some("INTEGER"),
                     ],
@@ -503,51 +518,47 @@ impl Tx {
                 values.push(Value::from(id.to_string()));
                 values.push(Value::from(health.consecutive_failures));
                 values.push(Value::from(health.consecutive_successes));
-                values.push(Value::from(sea_orm::ActiveEnum::to_value(&health.status)));
                 values.push(Value::from(*checked_at));
                 values.push(Value::from(*response_ms));
             }
-            // A pause that landed while the check ran wins.
             sql.push_str(
-                ") UPDATE monitors SET consecutive_failures = v.cf, consecutive_successes = v.cs, \
-                 status = v.st, last_checked_at = v.lc, last_response_time_ms = v.rt \
-                 FROM v WHERE monitors.id = v.id AND monitors.status <> 'paused'",
+                ") UPDATE monitor_health SET consecutive_failures = v.cf, \
+                 consecutive_successes = v.cs, last_checked_at = v.lc, \
+                 last_response_time_ms = v.rt FROM v WHERE monitor_health.monitor_id = v.id",
             );
             self.conn()
                 .execute_raw(Statement::from_sql_and_values(backend, sql, values))
                 .await?;
         }
-        Ok(())
-    }
-
-    /// Write the outcome-driven columns of a monitor (counters, status, last check).
-    pub async fn save_monitor_health(
-        &self,
-        id: &str,
-        health: &Health,
-        last_checked_at: i64,
-        last_response_time_ms: Option<i32>,
-    ) -> Result<(), StoreError> {
-        monitor::Entity::update_many()
-            .col_expr(
-                monitor::Column::ConsecutiveFailures,
-                Expr::value(health.consecutive_failures),
-            )
-            .col_expr(
-                monitor::Column::ConsecutiveSuccesses,
-                Expr::value(health.consecutive_successes),
-            )
-            .col_expr(monitor::Column::Status, Expr::value(health.status))
-            .col_expr(monitor::Column::LastCheckedAt, Expr::value(last_checked_at))
-            .col_expr(
-                monitor::Column::LastResponseTimeMs,
-                Expr::value(last_response_time_ms),
-            )
-            .filter(monitor::Column::Id.eq(id))
+        let moved: Vec<(&str, MonitorState)> = rows
+            .iter()
+            .filter(|r| r.4)
+            .map(|(id, health, ..)| (*id, health.status))
+            .collect();
+        for chunk in moved.chunks(200) {
+            let mut sql = String::from("WITH v(id, st) AS (VALUES ");
+            let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 2);
+            for (i, (id, status)) in chunk.iter().enumerate() {
+                if i > 0 {
+                    sql.push_str(", ");
+                }
+                sql.push_str(&super::values_row(
+                    backend,
+                    values.len(),
+                    &[Some("TEXT"), Some("TEXT")],
+                ));
+                values.push(Value::from(id.to_string()));
+                values.push(Value::from(sea_orm::ActiveEnum::to_value(status)));
+            }
             // A pause that landed while the check ran wins.
-            .filter(monitor::Column::Status.ne(MonitorState::Paused))
-            .exec(self.conn())
-            .await?;
+            sql.push_str(
+                ") UPDATE monitors SET status = v.st FROM v \
+                 WHERE monitors.id = v.id AND monitors.status <> 'paused'",
+            );
+            self.conn()
+                .execute_raw(Statement::from_sql_and_values(backend, sql, values))
+                .await?;
+        }
         Ok(())
     }
 
@@ -557,15 +568,15 @@ impl Tx {
         workspace_id: &str,
         id: &str,
     ) -> Result<Option<MonitorRow>, StoreError> {
-        Ok(monitor::Entity::find_by_id(id.to_string())
-            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+        Ok(monitor_live::Entity::find_by_id(id.to_string())
+            .filter(monitor_live::Column::WorkspaceId.eq(workspace_id))
             .one(self.conn())
             .await?)
     }
 
     /// One monitor in any workspace.
     pub async fn monitor_by_id(&self, id: &str) -> Result<Option<MonitorRow>, StoreError> {
-        Ok(monitor::Entity::find_by_id(id.to_string())
+        Ok(monitor_live::Entity::find_by_id(id.to_string())
             .one(self.conn())
             .await?)
     }
@@ -575,8 +586,12 @@ impl Tx {
     pub async fn restart_after_manual_resolve(&self, id: &str) -> Result<(), StoreError> {
         monitor::Entity::update_many()
             .col_expr(monitor::Column::Status, Expr::value(MonitorState::Up))
-            .col_expr(monitor::Column::ConsecutiveFailures, Expr::value(0))
             .filter(monitor::Column::Id.eq(id))
+            .exec(self.conn())
+            .await?;
+        monitor_health::Entity::update_many()
+            .col_expr(monitor_health::Column::ConsecutiveFailures, Expr::value(0))
+            .filter(monitor_health::Column::MonitorId.eq(id))
             .exec(self.conn())
             .await?;
         Ok(())
@@ -590,15 +605,86 @@ impl Tx {
         reset_counters: bool,
         now: Option<i64>,
     ) -> Result<MonitorRow, StoreError> {
-        let mut active = m.into_active_model();
-        active.status = sea_orm::ActiveValue::Set(status);
+        let mut update = monitor::Entity::update_many()
+            .col_expr(monitor::Column::Status, Expr::value(status))
+            .filter(monitor::Column::Id.eq(m.id.as_str()));
         if let Some(now) = now {
-            active.updated_at = sea_orm::ActiveValue::Set(now);
+            update = update.col_expr(monitor::Column::UpdatedAt, Expr::value(now));
+        }
+        if update.exec(self.conn()).await?.rows_affected == 0 {
+            return Err(sea_orm::DbErr::RecordNotUpdated.into());
         }
         if reset_counters {
-            active.consecutive_failures = sea_orm::ActiveValue::Set(0);
-            active.consecutive_successes = sea_orm::ActiveValue::Set(0);
+            monitor_health::Entity::update_many()
+                .col_expr(monitor_health::Column::ConsecutiveFailures, Expr::value(0))
+                .col_expr(monitor_health::Column::ConsecutiveSuccesses, Expr::value(0))
+                .filter(monitor_health::Column::MonitorId.eq(m.id.as_str()))
+                .exec(self.conn())
+                .await?;
         }
-        Ok(active.update(self.conn()).await?)
+        let (consecutive_failures, consecutive_successes) = if reset_counters {
+            (0, 0)
+        } else {
+            (m.consecutive_failures, m.consecutive_successes)
+        };
+        Ok(MonitorRow {
+            status,
+            updated_at: now.unwrap_or(m.updated_at),
+            consecutive_failures,
+            consecutive_successes,
+            ..m
+        })
+    }
+}
+
+/// The columns of a monitor's own row (everything but its counters and last check).
+fn settings_of(row: &MonitorRow) -> monitor::ActiveModel {
+    let row = row.clone();
+    monitor::ActiveModel {
+        id: Set(row.id),
+        workspace_id: Set(row.workspace_id),
+        name: Set(row.name),
+        kind: Set(row.kind),
+        config: Set(row.config),
+        interval_secs: Set(row.interval_secs),
+        timeout_secs: Set(row.timeout_secs),
+        alert_policy_id: Set(row.alert_policy_id),
+        regions: Set(row.regions),
+        status: Set(row.status),
+        created_at: Set(row.created_at),
+        updated_at: Set(row.updated_at),
+        region_cursor: Set(row.region_cursor),
+        regional_confirmation: Set(row.regional_confirmation),
+        tags: Set(row.tags),
+        ping_token: Set(row.ping_token),
+        depends_on: Set(row.depends_on),
+        snoozed_until: Set(row.snoozed_until),
+        apply_key: Set(row.apply_key),
+        managed_by: Set(row.managed_by),
+    }
+}
+
+/// Where a monitor's health row sits: its interval and the phase its rounds start at in
+/// it (the scheduler's), in ms, so a second's checks find their rows side by side.
+fn place_of(row: &MonitorRow) -> (i64, i64) {
+    let interval_ms = i64::from(std::cmp::max(row.interval_secs, 1)) * 1000;
+    let phase = crate::ids::phase(
+        &row.id,
+        std::time::Duration::from_millis(u64::try_from(interval_ms).unwrap_or(1000)),
+    );
+    (interval_ms, i64::try_from(phase.as_millis()).unwrap_or(0))
+}
+
+/// A new monitor's health row: its counters and last check as given.
+fn health_of(row: &MonitorRow) -> monitor_health::ActiveModel {
+    let (interval_ms, phase_ms) = place_of(row);
+    monitor_health::ActiveModel {
+        interval_ms: Set(interval_ms),
+        phase_ms: Set(phase_ms),
+        monitor_id: Set(row.id.clone()),
+        consecutive_failures: Set(row.consecutive_failures),
+        consecutive_successes: Set(row.consecutive_successes),
+        last_checked_at: Set(row.last_checked_at),
+        last_response_time_ms: Set(row.last_response_time_ms),
     }
 }
