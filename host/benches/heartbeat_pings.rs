@@ -110,7 +110,9 @@ async fn run() {
             .json()
             .await
             .expect("json");
-        let url = created["data"]["pingUrl"].as_str().expect("pingUrl");
+        let Some(url) = created["data"]["pingUrl"].as_str() else {
+            panic!("monitor {n} was not created: {created}");
+        };
         pings.push(url[url.find("/ping/").expect("path")..].to_string());
     }
     let health = vec!["/healthz".to_string()];
