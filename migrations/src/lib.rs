@@ -26,6 +26,7 @@ mod m0019_cheap_claims;
 mod m0020_uptime_day_pages;
 mod m0021_slot_claims;
 mod m0022_monitor_health;
+mod m0023_key_owners;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -56,6 +57,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0020_uptime_day_pages::Migration),
             Box::new(m0021_slot_claims::Migration),
             Box::new(m0022_monitor_health::Migration),
+            Box::new(m0023_key_owners::Migration),
         ]
     }
 }
