@@ -269,7 +269,7 @@ enum KeyCommand {
     Create {
         #[arg(long, value_name = "ws_...")]
         workspace: String,
-        /// admin, write or read.
+        /// owner, admin, write or read (the operator's key may be an owner key).
         #[arg(long, default_value = "admin")]
         role: String,
         /// A name to tell the key apart.
@@ -744,8 +744,9 @@ async fn key_command(config: &Config, cmd: KeyCommand) -> anyhow::Result<()> {
             name,
             ..
         } => {
-            let role = Role::parse(&role)
-                .with_context(|| format!("unknown role `{role}`: use admin, write or read"))?;
+            let role = Role::parse(&role).with_context(|| {
+                format!("unknown role `{role}`: use owner, admin, write or read")
+            })?;
             anyhow::ensure!(
                 store.workspace(&workspace).await?.is_some(),
                 "no workspace with id `{workspace}`"

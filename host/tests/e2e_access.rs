@@ -112,7 +112,7 @@ fn keys_roles_and_revocation() {
 
     // Bad creates change nothing.
     admin
-        .post("/v1/api-keys", &json!({"name": "x", "role": "owner"}))
+        .post("/v1/api-keys", &json!({"name": "x", "role": "member"}))
         .assert_error(400, "VALIDATION_ERROR");
     admin
         .post("/v1/api-keys", &json!({"role": "read"}))
@@ -541,7 +541,8 @@ fn members_are_unique_per_workspace_and_keep_an_owner() {
 
     // Another workspace sees none of them.
     let ws_b = server.cli(&["workspace", "create", "--name", "B"]);
-    let b = admin.with_key(&server.cli(&["key", "create", "--workspace", &ws_b]));
+    let b =
+        admin.with_key(&server.cli(&["key", "create", "--workspace", &ws_b, "--role", "owner"]));
     assert_eq!(b.get("/v1/workspace/members").body["data"], json!([]));
     b.patch(
         &format!("/v1/workspace/members/{bob}"),

@@ -104,7 +104,8 @@ async fn exercise(store: Store) {
         .expect("valid key");
     assert_eq!(
         (p.workspace_id.as_str(), p.role),
-        (boot.workspace_id.as_str(), Role::Admin)
+        (boot.workspace_id.as_str(), Role::Owner),
+        "the first start's key is the operator's owner key"
     );
     assert!(
         store

@@ -23,7 +23,7 @@ pub struct ApiKeyView {
     #[schema(example = "key_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
     pub id: String,
     pub name: String,
-    /// `admin`, `write` or `read`.
+    /// `owner`, `admin`, `write` or `read`.
     pub role: String,
     /// The first characters of the secret, to tell keys apart.
     #[schema(example = "tcs_Ab3x")]
@@ -49,7 +49,11 @@ pub struct CreatedApiKey {
 pub struct ApiKeyCreate {
     /// 1 to 200 characters, e.g. `terraform` or `grafana (read)`.
     pub name: String,
-    /// `admin` (everything), `write` (everything but API keys and member changes) or `read` (GET only).
+    /// `owner` (everything; only an owner may create one), `admin` (everything but what only
+    /// owners do: grant or take the owner role, the two-factor requirement, owner keys),
+    /// `write` (everything but API keys and member changes) or `read` (GET only). A key
+    /// never has more rights than its maker, now or later: it is capped by its maker's
+    /// current role and stops working when the maker leaves the workspace.
     pub role: String,
 }
 
@@ -138,7 +142,7 @@ pub async fn list_api_keys(
     responses(
         (status = 201, description = "The key and its secret", body = SuccessBody<CreatedApiKey>),
         (status = 400, description = "Invalid fields", body = ErrorBody),
-        (status = 403, description = "FORBIDDEN: not an admin key; PLAN_UPGRADE_REQUIRED: the plan's count of active keys is reached", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: not an admin key, or a role above the caller's (owner keys: owners only); PLAN_UPGRADE_REQUIRED: the plan's count of active keys is reached", body = ErrorBody),
     ))]
 pub async fn create_api_key(
     State(state): State<AppState>,
@@ -146,6 +150,17 @@ pub async fn create_api_key(
     ApiObject(object): ApiObject,
 ) -> Result<Success<CreatedApiKey>, ApiError> {
     let (name, role) = read_create(&object)?;
+    if role == Role::Owner && !p.is_owner() {
+        return Err(ApiError::forbidden(
+            "Only an owner may create an owner key; choose admin, write or read",
+        ));
+    }
+    if role > p.role {
+        return Err(ApiError::forbidden(format!(
+            "A key cannot have more rights than its maker (you have `{}`)",
+            p.role.as_str()
+        )));
+    }
     super::quota::room_for(&state, &p.workspace_id, crate::plans::Counted::ApiKeys).await?;
     let id = crate::ids::new_id(crate::ids::prefix::API_KEY);
     crate::store::audit::note(
@@ -159,7 +174,15 @@ pub async fn create_api_key(
     );
     let (key, secret) = state
         .store
-        .create_api_key_with_id(id, &p.workspace_id, &name, role, None, state.clock.now_ms())
+        .create_api_key_with_id(
+            id,
+            &p.workspace_id,
+            &name,
+            role,
+            None,
+            p.maker(),
+            state.clock.now_ms(),
+        )
         .await?;
     Ok(Success::created(CreatedApiKey {
         key: view(&state, &key),
@@ -175,7 +198,10 @@ fn read_create(object: &Map<String, Value>) -> Result<(String, Role), ApiError> 
         _ => None,
     };
     if role.is_none() {
-        errors.push(FieldError::new("role", "is required: admin, write or read"));
+        errors.push(FieldError::new(
+            "role",
+            "is required: owner, admin, write or read",
+        ));
     }
     for key in object.keys() {
         if key != "name" && key != "role" {
@@ -237,8 +263,9 @@ mod tests {
     fn create_needs_a_name_and_a_known_role() {
         let o = |t: &str| -> Map<String, Value> { serde_json::from_str(t).expect("json") };
         assert!(read_create(&o(r#"{"name":"ci","role":"write"}"#)).is_ok());
+        assert!(read_create(&o(r#"{"name":"ci","role":"owner"}"#)).is_ok());
         for bad in [
-            r#"{"name":"ci","role":"owner"}"#,
+            r#"{"name":"ci","role":"member"}"#,
             r#"{"role":"read"}"#,
             r#"{"name":"ci","role":"read","secret":"x"}"#,
         ] {

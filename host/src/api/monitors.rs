@@ -155,6 +155,7 @@ pub struct MonitorView {
     /// Heartbeat monitors: the secret URL the job pings (GET or POST; `/start`, `/fail`
     /// and `/<exit status>` variants). Anyone with it can ping; keep it like a password.
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Read keys and viewers see it with the token replaced by `[redacted]`.
     pub ping_url: Option<String>,
     pub created_at: String,
     pub updated_at: String,
@@ -451,7 +452,9 @@ pub(super) fn view_for(
 ) -> MonitorView {
     let mut v = view(state, row, regions);
     if super::redact::applies(p) {
-        super::redact::monitor_fields(&mut v.type_fields);
+        let secrets = state.plugins.monitor_secrets(&row.kind);
+        super::redact::monitor_fields(&secrets, &mut v.type_fields);
+        hide_ping_token(&mut v);
     }
     v
 }
@@ -465,6 +468,17 @@ pub(super) fn view_for(
 pub async fn list_monitors(
     State(state): State<AppState>,
     Extension(p): Extension<Principal>,
+/// A read principal sees where a heartbeat monitor's ping URL points, not its token:
+/// the token lets anyone change the monitor's state (`/fail`), which reading must not.
+fn hide_ping_token(v: &mut MonitorView) {
+    if let Some(url) = &mut v.ping_url
+        && let Some(at) = url.rfind("/ping/")
+    {
+        url.truncate(at + "/ping/".len());
+        url.push_str(super::redact::REDACTED);
+    }
+}
+
     ApiQuery(pg): ApiQuery<PageParams>,
     ApiQuery(q): ApiQuery<MonitorListParams>,
 ) -> Result<Paged<MonitorView>, ApiError> {
@@ -523,7 +537,8 @@ pub async fn list_monitors(
             let mut v =
                 monitor_input::view(r, &regions, top_level, write_only, &state.config.public_url);
             if redact {
-                super::redact::monitor_fields(&mut v.type_fields);
+                super::redact::monitor_fields(secrets, &mut v.type_fields);
+                hide_ping_token(&mut v);
             }
             v
         })

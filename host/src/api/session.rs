@@ -51,11 +51,7 @@ pub fn set_cookie(state: &AppState, token: Option<&str>, max_age_secs: u64) -> H
 
 /// The member role's rights, as a key role.
 pub fn rights(member_role: &str) -> Role {
-    match member_role {
-        "owner" | "admin" => Role::Admin,
-        "member" => Role::Write,
-        _ => Role::Read,
-    }
+    Role::of_member(member_role)
 }
 
 /// A live session and its person.
@@ -167,8 +163,10 @@ pub async fn principal(
         session: Some(SessionPrincipal {
             session_id: signed.session.id.clone(),
             user_id: signed.user.id.clone(),
+            member_id: member.id,
             member_role: member.role,
         }),
+        made_by: None,
     })
 }
 
@@ -221,7 +219,8 @@ mod tests {
             HeaderValue::from_str(&accounts::csrf_token(token)).expect("header"),
         );
         assert!(check_csrf(&Method::PATCH, &h, token).is_ok());
-        assert_eq!(rights("owner"), Role::Admin);
+        assert_eq!(rights("owner"), Role::Owner);
+        assert_eq!(rights("admin"), Role::Admin);
         assert_eq!(rights("member"), Role::Write);
         assert_eq!(rights("viewer"), Role::Read);
     }

@@ -176,8 +176,7 @@ impl Store {
             .filter(session::Column::Id.eq(id))
             .exec(tx.conn())
             .await?;
-        tx.commit().await?;
-        Ok(done.rows_affected > 0)
+        tx.commit_if(done.rows_affected > 0).await
     }
 
     /// End all of a person's sessions but `except`. Returns how many ended.
@@ -247,8 +246,7 @@ impl Store {
             .filter(auth_token::Column::UsedAt.is_null())
             .exec(tx.conn())
             .await?;
-        tx.commit().await?;
-        Ok(done.rows_affected > 0)
+        tx.commit_if(done.rows_affected > 0).await
     }
 
     /// Usable tokens of `kind` for an e-mail address.

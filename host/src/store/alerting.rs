@@ -74,8 +74,7 @@ impl Store {
                 .exec(txn.conn())
                 .await?;
         }
-        txn.commit().await?;
-        Ok(deleted > 0)
+        txn.commit_if(deleted > 0).await
     }
 
     pub async fn insert_channel(&self, row: ChannelRow) -> Result<ChannelRow, StoreError> {
@@ -161,7 +160,7 @@ impl Store {
             .exec(tx.conn())
             .await?
             .rows_affected;
-        tx.commit().await?;
+        tx.commit_if(deleted > 0).await?;
         Ok(if deleted > 0 {
             ChannelDeletion::Deleted
         } else {

@@ -41,6 +41,9 @@ pub mod api_key {
         pub created_at: i64,
         pub last_used_at: Option<i64>,
         pub revoked_at: Option<i64>,
+        /// The member who made the key (none: the operator's, from the first start or
+        /// the command line). The key never has more rights than that member has now.
+        pub created_by: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -1,6 +1,6 @@
 //! Workspaces and API keys: creation, the first-start bootstrap and authentication.
 
-use super::entities::{api_key, workspace};
+use super::entities::{api_key, member, workspace};
 use super::{Store, StoreError, Tx};
 use crate::clock::Millis;
 use crate::ids::{self, SECRET_PREFIX, SECRET_RANDOM_CHARS, is_well_formed_secret, prefix};
@@ -109,20 +109,25 @@ impl KeyCache {
     }
 }
 
-/// What an API key may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What an API key may do, from most to least. A person's member role maps onto the
+/// same scale ([`Role::of_member`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Role {
-    /// Everything.
-    Admin,
-    /// Everything but API keys and member changes.
-    Write,
     /// GET only.
     Read,
+    /// Everything but API keys and member changes.
+    Write,
+    /// Everything but what only owners do (grant or take the owner role, the two-factor
+    /// requirement, owner keys).
+    Admin,
+    /// Everything. Only an owner (a person, or an owner key) makes an owner key.
+    Owner,
 }
 
 impl Role {
     pub fn as_str(self) -> &'static str {
         match self {
+            Role::Owner => "owner",
             Role::Admin => "admin",
             Role::Write => "write",
             Role::Read => "read",
@@ -131,11 +136,27 @@ impl Role {
 
     pub fn parse(text: &str) -> Option<Role> {
         match text {
+            "owner" => Some(Role::Owner),
             "admin" => Some(Role::Admin),
             "write" => Some(Role::Write),
             "read" => Some(Role::Read),
             _ => None,
         }
+    }
+
+    /// The rights of a member role (owner, admin, member, viewer) as a key role.
+    pub fn of_member(member_role: &str) -> Role {
+        match member_role {
+            "owner" => Role::Owner,
+            "admin" => Role::Admin,
+            "member" => Role::Write,
+            _ => Role::Read,
+        }
+    }
+
+    /// Whether this role has at least admin rights (keys, members, audit log).
+    pub fn is_admin(self) -> bool {
+        self >= Role::Admin
     }
 }
 
@@ -150,6 +171,8 @@ pub struct Principal {
     pub role: Role,
     /// Set when a person signed in (not an API key).
     pub session: Option<SessionPrincipal>,
+    /// For a key: the member who made it (none for the operator's keys).
+    pub made_by: Option<String>,
 }
 
 /// The signed-in side of a [`Principal`].
@@ -157,6 +180,8 @@ pub struct Principal {
 pub struct SessionPrincipal {
     pub session_id: String,
     pub user_id: String,
+    /// The person's membership in the selected workspace.
+    pub member_id: String,
     /// The member role in the selected workspace: owner, admin, member or viewer.
     pub member_role: String,
 }
@@ -180,12 +205,21 @@ impl Principal {
         }
     }
 
-    /// Whether this is a person with the owner role, or an admin key (keys stand for
-    /// the operator).
+    /// Whether this is a person with the owner role, or an owner key (one the first
+    /// start made, or an owner made as `owner`; see [`Role::Owner`]).
     pub fn is_owner(&self) -> bool {
         match &self.session {
             Some(s) => s.member_role == "owner",
-            None => self.role == Role::Admin,
+            None => self.role == Role::Owner,
+        }
+    }
+
+    /// The member a key made by this caller answers to: the signed-in person's
+    /// membership, or the member the calling key answers to (none for operator keys).
+    pub fn maker(&self) -> Option<String> {
+        match &self.session {
+            Some(s) => Some(s.member_id.clone()),
+            None => self.made_by.clone(),
         }
     }
 }
@@ -298,13 +332,15 @@ impl Store {
             name,
             role,
             secret,
+            None,
             now,
         )
         .await
     }
 
     /// [`Store::create_api_key`] with the id chosen by the caller (who noted it for the
-    /// audit log).
+    /// audit log), made by member `made_by` (none: the operator's key).
+    #[allow(clippy::too_many_arguments)]
     pub async fn create_api_key_with_id(
         &self,
         id: String,
@@ -312,6 +348,7 @@ impl Store {
         name: &str,
         role: Role,
         secret: Option<String>,
+        made_by: Option<String>,
         now: Millis,
     ) -> Result<(ApiKeyRow, String), StoreError> {
         let secret = secret.unwrap_or_else(generate_secret);
@@ -330,6 +367,7 @@ impl Store {
             created_at: Set(now),
             last_used_at: Set(None),
             revoked_at: Set(None),
+            created_by: Set(made_by),
         };
         Ok((self.insert_one(model).await?, secret))
     }
@@ -347,7 +385,7 @@ impl Store {
         }
         let ws = self.create_workspace("Default", plan, now).await?;
         let (_, key_secret) = self
-            .create_api_key(&ws.id, "bootstrap admin", Role::Admin, secret, now)
+            .create_api_key(&ws.id, "bootstrap admin", Role::Owner, secret, now)
             .await?;
         Ok(Some(Bootstrap {
             workspace_id: ws.id,
@@ -396,9 +434,9 @@ impl Store {
                 .execute_unprepared(&format!("NOTIFY {REVOCATIONS}"))
                 .await?;
         }
-        tx.commit().await?;
+        let revoked = tx.commit_if(done.rows_affected > 0).await?;
         self.keys.forget_all();
-        Ok(done.rows_affected > 0)
+        Ok(revoked)
     }
 
     /// Record when keys were last used (one statement per key, for a batch of uses).
@@ -429,15 +467,28 @@ impl Store {
             .one(self.db())
             .await?;
         let Some(key) = key else { return Ok(None) };
-        let role = Role::parse(&key.role).ok_or_else(|| {
+        let mut role = Role::parse(&key.role).ok_or_else(|| {
             StoreError::Corrupt(format!("key {} has unknown role {}", key.id, key.role))
         })?;
+        if let Some(maker) = &key.created_by {
+            // A key never has more rights than the member who made it has now, and
+            // none once that member has left the workspace.
+            let member = member::Entity::find_by_id(maker.clone())
+                .filter(member::Column::WorkspaceId.eq(key.workspace_id.as_str()))
+                .one(self.db())
+                .await?;
+            let Some(member) = member else {
+                return Ok(None);
+            };
+            role = role.min(Role::of_member(&member.role));
+        }
         let principal = Principal {
             key_id: key.id,
             key_name: key.name,
             workspace_id: key.workspace_id,
             role,
             session: None,
+            made_by: key.created_by,
         };
         self.keys.put(hash, principal.clone(), generation);
         Ok(Some(principal))
@@ -652,10 +703,15 @@ mod tests {
 
     #[test]
     fn roles_round_trip() {
-        for r in [Role::Admin, Role::Write, Role::Read] {
+        for r in [Role::Owner, Role::Admin, Role::Write, Role::Read] {
             assert_eq!(Role::parse(r.as_str()), Some(r));
         }
-        assert_eq!(Role::parse("owner"), None);
+        assert_eq!(Role::parse("member"), None);
+        assert!(Role::Owner > Role::Admin && Role::Admin > Role::Write && Role::Write > Role::Read);
+        assert_eq!(Role::of_member("owner"), Role::Owner);
+        assert_eq!(Role::of_member("admin"), Role::Admin);
+        assert_eq!(Role::of_member("member"), Role::Write);
+        assert_eq!(Role::of_member("viewer"), Role::Read);
     }
 
     #[test]
@@ -666,6 +722,7 @@ mod tests {
             workspace_id: "ws_1".into(),
             role: Role::Write,
             session: None,
+            made_by: None,
         };
         let cache = KeyCache::new(true);
         let before = cache.generation();

@@ -97,8 +97,7 @@ impl Store {
             .exec(tx.conn())
             .await?
             .rows_affected;
-        tx.commit().await?;
-        Ok(deleted > 0)
+        tx.commit_if(deleted > 0).await
     }
 }
 

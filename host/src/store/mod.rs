@@ -437,6 +437,19 @@ impl Tx {
         Ok(self.txn.commit().await?)
     }
 
+    /// Commit when the transaction `changed` something; otherwise roll it back and
+    /// forget the request's audit notes, so a refused change (a delete of nothing) leaves
+    /// no entry. Returns `changed`.
+    pub async fn commit_if(self, changed: bool) -> Result<bool, StoreError> {
+        if changed {
+            self.commit().await?;
+        } else {
+            audit::discard();
+            self.txn.rollback().await?;
+        }
+        Ok(changed)
+    }
+
     pub(in crate::store) fn conn(&self) -> &DatabaseTransaction {
         &self.txn
     }

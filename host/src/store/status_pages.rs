@@ -99,8 +99,7 @@ impl Store {
             .exec(tx.conn())
             .await?
             .rows_affected;
-        tx.commit().await?;
-        Ok(deleted > 0)
+        tx.commit_if(deleted > 0).await
     }
 
     /// Daily counts of some monitors from `first_day` on.

@@ -35,13 +35,15 @@ impl Store {
     }
 
     pub async fn delete_status_update(&self, page_id: &str, id: &str) -> Result<bool, StoreError> {
-        Ok(status_update::Entity::delete_many()
+        // In a transaction of its own, so the request's audit entry is written with it.
+        let tx = self.begin_write().await?;
+        let deleted = status_update::Entity::delete_many()
             .filter(status_update::Column::Id.eq(id))
             .filter(status_update::Column::PageId.eq(page_id))
-            .exec(self.db())
+            .exec(tx.conn())
             .await?
-            .rows_affected
-            > 0)
+            .rows_affected;
+        tx.commit_if(deleted > 0).await
     }
 
     /// A page's subscribers, newest first.
@@ -116,13 +118,15 @@ impl Store {
 
     /// Remove a page's subscriber by id (the workspace's own action).
     pub async fn delete_subscriber(&self, page_id: &str, id: &str) -> Result<bool, StoreError> {
-        Ok(status_subscriber::Entity::delete_many()
+        // In a transaction of its own, so the request's audit entry is written with it.
+        let tx = self.begin_write().await?;
+        let deleted = status_subscriber::Entity::delete_many()
             .filter(status_subscriber::Column::Id.eq(id))
             .filter(status_subscriber::Column::PageId.eq(page_id))
-            .exec(self.db())
+            .exec(tx.conn())
             .await?
-            .rows_affected
-            > 0)
+            .rows_affected;
+        tx.commit_if(deleted > 0).await
     }
 }
 

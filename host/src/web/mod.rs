@@ -661,9 +661,11 @@ async fn monitor(
         managed_by: m.managed_by.clone(),
         interval: m.interval_secs,
         timeout: m.timeout_secs,
+        // The token changes the monitor's state: shown to those who may write.
         ping_url: m
             .ping_token
             .as_ref()
+            .filter(|_| p.role != crate::store::keys::Role::Read)
             .map(|t| format!("{}/ping/{t}", state.config.public_url)),
         uptime_24h,
         mean_24h,

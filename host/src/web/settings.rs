@@ -6,7 +6,6 @@ use super::{Layout, ago, page, viewer};
 use crate::api::AppState;
 use crate::store::Page;
 use crate::store::audit::AuditFilter;
-use crate::store::keys::Role;
 use askama::Template;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -83,7 +82,7 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
         Err(r) => return r,
     };
     let now = state.clock.now_ms();
-    let is_admin = p.role == Role::Admin;
+    let is_admin = p.role.is_admin();
     let first = |limit| Page { page: 1, limit };
     let ws = state.store.workspace(&p.workspace_id).await.ok().flatten();
     let members = state

@@ -1,0 +1,296 @@
+//! End to end: the security review's attack list, played against the real server.
+//! A role that tries to rise (an admin's key made owner, a key outliving its maker's
+//! rights), a read principal that tries to change state with a ping URL, and refused
+//! deletes that must leave no audit entry.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::browser::{Browser, token_in};
+use support::{Api, Server};
+
+fn create(api: &Api, path: &str, body: Value) -> String {
+    let r = api.post(path, &body);
+    assert_eq!(r.status, 201, "{path}: {}", r.body);
+    r.body["data"]["id"].as_str().expect("id").to_string()
+}
+
+fn new_key(api: &Api, role: &str) -> String {
+    let r = api.post(
+        "/v1/api-keys",
+        &json!({"name": format!("{role} key"), "role": role}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.body["data"]["secret"]
+        .as_str()
+        .expect("secret")
+        .to_string()
+}
+
+/// A person with `role` in the server's first workspace, signed in; (member id, browser).
+fn person(server: &Server, email: &str, role: &str) -> (String, Browser) {
+    let admin = server.client();
+    let ws = admin.get("/v1/workspace").body["data"]["id"]
+        .as_str()
+        .expect("ws")
+        .to_string();
+    let out = server.cli(&[
+        "user",
+        "create",
+        "--email",
+        email,
+        "--workspace",
+        &ws,
+        "--role",
+        role,
+    ]);
+    let token = token_in(&out, "/reset-password");
+    let mut b = Browser::new(&server.base);
+    let r = b.post(
+        "/v1/auth/password-reset/confirm",
+        &json!({"token": token, "password": "a-long-password-1"}),
+    );
+    assert_eq!(r.status, 204, "{}", r.body);
+    let r = b.login(email, "a-long-password-1");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(b.get("/v1/auth/session").status, 200);
+    let members = admin.get("/v1/workspace/members?limit=100").body;
+    let id = members["data"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .find(|m| m["email"] == email)
+        .and_then(|m| m["id"].as_str())
+        .expect("the person is a member")
+        .to_string();
+    (id, b)
+}
+
+#[test]
+fn an_admin_cannot_make_itself_owner() {
+    let server = Server::start(&[]);
+    // The first start's key is the operator's: an owner key.
+    let owner = server.client();
+    let owner_member = create(
+        &owner,
+        "/v1/workspace/members",
+        json!({"email": "olga@example.com", "role": "owner"}),
+    );
+    let (admin_member, mut admin_person) = person(&server, "adam@example.com", "admin");
+
+    // The admin's session makes an admin key: allowed, its own rights.
+    let r = admin_person.post("/v1/api-keys", &json!({"name": "adam's", "role": "admin"}));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let admin_key = owner.with_key(r.body["data"]["secret"].as_str().expect("secret"));
+    // ... but never an owner key, from the session or from its key.
+    admin_person
+        .post("/v1/api-keys", &json!({"name": "up", "role": "owner"}))
+        .assert_error(403, "FORBIDDEN");
+    admin_key
+        .post("/v1/api-keys", &json!({"name": "up", "role": "owner"}))
+        .assert_error(403, "FORBIDDEN");
+
+    // Every owner-only action refuses the admin's key.
+    admin_key
+        .patch(
+            &format!("/v1/workspace/members/{admin_member}"),
+            &json!({"role": "owner"}),
+        )
+        .assert_error(403, "FORBIDDEN");
+    admin_key
+        .patch(
+            &format!("/v1/workspace/members/{owner_member}"),
+            &json!({"role": "viewer"}),
+        )
+        .assert_error(403, "FORBIDDEN");
+    admin_key
+        .delete(&format!("/v1/workspace/members/{owner_member}"))
+        .assert_error(403, "FORBIDDEN");
+    admin_key
+        .post(
+            "/v1/workspace/members",
+            &json!({"email": "mallory@example.com", "role": "owner"}),
+        )
+        .assert_error(403, "FORBIDDEN");
+    admin_key
+        .post(
+            "/v1/workspace/invitations",
+            &json!({"email": "mallory@example.com", "role": "owner"}),
+        )
+        .assert_error(403, "FORBIDDEN");
+    admin_key
+        .patch("/v1/workspace", &json!({"requireTwoFactor": true}))
+        .assert_error(403, "FORBIDDEN");
+    // Nothing changed.
+    let members = owner.get("/v1/workspace/members?limit=100").body;
+    let role_of = |id: &str| {
+        members["data"]
+            .as_array()
+            .expect("members")
+            .iter()
+            .find(|m| m["id"] == id)
+            .map(|m| m["role"].clone())
+    };
+    assert_eq!(role_of(&admin_member), Some(json!("admin")));
+    assert_eq!(role_of(&owner_member), Some(json!("owner")));
+    assert_eq!(
+        owner.get("/v1/workspace").body["data"]["requireTwoFactor"],
+        false
+    );
+
+    // An owner key may do all of it, and mint an owner key.
+    let minted = new_key(&owner, "owner");
+    let second_owner = owner.with_key(&minted);
+    let r = second_owner.patch(
+        &format!("/v1/workspace/members/{admin_member}"),
+        &json!({"role": "owner"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["data"]["role"], "owner");
+}
+
+#[test]
+fn a_key_never_outranks_its_maker() {
+    let server = Server::start(&[]);
+    let owner = server.client();
+    let (member_id, mut person) = person(&server, "ada@example.com", "admin");
+    let r = person.post("/v1/api-keys", &json!({"name": "ada ci", "role": "admin"}));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let key = owner.with_key(r.body["data"]["secret"].as_str().expect("secret"));
+    let monitor = json!({"name": "m", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 60});
+    assert_eq!(key.post("/v1/monitors", &monitor).status, 201);
+
+    // The maker becomes a viewer: the key reads, and no more.
+    let r = owner.patch(
+        &format!("/v1/workspace/members/{member_id}"),
+        &json!({"role": "viewer"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let refused = support::wait_for(
+        "the key to lose its rights",
+        std::time::Duration::from_secs(10),
+        || {
+            let r = key.post("/v1/monitors", &monitor);
+            (r.status == 403).then_some(r)
+        },
+    );
+    refused.assert_error(403, "FORBIDDEN");
+    key.get("/v1/api-keys").assert_error(403, "FORBIDDEN");
+    assert_eq!(key.get("/v1/monitors").status, 200);
+
+    // The maker leaves: the key stops working.
+    assert_eq!(
+        owner
+            .delete(&format!("/v1/workspace/members/{member_id}"))
+            .status,
+        204
+    );
+    support::wait_for(
+        "the key to stop",
+        std::time::Duration::from_secs(10),
+        || (key.get("/v1/monitors").status == 401).then_some(()),
+    );
+}
+
+#[test]
+fn a_read_principal_is_not_shown_the_ping_token() {
+    let server = Server::start(&[]);
+    let admin = server.client();
+    let r = admin.post(
+        "/v1/monitors",
+        &json!({"name": "nightly", "type": "heartbeat", "period": 3600, "grace": 60}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.body["data"]["id"].as_str().expect("id").to_string();
+    let full = r.body["data"]["pingUrl"]
+        .as_str()
+        .expect("ping url")
+        .to_string();
+    let token = full.rsplit('/').next().expect("token").to_string();
+    assert!(token.len() >= 20, "{full}");
+
+    let read = admin.with_key(&new_key(&admin, "read"));
+    for path in [format!("/v1/monitors/{id}"), "/v1/monitors".to_string()] {
+        let body = read.get(&path).body.to_string();
+        assert!(!body.contains(&token), "{path} shows the token: {body}");
+        assert!(body.contains("/ping/[redacted]"), "{path}: {body}");
+    }
+    // A writer still sees it whole.
+    let write = admin.with_key(&new_key(&admin, "write"));
+    assert!(
+        write
+            .get(&format!("/v1/monitors/{id}"))
+            .body
+            .to_string()
+            .contains(&token)
+    );
+    // A viewer's dashboard page does not show it either.
+    let (_, viewer) = person(&server, "vic@example.com", "viewer");
+    let page = viewer
+        .http
+        .get(format!("{}/monitors/{id}", viewer.base))
+        .header(
+            "cookie",
+            format!("tocsin_session={}", viewer.cookie.clone().expect("cookie")),
+        )
+        .send()
+        .expect("page");
+    assert_eq!(page.status(), 200);
+    let html = page.text().expect("html");
+    assert!(html.contains("nightly"), "{html}");
+    assert!(!html.contains(&token), "{html}");
+}
+
+#[test]
+fn refused_deletes_write_no_audit_entry() {
+    let server = Server::start(&[]);
+    let admin = server.client();
+    let before = admin.get("/v1/audit-log?limit=100").body["pagination"]["total"].clone();
+    let doc = admin.get("/v1/openapi.json").body;
+    let mut tried = 0;
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        if !path.starts_with("/v1/")
+            || path.starts_with("/v1/auth/") && path != "/v1/auth/sessions/{id}"
+        {
+            continue;
+        }
+        if item.get("delete").is_none() || !path.contains('{') {
+            continue;
+        }
+        let path = path
+            .replace("{id}", "zz_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")
+            .replace("{tag}", "no-such-tag")
+            .replace("{update_id}", "zz_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")
+            .replace("{subscriber_id}", "zz_01JD6Z3Y5N8Q2W7R4T6V9X0B1C");
+        let r = admin.delete(&path);
+        assert!(
+            (400..500).contains(&r.status),
+            "DELETE {path} of nothing answers {}: {}",
+            r.status,
+            r.body
+        );
+        tried += 1;
+    }
+    assert!(tried >= 8, "only {tried} delete routes found");
+    // The person's own sessions: deleting an unknown one.
+    let (_, mut person) = person(&server, "sam@example.com", "admin");
+    let r = person.send(
+        "DELETE",
+        "/v1/auth/sessions/ses_01JD6Z3Y5N8Q2W7R4T6V9X0B1C",
+        None,
+        true,
+    );
+    assert_eq!(r.status, 404, "{}", r.body);
+    let log = admin.get("/v1/audit-log?limit=100").body;
+    let after: Vec<&str> = log["data"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter_map(|e| e["action"].as_str())
+        .filter(|a| a.ends_with(".delete") || a.ends_with(".revoke") || a.ends_with(".remove"))
+        .collect();
+    assert!(
+        after.is_empty(),
+        "refused deletes were audited: {after:?} (total before {before})"
+    );
+}
