@@ -876,6 +876,55 @@ async fn an_upgrade_keeps_each_monitors_counters() {
     );
 }
 
+/// Before owner keys, every admin key acted as an owner. The upgrade makes the first
+/// start's key (made with its workspace) an owner key and leaves every other admin key an
+/// admin.
+#[tokio::test]
+async fn an_upgrade_makes_the_first_start_key_the_owner_key() {
+    use sea_orm::ConnectionTrait;
+    use tocsin_migrations::{Migrator, MigratorTrait};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("old.db").display());
+    let old = sea_orm::Database::connect(&url).await.expect("connect");
+    Migrator::up(&old, Some(22))
+        .await
+        .expect("the schema before");
+    old.execute_unprepared(
+        "INSERT INTO workspaces (id, name, plan, webhook_secret, created_at, updated_at, \
+         require_two_factor) VALUES ('ws_old', 'Old', 'business', 'secret', 5, 5, false)",
+    )
+    .await
+    .expect("workspace");
+    let boot = tocsin::store::keys::generate_secret();
+    let later = tocsin::store::keys::generate_secret();
+    for (id, name, secret, at) in [
+        ("key_boot", "bootstrap admin", &boot, 5),
+        ("key_later", "bootstrap admin", &later, 9),
+    ] {
+        old.execute_unprepared(&format!(
+            "INSERT INTO api_keys (id, workspace_id, name, role, prefix, secret_hash, \
+             created_at) VALUES ('{id}', 'ws_old', '{name}', 'admin', 'tcs_x', '{}', {at})",
+            tocsin::store::keys::hash_secret(secret)
+        ))
+        .await
+        .expect("key");
+    }
+    old.close().await.expect("close");
+
+    let store = Store::connect(&url).await.expect("open");
+    store.migrate().await.expect("upgrade");
+    let role = |p: Option<tocsin::store::keys::Principal>| p.expect("a live key").role;
+    assert_eq!(
+        role(store.authenticate(&boot).await.expect("q")),
+        Role::Owner
+    );
+    assert_eq!(
+        role(store.authenticate(&later).await.expect("q")),
+        Role::Admin,
+        "a key an admin named like the first one stays an admin key"
+    );
+}
+
 #[tokio::test]
 async fn store_on_postgres() {
     let Some(base) = support::pg::base_url("store_on_postgres") else {
