@@ -35,6 +35,11 @@ impl Plan {
     }
 }
 
+/// The shortest check interval the specification offers every plan (its monitor form
+/// offers 30 s, 60 s, 5 m, 10 m and 30 m; only escalation depends on the plan). No plan's
+/// default quota may ask for more; the server's own `min_interval` is the floor for all.
+pub const SPEC_SHORTEST_INTERVAL: u32 = 30;
+
 /// What a workspace may own and how often its monitors may run, by plan. `None` is no
 /// limit. The server's own `min_interval` still applies on top of a plan's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -74,7 +79,9 @@ impl Counted {
 
 impl Quota {
     /// The defaults: room to try on `free`, a team's worth on `pro`, a company's on
-    /// `business`, and no limits on `enterprise`.
+    /// `business`, and no limits on `enterprise`. Every plan may check as often as the
+    /// specification offers ([`SPEC_SHORTEST_INTERVAL`]); `business` more often when the
+    /// server's `min_interval` allows it.
     pub fn default_for(plan: Plan) -> Quota {
         let q = |m, c, s, mem, k, i| Quota {
             monitors: Some(m),
@@ -85,8 +92,8 @@ impl Quota {
             min_interval: Some(i),
         };
         match plan {
-            Plan::Free => q(50, 10, 3, 5, 10, 60),
-            Plan::Pro => q(500, 50, 20, 25, 50, 30),
+            Plan::Free => q(50, 10, 3, 5, 10, SPEC_SHORTEST_INTERVAL),
+            Plan::Pro => q(500, 50, 20, 25, 50, SPEC_SHORTEST_INTERVAL),
             Plan::Business => q(5_000, 200, 100, 100, 200, 10),
             Plan::Enterprise => Quota {
                 monitors: None,
@@ -159,6 +166,31 @@ impl Quotas {
             Plan::Pro => &self.pro,
             Plan::Business => &self.business,
             Plan::Enterprise => &self.enterprise,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLANS: [Plan; 4] = [Plan::Free, Plan::Pro, Plan::Business, Plan::Enterprise];
+
+    #[test]
+    fn no_default_quota_is_stricter_than_the_specification() {
+        for plan in PLANS {
+            let quota = Quota::default_for(plan);
+            assert!(
+                quota
+                    .min_interval
+                    .is_none_or(|min| min <= SPEC_SHORTEST_INTERVAL),
+                "the {} plan's default shortest interval {:?} s is stricter than the \
+                 specification's {SPEC_SHORTEST_INTERVAL} s",
+                plan.as_str(),
+                quota.min_interval
+            );
+            // As the server reads it too: no configuration, the defaults.
+            assert_eq!(*Quotas::default().of(plan), quota);
         }
     }
 }

@@ -143,3 +143,32 @@ fn more_keys_do_not_buy_more_requests_and_strangers_are_limited_by_address() {
     let page = server.client().without_key().get("/status/nothing-here");
     assert_eq!(page.status, 429);
 }
+
+/// The specification offers a 30 s interval to every plan (only escalation depends on
+/// the plan), so the default quotas let each plan create and move a monitor to 30 s; the
+/// server's own `min_interval` (30 in production) stays the floor for all of them.
+#[test]
+fn every_plan_checks_every_30_seconds_on_the_default_quotas() {
+    let server = Server::start(&[("TOCSIN_MIN_INTERVAL", "30")]);
+    let admin = server.client();
+    for plan in ["free", "pro", "business", "enterprise"] {
+        let ws = server.cli(&["workspace", "create", "--name", plan, "--plan", plan]);
+        let api: Api = admin.with_key(&server.cli(&["key", "create", "--workspace", &ws]));
+        let made = api.post("/v1/monitors", &monitor(30));
+        assert_eq!(made.status, 201, "{plan}: {}", made.body);
+        assert_eq!(made.body["data"]["interval"], 30, "{plan}");
+        let slow = api.post("/v1/monitors", &monitor(300));
+        assert_eq!(slow.status, 201, "{plan}: {}", slow.body);
+        let id = slow.body["data"]["id"].as_str().expect("id");
+        let moved = api.patch(&format!("/v1/monitors/{id}"), &json!({"interval": 30}));
+        assert_eq!(moved.status, 200, "{plan}: {}", moved.body);
+        // Below the server's floor is a validation error on every plan, not an upsell.
+        api.post("/v1/monitors", &monitor(29))
+            .assert_error(400, "VALIDATION_ERROR");
+        assert_eq!(
+            api.get("/v1/monitors").body["pagination"]["total"],
+            2,
+            "{plan}"
+        );
+    }
+}
