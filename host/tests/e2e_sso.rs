@@ -2,7 +2,8 @@
 //! installed on first use) on loopback, driven through its real redirects, login and
 //! consent pages; the account created just in time, roles mapped from the `groups` claim
 //! and re-evaluated at the next sign-in, a domain outside the allowed list refused, and
-//! a pending invitation accepted by signing in.
+//! a pending invitation accepted by signing in; someone in no mapped group gets the
+//! default role.
 
 mod support;
 
@@ -202,6 +203,7 @@ fn single_sign_on_through_a_real_openid_provider(database_url: Option<&str>) {
         "bob": {"email": "bob@corp.test", "name": "Bob", "groups": ["staff"]},
         "mallory": {"email": "mallory@elsewhere.test", "name": "Mallory", "groups": ["sre"]},
         "carol": {"email": "carol@partner.test", "name": "Carol", "groups": []},
+        "dave": {"email": "dave@corp.test", "name": "Dave", "groups": ["sales"]},
     });
     let provider = Provider::start(dir.path(), &redirect, &users);
     std::fs::write(
@@ -216,6 +218,7 @@ client_id = "tocsin"
 client_secret = "tocsin-client-secret"
 scopes = ["email", "profile", "groups"]
 allowed_domains = ["corp.test"]
+default_role = "viewer"
 
 [[oidc.roles]]
 group = "sre"
@@ -285,6 +288,18 @@ role = "viewer"
     assert_eq!(
         session(&bob_again, &tocsin)["data"]["workspace"]["role"],
         "admin"
+    );
+
+    // Dave is in no mapped group: the default role in the first workspace, not none.
+    let dave = browser();
+    let answer = sso(&dave, &tocsin, &provider.base, "dave");
+    assert_eq!(answer.status(), 302);
+    let s = session(&dave, &tocsin);
+    assert_eq!(s["data"]["workspace"]["role"], "viewer", "{s}");
+    assert_eq!(
+        s["data"]["workspaces"].as_array().map(Vec::len),
+        Some(1),
+        "{s}"
     );
 
     // Mallory's domain is not allowed and she has no invitation.

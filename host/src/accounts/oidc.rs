@@ -328,6 +328,21 @@ pub fn roles_for(
     roles
 }
 
+/// The role `default_role` gives in the first workspace (the caller adds it only for
+/// someone not yet a member there): none when a group the person is in maps a role there.
+pub fn default_role_for<'a>(
+    roles: &BTreeMap<String, Option<String>>,
+    first: &str,
+    default_role: Option<&'a str>,
+) -> Option<&'a str> {
+    // A mapping that names no workspace puts the first one in `roles` even when the
+    // person is in none of its groups; only a role actually given there wins.
+    if first.is_empty() || roles.get(first).is_some_and(Option::is_some) {
+        return None;
+    }
+    default_role
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,6 +367,31 @@ mod tests {
         assert_eq!(got.get("ws_a"), Some(&Some("admin".to_string())));
         assert_eq!(got.get("ws_b"), Some(&Some("member".to_string())));
         assert_eq!(got.get("ws_c"), Some(&None));
+    }
+
+    #[test]
+    fn the_default_role_applies_where_no_group_of_the_person_maps_a_role() {
+        // Mappings that name no workspace stand for the first one.
+        let m = [
+            mapping("sre", None, "admin"),
+            mapping("ops", Some("ws_b"), "member"),
+        ];
+        let default = Some("viewer");
+        // In no mapped group: the default role, not no workspace at all.
+        let none = roles_for(&m, &["sales".into()], "ws_a");
+        assert_eq!(default_role_for(&none, "ws_a", default), Some("viewer"));
+        // A group maps a role in another workspace only: the default in the first.
+        let elsewhere = roles_for(&m, &["ops".into()], "ws_a");
+        assert_eq!(
+            default_role_for(&elsewhere, "ws_a", default),
+            Some("viewer")
+        );
+        // A group maps a role in the first workspace: that role, not the default.
+        let mapped = roles_for(&m, &["sre".into()], "ws_a");
+        assert_eq!(default_role_for(&mapped, "ws_a", default), None);
+        // No default configured, or no workspace yet: nothing.
+        assert_eq!(default_role_for(&none, "ws_a", None), None);
+        assert_eq!(default_role_for(&none, "", default), None);
     }
 
     #[test]

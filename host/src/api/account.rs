@@ -1454,9 +1454,8 @@ async fn sso_account(
                 audit::note(c);
             }
         }
-        if let Some(default_role) = &provider.default_role
-            && !first.is_empty()
-            && !roles.contains_key(&first)
+        if let Some(default_role) =
+            accounts::oidc::default_role_for(&roles, &first, provider.default_role.as_deref())
             && tx.member_of(&first, &email).await?.is_none()
         {
             let (m, _) = tx
