@@ -196,6 +196,17 @@ enum PluginCommand {
         #[arg(long, default_value_t = 10)]
         timeout: u64,
     },
+    /// Print the built-in catalogue (Markdown, generated from the plugins' schemas), or
+    /// rewrite its generated parts in the documentation with --update.
+    Catalogue {
+        /// A file whose generated parts to rewrite in place (docs/plugins.md, README.md);
+        /// repeat for several.
+        #[arg(long, value_name = "FILE")]
+        update: Vec<PathBuf>,
+        /// Where compiled plugins are kept between runs.
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
+    },
     /// Create a monitor plugin project to start from.
     New {
         /// rust, python or js.
@@ -602,6 +613,32 @@ fn plugin_command(cmd: PluginCommand) -> anyhow::Result<()> {
             ));
             print!("{report}");
             if ok { Ok(()) } else { std::process::exit(1) }
+        }
+        PluginCommand::Catalogue { update, cache_dir } => {
+            use tocsin::cli::catalogue;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            let plugins = runtime.block_on(catalogue::builtin_descriptions(cache_dir))?;
+            let blocks = catalogue::blocks(&plugins);
+            if update.is_empty() {
+                print!("{}", catalogue::render(&blocks));
+            }
+            for file in update {
+                let text = std::fs::read_to_string(&file)
+                    .with_context(|| format!("cannot read {}", file.display()))?;
+                let (new, replaced) = catalogue::update(&text, &blocks)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+                if replaced.is_empty() {
+                    anyhow::bail!("{} holds no generated catalogue part", file.display());
+                }
+                if new != text {
+                    std::fs::write(&file, new)
+                        .with_context(|| format!("cannot write {}", file.display()))?;
+                }
+                println!("{}: {}", file.display(), replaced.join(", "));
+            }
+            Ok(())
         }
         PluginCommand::New { lang, name, dir } => {
             let dir = dir.unwrap_or_else(|| PathBuf::from(&name));
