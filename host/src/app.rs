@@ -360,6 +360,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     api::serve::serve(
         listener,
         api::router(state, crate::web::routes()),
+        api::serve::ConnectionLimits::of(&config),
         async move {
             tokio::select! {
                 _ = shutdown_signal() => {}

@@ -105,6 +105,12 @@ pub struct Config {
     /// Threads that run the checks (the scheduler and the plugins' checks); the API, the
     /// result writer and the deliveries run on threads of their own.
     pub check_threads: usize,
+    /// Time for a request's whole body, from the end of its head; past it, 408.
+    pub request_body_timeout: Duration,
+    /// Connections one client address may hold open at once; more are refused with 429.
+    pub max_connections_per_address: u32,
+    /// Origins allowed to frame the public status pages (`frame-ancestors`); empty: none.
+    pub status_page_frame_ancestors: Vec<String>,
 }
 
 /// Check results buffered for the database by default (`recorder_buffer`).
@@ -159,6 +165,9 @@ struct FileConfig {
     metrics_histograms: Option<bool>,
     recorder_buffer: Option<u32>,
     check_threads: Option<u32>,
+    request_body_timeout: Option<String>,
+    max_connections_per_address: Option<u32>,
+    status_page_frame_ancestors: Option<Vec<String>>,
 }
 
 /// How long rows are kept, in days; 0 keeps them for ever.
@@ -594,6 +603,39 @@ impl Config {
         if !(1..=256).contains(&check_threads) {
             return Err(invalid("check_threads", "must be between 1 and 256"));
         }
+        let body_text: String = s
+            .pick(
+                "request_body_timeout",
+                None,
+                "TOCSIN_REQUEST_BODY_TIMEOUT",
+                f.request_body_timeout,
+            )?
+            .unwrap_or_else(|| "30s".into());
+        let request_body_timeout =
+            parse_duration(&body_text).map_err(|m| invalid("request_body_timeout", m))?;
+        if !(Duration::from_secs(1)..=Duration::from_secs(600)).contains(&request_body_timeout) {
+            return Err(invalid("request_body_timeout", "must be from 1s to 10m"));
+        }
+        let max_connections_per_address: u32 = s
+            .pick(
+                "max_connections_per_address",
+                None,
+                "TOCSIN_MAX_CONNECTIONS_PER_ADDRESS",
+                f.max_connections_per_address,
+            )?
+            .unwrap_or(crate::api::serve::MAX_CONNECTIONS_PER_ADDRESS);
+        if max_connections_per_address == 0 {
+            return Err(invalid("max_connections_per_address", "must be at least 1"));
+        }
+        let status_page_frame_ancestors: Vec<String> = s
+            .pick(
+                "status_page_frame_ancestors",
+                None,
+                "TOCSIN_STATUS_PAGE_FRAME_ANCESTORS",
+                f.status_page_frame_ancestors,
+            )?
+            .unwrap_or_default();
+        check_frame_ancestors(&status_page_frame_ancestors)?;
         let log_filter = s
             .pick("log_filter", None, "TOCSIN_LOG", f.log_filter)?
             .unwrap_or_else(|| "info,sqlx=warn,sea_orm=warn,cranelift=warn,wasmtime=warn".into());
@@ -631,6 +673,9 @@ impl Config {
             log_filter,
             recorder_buffer: recorder_buffer as usize,
             check_threads: check_threads as usize,
+            request_body_timeout,
+            max_connections_per_address,
+            status_page_frame_ancestors,
         })
     }
 
@@ -638,6 +683,31 @@ impl Config {
     pub fn region_names(&self) -> Vec<String> {
         self.regions.iter().map(|r| r.name.clone()).collect()
     }
+}
+
+/// Each allowed frame ancestor is an origin (`https://example.com`, `https://*.example.com`,
+/// an optional port) or `'self'`: nothing that could end the directive or add another.
+fn check_frame_ancestors(origins: &[String]) -> Result<(), ConfigError> {
+    for origin in origins {
+        let host = origin
+            .strip_prefix("https://")
+            .or_else(|| origin.strip_prefix("http://"));
+        let ok = origin == "'self'"
+            || host.is_some_and(|h| {
+                !h.is_empty()
+                    && h.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '*'))
+            });
+        if !ok {
+            return Err(invalid(
+                "status_page_frame_ancestors",
+                format!(
+                    "`{origin}` is not an origin such as https://intranet.example.com or 'self'"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Provider names are unique and URL-safe; roles and issuers make sense.
@@ -732,6 +802,18 @@ impl FromSetting for PathBuf {
 impl FromSetting for u32 {
     fn from_setting(setting: &'static str, text: &str) -> Result<Self, ConfigError> {
         parse_number(setting, text)
+    }
+}
+
+/// A comma-separated list (in the environment; a TOML list in the file).
+impl FromSetting for Vec<String> {
+    fn from_setting(_: &'static str, text: &str) -> Result<Self, ConfigError> {
+        Ok(text
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect())
     }
 }
 

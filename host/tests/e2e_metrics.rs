@@ -452,3 +452,74 @@ fn public_and_off_settings_and_uptime_kuma_names() {
     let off = Server::start(&[("TOCSIN_METRICS", "off")]);
     off.client().get("/metrics").assert_error(404, "NOT_FOUND");
 }
+
+/// Every route that checks a credential outside `/v1` counts the refused ones against
+/// the client address, as a bad key on `/v1` does: `/metrics` with a wrong key, a ping URL
+/// with a wrong token, the dashboard with an unknown session cookie. Once the address's
+/// bucket is empty they answer 429 in the envelope with `Retry-After`; a right key or
+/// token is never refused for the address's failures.
+#[test]
+fn refused_credentials_are_rate_limited_per_address() {
+    // A burst of 3 that refills once a minute: the test never waits for a refill.
+    let server = Server::start(&[
+        ("TOCSIN_RATE_LIMIT_PER_MINUTE", "1"),
+        ("TOCSIN_RATE_LIMIT_BURST", "3"),
+    ]);
+    let api = server.client();
+    let job = api.post(
+        "/v1/monitors",
+        &json!({"name": "nightly", "type": "heartbeat", "period": 3600, "grace": 60}),
+    );
+    assert_eq!(job.status, 201, "{}", job.body);
+    let ping = job.body["data"]["pingUrl"]
+        .as_str()
+        .expect("pingUrl")
+        .trim_start_matches(&server.base)
+        .to_string();
+    let http = reqwest::blocking::Client::new();
+    let wrong_key = || {
+        support::reply(
+            http.get(format!("{}/metrics", server.base))
+                .bearer_auth("tcs_WrongKey000000000000000000000000000000000")
+                .send()
+                .expect("scrape"),
+        )
+    };
+
+    for attempt in 1..=3 {
+        let r = wrong_key();
+        r.assert_error(401, "UNAUTHORIZED");
+        assert_eq!(
+            r.headers["x-ratelimit-remaining"],
+            (3 - attempt).to_string(),
+            "attempt {attempt}"
+        );
+    }
+    let r = wrong_key();
+    r.assert_error(429, "RATE_LIMITED");
+    assert!(r.headers.contains_key("retry-after"), "{:?}", r.headers);
+
+    // The same address's wrong ping token and unknown session are refused for it too.
+    let r = support::reply(
+        http.post(format!("{}/ping/not-a-token", server.base))
+            .send()
+            .expect("ping"),
+    );
+    r.assert_error(429, "RATE_LIMITED");
+    let r = support::reply(
+        http.get(format!("{}/", server.base))
+            .header("cookie", "tocsin_session=not-a-session")
+            .send()
+            .expect("dashboard"),
+    );
+    r.assert_error(429, "RATE_LIMITED");
+
+    // Right credentials still work: the ping is recorded, the key scrapes.
+    let r = http
+        .post(format!("{}{ping}", server.base))
+        .send()
+        .expect("ping");
+    assert_eq!(r.status(), 200);
+    let (status, _, text) = scrape(&server.base, Some(support::ADMIN_KEY));
+    assert_eq!(status, 200, "{text}");
+}

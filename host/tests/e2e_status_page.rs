@@ -232,3 +232,116 @@ fn a_status_page_shows_states_uptime_and_incidents() {
     );
     assert_eq!(api.get("/v1/status-pages").body["pagination"]["total"], 0);
 }
+
+/// Every public status route (HTML, JSON, feed, subscribe, confirm and unsubscribe links,
+/// unknown pages) forbids framing and outside content by default; a server that lists
+/// frame ancestors lets those origins, and only those, embed its pages.
+#[test]
+fn public_pages_refuse_framing_unless_configured() {
+    let routes = [
+        ("GET", "/status/acme"),
+        ("GET", "/status/acme.json"),
+        ("GET", "/status/acme/feed.atom"),
+        ("POST", "/status/acme/subscribe"),
+        ("GET", "/status/acme/confirm/tok_unknown"),
+        ("POST", "/status/acme/confirm/tok_unknown"),
+        ("GET", "/status/acme/unsubscribe/tok_unknown"),
+        ("POST", "/status/acme/unsubscribe/tok_unknown"),
+        ("GET", "/status/nope"),
+        ("GET", "/status/nope.json"),
+        ("GET", "/status/acme/nothing/here"),
+    ];
+    let header = |r: &reqwest::blocking::Response, name: &str| {
+        r.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let send = |server: &Server, method: &str, path: &str| {
+        let http = reqwest::blocking::Client::new();
+        let url = format!("{}{path}", server.base);
+        let req = if method == "POST" {
+            http.post(url)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body("email=reader%40example.com")
+        } else {
+            http.get(url)
+        };
+        req.send().expect("request")
+    };
+
+    let server = Server::start(&[]);
+    create(
+        &server.client(),
+        "/v1/status-pages",
+        json!({"slug": "acme", "name": "Acme status", "monitorIds": []}),
+    );
+    for (method, path) in routes {
+        let r = send(&server, method, path);
+        let csp = header(&r, "content-security-policy");
+        assert!(
+            csp.contains("frame-ancestors 'none'") && csp.contains("default-src 'none'"),
+            "{method} {path} ({}): CSP {csp:?}",
+            r.status()
+        );
+        assert!(!csp.contains("script-src"), "{method} {path}: {csp}");
+        assert_eq!(header(&r, "x-frame-options"), "DENY", "{method} {path}");
+        assert_eq!(
+            header(&r, "x-content-type-options"),
+            "nosniff",
+            "{method} {path}"
+        );
+        assert_eq!(
+            header(&r, "referrer-policy"),
+            "no-referrer",
+            "{method} {path}"
+        );
+    }
+    // The page itself still caches (headers are added, not replaced).
+    let page = send(&server, "GET", "/status/acme");
+    assert_eq!(page.status(), 200);
+    assert_eq!(header(&page, "cache-control"), "public, max-age=30");
+    drop(server);
+
+    let server = Server::start(&[(
+        "TOCSIN_STATUS_PAGE_FRAME_ANCESTORS",
+        "https://intranet.example.com, https://*.example.org",
+    )]);
+    create(
+        &server.client(),
+        "/v1/status-pages",
+        json!({"slug": "acme", "name": "Acme status", "monitorIds": []}),
+    );
+    for (method, path) in routes {
+        let r = send(&server, method, path);
+        let csp = header(&r, "content-security-policy");
+        assert!(
+            csp.contains("frame-ancestors https://intranet.example.com https://*.example.org"),
+            "{method} {path}: {csp}"
+        );
+        assert_eq!(header(&r, "x-frame-options"), "", "{method} {path}");
+    }
+    // The dashboard is never framed, whatever the status pages allow.
+    let r = send(&server, "GET", "/");
+    assert!(header(&r, "content-security-policy").contains("frame-ancestors 'none'"));
+    assert_eq!(header(&r, "x-frame-options"), "DENY");
+}
+
+#[test]
+fn frame_ancestors_that_are_not_origins_are_refused_at_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (ok, out) = support::run_tocsin(
+        dir.path(),
+        &["serve"],
+        &[
+            ("TOCSIN_DATA_DIR", dir.path().to_str().expect("utf-8")),
+            (
+                "TOCSIN_STATUS_PAGE_FRAME_ANCESTORS",
+                "https://ok.example.com; script-src *",
+            ),
+        ],
+    );
+    assert!(!ok, "{out}");
+    assert!(out.contains("status_page_frame_ancestors"), "{out}");
+}

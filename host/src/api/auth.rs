@@ -144,6 +144,45 @@ fn client_address(req: &Request) -> String {
     session::peer_ip(req.extensions())
 }
 
+/// A credential refused outside the middlewares (`/metrics`' key, a ping URL's token, a
+/// dashboard session): the attempt spends from the client address's bucket, as a bad key
+/// on `/v1` does, and once that is empty the answer is 429 instead of `failure`.
+pub fn refused_credential(state: &AppState, ip: &str, failure: Response) -> Response {
+    let decision = state.limits.addresses.check(ip, state.clock.now_ms());
+    with_headers(
+        if decision.allowed {
+            failure
+        } else {
+            too_many(&decision, "This client address")
+        },
+        &decision,
+    )
+}
+
+/// Middleware for the dashboard's pages: a session cookie they refuse (unknown, revoked,
+/// ended) spends from the client address's bucket like a bad key; over it, 429. The page
+/// itself then shows the sign-in form as before.
+pub async fn count_refused_sessions(
+    State(state): State<AppState>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if session::cookie_token(req.headers()).is_none() {
+        return next.run(req).await;
+    }
+    match session::signed_in(&state, req.headers()).await {
+        Err(e) if e.status == axum::http::StatusCode::UNAUTHORIZED => {
+            let ip = client_address(&req);
+            let decision = state.limits.addresses.check(&ip, state.clock.now_ms());
+            if !decision.allowed {
+                return with_headers(too_many(&decision, "This client address"), &decision);
+            }
+            with_headers(next.run(req).await, &decision)
+        }
+        _ => next.run(req).await,
+    }
+}
+
 /// 429 in the envelope, naming who is over which limit.
 fn too_many(decision: &Decision, who: &str) -> Response {
     decision.refusal(who).into_response()

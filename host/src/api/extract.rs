@@ -5,8 +5,9 @@
 use super::error::ApiError;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 
 /// Largest request body accepted.
@@ -143,5 +144,130 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
             .map_err(|r: PathRejection| {
                 ApiError::bad_request(format!("Invalid path: {}", r.body_text()))
             })
+    }
+}
+
+/// Longest framework text kept as an envelope's message.
+const MAX_FRAMEWORK_MESSAGE: usize = 300;
+
+/// Middleware: every failure leaves in the error envelope, whatever made it. Rejections of
+/// extractors that are not ours (a body read as bytes, a path parameter that is not
+/// UTF-8, a form) answer in plain text; they are rewritten here with their status (415
+/// becomes 400 `INVALID_CONTENT_TYPE`, as the contract says), keeping their headers. HTML
+/// error pages (the dashboard, public status pages) stay pages. A body cut off by its
+/// deadline ([`super::serve::BodyDeadline`]) answers 408 `REQUEST_TIMEOUT` and closes the
+/// connection, whatever the handler made of the missing bytes.
+pub async fn envelope_failures(req: Request, next: axum::middleware::Next) -> Response {
+    let deadline = req
+        .extensions()
+        .get::<super::serve::BodyDeadline>()
+        .cloned();
+    let response = next.run(req).await;
+    if let Some(deadline) = deadline.filter(super::serve::BodyDeadline::passed) {
+        let mut timeout = ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "REQUEST_TIMEOUT",
+            format!(
+                "The request body did not arrive within {} s",
+                deadline.after.as_secs()
+            ),
+        )
+        .into_response();
+        timeout
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return timeout;
+    }
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let plain = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_none_or(|t| t.to_str().is_ok_and(|t| t.starts_with("text/plain")));
+    if !plain {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let mut enveloped = framework_failure(status, &text).into_response();
+    let mut headers = parts.headers;
+    headers.remove(header::CONTENT_TYPE);
+    headers.remove(header::CONTENT_LENGTH);
+    for (name, value) in enveloped.headers() {
+        headers.insert(name, value.clone());
+    }
+    *enveloped.headers_mut() = headers;
+    enveloped
+}
+
+/// The envelope for a plain-text failure of `status` saying `text`.
+fn framework_failure(status: StatusCode, text: &str) -> ApiError {
+    let message = if text.is_empty() {
+        status
+            .canonical_reason()
+            .unwrap_or("Request failed")
+            .to_string()
+    } else {
+        text.chars().take(MAX_FRAMEWORK_MESSAGE).collect()
+    };
+    let code = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            return ApiError::new(
+                status,
+                "PAYLOAD_TOO_LARGE",
+                format!("The body is larger than {} KiB", MAX_BODY_BYTES / 1024),
+            );
+        }
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            return ApiError::new(StatusCode::BAD_REQUEST, "INVALID_CONTENT_TYPE", message);
+        }
+        StatusCode::UNAUTHORIZED => "UNAUTHORIZED",
+        StatusCode::FORBIDDEN => "FORBIDDEN",
+        StatusCode::NOT_FOUND => "NOT_FOUND",
+        StatusCode::METHOD_NOT_ALLOWED => "METHOD_NOT_ALLOWED",
+        StatusCode::REQUEST_TIMEOUT => "REQUEST_TIMEOUT",
+        StatusCode::CONFLICT => "CONFLICT",
+        StatusCode::UNPROCESSABLE_ENTITY => "UNPROCESSABLE_ENTITY",
+        StatusCode::TOO_MANY_REQUESTS => "RATE_LIMITED",
+        StatusCode::BAD_GATEWAY => "BAD_GATEWAY",
+        StatusCode::SERVICE_UNAVAILABLE => "SERVICE_UNAVAILABLE",
+        s if s.is_server_error() => {
+            // Plain text from deep inside may name internals: log it, say nothing.
+            return ApiError::internal(format!("{status}: {message}"));
+        }
+        _ => "VALIDATION_ERROR",
+    };
+    ApiError::new(status, code, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framework_failures_get_the_contract_codes() {
+        let e = framework_failure(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "Failed to buffer the request body: length limit exceeded",
+        );
+        assert_eq!((e.status.as_u16(), e.code), (413, "PAYLOAD_TOO_LARGE"));
+        assert!(!e.message.contains("buffer"), "{}", e.message);
+        let e = framework_failure(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Expected JSON");
+        assert_eq!((e.status.as_u16(), e.code), (400, "INVALID_CONTENT_TYPE"));
+        let e = framework_failure(StatusCode::BAD_REQUEST, "Invalid URL: bad UTF-8");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("VALIDATION_ERROR", "Invalid URL: bad UTF-8")
+        );
+        let e = framework_failure(StatusCode::INTERNAL_SERVER_ERROR, "db at 10.0.0.5 refused");
+        assert_eq!(e.code, "INTERNAL_ERROR");
+        assert!(!e.message.contains("10.0.0.5"), "{}", e.message);
+        let e = framework_failure(StatusCode::BAD_REQUEST, "");
+        assert_eq!(e.message, "Bad Request");
     }
 }

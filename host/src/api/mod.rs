@@ -255,7 +255,11 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .route("/invite", axum::routing::get(pages::page))
         .route("/reset-password", axum::routing::get(pages::page))
         .route("/assets/account.js", axum::routing::get(pages::script))
-        .route("/assets/account.css", axum::routing::get(pages::style));
+        .route("/assets/account.css", axum::routing::get(pages::style))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::count_refused_sessions,
+        ));
     Router::new()
         .merge(v1)
         .merge(own)
@@ -269,6 +273,11 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
             error::ApiError::internal("a request handler panicked").into_response()
         }))
+        .layer(axum::middleware::from_fn(extract::envelope_failures))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            public_status::page_headers,
+        ))
         .layer(axum::middleware::from_fn(envelope::request_id))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)

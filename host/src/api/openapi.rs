@@ -123,7 +123,8 @@ fn statuses(
         if method != "GET" || admin_only {
             out.push((403, "FORBIDDEN: the key's role does not allow this"));
         }
-    } else if path.starts_with("/status/") {
+    } else if path.starts_with("/status/") || path.starts_with("/ping/") {
+        // Pings spend from the address's bucket only with a wrong token.
         out.push((429, "RATE_LIMITED: over the client address's rate"));
         out.push((
             503,
@@ -138,6 +139,10 @@ fn statuses(
     }
     if has_body {
         out.push((413, "PAYLOAD_TOO_LARGE: body over 1 MiB"));
+        out.push((
+            408,
+            "REQUEST_TIMEOUT: the body did not arrive within `request_body_timeout`",
+        ));
     }
     if has_path_param {
         out.push((404, "Not found (or another workspace's)"));

@@ -28,17 +28,26 @@ async fn take(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    // A wrong token is a refused credential: it spends from the client address's bucket
+    // (a right one never does: one host may run many jobs).
+    let refused = |state: &AppState, ip: &str| {
+        Ok(super::auth::refused_credential(
+            state,
+            ip,
+            unknown().into_response(),
+        ))
+    };
     let Some(signal) = Signal::parse(action.as_deref()) else {
-        return Err(unknown());
+        return refused(&state, &ip);
     };
     if token.len() > 64 {
-        return Err(unknown());
+        return refused(&state, &ip);
     }
     let ping = Ping {
         signal,
         method: method.as_str(),
         body: &body,
-        source: Some(ip),
+        source: Some(ip.clone()),
         user_agent: headers
             .get(header::USER_AGENT)
             .and_then(|v| v.to_str().ok())
@@ -55,7 +64,7 @@ async fn take(
     )
     .await?;
     let text = match outcome {
-        PingOutcome::Unknown => return Err(unknown()),
+        PingOutcome::Unknown => return refused(&state, &ip),
         PingOutcome::Paused => "OK (the monitor is paused: the ping was not recorded)\n",
         PingOutcome::Recorded => "OK\n",
     };

@@ -14,7 +14,7 @@ use crate::engine::maintenance::{Calendar, Occurrence};
 use crate::store::status_pages::{DAY_MS, day_of};
 use crate::store::{DailyUptimeRow, MonitorRow, MonitorState, State as _};
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -95,6 +95,50 @@ pub struct IncidentView {
     pub created_at: String,
     pub resolved_at: Option<String>,
     pub duration_seconds: Option<i64>,
+}
+
+/// Middleware: every answer under `/status/` (pages, JSON, feed, subscribe, confirm and
+/// unsubscribe links, and their errors) carries a strict Content-Security-Policy (no
+/// script, no outside content; the pages' own inline style only) and refuses framing,
+/// unless `status_page_frame_ancestors` names origins that may embed the pages. Headers a
+/// handler set (its caching) are kept.
+pub async fn page_headers(
+    State(state): State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let public = req.uri().path().starts_with("/status/");
+    let mut response = next.run(req).await;
+    if !public {
+        return response;
+    }
+    let ancestors = &state.config.status_page_frame_ancestors;
+    let frame_ancestors = if ancestors.is_empty() {
+        "'none'".to_string()
+    } else {
+        ancestors.join(" ")
+    };
+    let policy = format!(
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; \
+         form-action 'self'; base-uri 'none'; frame-ancestors {frame_ancestors}"
+    );
+    let h = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&policy) {
+        h.insert(header::CONTENT_SECURITY_POLICY, value);
+    }
+    if ancestors.is_empty() {
+        h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    }
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    // Confirm and unsubscribe links carry tokens: never send them on.
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    response
 }
 
 /// A public status page: HTML, or JSON when the slug ends in `.json`. No key needed.

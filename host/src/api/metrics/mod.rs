@@ -8,6 +8,7 @@
 
 use super::AppState;
 use super::error::ApiError;
+use super::session::ClientIp;
 use crate::config::MetricsAccess;
 use crate::telemetry::{self, RequestLabels, RouteLabels};
 use axum::extract::{MatchedPath, Request, State};
@@ -29,9 +30,11 @@ pub use uptime::{UPTIME, UPTIME_REFRESH, UptimeWindows, refresh_uptime_loop};
         (status = 200, description = "Prometheus text format 0.0.4", content_type = "text/plain", body = String),
         (status = 401, description = "`metrics = \"key\"` and no valid API key", body = super::error::ErrorBody),
         (status = 404, description = "`metrics = \"off\"`", body = super::error::ErrorBody),
+        (status = 429, description = "RATE_LIMITED: too many refused keys from this client address (`Retry-After`)", body = super::error::ErrorBody),
     ))]
 pub async fn metrics(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let workspace = match state.config.metrics {
@@ -47,11 +50,18 @@ pub async fn metrics(
             let header = headers
                 .get(AUTHORIZATION)
                 .map(|v| v.to_str().map(str::to_owned));
-            Some(
-                super::auth::authenticate(&state, header)
-                    .await?
-                    .workspace_id,
-            )
+            match super::auth::authenticate(&state, header).await {
+                Ok(principal) => Some(principal.workspace_id),
+                // Guessing keys here costs the guesser as on `/v1`.
+                Err(e) if e.status == StatusCode::UNAUTHORIZED => {
+                    return Ok(super::auth::refused_credential(
+                        &state,
+                        &ip,
+                        e.into_response(),
+                    ));
+                }
+                Err(e) => return Err(e),
+            }
         }
     };
     let scrape = prepare(&state, workspace.as_deref()).await?;
