@@ -363,12 +363,19 @@ fn export_command(
     format: Option<tocsin::cli::apply::Format>,
     remote: &RemoteFlags,
 ) -> anyhow::Result<()> {
-    let value =
+    let exported =
         current_thread()?.block_on(tocsin::cli::apply::export(&remote.url, remote.key()?))?;
     let format = format
         .or_else(|| output.as_deref().and_then(tocsin::cli::apply::format_of))
         .unwrap_or(tocsin::cli::apply::Format::Yaml);
-    let text = tocsin::cli::apply::render(&value, format)?;
+    let text = exported.render(format)?;
+    if format == tocsin::cli::apply::Format::Json && !exported.variables.is_empty() {
+        // JSON has no comments: the variables the secrets became are named here.
+        eprintln!(
+            "Secrets are written as ${{VARIABLE}}s; set these before `tocsin apply`: {}",
+            exported.variables.join(", ")
+        );
+    }
     match output {
         Some(path) => std::fs::write(&path, text)
             .with_context(|| format!("cannot write {}", path.display()))?,

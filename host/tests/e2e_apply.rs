@@ -212,11 +212,16 @@ fn apply_creates_diffs_prunes_and_export_round_trips() {
     let text = std::fs::read_to_string(&exported).expect("export");
     assert!(text.contains("alertPolicy: default"), "{text}");
     assert!(!text.contains("mon_"), "references, not ids: {text}");
+    // Secrets (the header's value, the webhook URL) are variables, set to apply it back.
+    assert!(!text.contains("s3cret"), "{text}");
     let (ok, out) = tocsin(
         &server,
         dir.path(),
         &["apply", "-f", exported.to_str().expect("path"), "--dry-run"],
-        &[],
+        &[
+            ("TOCSIN_MONITOR_API_HEADERS_AUTHORIZATION", "Bearer s3cret"),
+            ("TOCSIN_CHANNEL_OPS_HOOK_URL", "https://127.0.0.1:9/hook"),
+        ],
     );
     assert!(ok, "{out}");
     assert!(

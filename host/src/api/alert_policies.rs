@@ -9,6 +9,7 @@ use super::managed::DryRun;
 use super::paging::{self, PageParams};
 use crate::ids;
 use crate::plans::Plan;
+use crate::plugins::PluginHost;
 use crate::store::alerting::PolicyRow;
 use crate::store::keys::Principal;
 use crate::store::managed::Declared;
@@ -134,7 +135,7 @@ pub struct PolicyView {
     pub updated_at: String,
 }
 
-fn view(row: &PolicyRow) -> PolicyView {
+fn view(plugins: &PluginHost, row: &PolicyRow) -> PolicyView {
     let channels: Value = serde_json::from_str(&row.channels).unwrap_or(Value::Array(vec![]));
     let escalation = match row
         .escalation
@@ -143,7 +144,7 @@ fn view(row: &PolicyRow) -> PolicyView {
     {
         Some(Value::Object(mut e)) => {
             if let Some(c) = e.get("channels").cloned() {
-                e.insert("channels".into(), channel_input::visible_list(&c));
+                e.insert("channels".into(), channel_input::visible_list(plugins, &c));
             }
             Value::Object(e)
         }
@@ -156,7 +157,7 @@ fn view(row: &PolicyRow) -> PolicyView {
         failure_threshold: row.failure_threshold,
         recovery_threshold: row.recovery_threshold,
         notify_on_recovery: row.notify_on_recovery,
-        channels: channel_input::visible_list(&channels),
+        channels: channel_input::visible_list(plugins, &channels),
         escalation,
         group_window_seconds: row.group_window_secs,
         flapping: if row.flap_changes > 0 {
@@ -171,13 +172,14 @@ fn view(row: &PolicyRow) -> PolicyView {
     }
 }
 
-/// The view as `p` may see it (a read key sees webhook URLs' origins only).
-fn view_for(p: &Principal, row: &PolicyRow) -> PolicyView {
-    let mut v = view(row);
+/// The view as `p` may see it (a read key does not see what inline channels' schemas mark
+/// secret: webhook URLs keep their origins only).
+fn view_for(plugins: &PluginHost, p: &Principal, row: &PolicyRow) -> PolicyView {
+    let mut v = view(plugins, row);
     if super::redact::applies(p) {
-        super::redact::channel_list(&mut v.channels);
+        super::redact::channel_list(plugins, &mut v.channels);
         if let Some(list) = v.escalation.get_mut("channels") {
-            super::redact::channel_list(list);
+            super::redact::channel_list(plugins, list);
         }
     }
     v
@@ -425,7 +427,7 @@ pub async fn create_policy(
         managed_by: v.managed.managed_by,
     };
     if dry.on() {
-        return Ok(Success::ok(view(&row)));
+        return Ok(Success::ok(view(&state.plugins, &row)));
     }
     crate::store::audit::note(
         crate::store::audit::Change::new(
@@ -434,7 +436,10 @@ pub async fn create_policy(
             "alert_policy",
             Some(&row.id),
         )
-        .after(super::redact::audit::policy(&view(&row))),
+        .after(super::redact::audit::policy(
+            &state.plugins,
+            &view(&state.plugins, &row),
+        )),
     );
     let key = row.apply_key.clone();
     let saved = super::managed::or_key_taken(
@@ -442,7 +447,7 @@ pub async fn create_policy(
         kind,
         key.as_deref(),
     )?;
-    Ok(Success::created(view(&saved)))
+    Ok(Success::created(view(&state.plugins, &saved)))
 }
 
 /// List alert policies, newest first.
@@ -461,7 +466,10 @@ pub async fn list_policies(
         .list_alert_policies(&p.workspace_id, page)
         .await?;
     Ok(Paged {
-        items: rows.iter().map(|r| view_for(&p, r)).collect(),
+        items: rows
+            .iter()
+            .map(|r| view_for(&state.plugins, &p, r))
+            .collect(),
         pagination: Pagination::new(page, total),
     })
 }
@@ -477,7 +485,11 @@ pub async fn get_policy(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Success<PolicyView>, ApiError> {
-    Ok(Success::ok(view_for(&p, &find(&state, &p, &id).await?)))
+    Ok(Success::ok(view_for(
+        &state.plugins,
+        &p,
+        &find(&state, &p, &id).await?,
+    )))
 }
 
 /// Change fields of an alert policy; absent fields keep their values.
@@ -534,7 +546,8 @@ async fn edit(
     let row = find(state, p, id).await?;
     let mut merged = Map::new();
     if !replace {
-        let current = serde_json::to_value(view(&row)).map_err(ApiError::internal)?;
+        let current =
+            serde_json::to_value(view(&state.plugins, &row)).map_err(ApiError::internal)?;
         for f in FIELDS {
             merged.insert(f.to_string(), current[f].clone());
         }
@@ -549,7 +562,7 @@ async fn edit(
     // in place, or sends back as it was shown, keeps the stored ones.
     let stored_channels: Value = serde_json::from_str(&row.channels).unwrap_or(Value::Null);
     if let Some(list) = merged.get_mut("channels") {
-        channel_input::carry_write_only(list, &stored_channels);
+        channel_input::carry_write_only(&state.plugins, list, &stored_channels, "channels")?;
     }
     let stored_escalation: Value = row
         .escalation
@@ -560,14 +573,19 @@ async fn edit(
         .get_mut("escalation")
         .and_then(|e| e.get_mut("channels"))
     {
-        channel_input::carry_write_only(list, &stored_escalation["channels"]);
+        channel_input::carry_write_only(
+            &state.plugins,
+            list,
+            &stored_escalation["channels"],
+            "escalation.channels",
+        )?;
     }
     let v = validate(state, p, &merged).await?;
     let kind = Declared::AlertPolicy;
     let own = Some(row.id.as_str());
     super::managed::check_key_free(state, kind, &p.workspace_id, v.managed.key.as_deref(), own)
         .await?;
-    let before = super::redact::audit::policy(&view(&row));
+    let before = super::redact::audit::policy(&state.plugins, &view(&state.plugins, &row));
     let updated = PolicyRow {
         name: v.name,
         failure_threshold: v.failure,
@@ -584,7 +602,7 @@ async fn edit(
         ..row
     };
     if dry_run {
-        return Ok(Success::ok(view(&updated)));
+        return Ok(Success::ok(view(&state.plugins, &updated)));
     }
     crate::store::audit::note(
         crate::store::audit::Change::new(
@@ -594,7 +612,10 @@ async fn edit(
             Some(&updated.id),
         )
         .before(before)
-        .after(super::redact::audit::policy(&view(&updated))),
+        .after(super::redact::audit::policy(
+            &state.plugins,
+            &view(&state.plugins, &updated),
+        )),
     );
     let key = updated.apply_key.clone();
     let saved = super::managed::or_key_taken(
@@ -602,7 +623,7 @@ async fn edit(
         kind,
         key.as_deref(),
     )?;
-    Ok(Success::ok(view(&saved)))
+    Ok(Success::ok(view(&state.plugins, &saved)))
 }
 
 /// Delete an alert policy. Its monitors keep running without notifications.

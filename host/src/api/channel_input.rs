@@ -4,18 +4,9 @@
 
 use super::AppState;
 use super::error::{ApiError, FieldError};
+use crate::plugins::PluginHost;
+use crate::plugins::secrets::SchemaSecrets;
 use serde_json::{Map, Value};
-
-/// Fields never returned by the API.
-/// (Telegram's bot token; the tokens and keys of Matrix, ntfy, Gotify, Pushover,
-/// PagerDuty and Opsgenie.)
-pub const WRITE_ONLY: [&str; 5] = [
-    "botToken",
-    "accessToken",
-    "appToken",
-    "routingKey",
-    "apiKey",
-];
 
 /// Check one channel's settings with its plugin. `prefix` names the field path in errors
 /// (e.g. `channels[0].`). Returns the normalised settings (JSON text).
@@ -76,12 +67,10 @@ pub async fn validate_settings(
     }
 }
 
-/// Settings as the API shows them: write-only fields removed.
-pub fn visible(settings: &str) -> Map<String, Value> {
+/// Settings as the API shows them: the fields its type's schema marks write-only removed.
+pub fn visible(secrets: &SchemaSecrets, settings: &str) -> Map<String, Value> {
     let mut map: Map<String, Value> = serde_json::from_str(settings).unwrap_or_default();
-    for f in WRITE_ONLY {
-        map.remove(f);
-    }
+    secrets.hide_write_only(&mut map);
     map
 }
 
@@ -166,30 +155,51 @@ pub async fn validate_channel_list(
 
 /// Give each inline channel of `list` the write-only settings its stored counterpart (same
 /// position, same type) has and it lacks: the API never shows them, so a client that sends
-/// back what it read must not erase them.
-pub fn carry_write_only(list: &mut Value, stored: &Value) {
+/// back what it read must not erase them. Not across a change of target (a channel that
+/// now sends elsewhere): then they must be given again, and `field` names the list in the
+/// refusal.
+pub fn carry_write_only(
+    plugins: &PluginHost,
+    list: &mut Value,
+    stored: &Value,
+    field: &str,
+) -> Result<(), ApiError> {
     let (Value::Array(items), Value::Array(before)) = (list, stored) else {
-        return;
+        return Ok(());
     };
-    for (item, old) in items.iter_mut().zip(before) {
+    for (i, (item, old)) in items.iter_mut().zip(before).enumerate() {
         let (Value::Object(item), Value::Object(old)) = (item, old) else {
             continue;
         };
-        if item.get("type").is_none() || item.get("type") != old.get("type") {
+        let Some(kind) = item.get("type").and_then(Value::as_str) else {
+            continue;
+        };
+        if old.get("type").and_then(Value::as_str) != Some(kind) {
             continue;
         }
-        for f in WRITE_ONLY {
-            if !item.contains_key(f)
-                && let Some(v) = old.get(f)
+        let secrets = plugins.channel_secrets(kind);
+        let given = item.clone();
+        for f in secrets.write_only_fields() {
+            if !item.contains_key(&f)
+                && let Some(v) = old.get(&f)
             {
-                item.insert(f.to_string(), v.clone());
+                item.insert(f, v.clone());
             }
         }
+        super::redact::secrets_follow_target(
+            &secrets,
+            old,
+            item,
+            &given,
+            &format!("{field}[{i}]."),
+        )?;
     }
+    Ok(())
 }
 
-/// A stored channel list as the API shows it.
-pub fn visible_list(stored: &Value) -> Value {
+/// A stored channel list as the API shows it: each inline channel without the fields its
+/// type's schema marks write-only.
+pub fn visible_list(plugins: &PluginHost, stored: &Value) -> Value {
     match stored {
         Value::Array(items) => Value::Array(
             items
@@ -197,8 +207,8 @@ pub fn visible_list(stored: &Value) -> Value {
                 .map(|item| match item {
                     Value::Object(o) => {
                         let mut o = o.clone();
-                        for f in WRITE_ONLY {
-                            o.remove(f);
+                        if let Some(kind) = o.get("type").and_then(Value::as_str) {
+                            plugins.channel_secrets(kind).hide_write_only(&mut o);
                         }
                         Value::Object(o)
                     }

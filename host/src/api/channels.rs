@@ -74,12 +74,12 @@ pub struct ChannelView {
     pub updated_at: String,
 }
 
-fn view(row: &ChannelRow) -> ChannelView {
+fn view(state: &AppState, row: &ChannelRow) -> ChannelView {
     ChannelView {
         id: row.id.clone(),
         name: row.name.clone(),
         kind: row.kind.clone(),
-        settings: channel_input::visible(&row.config),
+        settings: channel_input::visible(&state.plugins.channel_secrets(&row.kind), &row.config),
         key: row.apply_key.clone(),
         managed_by: row.managed_by.clone(),
         created_at: crate::time::format_ms(row.created_at),
@@ -87,13 +87,20 @@ fn view(row: &ChannelRow) -> ChannelView {
     }
 }
 
-/// The view as `p` may see it (a read key sees a webhook URL's origin only).
-fn view_for(p: &Principal, row: &ChannelRow) -> ChannelView {
-    let mut v = view(row);
+/// The view as `p` may see it (a read key does not see what the type's schema marks
+/// secret: a webhook URL keeps its origin only).
+fn view_for(state: &AppState, p: &Principal, row: &ChannelRow) -> ChannelView {
+    let mut v = view(state, row);
     if super::redact::applies(p) {
-        super::redact::channel_settings(&v.kind, &mut v.settings);
+        let secrets = state.plugins.channel_secrets(&row.kind);
+        super::redact::channel_settings(&secrets, &mut v.settings);
     }
     v
+}
+
+/// A channel's view as the audit log keeps it: secrets redacted.
+fn audited(state: &AppState, row: &ChannelRow) -> Value {
+    super::redact::audit::channel(&state.plugins.channel_secrets(&row.kind), &view(state, row))
 }
 
 async fn find(state: &AppState, p: &Principal, id: &str) -> Result<ChannelRow, ApiError> {
@@ -194,7 +201,7 @@ pub async fn create_channel(
         managed_by: managed.managed_by,
     };
     if dry.on() {
-        return Ok(Success::ok(view(&row)));
+        return Ok(Success::ok(view(&state, &row)));
     }
     crate::store::audit::note(
         crate::store::audit::Change::new(
@@ -203,11 +210,11 @@ pub async fn create_channel(
             "channel",
             Some(&row.id),
         )
-        .after(super::redact::audit::channel(&row.kind, &view(&row))),
+        .after(audited(&state, &row)),
     );
     let saved =
         super::error::or_conflict(state.store.insert_channel(row).await, || conflict(&name))?;
-    Ok(Success::created(view(&saved)))
+    Ok(Success::created(view(&state, &saved)))
 }
 
 /// List stored channels, newest first.
@@ -223,7 +230,7 @@ pub async fn list_channels(
     paging::finish(errors)?;
     let (rows, total) = state.store.list_channels(&p.workspace_id, page).await?;
     Ok(Paged {
-        items: rows.iter().map(|r| view_for(&p, r)).collect(),
+        items: rows.iter().map(|r| view_for(&state, &p, r)).collect(),
         pagination: Pagination::new(page, total),
     })
 }
@@ -239,7 +246,11 @@ pub async fn get_channel(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Success<ChannelView>, ApiError> {
-    Ok(Success::ok(view_for(&p, &find(&state, &p, &id).await?)))
+    Ok(Success::ok(view_for(
+        &state,
+        &p,
+        &find(&state, &p, &id).await?,
+    )))
 }
 
 /// Change a stored channel; absent fields keep their values (`type` cannot change).
@@ -302,14 +313,18 @@ async fn edit(
         )]));
     }
     let stored: Map<String, Value> = serde_json::from_str(&row.config).unwrap_or_default();
+    let secrets = state.plugins.channel_secrets(&row.kind);
+    let given = patch.clone();
     let mut merged = if replace {
         // Only the write-only settings, which the API never shows, carry over.
+        let write_only = secrets.write_only_fields();
         stored
+            .clone()
             .into_iter()
-            .filter(|(k, _)| channel_input::WRITE_ONLY.contains(&k.as_str()))
+            .filter(|(k, _)| write_only.contains(k))
             .collect()
     } else {
-        let mut m = stored;
+        let mut m = stored.clone();
         m.insert("name".into(), Value::from(row.name.clone()));
         super::managed::editable(&mut m, &row.apply_key, &row.managed_by);
         m
@@ -324,6 +339,8 @@ async fn edit(
         managed,
         ..
     } = validate(state, merged).await?;
+    let new: Map<String, Value> = serde_json::from_str(&config).unwrap_or_default();
+    super::redact::secrets_follow_target(&secrets, &stored, &new, &given, "")?;
     let own = Some(row.id.as_str());
     let k = Declared::Channel;
     super::managed::check_key_free(state, k, &p.workspace_id, managed.key.as_deref(), own).await?;
@@ -337,7 +354,7 @@ async fn edit(
         ..row
     };
     if dry_run {
-        return Ok(Success::ok(view(&updated)));
+        return Ok(Success::ok(view(state, &updated)));
     }
     crate::store::audit::note(
         crate::store::audit::Change::new(
@@ -346,16 +363,13 @@ async fn edit(
             "channel",
             Some(&updated.id),
         )
-        .before(super::redact::audit::channel(&before.kind, &view(&before)))
-        .after(super::redact::audit::channel(
-            &updated.kind,
-            &view(&updated),
-        )),
+        .before(audited(state, &before))
+        .after(audited(state, &updated)),
     );
     let saved = super::error::or_conflict(state.store.update_channel(updated).await, || {
         conflict(&name)
     })?;
-    Ok(Success::ok(view(&saved)))
+    Ok(Success::ok(view(state, &saved)))
 }
 
 /// Delete a stored channel. A channel that alert policies use is kept: 409 names them.
@@ -378,7 +392,7 @@ pub async fn delete_channel(
             "channel",
             Some(&id),
         )
-        .before(super::redact::audit::channel(&before.kind, &view(&before))),
+        .before(audited(&state, &before)),
     );
     match state.store.delete_channel(&p.workspace_id, &id).await? {
         ChannelDeletion::Deleted => Ok(NoContent),

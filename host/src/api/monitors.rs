@@ -9,6 +9,7 @@ use super::monitor_input::{self, InputRules, MonitorInput};
 use super::paging::{self, PageParams};
 use crate::ids::{self, prefix};
 use crate::plans::Counted;
+use crate::plugins::secrets::SchemaSecrets;
 use crate::store::keys::Principal;
 use crate::store::managed::Declared;
 use crate::store::monitors::{MonitorListQuery, MonitorSort};
@@ -407,7 +408,7 @@ pub async fn create_monitor(
             "monitor",
             Some(&row.id),
         )
-        .after(super::redact::audit::monitor(&view(&state, &row, &regions))),
+        .after(audited(&state, &row, &regions)),
     );
     let key = row.apply_key.clone();
     let saved = super::managed::or_key_taken(
@@ -443,6 +444,13 @@ fn view(state: &AppState, row: &MonitorRow, regions: &[String]) -> MonitorView {
     )
 }
 
+/// A monitor's view as the audit log keeps it: what its type's schema marks secret
+/// redacted.
+fn audited(state: &AppState, row: &MonitorRow, regions: &[String]) -> Value {
+    let secrets = state.plugins.monitor_secrets(&row.kind);
+    super::redact::audit::monitor(&secrets, &view(state, row, regions))
+}
+
 /// The view as `p` may see it (a read key sees header values redacted).
 pub(super) fn view_for(
     p: &Principal,
@@ -459,15 +467,6 @@ pub(super) fn view_for(
     v
 }
 
-/// List monitors.
-#[utoipa::path(get, path = "/v1/monitors", tag = "monitors", params(PageParams, PageParams, MonitorListParams),
-    responses(
-        (status = 200, description = "A page of monitors", body = ListBody<MonitorView>),
-        (status = 400, description = "Invalid parameters", body = ErrorBody),
-    ))]
-pub async fn list_monitors(
-    State(state): State<AppState>,
-    Extension(p): Extension<Principal>,
 /// A read principal sees where a heartbeat monitor's ping URL points, not its token:
 /// the token lets anyone change the monitor's state (`/fail`), which reading must not.
 fn hide_ping_token(v: &mut MonitorView) {
@@ -479,6 +478,15 @@ fn hide_ping_token(v: &mut MonitorView) {
     }
 }
 
+/// List monitors.
+#[utoipa::path(get, path = "/v1/monitors", tag = "monitors", params(PageParams, PageParams, MonitorListParams),
+    responses(
+        (status = 200, description = "A page of monitors", body = ListBody<MonitorView>),
+        (status = 400, description = "Invalid parameters", body = ErrorBody),
+    ))]
+pub async fn list_monitors(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
     ApiQuery(pg): ApiQuery<PageParams>,
     ApiQuery(q): ApiQuery<MonitorListParams>,
 ) -> Result<Paged<MonitorView>, ApiError> {
@@ -518,22 +526,27 @@ fn hide_ping_token(v: &mut MonitorView) {
     let regions = state.config.region_names();
     // Where each type's fields go and which are write-only, asked once per type, not
     // once per row.
-    let mut shapes: BTreeMap<&str, (bool, Vec<String>)> = BTreeMap::new();
+    let mut shapes: BTreeMap<&str, (bool, Vec<String>, SchemaSecrets)> = BTreeMap::new();
     for r in &rows {
         shapes.entry(r.kind.as_str()).or_insert_with(|| {
+            let secrets = state.plugins.monitor_secrets(&r.kind);
             (
                 state.plugins.fields_at_top_level(&r.kind),
-                state.plugins.monitor_write_only_fields(&r.kind),
+                secrets.write_only_fields(),
+                secrets,
             )
         });
     }
+    let unknown = SchemaSecrets::unknown();
     let redact = super::redact::applies(&p);
     let items = rows
         .iter()
         .map(|r| {
-            let (top_level, write_only) = shapes
+            let (top_level, write_only, secrets) = shapes
                 .get(r.kind.as_str())
-                .map_or((false, &[][..]), |(t, w)| (*t, w.as_slice()));
+                .map_or((false, &[][..], &unknown), |(t, w, s)| {
+                    (*t, w.as_slice(), s)
+                });
             let mut v =
                 monitor_input::view(r, &regions, top_level, write_only, &state.config.public_url);
             if redact {
@@ -624,6 +637,15 @@ async fn edit(
 ) -> Result<Success<MonitorView>, ApiError> {
     let row = find(state, p, id).await?;
     let top_level = state.plugins.fields_at_top_level(&row.kind);
+    // The request's own type fields: a stored password goes to a new host only if given.
+    let given = if top_level {
+        body.clone()
+    } else {
+        body.get("config")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
     let merged = if replace {
         let write_only = state.plugins.monitor_write_only_fields(&row.kind);
         monitor_input::replacement(&row, top_level, &write_only, body)?
@@ -640,6 +662,13 @@ async fn edit(
         &state.plugins,
     )
     .await?;
+    super::redact::secrets_follow_target(
+        &state.plugins.monitor_secrets(&row.kind),
+        &serde_json::from_str(&row.config).unwrap_or_default(),
+        &serde_json::from_str(&input.config).unwrap_or_default(),
+        &given,
+        if top_level { "" } else { "config." },
+    )?;
     check_policy(state, p, &input).await?;
     check_dependencies(state, p, &row.id, &input.depends_on).await?;
     super::managed::check_key_free(
@@ -681,14 +710,8 @@ async fn edit(
             "monitor",
             Some(&updated.id),
         )
-        .before(super::redact::audit::monitor(&view(
-            state,
-            &row_before,
-            &regions,
-        )))
-        .after(super::redact::audit::monitor(&view(
-            state, &updated, &regions,
-        ))),
+        .before(audited(state, &row_before, &regions))
+        .after(audited(state, &updated, &regions)),
     );
     let key = updated.apply_key.clone();
     let saved = super::managed::or_key_taken(
@@ -723,11 +746,7 @@ pub async fn delete_monitor(
             "monitor",
             Some(&id),
         )
-        .before(super::redact::audit::monitor(&view(
-            &state,
-            &before,
-            &state.config.region_names(),
-        ))),
+        .before(audited(&state, &before, &state.config.region_names())),
     );
     match crate::engine::actions::delete_monitor(&state.store, &p.workspace_id, &id, now).await {
         Ok(true) => Ok(NoContent),

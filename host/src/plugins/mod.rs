@@ -9,6 +9,7 @@ pub mod limits;
 mod log;
 pub mod net;
 pub mod runtime;
+pub mod secrets;
 pub mod settings;
 pub mod smtp;
 pub mod state;
@@ -432,17 +433,27 @@ impl PluginHost {
     /// The fields of a monitor type's configuration its schema marks `writeOnly`
     /// (passwords): stored and used, never shown.
     pub fn monitor_write_only_fields(&self, monitor_type: &str) -> Vec<String> {
-        self.monitors
-            .get(monitor_type)
-            .and_then(|p| p.description.config_schema["properties"].as_object())
-            .map(|props| {
-                props
-                    .iter()
-                    .filter(|(_, s)| s["writeOnly"] == serde_json::Value::Bool(true))
-                    .map(|(name, _)| name.clone())
-                    .collect()
+        self.monitor_secrets(monitor_type).write_only_fields()
+    }
+
+    /// What a monitor type's schema marks as write-only, secret and target. The server's
+    /// own `heartbeat` has none; a type no plugin provides any more is all secret.
+    pub fn monitor_secrets(&self, monitor_type: &str) -> secrets::SchemaSecrets {
+        match self.monitors.get(monitor_type) {
+            Some(p) => secrets::SchemaSecrets::of(&p.description.config_schema),
+            None if monitor_type == HEARTBEAT => secrets::SchemaSecrets::default(),
+            None => secrets::SchemaSecrets::unknown(),
+        }
+    }
+
+    /// What a channel type's schema marks as write-only, secret and target (a type no
+    /// plugin provides any more is all secret).
+    pub fn channel_secrets(&self, channel_type: &str) -> secrets::SchemaSecrets {
+        self.channels
+            .get(channel_type)
+            .map_or_else(secrets::SchemaSecrets::unknown, |p| {
+                secrets::SchemaSecrets::of(&p.description.config_schema)
             })
-            .unwrap_or_default()
     }
 
     /// The channel plugin for a channel type.

@@ -200,7 +200,8 @@ pub async fn edit_channel(
         .find(|d| d.kind == "channel" && d.name == c.kind)
         .map(|d| d.config_schema)
         .unwrap_or_default();
-    let visible = crate::api::channel_input::visible(&c.config);
+    let visible =
+        crate::api::channel_input::visible(&state.plugins.channel_secrets(&c.kind), &c.config);
     let html = ChannelForm {
         layout,
         channel_id: Some(c.id.clone()),

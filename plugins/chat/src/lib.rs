@@ -364,7 +364,11 @@ macro_rules! webhook_url_config {
         #[schemars(title = $title)]
         pub struct $name {
             #[doc = $doc]
-            #[schemars(length(min = 1, max = 2048))]
+            // The URL is the credential: whoever has it can post.
+            #[schemars(
+                        length(min = 1, max = 2048),
+                        extend("x-tocsin-secret" = true, "x-tocsin-target" = true)
+                    )]
             pub webhook_url: String,
         }
 

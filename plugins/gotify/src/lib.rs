@@ -16,7 +16,7 @@ use tocsin_plugin_sdk::{
 #[schemars(title = "gotify channel")]
 pub struct GotifyConfig {
     /// The Gotify server, e.g. https://gotify.example.com.
-    #[schemars(length(min = 1, max = 2048))]
+    #[schemars(length(min = 1, max = 2048), extend("x-tocsin-target" = true))]
     pub server_url: String,
     /// The application's token.
     #[schemars(length(min = 1, max = 256), extend("writeOnly" = true))]

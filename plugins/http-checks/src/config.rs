@@ -31,13 +31,15 @@ pub const MAX_MATCH_CHARS: u32 = 1024;
 #[schemars(title = "http monitor", extend("x-tocsin-top-level" = true))]
 pub struct HttpConfig {
     /// Full http:// or https:// URL to request.
-    #[schemars(extend("format" = "uri"), length(max = MAX_URL_CHARS))]
+    #[schemars(extend("format" = "uri", "x-tocsin-target" = true), length(max = MAX_URL_CHARS))]
     pub url: String,
     /// HTTP method: GET, POST, PUT or HEAD.
     #[schemars(extend("examples" = ["GET", "POST", "PUT", "HEAD"]))]
     pub method: String,
-    /// Headers sent with each check.
+    /// Headers sent with each check. Their values are secrets (`Authorization`, API keys):
+    /// read keys and exports do not see them.
     #[serde(default)]
+    #[schemars(extend("additionalProperties" = {"type": "string", "x-tocsin-secret": true}))]
     pub headers: BTreeMap<String, String>,
     /// Request body, POST and PUT only.
     #[serde(default)]

@@ -17,7 +17,7 @@ use tocsin_plugin_sdk::{
 #[schemars(title = "matrix channel")]
 pub struct MatrixConfig {
     /// The homeserver's base URL, e.g. https://matrix.example.org.
-    #[schemars(length(min = 1, max = 2048))]
+    #[schemars(length(min = 1, max = 2048), extend("x-tocsin-target" = true))]
     pub homeserver_url: String,
     /// The room id, e.g. !abcdefg:example.org (the sending user must have joined it).
     #[schemars(length(min = 3, max = 255))]

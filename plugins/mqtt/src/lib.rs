@@ -19,11 +19,11 @@ use tocsin_plugin_sdk::{
 #[schemars(title = "mqtt monitor")]
 pub struct MqttConfig {
     /// Host name or IP address of the broker.
-    #[schemars(length(min = 1, max = 253))]
+    #[schemars(length(min = 1, max = 253), extend("x-tocsin-target" = true))]
     pub host: String,
     /// Port (1883 by default; 8883 is the usual TLS port).
     #[serde(default = "default_port")]
-    #[schemars(range(min = 1, max = 65535))]
+    #[schemars(range(min = 1, max = 65535), extend("x-tocsin-target" = true))]
     pub port: u16,
     /// User name, when the broker wants one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

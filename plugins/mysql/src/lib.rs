@@ -22,11 +22,11 @@ use tocsin_plugin_sdk::{
 #[schemars(title = "mysql monitor")]
 pub struct MysqlConfig {
     /// Host name or IP address.
-    #[schemars(length(min = 1, max = 253))]
+    #[schemars(length(min = 1, max = 253), extend("x-tocsin-target" = true))]
     pub host: String,
     /// Port (3306 by default).
     #[serde(default = "default_port")]
-    #[schemars(range(min = 1, max = 65535))]
+    #[schemars(range(min = 1, max = 65535), extend("x-tocsin-target" = true))]
     pub port: u16,
     /// The user to sign in as.
     #[serde(default = "default_user")]

@@ -17,10 +17,11 @@ use tocsin_plugin_sdk::{
 pub struct NtfyConfig {
     /// The ntfy server, e.g. https://ntfy.sh (the default).
     #[serde(default = "default_server")]
-    #[schemars(length(min = 1, max = 2048))]
+    #[schemars(length(min = 1, max = 2048), extend("x-tocsin-target" = true))]
     pub server_url: String,
     /// The topic to publish to.
-    #[schemars(length(min = 1, max = 64))]
+    // On a public server the topic's name is all it takes to read and post: a secret.
+    #[schemars(length(min = 1, max = 64), extend("x-tocsin-secret" = true))]
     pub topic: String,
     /// Access token (tk_...) for a protected topic.
     #[serde(default, skip_serializing_if = "Option::is_none")]

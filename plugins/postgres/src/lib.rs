@@ -23,11 +23,11 @@ use tocsin_plugin_sdk::{
 #[schemars(title = "postgres monitor")]
 pub struct PostgresConfig {
     /// Host name or IP address.
-    #[schemars(length(min = 1, max = 253))]
+    #[schemars(length(min = 1, max = 253), extend("x-tocsin-target" = true))]
     pub host: String,
     /// Port (5432 by default).
     #[serde(default = "default_port")]
-    #[schemars(range(min = 1, max = 65535))]
+    #[schemars(range(min = 1, max = 65535), extend("x-tocsin-target" = true))]
     pub port: u16,
     /// The user to connect as.
     #[serde(default = "default_user")]

@@ -19,11 +19,11 @@ use tocsin_plugin_sdk::{
 #[schemars(title = "redis monitor")]
 pub struct RedisConfig {
     /// Host name or IP address.
-    #[schemars(length(min = 1, max = 253))]
+    #[schemars(length(min = 1, max = 253), extend("x-tocsin-target" = true))]
     pub host: String,
     /// Port (6379 by default).
     #[serde(default = "default_port")]
-    #[schemars(range(min = 1, max = 65535))]
+    #[schemars(range(min = 1, max = 65535), extend("x-tocsin-target" = true))]
     pub port: u16,
     /// User name (Redis 6 ACLs); the default user when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]

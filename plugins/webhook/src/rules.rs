@@ -22,7 +22,8 @@ pub fn transport_reason(e: &impl Describe) -> String {
 #[schemars(title = "webhook channel")]
 pub struct WebhookConfig {
     /// HTTPS endpoint that receives signed events.
-    #[schemars(extend("format" = "uri"))]
+    // Receivers often put a token in the path or query: the URL is a secret.
+    #[schemars(extend("format" = "uri", "x-tocsin-secret" = true, "x-tocsin-target" = true))]
     pub url: String,
 }
 

@@ -10,6 +10,7 @@
 //! the file no longer declares, only objects it created itself unless told otherwise.
 
 pub mod document;
+mod placeholders;
 mod remote;
 
 use anyhow::bail;
@@ -786,24 +787,59 @@ async fn execute(
 }
 
 /// `tocsin export`: the workspace as a file that `tocsin apply` takes back unchanged.
+/// Every value a read key would see redacted (what the plugins' schemas mark secret: a
+/// request header's value, a chat webhook URL) is written as a `${VARIABLE}`, named in
+/// `variables`, for apply to read from the environment: the file can go into Git.
 /// Write-only settings (passwords, tokens) are never shown by the API, so they are not in
-/// it; add them as `${VARIABLE}`s before applying the file to another server.
-pub async fn export(url: &str, key: &str) -> anyhow::Result<Value> {
+/// it either; add them as `${VARIABLE}`s before applying the file to another server.
+pub async fn export(url: &str, key: &str) -> anyhow::Result<Exported> {
     let remote = Remote::new(url, key)?;
     let inventory = Inventory::read(&remote).await?;
+    let catalogue = placeholders::Catalogue::of(&remote.list("/v1/plugins").await?);
+    let mut names = placeholders::Placeholders::default();
     let mut top = Map::new();
     for kind in Kind::ALL {
         let items: Vec<Value> = inventory
             .of(kind)
             .iter()
             .rev() // Lists are newest first; the file reads oldest first.
-            .map(|s| Value::Object(to_file(kind, &s.view, &|k, id| inventory.reference(k, id))))
+            .map(|s| {
+                let mut file =
+                    Value::Object(to_file(kind, &s.view, &|k, id| inventory.reference(k, id)));
+                placeholders::escape_dollars(&mut file);
+                if let Value::Object(o) = &mut file {
+                    placeholders::hide(kind, o, &catalogue, &mut names);
+                }
+                file
+            })
             .collect();
         if !items.is_empty() {
             top.insert(kind.section().to_string(), Value::Array(items));
         }
     }
-    Ok(Value::Object(top))
+    Ok(Exported {
+        document: Value::Object(top),
+        variables: names.names().to_vec(),
+    })
+}
+
+/// What `tocsin export` wrote: the file's content, and the environment variables its
+/// secrets became.
+pub struct Exported {
+    pub document: Value,
+    pub variables: Vec<String>,
+}
+
+impl Exported {
+    /// The file as text: YAML and TOML start with a comment naming the variables (JSON
+    /// has no comments: the caller prints them apart).
+    pub fn render(&self, format: Format) -> anyhow::Result<String> {
+        let body = render(&self.document, format)?;
+        Ok(match format {
+            Format::Json => body,
+            Format::Yaml | Format::Toml => placeholders::header(&self.variables) + &body,
+        })
+    }
 }
 
 #[cfg(test)]
