@@ -88,6 +88,8 @@ pub struct Config {
     /// Days raw check results, finished deliveries and resolved incidents are kept
     /// (0: for ever).
     pub retention: Retention,
+    /// What anonymous visitors may do with a status page's subscribe form.
+    pub subscriptions: Subscriptions,
     pub sessions: SessionLifetimes,
     /// Single sign-on providers, in the order the sign-in page shows them.
     pub oidc: Vec<OidcProvider>,
@@ -155,6 +157,7 @@ struct FileConfig {
     egress_allow: Option<Vec<String>>,
     egress_deny: Option<Vec<String>>,
     retention: Option<FileRetention>,
+    subscriptions: Option<FileSubscriptions>,
     session_idle: Option<String>,
     session_lifetime: Option<String>,
     oidc: Option<Vec<OidcProvider>>,
@@ -177,6 +180,45 @@ pub struct Retention {
     pub deliveries_days: u32,
     pub incidents_days: u32,
     pub audit_days: u32,
+}
+
+/// `[subscriptions]`: limits on what anonymous visitors may make the server do through a
+/// status page's subscribe form. Each count is of confirmation mails sent in the last hour;
+/// over a limit the visitor gets the same answer and nothing is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Subscriptions {
+    /// Confirmation mails to one mailbox (the address in lower case without its `+tag`),
+    /// over every page (`subscriptions.confirmations_per_mailbox`, 3).
+    pub confirmations_per_mailbox: u32,
+    /// Confirmation mails for one status page (`subscriptions.confirmations_per_page`, 100).
+    pub confirmations_per_page: u32,
+    /// Confirmation mails one client address (an IPv6 address's /64) asks for
+    /// (`subscriptions.confirmations_per_client`, 10).
+    pub confirmations_per_client: u32,
+    /// Let webhook subscribers name loopback and private addresses (the server's own
+    /// egress policy then applies instead of public addresses only). For test and lab
+    /// servers whose status pages are not on the internet; off by default.
+    pub allow_private_targets: bool,
+}
+
+impl Default for Subscriptions {
+    fn default() -> Self {
+        Subscriptions {
+            confirmations_per_mailbox: 3,
+            confirmations_per_page: 100,
+            confirmations_per_client: 10,
+            allow_private_targets: false,
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSubscriptions {
+    confirmations_per_mailbox: Option<u32>,
+    confirmations_per_page: Option<u32>,
+    confirmations_per_client: Option<u32>,
+    allow_private_targets: Option<bool>,
 }
 
 /// A single sign-on provider (`[[oidc]]`): OpenID Connect, authorization code flow with
@@ -534,6 +576,43 @@ impl Config {
                 )?
                 .unwrap_or(365),
         };
+        let file_subscriptions = f.subscriptions.unwrap_or_default();
+        let defaults = Subscriptions::default();
+        let subscriptions = Subscriptions {
+            confirmations_per_mailbox: s
+                .pick(
+                    "subscriptions.confirmations_per_mailbox",
+                    None,
+                    "TOCSIN_SUBSCRIPTIONS_CONFIRMATIONS_PER_MAILBOX",
+                    file_subscriptions.confirmations_per_mailbox,
+                )?
+                .unwrap_or(defaults.confirmations_per_mailbox),
+            confirmations_per_page: s
+                .pick(
+                    "subscriptions.confirmations_per_page",
+                    None,
+                    "TOCSIN_SUBSCRIPTIONS_CONFIRMATIONS_PER_PAGE",
+                    file_subscriptions.confirmations_per_page,
+                )?
+                .unwrap_or(defaults.confirmations_per_page),
+            confirmations_per_client: s
+                .pick(
+                    "subscriptions.confirmations_per_client",
+                    None,
+                    "TOCSIN_SUBSCRIPTIONS_CONFIRMATIONS_PER_CLIENT",
+                    file_subscriptions.confirmations_per_client,
+                )?
+                .unwrap_or(defaults.confirmations_per_client),
+            allow_private_targets: s
+                .pick(
+                    "subscriptions.allow_private_targets",
+                    None,
+                    "TOCSIN_SUBSCRIPTIONS_ALLOW_PRIVATE_TARGETS",
+                    file_subscriptions.allow_private_targets,
+                )?
+                .unwrap_or(false),
+        };
+        let egress = egress.with_private_visitor_targets(subscriptions.allow_private_targets);
         let lifetime = |key: &'static str, var: &str, file: Option<String>, default: &str| {
             let text: String = s
                 .pick(key, None, var, file)?
@@ -664,6 +743,7 @@ impl Config {
             tls_extra_roots,
             egress,
             retention,
+            subscriptions,
             sessions,
             oidc,
             log_format,
@@ -1099,6 +1179,43 @@ mod tests {
         let e = build(Some(&path), &[], &Overrides::default()).expect_err("bad cidr");
         assert!(
             e.to_string().starts_with("egress: egress_deny: `nope`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn subscription_limits_and_private_targets() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.toml");
+        let c = build(None, &[], &Overrides::default()).expect("valid");
+        assert_eq!(c.subscriptions, Subscriptions::default());
+        let loopback = "127.0.0.1".parse().expect("ip");
+        assert!(c.egress.check(loopback).is_ok());
+        assert!(c.egress.for_visitors().check(loopback).is_err());
+        std::fs::write(
+            &path,
+            "[subscriptions]\nconfirmations_per_mailbox = 1\nallow_private_targets = true\n",
+        )
+        .expect("write");
+        let c = build(
+            Some(&path),
+            &[("TOCSIN_SUBSCRIPTIONS_CONFIRMATIONS_PER_PAGE", "7")],
+            &Overrides::default(),
+        )
+        .expect("valid");
+        assert_eq!(c.subscriptions.confirmations_per_mailbox, 1);
+        assert_eq!(c.subscriptions.confirmations_per_page, 7);
+        assert_eq!(c.subscriptions.confirmations_per_client, 10);
+        assert!(c.egress.for_visitors().check(loopback).is_ok());
+        let e = build(
+            None,
+            &[("TOCSIN_SUBSCRIPTIONS_ALLOW_PRIVATE_TARGETS", "maybe")],
+            &Overrides::default(),
+        )
+        .expect_err("not a bool");
+        assert!(
+            e.to_string()
+                .starts_with("subscriptions.allow_private_targets"),
             "{e}"
         );
     }

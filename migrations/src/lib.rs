@@ -27,6 +27,7 @@ mod m0020_uptime_day_pages;
 mod m0021_slot_claims;
 mod m0022_monitor_health;
 mod m0023_key_owners;
+mod m0024_subscriber_secrets;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -58,6 +59,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0021_slot_claims::Migration),
             Box::new(m0022_monitor_health::Migration),
             Box::new(m0023_key_owners::Migration),
+            Box::new(m0024_subscriber_secrets::Migration),
         ]
     }
 }

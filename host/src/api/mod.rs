@@ -139,6 +139,7 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(status_updates::delete_update))
         .routes(routes!(status_updates::list_subscribers))
         .routes(routes!(status_updates::delete_subscriber))
+        .routes(routes!(status_updates::approve_subscriber))
         .routes(routes!(
             maintenance::create_window,
             maintenance::list_windows

@@ -6,6 +6,7 @@ use super::AppState;
 use super::envelope::Success;
 use super::error::{ApiError, FieldError, Resource};
 use super::public_status::escape;
+use super::session::ClientIp;
 use crate::ids;
 use crate::outbox::subscribers;
 use crate::store::status_pages::StatusPageRow;
@@ -23,16 +24,23 @@ pub const MAX_SUBSCRIBERS: u64 = 10_000;
 /// Entries in the feed.
 const FEED_ENTRIES: u64 = 50;
 
-/// What a subscription request got.
+/// What a subscription request got. The answer is the same whether the address or URL
+/// is new, waiting for confirmation or subscribed already, so it tells nobody who is
+/// subscribed.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SubscriptionView {
     /// `email` or `webhook`.
     #[serde(rename = "type")]
     pub kind: String,
-    /// False for an e-mail address until its owner follows the confirmation link sent to it.
-    pub confirmed: bool,
     pub message: String,
+    /// For a webhook: the secret its deliveries are signed with (`X-Service-Signature`,
+    /// as the workspace's own webhooks are), shown only in this answer. Subscribing the
+    /// same URL again while it waits for approval replaces it; once approved, the secret it
+    /// was approved with stays, and the one in a later answer is not used.
+    #[schema(example = "whsec_8Jq2VtN0bW3kXc5LmZr7Ty1Pd4Hs6Ga9")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
 }
 
 async fn public_page(state: &AppState, slug: &str) -> Result<Option<StatusPageRow>, ApiError> {
@@ -92,49 +100,108 @@ fn read_request(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Value>,
 }
 
 /// Subscribe to a status page: `{"email": "..."}` (a confirmation link is sent; nothing
-/// else is until it is followed) or `{"webhookUrl": "https://..."}` (active at once). JSON
-/// or a form post from the page; a form gets an HTML answer.
+/// else is until it is followed) or `{"webhookUrl": "https://..."}` (a public address only;
+/// nothing is sent until a member of the page's workspace approves it, and its deliveries
+/// are signed with its own secret, shown once in the answer). JSON or a form post from the
+/// page; a form gets an HTML answer. Every accepted request gets the same 202 and the same
+/// words, whether the address is new, waiting or subscribed; confirmation mails are limited
+/// per mailbox, page and client address per hour, and over a limit nothing is sent.
 #[utoipa::path(post, path = "/status/{slug}/subscribe", tag = "status-pages",
     params(("slug" = String, Path, description = "The page's slug")),
     security(()),
     request_body(content = Object, description = "`{\"email\": \"you@example.com\"}` or `{\"webhookUrl\": \"https://...\"}`"),
     responses(
-        (status = 201, description = "Subscribed (a webhook) or a confirmation link sent (an e-mail address)", body = SubscriptionView),
-        (status = 200, description = "Already subscribed (or waiting for confirmation): nothing is sent again", body = SubscriptionView),
-        (status = 400, description = "Neither a valid address nor a valid URL", body = super::error::ErrorBody),
+        (status = 202, description = "Accepted: the same answer whether the address or URL is new, waiting or subscribed (a webhook's answer carries its signing secret)", body = SubscriptionView),
+        (status = 400, description = "Neither a valid address nor a valid URL, or a URL that is not a public address", body = super::error::ErrorBody),
         (status = 404, description = "No public page with this slug", body = super::error::ErrorBody),
         (status = 422, description = "The page has 10,000 subscribers", body = super::error::ErrorBody),
     ))]
 pub async fn subscribe(
     State(state): State<AppState>,
     Path(slug): Path<String>,
+    ClientIp(client): ClientIp,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let json = wants_json(&headers);
-    match subscribe_inner(&state, &slug, &headers, &body).await {
-        Ok((status, view)) if json => Success(status, view).into_response(),
-        Ok((_, view)) => html_page(
-            StatusCode::OK,
-            if view.confirmed {
-                "Subscribed"
+    match subscribe_inner(&state, &slug, &client, &headers, &body).await {
+        Ok(view) if json => Success(StatusCode::ACCEPTED, view).into_response(),
+        Ok(view) => {
+            let lead = match &view.secret {
+                Some(secret) => {
+                    format!("{} Signing secret (shown only now): {secret}", view.message)
+                }
+                None => view.message.clone(),
+            };
+            let title = if view.secret.is_some() {
+                "Waiting for approval"
             } else {
                 "Check your inbox"
-            },
-            &view.message,
-            Some(&format!("{}/status/{slug}", state.config.public_url)),
-        ),
+            };
+            html_page(
+                StatusCode::ACCEPTED,
+                title,
+                &lead,
+                Some(&format!("{}/status/{slug}", state.config.public_url)),
+            )
+        }
         Err(e) if json => e.into_response(),
         Err(e) => html_page(e.status, "Could not subscribe", &e.message, None),
     }
 }
 
+/// The one answer to an e-mail subscription.
+fn email_answer(page: &StatusPageRow) -> SubscriptionView {
+    SubscriptionView {
+        kind: "email".into(),
+        message: format!(
+            "If this address may receive {}'s updates, a confirmation link is on its way to it; \
+             nothing else is sent until the link is followed.",
+            page.title
+        ),
+        secret: None,
+    }
+}
+
+/// The one answer to a webhook subscription.
+fn webhook_answer(page: &StatusPageRow, secret: String) -> SubscriptionView {
+    SubscriptionView {
+        kind: "webhook".into(),
+        message: format!(
+            "This URL receives {}'s updates once a member of its team approves it. \
+             Deliveries are signed with the secret in this answer, shown only now.",
+            page.title
+        ),
+        secret: Some(secret),
+    }
+}
+
+/// A visitor's webhook URL, refused unless its host may be reached by the visitors'
+/// egress policy (public addresses only, unless the operator allows private targets).
+fn check_visitor_url(state: &AppState, url: &str) -> Result<(), ApiError> {
+    let host = url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default();
+    state
+        .config
+        .egress
+        .check_visitor_host(&host)
+        .map_err(|why| {
+            ApiError::validation(vec![FieldError::new(
+                "webhookUrl",
+                format!("must be a public address: {why}"),
+            )])
+        })
+}
+
 async fn subscribe_inner(
     state: &AppState,
     slug: &str,
+    client: &str,
     headers: &HeaderMap,
     body: &Bytes,
-) -> Result<(StatusCode, SubscriptionView), ApiError> {
+) -> Result<SubscriptionView, ApiError> {
     let page = public_page(state, slug)
         .await?
         .ok_or_else(|| Resource::STATUS_PAGE.not_found(slug))?;
@@ -167,10 +234,9 @@ async fn subscribe_inner(
                     ApiError::validation(vec![FieldError::new("webhookUrl", e.message)])
                 })?;
             let v: Value = serde_json::from_str(&normal).unwrap_or(Value::Null);
-            (
-                "webhook",
-                v["url"].as_str().unwrap_or(url.trim()).to_string(),
-            )
+            let url = v["url"].as_str().unwrap_or(url.trim()).to_string();
+            check_visitor_url(state, &url)?;
+            ("webhook", url)
         }
         _ => {
             return Err(ApiError::validation(vec![FieldError::new(
@@ -179,58 +245,64 @@ async fn subscribe_inner(
             )]));
         }
     };
-    if let Some(existing) = state.store.subscriber_by_target(&page.id, &target).await? {
-        let message = if existing.confirmed {
-            format!("{target} is subscribed to {}", page.title)
-        } else {
-            format!(
-                "A confirmation link was sent to {target}; follow it to start receiving updates"
-            )
-        };
-        return Ok((
-            StatusCode::OK,
-            SubscriptionView {
-                kind: existing.kind,
-                confirmed: existing.confirmed,
-                message,
-            },
-        ));
-    }
+    // Asked of every request alike, so a full page says nothing about who is on it.
     if state.store.count_subscribers(&page.id).await? >= MAX_SUBSCRIBERS {
         return Err(ApiError::unprocessable(
             "This status page has as many subscribers as it can keep",
         ));
     }
     let now = state.clock.now_ms();
-    let row = SubscriberRow {
-        id: ids::new_id(ids::prefix::SUBSCRIBER),
-        workspace_id: page.workspace_id.clone(),
-        page_id: page.id.clone(),
-        kind: kind.to_string(),
-        target: target.clone(),
-        token: ids::random_base62(40),
-        confirmed: kind == "webhook",
-        created_at: now,
-    };
+    let existing = state.store.subscriber_by_target(&page.id, &target).await?;
+    let secret = (kind == "webhook").then(crate::store::keys::generate_webhook_secret);
     let txn = state.store.begin_write().await?;
-    txn.insert_subscriber(row.clone()).await?;
-    if kind == "email" {
-        subscribers::send_confirmation(&txn, &state.config.public_url, &page, &row, now).await?;
+    let row = match existing {
+        Some(row) => {
+            // A waiting webhook takes the new secret; an approved one keeps its own.
+            if let Some(secret) = &secret
+                && !row.confirmed
+            {
+                txn.replace_subscriber_secret(&row.id, secret).await?;
+            }
+            row
+        }
+        None => {
+            let row = SubscriberRow {
+                id: ids::new_id(ids::prefix::SUBSCRIBER),
+                workspace_id: page.workspace_id.clone(),
+                page_id: page.id.clone(),
+                kind: kind.to_string(),
+                target: target.clone(),
+                token: ids::random_base62(40),
+                confirmed: false,
+                created_at: now,
+                secret: secret.clone(),
+            };
+            txn.insert_subscriber(row.clone()).await?;
+            row
+        }
+    };
+    if kind == "email" && !row.confirmed {
+        let limits = subscribers::MailLimits {
+            per_mailbox: state.config.subscriptions.confirmations_per_mailbox,
+            per_page: state.config.subscriptions.confirmations_per_page,
+            per_client: state.config.subscriptions.confirmations_per_client,
+        };
+        subscribers::send_confirmation_within_limits(
+            &txn,
+            &state.config.public_url,
+            &page,
+            &row,
+            client,
+            limits,
+            now,
+        )
+        .await?;
     }
     txn.commit().await?;
-    let message = if kind == "email" {
-        format!("A confirmation link was sent to {target}; follow it to start receiving updates")
-    } else {
-        format!("{target} will receive {}'s updates", page.title)
-    };
-    Ok((
-        StatusCode::CREATED,
-        SubscriptionView {
-            kind: kind.to_string(),
-            confirmed: row.confirmed,
-            message,
-        },
-    ))
+    Ok(match secret {
+        Some(secret) => webhook_answer(&page, secret),
+        None => email_answer(&page),
+    })
 }
 
 async fn confirm_inner(state: &AppState, slug: &str, token: &str) -> Response {

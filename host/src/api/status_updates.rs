@@ -68,7 +68,9 @@ pub struct SubscriberView {
     pub kind: String,
     /// The address or URL.
     pub target: String,
-    /// An e-mail subscriber hears nothing until they follow the confirmation link.
+    /// An e-mail subscriber hears nothing until they follow the confirmation link; a
+    /// webhook subscriber nothing until a member approves it
+    /// (`POST /v1/status-pages/{id}/subscribers/{subscriberId}/approve`).
     pub confirmed: bool,
     pub created_at: String,
 }
@@ -289,4 +291,61 @@ pub async fn delete_subscriber(
         crate::store::audit::discard();
         Err(Resource::SUBSCRIBER.not_found(&subscriber_id))
     }
+}
+
+/// Approve a webhook subscriber: it receives the page's updates and state changes from
+/// now on, signed with its own secret. Approving an approved subscriber changes nothing.
+/// An e-mail subscriber confirms only by the link sent to the address.
+#[utoipa::path(post, path = "/v1/status-pages/{id}/subscribers/{subscriberId}/approve", tag = "status-pages",
+    params(("id" = String, Path, description = "Status page id"), ("subscriberId" = String, Path, description = "Subscriber id")),
+    responses(
+        (status = 200, description = "The subscriber, approved", body = SuccessBody<SubscriberView>),
+        (status = 404, description = "STATUS_PAGE_NOT_FOUND or SUBSCRIBER_NOT_FOUND", body = ErrorBody),
+        (status = 422, description = "An e-mail subscriber (it confirms by its link), or a URL the server may no longer reach for visitors", body = ErrorBody),
+    ))]
+pub async fn approve_subscriber(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath((id, subscriber_id)): ApiPath<(String, String)>,
+) -> Result<Success<SubscriberView>, ApiError> {
+    let sp = page_of(&state, &p, &id).await?;
+    let mut sub = state
+        .store
+        .page_subscriber(&sp.id, &subscriber_id)
+        .await?
+        .or_not_found(Resource::SUBSCRIBER, &subscriber_id)?;
+    if sub.kind != "webhook" {
+        return Err(ApiError::unprocessable(
+            "An e-mail subscriber confirms by following the link sent to the address",
+        ));
+    }
+    if sub.confirmed {
+        return Ok(Success::ok(subscriber_view(&sub)));
+    }
+    // The settings may have changed since the visitor subscribed.
+    let host = url::Url::parse(&sub.target)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default();
+    state
+        .config
+        .egress
+        .check_visitor_host(&host)
+        .map_err(|why| ApiError::unprocessable(format!("This URL may not be reached: {why}")))?;
+    let before = subscriber_view(&sub);
+    sub.confirmed = true;
+    crate::store::audit::note(
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "status_subscriber.approve",
+            "status_subscriber",
+            Some(&sub.id),
+        )
+        .before(before)
+        .after(subscriber_view(&sub)),
+    );
+    let txn = state.store.begin_write().await?;
+    txn.approve_subscriber(&sp.id, &sub.id).await?;
+    txn.commit().await?;
+    Ok(Success::ok(subscriber_view(&sub)))
 }

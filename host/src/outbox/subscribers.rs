@@ -6,6 +6,10 @@
 //!
 //! Events: `status_page.confirm` (e-mail only), `status_page.update`,
 //! `status_page.monitor`.
+//!
+//! A subscriber's target is anonymous input: a webhook delivery names its subscriber, is
+//! signed with the subscriber's own secret, and connects by the visitors' egress policy
+//! (public addresses only), never the server's.
 
 use super::{Origin, Target};
 use crate::store::status_pages::StatusPageRow;
@@ -37,10 +41,47 @@ pub fn unsubscribe_url(public_url: &str, slug: &str, token: &str) -> String {
     format!("{public_url}/status/{slug}/unsubscribe/{token}")
 }
 
+/// The key of a subscriber delivery's channel configuration that names the subscriber
+/// (taken out again before the plugin sees the configuration).
+const SUBSCRIBER_KEY: &str = "subscriberId";
+
+/// Every event of this module starts so; no other delivery's does.
+const EVENT_PREFIX: &str = "status_page.";
+
+/// A delivery to a target an anonymous visitor gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VisitorDelivery {
+    /// The subscriber (None for deliveries queued before subscribers were named).
+    pub subscriber_id: Option<String>,
+    /// The channel configuration for the plugin.
+    pub config: String,
+}
+
+/// Whether a delivery goes to a status page's subscriber, and if so, who it is and the
+/// configuration to hand the channel plugin.
+pub fn visitor_delivery(event: &str, config: &str) -> Option<VisitorDelivery> {
+    if !event.starts_with(EVENT_PREFIX) {
+        return None;
+    }
+    let mut value: Value = serde_json::from_str(config).unwrap_or(Value::Null);
+    let subscriber_id = value
+        .as_object_mut()
+        .and_then(|o| o.remove(SUBSCRIBER_KEY))
+        .and_then(|v| v.as_str().map(str::to_string));
+    Some(VisitorDelivery {
+        subscriber_id,
+        config: if value.is_object() {
+            value.to_string()
+        } else {
+            config.to_string()
+        },
+    })
+}
+
 /// The channel a subscriber is reached through.
 fn target(sub: &SubscriberRow) -> Target {
     let config = match sub.kind.as_str() {
-        "webhook" => json!({"url": sub.target}),
+        "webhook" => json!({"url": sub.target, SUBSCRIBER_KEY: sub.id}),
         _ => json!({"target": sub.target}),
     };
     Target {
@@ -81,6 +122,84 @@ async fn send(
     };
     super::enqueue_raw(tx, &origin, &target(sub), event, payload, now).await?;
     Ok(())
+}
+
+/// A confirmation mail's limits per hour (`[subscriptions]` in the configuration).
+#[derive(Debug, Clone, Copy)]
+pub struct MailLimits {
+    pub per_mailbox: u32,
+    pub per_page: u32,
+    pub per_client: u32,
+}
+
+/// The window the limits count in.
+const HOUR_MS: i64 = 3_600_000;
+
+/// The mailbox an address reaches: lower case, without a `+tag` (`Victim+1@Example.test`
+/// and `victim@example.test` are one mailbox).
+pub fn mailbox(address: &str) -> String {
+    let lower = address.trim().to_lowercase();
+    match lower.rsplit_once('@') {
+        Some((local, domain)) => {
+            let local = local.split_once('+').map_or(local, |(base, _)| base);
+            format!("{local}@{domain}")
+        }
+        None => lower,
+    }
+}
+
+/// The client a limit counts: the address, or an IPv6 address's /64 (one host usually
+/// holds the whole /64).
+pub fn client_key(ip: &str) -> String {
+    match ip.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V6(v6)) if v6.to_ipv4_mapped().is_none() => {
+            let s = v6.segments();
+            format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+        }
+        Ok(std::net::IpAddr::V6(v6)) => v6
+            .to_ipv4_mapped()
+            .map_or(ip.to_string(), |v4| v4.to_string()),
+        _ => ip.to_string(),
+    }
+}
+
+/// Ask an e-mail subscriber to confirm, unless the mailbox, the page or the client address
+/// has had its confirmation mails for the hour. True when a mail was queued.
+pub async fn send_confirmation_within_limits(
+    tx: &Tx,
+    public_url: &str,
+    page: &StatusPageRow,
+    sub: &SubscriberRow,
+    client_ip: &str,
+    limits: MailLimits,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let mailbox = mailbox(&sub.target);
+    let client = client_key(client_ip);
+    let since = now - HOUR_MS;
+    let counts = tx
+        .confirmation_mails_since(&mailbox, &page.id, &client, since)
+        .await?;
+    if counts.mailbox >= u64::from(limits.per_mailbox)
+        || counts.page >= u64::from(limits.per_page)
+        || counts.client >= u64::from(limits.per_client)
+    {
+        tracing::info!(page = %page.slug, ?counts, "confirmation mail not sent: over the hour's limit");
+        return Ok(false);
+    }
+    tx.record_confirmation_mail(
+        crate::store::subscriptions::SentMail {
+            id: &crate::ids::random_base62(26),
+            page_id: &page.id,
+            mailbox: &mailbox,
+            client: &client,
+            sent_at: now,
+        },
+        since,
+    )
+    .await?;
+    send_confirmation(tx, public_url, page, sub, now).await?;
+    Ok(true)
 }
 
 /// Ask a new e-mail subscriber to confirm.
@@ -158,4 +277,45 @@ pub async fn announce_monitor_state(
         send(tx, public_url, page, sub, MONITOR, fields, now).await?;
     }
     Ok(subs.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_subscriber_delivery_names_its_subscriber_and_the_plugin_never_sees_it() {
+        let sub = SubscriberRow {
+            id: "sub_1".into(),
+            workspace_id: "ws_1".into(),
+            page_id: "sp_1".into(),
+            kind: "webhook".into(),
+            target: "https://hooks.example.com/x".into(),
+            token: "t".into(),
+            confirmed: true,
+            created_at: 0,
+            secret: Some("whsec_x".into()),
+        };
+        let t = target(&sub);
+        let v = visitor_delivery(UPDATE, &t.config).expect("a visitor's delivery");
+        assert_eq!(v.subscriber_id.as_deref(), Some("sub_1"));
+        assert_eq!(
+            serde_json::from_str::<Value>(&v.config).expect("json"),
+            json!({"url": "https://hooks.example.com/x"})
+        );
+        assert_eq!(visitor_delivery("incident.created", &t.config), None);
+        let old = visitor_delivery(MONITOR, r#"{"url":"https://a.example/"}"#).expect("old");
+        assert_eq!(old.subscriber_id, None);
+    }
+
+    #[test]
+    fn tags_and_case_make_no_new_mailbox() {
+        assert_eq!(mailbox("Victim+1@Example.test"), "victim@example.test");
+        assert_eq!(mailbox("victim+a+b@example.test"), "victim@example.test");
+        assert_eq!(mailbox(" victim@example.test "), "victim@example.test");
+        assert_eq!(client_key("192.0.2.7"), "192.0.2.7");
+        assert_eq!(client_key("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
+        assert_eq!(client_key("2001:db8:1:2:ffff::9"), "2001:db8:1:2::/64");
+        assert_eq!(client_key("::ffff:192.0.2.7"), "192.0.2.7");
+    }
 }

@@ -1,7 +1,7 @@
 //! The delivery worker: claims due deliveries (a lease, so one worker sends each), hands
 //! each to its channel plugin, records the attempt and schedules the next one.
 
-use super::{jitter_unit, next_delay, signing};
+use super::{jitter_unit, next_delay, signing, subscribers};
 use crate::ids::{self, prefix};
 use crate::plugins::{Notification, PluginHost};
 use crate::store::{AttemptRow, DeliveryRow, DeliveryState, Store, StoreError};
@@ -199,19 +199,38 @@ pub async fn attempt(
             started,
         );
     };
-    let headers = if d.channel_kind == "webhook" {
-        let secret = match store.workspace(&d.workspace_id).await {
-            Ok(Some(w)) => w.webhook_secret,
-            Ok(None) => return fail(false, "The workspace no longer exists".into(), started),
+    // A status page's subscriber: anonymous input, which gets its own secret and egress.
+    let visitor = subscribers::visitor_delivery(&d.event, &d.channel_config);
+    let mut own_secret = None;
+    if let Some(id) = visitor.as_ref().and_then(|v| v.subscriber_id.as_deref()) {
+        match store.subscriber(id).await {
+            Ok(Some(s)) if s.confirmed => own_secret = s.secret,
+            Ok(Some(_)) => {
+                return fail(false, "The subscriber is not confirmed".into(), started);
+            }
+            Ok(None) => return fail(false, "The subscriber has left".into(), started),
             Err(e) => return fail(true, format!("Database error: {e}"), started),
+        }
+    }
+    let headers = if d.channel_kind == "webhook" {
+        let secret = match own_secret {
+            Some(secret) => secret,
+            None => match store.workspace(&d.workspace_id).await {
+                Ok(Some(w)) => w.webhook_secret,
+                Ok(None) => return fail(false, "The workspace no longer exists".into(), started),
+                Err(e) => return fail(true, format!("Database error: {e}"), started),
+            },
         };
         webhook_headers(&secret, &d.event, &d.id, &d.payload, now.div_euclid(1000))
     } else {
         Vec::new()
     };
+    // E-mail goes to the server's own relay; anything else a visitor named is reached by
+    // the visitors' egress policy.
+    let for_visitor = visitor.is_some() && d.channel_kind != "email";
     let n = Notification {
         event: d.event.clone(),
-        config: d.channel_config.clone(),
+        config: visitor.map_or_else(|| d.channel_config.clone(), |v| v.config),
         payload: d.payload.clone(),
         headers: headers
             .into_iter()
@@ -220,7 +239,12 @@ pub async fn attempt(
         timeout_ms: DELIVERY_TIMEOUT_MS,
         settings: settings.for_kind(&d.channel_kind),
     };
-    match plugins.deliver(&plugin, n).await {
+    let delivered = if for_visitor {
+        plugins.deliver_for_visitor(&plugin, n).await
+    } else {
+        plugins.deliver(&plugin, n).await
+    };
+    match delivered {
         Ok(Ok(receipt)) => AttemptResult {
             ok: true,
             retryable: false,

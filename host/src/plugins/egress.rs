@@ -6,6 +6,10 @@
 //!
 //! A preset decides first; then `egress_allow` may allow what the preset denies, and
 //! `egress_deny` denies whatever it lists (deny wins over allow).
+//!
+//! What anonymous visitors give (a status page's webhook subscribers) goes by a stricter
+//! policy, [`EgressPolicy::for_visitors`]: public addresses only, whatever the preset and
+//! `egress_allow` say, unless the operator set `subscriptions.allow_private_targets`.
 
 use ipnet::IpNet;
 use std::fmt;
@@ -83,6 +87,22 @@ const PUBLIC_ONLY_DENIED: &[(&str, &str)] = &[
     ("64:ff9b:1::/48", "local-use NAT64"),
 ];
 
+/// Names that only mean something inside a network (RFC 6761, 6762, 8375 and common use).
+const LOCAL_NAME_SUFFIXES: &[&str] = &[
+    ".localhost",
+    ".localdomain",
+    ".local",
+    ".internal",
+    ".intranet",
+    ".lan",
+    ".home",
+    ".corp",
+    ".private",
+    ".home.arpa",
+    ".in-addr.arpa",
+    ".ip6.arpa",
+];
+
 /// A CIDR list entry as the operator wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Rule {
@@ -95,6 +115,8 @@ pub struct EgressPolicy {
     preset: EgressPreset,
     allow: Vec<Rule>,
     deny: Vec<Rule>,
+    /// `subscriptions.allow_private_targets`: visitors' targets go by this policy itself.
+    private_visitor_targets: bool,
 }
 
 /// Why an address may not be reached: the address and the rule that denies it.
@@ -124,7 +146,63 @@ impl EgressPolicy {
             preset,
             allow: parse_rules("egress_allow", allow)?,
             deny: parse_rules("egress_deny", deny)?,
+            private_visitor_targets: false,
         })
+    }
+
+    /// Let visitors' targets reach what this policy allows (loopback and private ranges
+    /// under the `default` preset): `subscriptions.allow_private_targets`, for test and lab
+    /// servers only.
+    #[must_use]
+    pub fn with_private_visitor_targets(mut self, allow: bool) -> Self {
+        self.private_visitor_targets = allow;
+        self
+    }
+
+    /// The policy for targets anonymous visitors give: public addresses only (the
+    /// `public-only` preset, no `egress_allow`, the operator's `egress_deny` kept), or this
+    /// policy itself when private visitor targets are allowed.
+    pub fn for_visitors(&self) -> EgressPolicy {
+        if self.private_visitor_targets {
+            return self.clone();
+        }
+        EgressPolicy {
+            preset: EgressPreset::PublicOnly,
+            allow: Vec::new(),
+            deny: self.deny.clone(),
+            private_visitor_targets: false,
+        }
+    }
+
+    /// Before a visitor's URL is stored: a host that is an address must be one the
+    /// visitors' policy allows, and a name must not be one that only means something
+    /// inside a network (`localhost`, `*.local`, `*.internal`, a name without a dot, ...).
+    /// Names are resolved, and their addresses checked, when a delivery is made.
+    pub fn check_visitor_host(&self, host: &str) -> Result<(), String> {
+        let policy = self.for_visitors();
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        if let Ok(ip) = bare.parse::<IpAddr>() {
+            return policy.check(ip).map_err(|e| e.to_string());
+        }
+        if self.private_visitor_targets {
+            return Ok(());
+        }
+        let name = host.trim_end_matches('.').to_ascii_lowercase();
+        if !name.contains('.') {
+            return Err(format!(
+                "`{host}` is a name without a domain, which only means something inside a network"
+            ));
+        }
+        let local = LOCAL_NAME_SUFFIXES
+            .iter()
+            .find(|suffix| name == suffix[1..] || name.ends_with(*suffix));
+        match local {
+            Some(suffix) => Err(format!(
+                "`{host}` is a name under `{}`, which only means something inside a network",
+                &suffix[1..]
+            )),
+            None => Ok(()),
+        }
     }
 
     pub fn preset(&self) -> EgressPreset {
@@ -173,13 +251,21 @@ impl EgressPolicy {
     }
 }
 
-/// An IPv4 address written as IPv6 (`::ffff:a.b.c.d`) is the IPv4 address.
+/// An IPv4 address written as IPv6 (`::ffff:a.b.c.d`, or behind the well-known NAT64
+/// prefix `64:ff9b::/96`, which a NAT64 gateway turns back into it) is the IPv4 address.
 fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
-        IpAddr::V6(v6) => v6
-            .to_ipv4_mapped()
-            .map(IpAddr::V4)
-            .unwrap_or(IpAddr::V6(v6)),
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                let [a, b, c, d] = [s[6] >> 8, s[6] & 0xff, s[7] >> 8, s[7] & 0xff]
+                    .map(|x| u8::try_from(x).unwrap_or(0));
+                return IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, d));
+            }
+            v6.to_ipv4_mapped()
+                .map(IpAddr::V4)
+                .unwrap_or(IpAddr::V6(v6))
+        }
         v4 => v4,
     }
 }
@@ -277,6 +363,55 @@ mod tests {
             Ok(vec![ip("10.1.9.9")])
         );
         assert!(p.filter(&[ip("127.0.0.2")]).is_err());
+    }
+
+    #[test]
+    fn visitors_get_public_addresses_only_whatever_the_preset() {
+        let server = EgressPolicy::new(
+            EgressPreset::Default,
+            &["10.0.0.0/8".into()],
+            &["203.0.113.0/24".into()],
+        )
+        .expect("policy");
+        assert_eq!(server.check(ip("127.0.0.1")), Ok(()));
+        assert_eq!(server.check(ip("10.1.1.1")), Ok(()));
+        let visitors = server.for_visitors();
+        for bad in [
+            "127.0.0.1",
+            "10.1.1.1",
+            "192.168.1.1",
+            "::1",
+            "::ffff:127.0.0.1",
+            "64:ff9b::7f00:1",
+            "169.254.169.254",
+            "203.0.113.9",
+        ] {
+            assert!(visitors.check(ip(bad)).is_err(), "{bad}");
+        }
+        assert_eq!(visitors.check(ip("1.1.1.1")), Ok(()));
+        // The server's own policy sees through NAT64 too.
+        assert!(server.check(ip("64:ff9b::a9fe:a9fe")).is_err());
+        for host in [
+            "127.0.0.1",
+            "[::1]",
+            "localhost",
+            "LocalHost.",
+            "app.localhost",
+            "printer.local",
+            "db.internal",
+            "redis",
+            "router.home.arpa",
+        ] {
+            assert!(server.check_visitor_host(host).is_err(), "{host}");
+        }
+        for host in ["hooks.example.com", "1.1.1.1", "[2606:4700::1111]"] {
+            assert_eq!(server.check_visitor_host(host), Ok(()), "{host}");
+        }
+        // Only an explicit setting lends the server's own policy to visitors.
+        let lab = server.clone().with_private_visitor_targets(true);
+        assert_eq!(lab.for_visitors().check(ip("127.0.0.1")), Ok(()));
+        assert_eq!(lab.check_visitor_host("localhost"), Ok(()));
+        assert!(lab.check_visitor_host("169.254.169.254").is_err());
     }
 
     #[test]

@@ -101,6 +101,9 @@ pub struct PluginHost {
     plugin_grants: BTreeMap<String, PluginGrant>,
     grant_declared: bool,
     services: Arc<HostServices>,
+    /// The same services under the visitors' egress policy, for deliveries to targets an
+    /// anonymous visitor gave (a status page's webhook subscribers).
+    visitor_services: Arc<HostServices>,
     /// The trusted roots (loaded once; single sign-on's client trusts the same).
     trusted_certs: Vec<rustls::pki_types::CertificateDer<'static>>,
     monitors: BTreeMap<String, Arc<MonitorPlugin>>,
@@ -124,6 +127,14 @@ impl PluginHost {
             tracing::info!(count = roots.extra, "trusting extra root certificates");
         }
         let egress = Arc::new(settings.egress.clone());
+        let visitor_egress = Arc::new(settings.egress.for_visitors());
+        let visitor_services = Arc::new(HostServices {
+            http_client: http::build_client(&roots.certs, visitor_egress.clone())?,
+            // Visitors' e-mail goes through the server's relay on the ordinary path.
+            smtp: None,
+            tls_verifier: roots.verifier.clone(),
+            egress: visitor_egress,
+        });
         let services = Arc::new(HostServices {
             http_client: http::build_client(&roots.certs, egress.clone())?,
             smtp,
@@ -136,6 +147,7 @@ impl PluginHost {
             plugin_grants: settings.plugin_grants.clone(),
             grant_declared: settings.grant_declared,
             services,
+            visitor_services,
             trusted_certs: roots.certs,
             monitors: BTreeMap::new(),
             channels: BTreeMap::new(),
@@ -616,6 +628,27 @@ impl PluginHost {
         let binding = plugin.binding.clone();
         let _slot = self.budgets.deliveries.acquire().await;
         let ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
+        let result = self
+            .runtime
+            .call(ctx, move |store| binding.deliver(store, n))
+            .await;
+        count_call(&plugin.name, "deliver", &result);
+        result
+    }
+
+    /// Make one delivery attempt to a target an anonymous visitor gave: the same as
+    /// [`PluginHost::deliver`], but every connection goes by the visitors' egress policy
+    /// ([`egress::EgressPolicy::for_visitors`]), checked after DNS resolution.
+    pub async fn deliver_for_visitor(
+        &self,
+        plugin: &ChannelPlugin,
+        n: Notification,
+    ) -> Result<Result<Receipt, DeliveryFailure>, CallError> {
+        let budget = Duration::from_millis(u64::from(n.timeout_ms));
+        let binding = plugin.binding.clone();
+        let _slot = self.budgets.deliveries.acquire().await;
+        let mut ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
+        ctx.services = self.visitor_services.clone();
         let result = self
             .runtime
             .call(ctx, move |store| binding.deliver(store, n))

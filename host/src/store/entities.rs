@@ -881,6 +881,30 @@ pub mod status_update {
     impl ActiveModelBehavior for ActiveModel {}
 }
 
+/// A confirmation mail sent to a status-page subscriber, kept for an hour to count
+/// against the limits per mailbox, page and client address.
+pub mod subscription_mail {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "subscription_mails")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub page_id: String,
+        /// The address in lower case without its `+tag`.
+        pub mailbox: String,
+        /// The client address that asked (an IPv6 address's /64).
+        pub client: String,
+        pub sent_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
 pub mod status_subscriber {
     use sea_orm::entity::prelude::*;
 
@@ -898,9 +922,13 @@ pub mod status_subscriber {
         pub target: String,
         /// The secret in its confirmation and unsubscribe links.
         pub token: String,
-        /// An e-mail subscriber counts once they followed the confirmation link.
+        /// An e-mail subscriber counts once they followed the confirmation link; a
+        /// webhook subscriber once a member approved it.
         pub confirmed: bool,
         pub created_at: i64,
+        /// A webhook subscriber's own signing secret (`whsec_...`), shown once when it
+        /// subscribed. None for e-mail subscribers and webhooks from before secrets.
+        pub secret: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -1,6 +1,6 @@
 //! Status-page updates and subscribers.
 
-use super::entities::{status_page, status_subscriber, status_update};
+use super::entities::{status_page, status_subscriber, status_update, subscription_mail};
 use super::status_pages::StatusPageRow;
 use super::{Page, Store, StoreError, Tx};
 use sea_orm::sea_query::Expr;
@@ -13,6 +13,26 @@ use sea_orm::{
 pub type StatusUpdateRow = status_update::Model;
 /// A subscriber as stored.
 pub type SubscriberRow = status_subscriber::Model;
+
+/// Confirmation mails sent since some time, counted the ways the limits count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MailCounts {
+    /// To the mailbox (the address in lower case without its `+tag`), on every page.
+    pub mailbox: u64,
+    /// For the page.
+    pub page: u64,
+    /// Asked for by the client address.
+    pub client: u64,
+}
+
+/// A confirmation mail about to be sent, for the counts.
+pub struct SentMail<'a> {
+    pub id: &'a str,
+    pub page_id: &'a str,
+    pub mailbox: &'a str,
+    pub client: &'a str,
+    pub sent_at: i64,
+}
 
 impl Store {
     /// A page's updates, newest first.
@@ -106,6 +126,25 @@ impl Store {
             > 0)
     }
 
+    /// A subscriber by id, on any page (the delivery worker's question).
+    pub async fn subscriber(&self, id: &str) -> Result<Option<SubscriberRow>, StoreError> {
+        Ok(status_subscriber::Entity::find_by_id(id.to_string())
+            .one(self.db())
+            .await?)
+    }
+
+    /// A page's subscriber by id.
+    pub async fn page_subscriber(
+        &self,
+        page_id: &str,
+        id: &str,
+    ) -> Result<Option<SubscriberRow>, StoreError> {
+        Ok(status_subscriber::Entity::find_by_id(id.to_string())
+            .filter(status_subscriber::Column::PageId.eq(page_id))
+            .one(self.db())
+            .await?)
+    }
+
     /// Remove the subscriber with this token. False when there is none.
     pub async fn unsubscribe(&self, token: &str) -> Result<bool, StoreError> {
         Ok(status_subscriber::Entity::delete_many()
@@ -144,6 +183,84 @@ impl Tx {
             .reset_all()
             .insert(self.conn())
             .await?;
+        Ok(())
+    }
+
+    /// Confirm a page's subscriber by id (a member approving a webhook). False when there
+    /// is none.
+    pub async fn approve_subscriber(&self, page_id: &str, id: &str) -> Result<bool, StoreError> {
+        Ok(status_subscriber::Entity::update_many()
+            .col_expr(status_subscriber::Column::Confirmed, Expr::value(true))
+            .filter(status_subscriber::Column::Id.eq(id))
+            .filter(status_subscriber::Column::PageId.eq(page_id))
+            .exec(self.conn())
+            .await?
+            .rows_affected
+            > 0)
+    }
+
+    /// Give a waiting subscriber a new signing secret (it subscribed again).
+    pub async fn replace_subscriber_secret(
+        &self,
+        id: &str,
+        secret: &str,
+    ) -> Result<(), StoreError> {
+        status_subscriber::Entity::update_many()
+            .col_expr(status_subscriber::Column::Secret, Expr::value(secret))
+            .filter(status_subscriber::Column::Id.eq(id))
+            .filter(status_subscriber::Column::Confirmed.eq(false))
+            .exec(self.conn())
+            .await?;
+        Ok(())
+    }
+
+    /// Confirmation mails sent since `since` to a mailbox, for a page and asked for by a
+    /// client address.
+    pub async fn confirmation_mails_since(
+        &self,
+        mailbox: &str,
+        page_id: &str,
+        client: &str,
+        since: i64,
+    ) -> Result<MailCounts, StoreError> {
+        let recent = || {
+            subscription_mail::Entity::find().filter(subscription_mail::Column::SentAt.gte(since))
+        };
+        Ok(MailCounts {
+            mailbox: recent()
+                .filter(subscription_mail::Column::Mailbox.eq(mailbox))
+                .count(self.conn())
+                .await?,
+            page: recent()
+                .filter(subscription_mail::Column::PageId.eq(page_id))
+                .count(self.conn())
+                .await?,
+            client: recent()
+                .filter(subscription_mail::Column::Client.eq(client))
+                .count(self.conn())
+                .await?,
+        })
+    }
+
+    /// Count a confirmation mail, and forget those sent before `forget_before`.
+    pub async fn record_confirmation_mail(
+        &self,
+        mail: SentMail<'_>,
+        forget_before: i64,
+    ) -> Result<(), StoreError> {
+        subscription_mail::Entity::delete_many()
+            .filter(subscription_mail::Column::SentAt.lt(forget_before))
+            .exec(self.conn())
+            .await?;
+        subscription_mail::ActiveModel {
+            id: sea_orm::ActiveValue::Set(mail.id.to_string()),
+            page_id: sea_orm::ActiveValue::Set(mail.page_id.to_string()),
+            mailbox: sea_orm::ActiveValue::Set(mail.mailbox.to_string()),
+            client: sea_orm::ActiveValue::Set(mail.client.to_string()),
+            sent_at: sea_orm::ActiveValue::Set(mail.sent_at),
+        }
+        .insert(self.conn())
+        .await?;
         Ok(())
     }
 
