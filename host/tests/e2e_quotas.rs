@@ -71,7 +71,7 @@ fn a_free_workspace_gets_what_its_plan_allows_and_a_clear_refusal_beyond() {
         &free.post("/v1/status-pages", &page("two")),
         "allows 1 status pages",
     );
-    let member = |e: &str| json!({"email": e, "role": "owner"});
+    let member = |e: &str| json!({"email": e, "role": "admin"});
     assert_eq!(
         free.post("/v1/workspace/members", &member("a@x.test"))
             .status,
