@@ -497,7 +497,7 @@ pub async fn get_policy(
     request_body(content = Object, description = "Fields to change, as in PolicyBody"),
     responses(
         (status = 200, description = "The updated policy (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<PolicyBody>),
-        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 400, description = "Invalid fields, or a write-only value (a password, a token) not given again although its target (host, port, URL origin) changed", body = ErrorBody),
         (status = 403, description = "PLAN_UPGRADE_REQUIRED", body = ErrorBody),
         (status = 404, description = "ALERT_POLICY_NOT_FOUND", body = ErrorBody),
         (status = 409, description = "CONFLICT: another policy has this key", body = ErrorBody),
@@ -519,7 +519,7 @@ pub async fn update_policy(
     request_body = PolicyBody,
     responses(
         (status = 200, description = "The policy as replaced (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<PolicyBody>),
-        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 400, description = "Invalid fields, or a write-only value (a password, a token) not given again although its target (host, port, URL origin) changed", body = ErrorBody),
         (status = 403, description = "PLAN_UPGRADE_REQUIRED", body = ErrorBody),
         (status = 404, description = "ALERT_POLICY_NOT_FOUND", body = ErrorBody),
         (status = 409, description = "CONFLICT: another policy has this key", body = ErrorBody),

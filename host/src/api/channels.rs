@@ -258,7 +258,7 @@ pub async fn get_channel(
     request_body(content = Object, description = "Fields to change, as in ChannelBody"),
     responses(
         (status = 200, description = "The updated channel (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<ChannelBody>),
-        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 400, description = "Invalid fields, or a write-only value (a password, a token) not given again although its target (host, port, URL origin) changed", body = ErrorBody),
         (status = 404, description = "CHANNEL_NOT_FOUND", body = ErrorBody),
         (status = 409, description = "CONFLICT: the name or the key is taken", body = ErrorBody),
     ))]
@@ -279,7 +279,7 @@ pub async fn update_channel(
     request_body = ChannelBody,
     responses(
         (status = 200, description = "The channel as replaced (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<ChannelBody>),
-        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 400, description = "Invalid fields, or a write-only value (a password, a token) not given again although its target (host, port, URL origin) changed", body = ErrorBody),
         (status = 404, description = "CHANNEL_NOT_FOUND", body = ErrorBody),
         (status = 409, description = "CONFLICT: the name or the key is taken", body = ErrorBody),
     ))]

@@ -587,7 +587,7 @@ pub async fn get_monitor(
     request_body(content = Object, description = "Fields to change, as in MonitorCreate (`type` cannot change)"),
     responses(
         (status = 200, description = "The updated monitor (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<MonitorView>),
-        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 400, description = "Invalid fields, or a write-only value (a password, a token) not given again although its target (host, port, URL origin) changed", body = ErrorBody),
         (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
         (status = 403, description = "PLAN_UPGRADE_REQUIRED: an interval shorter than the plan allows", body = ErrorBody),
         (status = 409, description = "CONFLICT: another monitor has this key", body = ErrorBody),
@@ -610,7 +610,7 @@ pub async fn update_monitor(
     request_body = MonitorCreate,
     responses(
         (status = 200, description = "The monitor as replaced (with `dryRun=true`: as it would be; nothing was saved)", body = SuccessBody<MonitorView>),
-        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 400, description = "Invalid fields, or a write-only value (a password, a token) not given again although its target (host, port, URL origin) changed", body = ErrorBody),
         (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
         (status = 403, description = "PLAN_UPGRADE_REQUIRED: an interval shorter than the plan allows", body = ErrorBody),
         (status = 409, description = "CONFLICT: another monitor has this key", body = ErrorBody),
