@@ -561,26 +561,47 @@ async fn edit(
     // The view hides write-only settings (a bot token): an inline channel the PATCH leaves
     // in place, or sends back as it was shown, keeps the stored ones.
     let stored_channels: Value = serde_json::from_str(&row.channels).unwrap_or(Value::Null);
-    if let Some(list) = merged.get_mut("channels") {
-        channel_input::carry_write_only(&state.plugins, list, &stored_channels, "channels")?;
-    }
+    let given_channels = match merged.get_mut("channels") {
+        Some(list) => channel_input::carry_write_only(&state.plugins, list, &stored_channels),
+        None => Vec::new(),
+    };
     let stored_escalation: Value = row
         .escalation
         .as_deref()
         .and_then(|e| serde_json::from_str(e).ok())
         .unwrap_or(Value::Null);
-    if let Some(list) = merged
+    let given_escalation = match merged
         .get_mut("escalation")
         .and_then(|e| e.get_mut("channels"))
     {
-        channel_input::carry_write_only(
-            &state.plugins,
-            list,
-            &stored_escalation["channels"],
-            "escalation.channels",
-        )?;
-    }
+        Some(list) => {
+            channel_input::carry_write_only(&state.plugins, list, &stored_escalation["channels"])
+        }
+        None => Vec::new(),
+    };
     let v = validate(state, p, &merged).await?;
+    // Compared once normalised (defaults filled in): a carried token must not follow a
+    // channel to a new server.
+    let new_channels: Value = serde_json::from_str(&v.channels).unwrap_or(Value::Null);
+    channel_input::secrets_stay_with_targets(
+        &state.plugins,
+        &new_channels,
+        &stored_channels,
+        &given_channels,
+        "channels",
+    )?;
+    let new_escalation: Value = v
+        .escalation
+        .as_deref()
+        .and_then(|e| serde_json::from_str(e).ok())
+        .unwrap_or(Value::Null);
+    channel_input::secrets_stay_with_targets(
+        &state.plugins,
+        &new_escalation["channels"],
+        &stored_escalation["channels"],
+        &given_escalation,
+        "escalation.channels",
+    )?;
     let kind = Declared::AlertPolicy;
     let own = Some(row.id.as_str());
     super::managed::check_key_free(state, kind, &p.workspace_id, v.managed.key.as_deref(), own)

@@ -155,19 +155,58 @@ pub async fn validate_channel_list(
 
 /// Give each inline channel of `list` the write-only settings its stored counterpart (same
 /// position, same type) has and it lacks: the API never shows them, so a client that sends
-/// back what it read must not erase them. Not across a change of target (a channel that
-/// now sends elsewhere): then they must be given again, and `field` names the list in the
-/// refusal.
+/// back what it read must not erase them. Returns each item as it was given, for
+/// [`secrets_stay_with_targets`] once the list is validated.
 pub fn carry_write_only(
     plugins: &PluginHost,
     list: &mut Value,
     stored: &Value,
+) -> Vec<Map<String, Value>> {
+    let Value::Array(items) = list else {
+        return Vec::new();
+    };
+    let given: Vec<Map<String, Value>> = items
+        .iter()
+        .map(|i| i.as_object().cloned().unwrap_or_default())
+        .collect();
+    let Value::Array(before) = stored else {
+        return given;
+    };
+    for (item, old) in items.iter_mut().zip(before) {
+        let (Value::Object(item), Value::Object(old)) = (item, old) else {
+            continue;
+        };
+        let Some(kind) = item.get("type").and_then(Value::as_str) else {
+            continue;
+        };
+        if old.get("type").and_then(Value::as_str) != Some(kind) {
+            continue;
+        }
+        for f in plugins.channel_secrets(kind).write_only_fields() {
+            if !item.contains_key(&f)
+                && let Some(v) = old.get(&f)
+            {
+                item.insert(f, v.clone());
+            }
+        }
+    }
+    given
+}
+
+/// Refuse a validated list (`new`) in which an inline channel carries a stored write-only
+/// value its request item (`given`) did not give again while its target changed (a channel
+/// that now sends elsewhere). `field` names the list in the refusal.
+pub fn secrets_stay_with_targets(
+    plugins: &PluginHost,
+    new: &Value,
+    stored: &Value,
+    given: &[Map<String, Value>],
     field: &str,
 ) -> Result<(), ApiError> {
-    let (Value::Array(items), Value::Array(before)) = (list, stored) else {
+    let (Value::Array(items), Value::Array(before)) = (new, stored) else {
         return Ok(());
     };
-    for (i, (item, old)) in items.iter_mut().zip(before).enumerate() {
+    for (i, ((item, old), given)) in items.iter().zip(before).zip(given).enumerate() {
         let (Value::Object(item), Value::Object(old)) = (item, old) else {
             continue;
         };
@@ -178,19 +217,11 @@ pub fn carry_write_only(
             continue;
         }
         let secrets = plugins.channel_secrets(kind);
-        let given = item.clone();
-        for f in secrets.write_only_fields() {
-            if !item.contains_key(&f)
-                && let Some(v) = old.get(&f)
-            {
-                item.insert(f, v.clone());
-            }
-        }
         super::redact::secrets_follow_target(
             &secrets,
             old,
             item,
-            &given,
+            given,
             &format!("{field}[{i}]."),
         )?;
     }
