@@ -155,8 +155,8 @@ pub struct MonitorView {
     pub snoozed_until: Option<String>,
     /// Heartbeat monitors: the secret URL the job pings (GET or POST; `/start`, `/fail`
     /// and `/<exit status>` variants). Anyone with it can ping; keep it like a password.
-    #[serde(skip_serializing_if = "Option::is_none")]
     /// Read keys and viewers see it with the token replaced by `[redacted]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ping_url: Option<String>,
     pub created_at: String,
     pub updated_at: String,
