@@ -366,9 +366,9 @@ macro_rules! webhook_url_config {
             #[doc = $doc]
             // The URL is the credential: whoever has it can post.
             #[schemars(
-                        length(min = 1, max = 2048),
-                        extend("x-tocsin-secret" = true, "x-tocsin-target" = true)
-                    )]
+                                length(min = 1, max = 2048),
+                                extend("x-tocsin-secret" = true, "x-tocsin-target" = true)
+                            )]
             pub webhook_url: String,
         }
 
