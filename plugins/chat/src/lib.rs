@@ -365,10 +365,8 @@ macro_rules! webhook_url_config {
         pub struct $name {
             #[doc = $doc]
             // The URL is the credential: whoever has it can post.
-            #[schemars(
-                                length(min = 1, max = 2048),
-                                extend("x-tocsin-secret" = true, "x-tocsin-target" = true)
-                            )]
+            #[schemars(length(min = 1, max = 2048))]
+            #[schemars(extend("x-tocsin-secret" = true, "x-tocsin-target" = true))]
             pub webhook_url: String,
         }
 
