@@ -138,9 +138,18 @@ fn an_admin_cannot_make_itself_owner() {
         false
     );
 
-    // An owner key may do all of it, and mint an owner key.
-    let minted = new_key(&owner, "owner");
-    let second_owner = owner.with_key(&minted);
+    // An owner key may do all of it, and mint an owner key, which an admin cannot revoke.
+    let r = owner.post("/v1/api-keys", &json!({"name": "second", "role": "owner"}));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let minted_id = r.body["data"]["id"].as_str().expect("id").to_string();
+    let second_owner = owner.with_key(r.body["data"]["secret"].as_str().expect("secret"));
+    admin_key
+        .delete(&format!("/v1/api-keys/{minted_id}"))
+        .assert_error(403, "FORBIDDEN");
+    admin_person
+        .send("DELETE", &format!("/v1/api-keys/{minted_id}"), None, true)
+        .assert_error(403, "FORBIDDEN");
+    assert_eq!(second_owner.get("/v1/monitors").status, 200);
     let r = second_owner.patch(
         &format!("/v1/workspace/members/{admin_member}"),
         &json!({"role": "owner"}),
@@ -224,6 +233,10 @@ fn a_read_principal_is_not_shown_the_ping_token() {
             .to_string()
             .contains(&token)
     );
+    // Nor does the audit log keep it.
+    let log = admin.get("/v1/audit-log?limit=100").body.to_string();
+    assert!(log.contains("monitor.create"), "{log}");
+    assert!(!log.contains(&token), "the audit log keeps the ping token: {log}");
     // A viewer's dashboard page does not show it either.
     let (_, viewer) = person(&server, "vic@example.com", "viewer");
     let page = viewer

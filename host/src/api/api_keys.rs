@@ -219,7 +219,7 @@ fn read_create(object: &Map<String, Value>) -> Result<(String, Role), ApiError> 
 #[utoipa::path(delete, path = "/v1/api-keys/{id}", tag = "api-keys", params(("id" = String, Path, description = "API key id")),
     responses(
         (status = 204, description = "Revoked"),
-        (status = 403, description = "FORBIDDEN: not an admin key", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: not an admin key, or an owner key revoked by a non-owner", body = ErrorBody),
         (status = 404, description = "API_KEY_NOT_FOUND", body = ErrorBody),
     ))]
 pub async fn revoke_api_key(
@@ -227,6 +227,14 @@ pub async fn revoke_api_key(
     Extension(p): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<NoContent, ApiError> {
+    let key = state
+        .store
+        .live_api_key(&p.workspace_id, &id)
+        .await?
+        .ok_or_else(|| Resource::API_KEY.not_found(&id))?;
+    if Role::parse(&key.role) == Some(Role::Owner) && !p.is_owner() {
+        return Err(ApiError::forbidden("Only owners may revoke an owner key"));
+    }
     crate::store::audit::note(crate::store::audit::Change::new(
         Some(&p.workspace_id),
         "api_key.revoke",

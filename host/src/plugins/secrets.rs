@@ -45,6 +45,9 @@ pub struct SchemaSecrets {
     write_only: Vec<Vec<Step>>,
     secret: Vec<Vec<Step>>,
     targets: Vec<String>,
+    /// The schema's `default` of target fields that have one: a field left out is its
+    /// default, so `{"tls": false}` is no change from a configuration without `tls`.
+    target_defaults: Vec<(String, Value)>,
     /// Every value is a secret (the root says so, or the schema is unknown).
     all_secret: bool,
 }
@@ -143,9 +146,18 @@ impl SchemaSecrets {
         before: &Map<String, Value>,
         after: &Map<String, Value>,
     ) -> Option<&str> {
+        let value = |config: &Map<String, Value>, t: &str| {
+            let given = config.get(t).filter(|v| !v.is_null());
+            target_of(given.or_else(|| {
+                self.target_defaults
+                    .iter()
+                    .find(|(name, _)| name == t)
+                    .map(|(_, d)| d)
+            }))
+        };
         self.targets
             .iter()
-            .find(|t| target_of(before.get(t.as_str())) != target_of(after.get(t.as_str())))
+            .find(|t| value(before, t) != value(after, t))
             .map(String::as_str)
     }
 }
@@ -193,6 +205,9 @@ fn walk<'a>(
         && schema[TARGET_KEYWORD] == Value::Bool(true)
     {
         out.targets.push(name.clone());
+        if let Some(default) = schema.get("default").filter(|d| !d.is_null()) {
+            out.target_defaults.push((name.clone(), default.clone()));
+        }
     }
     for combinator in ["allOf", "anyOf", "oneOf"] {
         for sub in schema[combinator].as_array().into_iter().flatten() {
@@ -460,5 +475,26 @@ mod tests {
         assert_eq!(s.changed_target(&before, &moved), Some("host"));
         let moved = object(json!({"host": "a", "port": 6379, "serverUrl": "http://ntfy.sh/x"}));
         assert_eq!(s.changed_target(&before, &moved), Some("serverUrl"));
+    }
+
+    #[test]
+    fn turning_tls_off_or_its_checks_off_is_a_new_target_and_a_default_is_no_change() {
+        let s = SchemaSecrets::of(&json!({"properties": {
+            "host": {"type": "string", "x-tocsin-target": true},
+            "tls": {"type": "boolean", "default": false, "x-tocsin-target": true},
+            "ignoreTlsErrors": {"type": "boolean", "default": false, "x-tocsin-target": true}
+        }}));
+        let plain = object(json!({"host": "a"}));
+        assert_eq!(
+            s.changed_target(&plain, &object(json!({"host": "a", "tls": false}))),
+            None,
+            "a default given is no change"
+        );
+        let tls = object(json!({"host": "a", "tls": true}));
+        assert_eq!(s.changed_target(&tls, &plain), Some("tls"));
+        assert_eq!(
+            s.changed_target(&tls, &object(json!({"host": "a", "tls": true, "ignoreTlsErrors": true}))),
+            Some("ignoreTlsErrors")
+        );
     }
 }

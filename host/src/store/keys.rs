@@ -413,6 +413,19 @@ impl Store {
         Ok((rows, total))
     }
 
+    /// A live key of the workspace, by id.
+    pub async fn live_api_key(
+        &self,
+        workspace_id: &str,
+        id: &str,
+    ) -> Result<Option<ApiKeyRow>, StoreError> {
+        Ok(api_key::Entity::find_by_id(id.to_string())
+            .filter(api_key::Column::WorkspaceId.eq(workspace_id))
+            .filter(api_key::Column::RevokedAt.is_null())
+            .one(self.db())
+            .await?)
+    }
+
     /// Revoke a live key of the workspace. Returns whether there was one.
     pub async fn revoke_api_key(
         &self,

@@ -43,9 +43,11 @@ pub struct MqttConfig {
     pub topic: Option<String>,
     /// Connect with TLS.
     #[serde(default)]
+    #[schemars(extend("x-tocsin-target" = true))]
     pub tls: bool,
     /// With tls: accept a certificate that does not validate.
     #[serde(default)]
+    #[schemars(extend("x-tocsin-target" = true))]
     pub ignore_tls_errors: bool,
 }
 

@@ -50,9 +50,11 @@ pub struct MysqlConfig {
     pub expected_value: Option<String>,
     /// Require TLS.
     #[serde(default)]
+    #[schemars(extend("x-tocsin-target" = true))]
     pub tls: bool,
     /// With tls: accept a certificate that does not validate.
     #[serde(default)]
+    #[schemars(extend("x-tocsin-target" = true))]
     pub ignore_tls_errors: bool,
 }
 

@@ -51,9 +51,11 @@ pub struct PostgresConfig {
     pub expected_value: Option<String>,
     /// Require TLS (the server must accept it).
     #[serde(default)]
+    #[schemars(extend("x-tocsin-target" = true))]
     pub tls: bool,
     /// With tls: accept a certificate that does not validate.
     #[serde(default)]
+    #[schemars(extend("x-tocsin-target" = true))]
     pub ignore_tls_errors: bool,
 }
 

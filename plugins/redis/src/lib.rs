@@ -47,9 +47,11 @@ pub struct RedisConfig {
     pub expected_value: Option<String>,
     /// Connect with TLS.
     #[serde(default)]
+    #[schemars(extend("x-tocsin-target" = true))]
     pub tls: bool,
     /// With tls: accept a certificate that does not validate.
     #[serde(default)]
+    #[schemars(extend("x-tocsin-target" = true))]
     pub ignore_tls_errors: bool,
 }
 
