@@ -242,6 +242,12 @@ pub struct OidcProvider {
     /// already have an account or an invitation may sign in.
     #[serde(default)]
     pub allowed_domains: Vec<String>,
+    /// Believe every e-mail address this provider gives, even when its ID token does not
+    /// say `email_verified: true` (for a provider that verifies addresses without saying
+    /// so). Default false: an unverified address signs in to nothing, since some providers
+    /// let anyone claim any address.
+    #[serde(default)]
+    pub trust_email: bool,
     /// The ID token claim with the person's groups.
     #[serde(default = "default_groups_claim")]
     pub groups_claim: String,

@@ -236,7 +236,10 @@ fn a_read_principal_is_not_shown_the_ping_token() {
     // Nor does the audit log keep it.
     let log = admin.get("/v1/audit-log?limit=100").body.to_string();
     assert!(log.contains("monitor.create"), "{log}");
-    assert!(!log.contains(&token), "the audit log keeps the ping token: {log}");
+    assert!(
+        !log.contains(&token),
+        "the audit log keeps the ping token: {log}"
+    );
     // A viewer's dashboard page does not show it either.
     let (_, viewer) = person(&server, "vic@example.com", "viewer");
     let page = viewer
@@ -306,4 +309,144 @@ fn refused_deletes_write_no_audit_entry() {
         after.is_empty(),
         "refused deletes were audited: {after:?} (total before {before})"
     );
+}
+
+/// Invite `email` as `role` with `who`'s session; the link's token.
+fn invite(who: &mut Browser, email: &str, role: &str) -> String {
+    let r = who.post(
+        "/v1/workspace/invitations",
+        &json!({"email": email, "role": role}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    token_in(r.body["data"]["link"].as_str().expect("link"), "/invite")
+}
+
+/// Accept an invitation as a new account.
+fn accept(server: &Server, token: &str) -> support::Reply {
+    server.client().without_key().post(
+        "/v1/auth/invitations/accept",
+        &json!({"token": token, "name": "Newcomer", "password": "a-long-password-2"}),
+    )
+}
+
+fn member_role(api: &Api, email: &str) -> Option<Value> {
+    api.get("/v1/workspace/members?limit=100").body["data"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .find(|m| m["email"] == email)
+        .map(|m| m["role"].clone())
+}
+
+#[test]
+fn an_invitation_never_outlives_its_makers_rights() {
+    let server = Server::start(&[]);
+    let owner = server.client();
+
+    // An admin invites an admin, then is demoted to viewer: the invitation grants viewer.
+    let (admin_id, mut admin) = person(&server, "admin2@example.com", "admin");
+    let token = invite(&mut admin, "alt2@example.com", "admin");
+    let r = owner.patch(
+        &format!("/v1/workspace/members/{admin_id}"),
+        &json!({"role": "viewer"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = accept(&server, &token);
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["data"]["role"], "viewer", "{}", r.body);
+    assert_eq!(
+        member_role(&owner, "alt2@example.com"),
+        Some(json!("viewer"))
+    );
+
+    // An owner invites an owner, then is demoted to admin (another owner stays): the
+    // invitation grants admin.
+    create(
+        &owner,
+        "/v1/workspace/members",
+        json!({"email": "olga@example.com", "role": "owner"}),
+    );
+    let (second_id, mut second) = person(&server, "owner2@example.com", "owner");
+    let token = invite(&mut second, "alt4@example.com", "owner");
+    let r = owner.patch(
+        &format!("/v1/workspace/members/{second_id}"),
+        &json!({"role": "admin"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = accept(&server, &token);
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["data"]["role"], "admin", "{}", r.body);
+    assert_eq!(
+        member_role(&owner, "alt4@example.com"),
+        Some(json!("admin"))
+    );
+
+    // An inviter who left: the invitation is refused and changes nothing.
+    let (gone_id, mut gone) = person(&server, "gone@example.com", "admin");
+    let token = invite(&mut gone, "alt5@example.com", "member");
+    assert_eq!(
+        owner
+            .delete(&format!("/v1/workspace/members/{gone_id}"))
+            .status,
+        204
+    );
+    accept(&server, &token).assert_error(400, "INVALID_TOKEN");
+    assert_eq!(member_role(&owner, "alt5@example.com"), None);
+    let mut newcomer = Browser::new(&server.base);
+    assert_eq!(
+        newcomer
+            .login("alt5@example.com", "a-long-password-2")
+            .status,
+        401
+    );
+
+    // The operator's key stands for no member: its invitation keeps its role.
+    let r = owner.post(
+        "/v1/workspace/invitations",
+        &json!({"email": "alt6@example.com", "role": "owner"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let token = token_in(r.body["data"]["link"].as_str().expect("link"), "/invite");
+    let r = accept(&server, &token);
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["data"]["role"], "owner", "{}", r.body);
+}
+
+#[test]
+fn an_invitation_never_lowers_a_membership() {
+    let server = Server::start(&[]);
+    let owner = server.client();
+    let (_, mut admin) = person(&server, "adam@example.com", "admin");
+
+    // An admin's viewer invitation, then the owner makes the address an owner.
+    let token = invite(&mut admin, "vo@example.com", "viewer");
+    let r = owner.post(
+        "/v1/workspace/members",
+        &json!({"email": "vo@example.com", "role": "owner"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = accept(&server, &token);
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["data"]["role"], "owner", "{}", r.body);
+    assert_eq!(member_role(&owner, "vo@example.com"), Some(json!("owner")));
+    let log = owner.get("/v1/audit-log?limit=100").body;
+    let demotions: Vec<&Value> = log["data"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter(|e| e["action"] == "member.update")
+        .collect();
+    assert!(demotions.is_empty(), "{demotions:?}");
+
+    // An invitation may still raise a membership.
+    let token = invite(&mut admin, "up@example.com", "admin");
+    let r = owner.post(
+        "/v1/workspace/members",
+        &json!({"email": "up@example.com", "role": "viewer"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = accept(&server, &token);
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["data"]["role"], "admin", "{}", r.body);
+    assert_eq!(member_role(&owner, "up@example.com"), Some(json!("admin")));
 }

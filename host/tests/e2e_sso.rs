@@ -204,6 +204,7 @@ fn single_sign_on_through_a_real_openid_provider(database_url: Option<&str>) {
         "mallory": {"email": "mallory@elsewhere.test", "name": "Mallory", "groups": ["sre"]},
         "carol": {"email": "carol@partner.test", "name": "Carol", "groups": []},
         "dave": {"email": "dave@corp.test", "name": "Dave", "groups": ["sales"]},
+        "erin": {"email": "erin@corp.test", "name": "Erin", "groups": ["staff"]},
     });
     let provider = Provider::start(dir.path(), &redirect, &users);
     std::fs::write(
@@ -245,6 +246,19 @@ role = "viewer"
         "{}",
         providers.body
     );
+
+    // Erin is the workspace's only owner; `staff` maps to viewer, but a group mapping
+    // never takes the last owner away.
+    let r = server.client().post(
+        "/v1/workspace/members",
+        &json!({"email": "erin@corp.test", "role": "owner"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let erin = browser();
+    let answer = sso(&erin, &tocsin, &provider.base, "erin");
+    assert_eq!(answer.status(), 302);
+    let s = session(&erin, &tocsin);
+    assert_eq!(s["data"]["workspace"]["role"], "owner", "{s}");
 
     // Alice: created on first sign-in, admin through `sre`.
     let alice = browser();
@@ -302,6 +316,19 @@ role = "viewer"
         "{s}"
     );
 
+    // With another owner, Erin's next sign-in applies her group: viewer.
+    let r = server.client().post(
+        "/v1/workspace/members",
+        &json!({"email": "olga@corp.test", "role": "owner"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let erin_again = browser();
+    sso(&erin_again, &tocsin, &provider.base, "erin");
+    assert_eq!(
+        session(&erin_again, &tocsin)["data"]["workspace"]["role"],
+        "viewer"
+    );
+
     // Mallory's domain is not allowed and she has no invitation.
     let mallory = browser();
     let refused = sso(&mallory, &tocsin, &provider.base, "mallory");
@@ -341,4 +368,108 @@ role = "viewer"
             "{expected} missing from {actions:?}"
         );
     }
+}
+
+/// An identity provider that lets people claim any address (`email_verified` false) must
+/// not sign anyone in to the account of that address, nor accept its invitations, unless
+/// the operator says the provider's addresses are trusted.
+#[test]
+fn an_unverified_address_reaches_no_account() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let tocsin = format!("http://127.0.0.1:{port}");
+    let redirect = format!("{tocsin}/v1/auth/oidc/corp/callback");
+    let users = json!({
+        "olga": {"email": "olga@corp.test", "name": "Olga", "groups": []},
+        // Eve claims Olga's address, and then an invited one.
+        "eve": {"email": "olga@corp.test", "email_verified": false, "name": "Eve", "groups": []},
+        "eve2": {"email": "mark@corp.test", "email_verified": false, "name": "Eve", "groups": []},
+        "mark": {"email": "mark@corp.test", "name": "Mark", "groups": []},
+    });
+    let provider = Provider::start(dir.path(), &redirect, &users);
+    let config = |trust: bool| {
+        format!(
+            r#"
+[[oidc]]
+name = "corp"
+issuer = "{}"
+client_id = "tocsin"
+client_secret = "tocsin-client-secret"
+scopes = ["email", "profile", "groups"]
+{}
+"#,
+            provider.base,
+            if trust { "trust_email = true" } else { "" }
+        )
+    };
+    std::fs::write(dir.path().join("tocsin.toml"), config(false)).expect("config");
+    let listen = format!("127.0.0.1:{port}");
+    let server = Server::start_in(dir.path(), &[("TOCSIN_LISTEN", listen.as_str())]);
+    let operator = server.client();
+
+    // Olga, invited as owner, signs in with her verified address.
+    let r = operator.post(
+        "/v1/workspace/invitations",
+        &json!({"email": "olga@corp.test", "role": "owner"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let olga = browser();
+    assert_eq!(sso(&olga, &tocsin, &provider.base, "olga").status(), 302);
+    assert_eq!(
+        session(&olga, &tocsin)["data"]["workspace"]["role"],
+        "owner"
+    );
+
+    // Eve's unverified claim to Olga's address is refused.
+    let eve = browser();
+    let refused = sso(&eve, &tocsin, &provider.base, "eve");
+    assert_eq!(refused.status(), 401);
+    let body: Value = refused.json().expect("envelope");
+    assert_eq!(body["error"]["code"], "UNAUTHORIZED", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not verified")),
+        "{body}"
+    );
+    assert_eq!(session(&eve, &tocsin)["success"], false);
+
+    // ... and so is her claim to an address with a pending invitation, which stays pending.
+    let r = operator.post(
+        "/v1/workspace/invitations",
+        &json!({"email": "mark@corp.test", "role": "admin"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let eve = browser();
+    assert_eq!(sso(&eve, &tocsin, &provider.base, "eve2").status(), 401);
+    assert_eq!(session(&eve, &tocsin)["success"], false);
+    let pending = operator.get("/v1/workspace/invitations").body;
+    assert_eq!(
+        pending["data"].as_array().map(Vec::len),
+        Some(1),
+        "{pending}"
+    );
+    let members = operator.get("/v1/workspace/members?limit=100").body;
+    assert!(!members.to_string().contains("mark@corp.test"), "{members}");
+
+    // Mark's own, verified sign-in accepts it.
+    let mark = browser();
+    assert_eq!(sso(&mark, &tocsin, &provider.base, "mark").status(), 302);
+    assert_eq!(
+        session(&mark, &tocsin)["data"]["workspace"]["role"],
+        "admin"
+    );
+    drop(server);
+
+    // An operator who trusts the provider's addresses (it verifies them without saying
+    // so) lets the same sign-in through.
+    std::fs::write(dir.path().join("tocsin.toml"), config(true)).expect("config");
+    let server = Server::start_in(dir.path(), &[("TOCSIN_LISTEN", listen.as_str())]);
+    let eve = browser();
+    assert_eq!(sso(&eve, &tocsin, &provider.base, "eve").status(), 302);
+    assert_eq!(
+        session(&eve, &tocsin)["data"]["user"]["email"],
+        "olga@corp.test"
+    );
+    drop(server);
 }

@@ -28,6 +28,7 @@ mod m0021_slot_claims;
 mod m0022_monitor_health;
 mod m0023_key_owners;
 mod m0024_subscriber_secrets;
+mod m0025_invitation_inviters;
 
 /// Every migration, oldest first.
 pub struct Migrator;
@@ -60,6 +61,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0022_monitor_health::Migration),
             Box::new(m0023_key_owners::Migration),
             Box::new(m0024_subscriber_secrets::Migration),
+            Box::new(m0025_invitation_inviters::Migration),
         ]
     }
 }

@@ -296,6 +296,14 @@ fn groups_claim(jwt: &str, name: &str) -> Vec<String> {
     }
 }
 
+/// Whether the identity's e-mail address may be believed: the provider says it verified
+/// it, or the operator vouches for every address the provider gives (`trust_email`).
+/// Only then may it reach an existing account, a pending invitation or a domain rule:
+/// some providers let anyone claim any address.
+pub fn email_trusted(identity: &Identity, provider: &OidcProvider) -> bool {
+    identity.email_verified || provider.trust_email
+}
+
 /// Whether `email`'s domain is one of `domains` (case-insensitive).
 pub fn domain_allowed(email: &str, domains: &[String]) -> bool {
     let Some((_, domain)) = email.rsplit_once('@') else {
@@ -392,6 +400,36 @@ mod tests {
         // No default configured, or no workspace yet: nothing.
         assert_eq!(default_role_for(&none, "ws_a", None), None);
         assert_eq!(default_role_for(&none, "", default), None);
+    }
+
+    #[test]
+    fn an_unverified_address_is_believed_only_from_a_trusted_provider() {
+        let mut provider = OidcProvider {
+            name: "corp".into(),
+            display_name: None,
+            issuer: "https://id.example.com".into(),
+            client_id: "tocsin".into(),
+            client_secret: None,
+            scopes: Vec::new(),
+            allowed_domains: Vec::new(),
+            trust_email: false,
+            groups_claim: "groups".into(),
+            roles: Vec::new(),
+            default_role: None,
+        };
+        let mut identity = Identity {
+            subject: "1".into(),
+            email: "owner@example.com".into(),
+            email_verified: false,
+            name: None,
+            groups: Vec::new(),
+        };
+        assert!(!email_trusted(&identity, &provider));
+        identity.email_verified = true;
+        assert!(email_trusted(&identity, &provider));
+        identity.email_verified = false;
+        provider.trust_email = true;
+        assert!(email_trusted(&identity, &provider));
     }
 
     #[test]

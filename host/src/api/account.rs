@@ -14,7 +14,7 @@ use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::session::{self, ClientIp, Signed};
 use crate::accounts::{self, password, throttle, totp};
 use crate::ids;
-use crate::store::accounts::{SessionRow, TokenKind, UserRow, normalize_email};
+use crate::store::accounts::{InvitationGrant, SessionRow, TokenKind, UserRow, normalize_email};
 use crate::store::audit::{self, Actor, Change};
 use axum::Extension;
 use axum::extract::State;
@@ -731,18 +731,21 @@ pub struct AcceptBody {
 #[serde(rename_all = "camelCase")]
 pub struct Accepted {
     pub workspace_id: String,
+    /// The person's role in the workspace now: the invitation's, but no more than its
+    /// sender's role at this moment; a higher role the person had already stays.
     pub role: String,
     /// True when the account was created now (and a session started).
     pub account_created: bool,
 }
 
 /// Accept an invitation. A new account gets its password and is signed in; an existing
-/// account joins the workspace and signs in as usual.
+/// account joins the workspace and signs in as usual. The role granted is never more than
+/// the inviting member's role now, and never lowers a role the person already has.
 #[utoipa::path(post, path = "/v1/auth/invitations/accept", tag = "auth", request_body = AcceptBody,
     security(()),
     responses(
         (status = 201, description = "Joined (`Set-Cookie` when the account is new)", body = SuccessBody<Accepted>),
-        (status = 400, description = "INVALID_TOKEN; VALIDATION_ERROR: a new account needs a password", body = ErrorBody),
+        (status = 400, description = "INVALID_TOKEN: unknown, used or expired link, or its sender has left the workspace; VALIDATION_ERROR: a new account needs a password", body = ErrorBody),
     ))]
 pub async fn accept_invitation(
     State(state): State<AppState>,
@@ -802,40 +805,15 @@ pub async fn accept_invitation(
             None => actor_user.clone(),
         };
         let workspace_id = token.workspace_id.clone().unwrap_or_default();
-        let role = token.role.clone().unwrap_or_else(|| "viewer".into());
-        let (member, before) = tx
-            .grant_membership(&workspace_id, &user.email, &user.name, &role, now)
-            .await?;
-        audit::note(
-            Change::new(
-                Some(&workspace_id),
-                "invitation.accept",
-                "invitation",
-                Some(&token.id),
-            )
-            .after(serde_json::json!({"email": user.email, "role": role})),
-        );
-        let mut change = Change::new(
-            Some(&workspace_id),
-            if before.is_some() {
-                "member.update"
-            } else {
-                "member.add"
-            },
-            "member",
-            Some(&member.id),
-        )
-        .after(serde_json::json!({"email": member.email, "role": member.role}));
-        if let Some(b) = before {
-            change = change.before(serde_json::json!({"role": b}));
-        }
-        audit::note(change);
+        let Some(member) = join_by_invitation(&tx, &token, &user, None, now).await? else {
+            return Err(inviter_gone());
+        };
         tx.commit().await?;
         Ok::<_, ApiError>((
             user,
             Accepted {
                 workspace_id,
-                role,
+                role: member.role,
                 account_created: new_account.is_some(),
             },
         ))
@@ -859,6 +837,67 @@ pub async fn accept_invitation(
         return Ok(([(SET_COOKIE, cookie)], Success::created(accepted)).into_response());
     }
     Ok(Success::created(accepted).into_response())
+}
+
+/// An invitation whose sender has left the workspace.
+fn inviter_gone() -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "INVALID_TOKEN",
+        "This invitation no longer works: the person who sent it has left the workspace. \
+         Ask a member of the workspace for a new one",
+    )
+}
+
+/// Join the workspace of a redeemed invitation: its role, capped by the inviter's role
+/// now, never lowering a role the person already has there. None (and nothing done) when
+/// the inviter has left. Notes the acceptance and any membership change for the audit log.
+async fn join_by_invitation(
+    tx: &crate::store::Tx,
+    token: &crate::store::accounts::TokenRow,
+    user: &UserRow,
+    via: Option<&str>,
+    now: i64,
+) -> Result<Option<crate::store::members::MemberRow>, ApiError> {
+    let role = match tx.invitation_grant(token).await? {
+        InvitationGrant::Role(role) => role,
+        InvitationGrant::InviterGone => return Ok(None),
+    };
+    let workspace_id = token.workspace_id.clone().unwrap_or_default();
+    let (member, before) = tx
+        .raise_membership(&workspace_id, &user.email, &user.name, &role, now)
+        .await?;
+    let mut accepted = serde_json::json!({"email": user.email, "role": member.role});
+    if let Some(via) = via {
+        accepted["via"] = via.into();
+    }
+    audit::note(
+        Change::new(
+            Some(&workspace_id),
+            "invitation.accept",
+            "invitation",
+            Some(&token.id),
+        )
+        .after(accepted),
+    );
+    if before.as_deref() != Some(member.role.as_str()) {
+        let mut change = Change::new(
+            Some(&workspace_id),
+            if before.is_some() {
+                "member.update"
+            } else {
+                "member.add"
+            },
+            "member",
+            Some(&member.id),
+        )
+        .after(serde_json::json!({"email": member.email, "role": member.role}));
+        if let Some(b) = before {
+            change = change.before(serde_json::json!({"role": b}));
+        }
+        audit::note(change);
+    }
+    Ok(Some(member))
 }
 
 /// `POST /v1/auth/password-reset`.
@@ -926,6 +965,7 @@ pub async fn request_reset(
             workspace_id: None,
             role: None,
             created_by: None,
+            inviter_member_id: None,
             created_at: now,
             expires_at: now + RESET_LINK_HOURS * HOUR_MS,
             used_at: None,
@@ -1346,6 +1386,12 @@ pub async fn oidc_callback(
         .into_response())
 }
 
+fn no_sign_up(email: &str, provider: &str) -> ApiError {
+    ApiError::unauthorized(format!(
+        "`{email}` has no account here and its domain may not sign up through {provider}"
+    ))
+}
+
 /// Find or create the account of an SSO identity and set its roles from its groups.
 async fn sso_account(
     state: &AppState,
@@ -1355,10 +1401,12 @@ async fn sso_account(
     now: i64,
 ) -> Result<UserRow, ApiError> {
     let email = normalize_email(&identity.email);
-    if !identity.email_verified && !provider.allowed_domains.is_empty() {
-        // A domain rule means nothing for an address the provider has not verified.
+    if !accounts::oidc::email_trusted(identity, provider) {
+        // Anyone may claim any address at some providers: an unverified one reaches no
+        // account, no invitation and no domain rule.
         return Err(ApiError::unauthorized(format!(
-            "The identity provider has not verified `{email}`"
+            "The identity provider has not verified `{email}`, so it cannot sign in here; \
+             verify the address with the provider first"
         )));
     }
     let existing = state.store.user_by_email(&email).await?;
@@ -1369,11 +1417,9 @@ async fn sso_account(
         .is_empty();
     let domain_ok = accounts::oidc::domain_allowed(&email, &provider.allowed_domains);
     if existing.is_none() && !domain_ok && !invitations {
-        return Err(ApiError::unauthorized(format!(
-            "`{email}` has no account here and its domain may not sign up through {}",
-            provider.name
-        )));
+        return Err(no_sign_up(&email, &provider.name));
     }
+    let created = existing.is_none();
     let name = identity
         .name
         .clone()
@@ -1403,28 +1449,27 @@ async fn sso_account(
                 u
             }
         };
-        // Pending invitations for the address are accepted by signing in.
+        // Pending invitations for the address are accepted by signing in, as by their
+        // link: capped by the inviter's role now, never lowering a role, and left alone
+        // (unusable) when the inviter has left.
+        let mut joined = 0;
         for token in tx.pending_invitations_for(&email, now).await? {
+            if tx.invitation_grant(&token).await? == InvitationGrant::InviterGone {
+                tracing::info!(invitation = %token.id, "invitation not accepted: its sender has left the workspace");
+                continue;
+            }
             if tx
                 .redeem_token(TokenKind::Invitation, &token.token_hash, now)
                 .await?
                 .is_some()
             {
-                let ws = token.workspace_id.clone().unwrap_or_default();
-                let role = token.role.clone().unwrap_or_else(|| "viewer".into());
-                let (m, _) = tx
-                    .grant_membership(&ws, &email, &user.name, &role, now)
-                    .await?;
-                audit::note(
-                    Change::new(
-                        Some(&ws),
-                        "invitation.accept",
-                        "invitation",
-                        Some(&token.id),
-                    )
-                    .after(serde_json::json!({"email": email, "role": m.role})),
-                );
+                join_by_invitation(&tx, &token, &user, Some(&provider.name), now).await?;
+                joined += 1;
             }
+        }
+        if created && !domain_ok && joined == 0 {
+            // Its only invitations were void: a new account outside the allowed domains.
+            return Err(no_sign_up(&email, &provider.name));
         }
         let roles = accounts::oidc::roles_for(&provider.roles, &identity.groups, &first);
         for (ws, role) in &roles {
@@ -1433,6 +1478,19 @@ async fn sso_account(
             let Some(role) = role else {
                 continue;
             };
+            if role != "owner"
+                && let Some(m) = tx.member_of(ws, &email).await?
+                && m.role == "owner"
+                && tx.count_members_with_role(ws, "owner").await? <= 1
+            {
+                // A group mapping never leaves a workspace without an owner.
+                tracing::warn!(
+                    workspace = %ws,
+                    member = %m.id,
+                    "single sign-on keeps the workspace's last owner an owner despite the group mapping to {role}"
+                );
+                continue;
+            }
             let (m, before) = tx
                 .grant_membership(ws, &email, &user.name, role, now)
                 .await?;
@@ -1495,6 +1553,7 @@ pub async fn issue_setup_link(
             workspace_id: None,
             role: Some("owner".into()),
             created_by: None,
+            inviter_member_id: None,
             created_at: now,
             expires_at: now + SETUP_LINK_HOURS * HOUR_MS,
             used_at: None,

@@ -68,7 +68,9 @@ fn view(t: &TokenRow) -> InvitationView {
     }
 }
 
-/// Invite someone (admin). Only owners may invite owners.
+/// Invite someone (admin). Only owners may invite owners. The invitation answers to the
+/// inviting member: accepting it grants no more than their role at that moment, and
+/// nothing once they have left the workspace.
 #[utoipa::path(post, path = "/v1/workspace/invitations", tag = "workspace", request_body = InvitationBody,
     responses(
         (status = 201, description = "Invited", body = SuccessBody<InvitationCreated>),
@@ -119,6 +121,7 @@ pub async fn create_invitation(
         workspace_id: Some(p.workspace_id.clone()),
         role: Some(body.role.clone()),
         created_by: Some(p.key_name.clone()),
+        inviter_member_id: p.maker(),
         created_at: now,
         expires_at: now + INVITATION_DAYS * 86_400_000,
         used_at: None,

@@ -140,6 +140,7 @@ pub async fn create_user(
                     workspace_id: None,
                     role: None,
                     created_by: Some("tocsin user create".into()),
+                    inviter_member_id: None,
                     created_at: now,
                     expires_at: now + 24 * 3_600_000,
                     used_at: None,

@@ -40,6 +40,34 @@ impl TokenKind {
     }
 }
 
+/// A member role's rank: owner > admin > member > viewer (anything else ranks lowest).
+pub fn member_rank(role: &str) -> u8 {
+    match role {
+        "owner" => 3,
+        "admin" => 2,
+        "member" => 1,
+        _ => 0,
+    }
+}
+
+/// The lesser of two member roles.
+pub fn lesser_role<'a>(a: &'a str, b: &'a str) -> &'a str {
+    if member_rank(a) <= member_rank(b) {
+        a
+    } else {
+        b
+    }
+}
+
+/// What accepting an invitation grants now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InvitationGrant {
+    /// This member role: the invitation's, capped by its inviter's current role.
+    Role(String),
+    /// The member who sent the invitation has left the workspace: it grants nothing.
+    InviterGone,
+}
+
 /// E-mail addresses are compared in lower case.
 pub fn normalize_email(email: &str) -> String {
     email.trim().to_lowercase()
@@ -406,6 +434,62 @@ impl Tx {
         Ok((row.insert(self.conn()).await?, None))
     }
 
+    /// What `invitation` grants now: its role, but never more than the member who sent it
+    /// has at this moment (an owner invitation needs an owner still), and nothing once that
+    /// member has left. An operator's invitation (no inviting member) keeps its role.
+    pub async fn invitation_grant(
+        &self,
+        invitation: &TokenRow,
+    ) -> Result<InvitationGrant, StoreError> {
+        let granted = invitation.role.as_deref().unwrap_or("viewer");
+        let Some(inviter) = &invitation.inviter_member_id else {
+            return Ok(InvitationGrant::Role(granted.to_string()));
+        };
+        let workspace_id = invitation.workspace_id.as_deref().unwrap_or_default();
+        let inviter = member::Entity::find_by_id(inviter.clone())
+            .filter(member::Column::WorkspaceId.eq(workspace_id))
+            .one(self.conn())
+            .await?;
+        Ok(match inviter {
+            Some(m) => InvitationGrant::Role(lesser_role(granted, &m.role).to_string()),
+            None => InvitationGrant::InviterGone,
+        })
+    }
+
+    /// Give `email` at least `role` in a workspace: a new member row, or the existing
+    /// one's role raised, never lowered (an invitation does not demote an owner). Returns
+    /// the row and its role before (None when new).
+    pub async fn raise_membership(
+        &self,
+        workspace_id: &str,
+        email: &str,
+        name: &str,
+        role: &str,
+        now: Millis,
+    ) -> Result<(MemberRow, Option<String>), StoreError> {
+        if let Some(m) = self.member_of(workspace_id, email).await?
+            && member_rank(&m.role) >= member_rank(role)
+        {
+            let before = m.role.clone();
+            return Ok((m, Some(before)));
+        }
+        self.grant_membership(workspace_id, email, name, role, now)
+            .await
+    }
+
+    /// How many members of a workspace have `role`.
+    pub async fn count_members_with_role(
+        &self,
+        workspace_id: &str,
+        role: &str,
+    ) -> Result<u64, StoreError> {
+        Ok(member::Entity::find()
+            .filter(member::Column::WorkspaceId.eq(workspace_id))
+            .filter(member::Column::Role.eq(role))
+            .count(self.conn())
+            .await?)
+    }
+
     /// Pending invitations for an e-mail address.
     pub async fn pending_invitations_for(
         &self,
@@ -449,5 +533,19 @@ impl Tx {
             .order_by_asc(workspace::Column::CreatedAt)
             .one(self.conn())
             .await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_roles_rank_owner_admin_member_viewer() {
+        assert_eq!(lesser_role("owner", "admin"), "admin");
+        assert_eq!(lesser_role("admin", "owner"), "admin");
+        assert_eq!(lesser_role("member", "viewer"), "viewer");
+        assert_eq!(lesser_role("owner", "owner"), "owner");
+        assert_eq!(lesser_role("admin", "unknown"), "unknown");
     }
 }

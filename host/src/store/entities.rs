@@ -667,7 +667,11 @@ pub mod auth_token {
         pub email: String,
         pub workspace_id: Option<String>,
         pub role: Option<String>,
+        /// Who made the token, as a name to show (an e-mail address or a key's name).
         pub created_by: Option<String>,
+        /// For an invitation: the member who sent it (none: an operator's key). Accepting
+        /// grants no more than that member's role then, and nothing once they have left.
+        pub inviter_member_id: Option<String>,
         pub created_at: i64,
         pub expires_at: i64,
         pub used_at: Option<i64>,
