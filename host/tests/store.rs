@@ -925,6 +925,50 @@ async fn an_upgrade_makes_the_first_start_key_the_owner_key() {
     );
 }
 
+/// Pending invitations sent from a person's session before invitations recorded their
+/// sender's membership answer to that person after the upgrade; a key's stay the
+/// operator's.
+#[tokio::test]
+async fn an_upgrade_gives_pending_invitations_their_sender() {
+    use sea_orm::ConnectionTrait;
+    use tocsin_migrations::{Migrator, MigratorTrait};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("old.db").display());
+    let old = sea_orm::Database::connect(&url).await.expect("connect");
+    Migrator::up(&old, Some(24))
+        .await
+        .expect("the schema before");
+    for sql in [
+        "INSERT INTO workspaces (id, name, plan, webhook_secret, created_at, updated_at, \
+         require_two_factor) VALUES ('ws_old', 'Old', 'business', 'secret', 5, 5, false)",
+        "INSERT INTO members (id, workspace_id, email, name, role, created_at, updated_at) \
+         VALUES ('mem_ada', 'ws_old', 'ada@example.com', 'Ada', 'admin', 5, 5)",
+        "INSERT INTO auth_tokens (id, kind, token_hash, email, workspace_id, role, created_by, \
+         created_at, expires_at) VALUES ('tok_person', 'invitation', 'h1', 'x@example.com', \
+         'ws_old', 'admin', 'Ada@Example.com', 5, 9999999999999)",
+        "INSERT INTO auth_tokens (id, kind, token_hash, email, workspace_id, role, created_by, \
+         created_at, expires_at) VALUES ('tok_key', 'invitation', 'h2', 'y@example.com', \
+         'ws_old', 'owner', 'bootstrap admin', 6, 9999999999999)",
+    ] {
+        old.execute_unprepared(sql).await.expect(sql);
+    }
+    old.close().await.expect("close");
+
+    let store = Store::connect(&url).await.expect("open");
+    store.migrate().await.expect("upgrade");
+    let pending = store.invitations("ws_old", 10).await.expect("invitations");
+    let sender = |id: &str| {
+        pending
+            .iter()
+            .find(|t| t.id == id)
+            .expect("pending")
+            .inviter_member_id
+            .clone()
+    };
+    assert_eq!(sender("tok_person").as_deref(), Some("mem_ada"));
+    assert_eq!(sender("tok_key"), None);
+}
+
 #[tokio::test]
 async fn store_on_postgres() {
     let Some(base) = support::pg::base_url("store_on_postgres") else {
