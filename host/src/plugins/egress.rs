@@ -77,12 +77,28 @@ const PUBLIC_ONLY_DENIED: &[(&str, &str)] = &[
     ("192.168.0.0/16", "private"),
     ("100.64.0.0/10", "carrier-grade NAT"),
     ("192.0.0.0/24", "IETF protocol assignments"),
+    ("192.0.2.0/24", "documentation (TEST-NET-1)"),
+    ("192.88.99.0/24", "deprecated 6to4 relay anycast"),
     ("198.18.0.0/15", "benchmarking"),
+    ("198.51.100.0/24", "documentation (TEST-NET-2)"),
+    ("203.0.113.0/24", "documentation (TEST-NET-3)"),
     ("224.0.0.0/4", "multicast"),
+    ("255.255.255.255/32", "broadcast"),
     ("240.0.0.0/4", "reserved"),
     ("::/128", "unspecified"),
     ("::1/128", "loopback"),
+    // Addresses that embed an IPv4 address are checked as that address too (`canonical`);
+    // these tunnelling and deprecated forms are denied outright besides.
+    ("::/96", "IPv4-compatible (deprecated)"),
+    ("::ffff:0:0:0/96", "IPv4-translated"),
+    ("100::/64", "discard-only"),
+    ("2001::/32", "Teredo, which tunnels to an IPv4 address"),
+    ("2001:2::/48", "benchmarking"),
+    ("2001:db8::/32", "documentation"),
+    ("2002::/16", "6to4, which tunnels to an IPv4 address"),
+    ("3fff::/20", "documentation"),
     ("fc00::/7", "unique local (ULA)"),
+    ("fec0::/10", "deprecated site-local"),
     ("ff00::/8", "multicast"),
     ("64:ff9b:1::/48", "local-use NAT64"),
 ];
@@ -211,9 +227,11 @@ impl EgressPolicy {
 
     /// May a connection go to `address`?
     pub fn check(&self, address: IpAddr) -> Result<(), EgressDenied> {
+        // An address that embeds an IPv4 address is checked as both.
         let ip = canonical(address);
+        let hit = |net: &IpNet| net.contains(&ip) || net.contains(&address);
         let denied = |rule: String| EgressDenied { address, rule };
-        if let Some(rule) = self.deny.iter().find(|r| r.net.contains(&ip)) {
+        if let Some(rule) = self.deny.iter().find(|r| hit(&r.net)) {
             return Err(denied(format!("it is in {} (egress_deny)", rule.net)));
         }
         if self.allow.iter().any(|r| r.net.contains(&ip)) {
@@ -221,7 +239,7 @@ impl EgressPolicy {
         }
         for (range, what) in self.preset.denied() {
             let net: IpNet = range.parse().expect("preset ranges are valid CIDR");
-            if net.contains(&ip) {
+            if hit(&net) {
                 return Err(denied(format!(
                     "it is in {range} ({what}), which the `{}` egress preset denies",
                     self.preset.name()
@@ -251,22 +269,29 @@ impl EgressPolicy {
     }
 }
 
-/// An IPv4 address written as IPv6 (`::ffff:a.b.c.d`, or behind the well-known NAT64
-/// prefix `64:ff9b::/96`, which a NAT64 gateway turns back into it) is the IPv4 address.
+/// An IPv4 address written as IPv6 is the IPv4 address: IPv4-mapped (`::ffff:a.b.c.d`),
+/// IPv4-compatible (`::a.b.c.d`, deprecated but still routed by some stacks),
+/// IPv4-translated (`::ffff:0:a.b.c.d`), behind the well-known NAT64 prefix
+/// (`64:ff9b::/96`, which a NAT64 gateway turns back into it) and 6to4 (`2002:aabb:ccdd::/48`,
+/// whose relay tunnels to `aa.bb.cc.dd`). `::` and `::1` stay what they are. Teredo
+/// (`2001::/32`) hides its IPv4 address and is denied outright by the `public-only` preset.
 fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => {
-            let s = v6.segments();
-            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-                let [a, b, c, d] = [s[6] >> 8, s[6] & 0xff, s[7] >> 8, s[7] & 0xff]
-                    .map(|x| u8::try_from(x).unwrap_or(0));
-                return IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, d));
-            }
-            v6.to_ipv4_mapped()
-                .map(IpAddr::V4)
-                .unwrap_or(IpAddr::V6(v6))
-        }
-        v4 => v4,
+    let IpAddr::V6(v6) = ip else {
+        return ip;
+    };
+    let s = v6.segments();
+    let v4 = |hi: u16, lo: u16| {
+        let [a, b] = hi.to_be_bytes();
+        let [c, d] = lo.to_be_bytes();
+        IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, d))
+    };
+    match s {
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo]
+        | [0, 0, 0, 0, 0, 0xffff, hi, lo]
+        | [0, 0, 0, 0, 0xffff, 0, hi, lo] => v4(hi, lo),
+        [0, 0, 0, 0, 0, 0, hi, lo] if hi != 0 || lo > 1 => v4(hi, lo),
+        [0x2002, hi, lo, ..] => v4(hi, lo),
+        _ => ip,
     }
 }
 
@@ -340,6 +365,93 @@ mod tests {
             assert!(e.to_string().contains("public-only"), "{e}");
         }
         for ok in ["1.1.1.1", "2606:4700::1111", "172.32.0.1"] {
+            assert_eq!(p.check(ip(ok)), Ok(()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn addresses_that_embed_ipv4_are_checked_as_that_address() {
+        // Every form of 127.0.0.1 and 169.254.169.254 written as IPv6.
+        let public_only = EgressPolicy::new(EgressPreset::PublicOnly, &[], &[]).expect("policy");
+        for (bad, why) in [
+            ("::127.0.0.1", "loopback"),
+            ("::ffff:127.0.0.1", "loopback"),
+            ("::ffff:0:7f00:1", "loopback"),
+            ("64:ff9b::7f00:1", "loopback"),
+            ("2002:7f00:1::", "loopback"),
+            ("2002:a00:1::1", "private"),
+            ("::ffff:0:a00:1", "private"),
+            ("::a00:1", "private"),
+        ] {
+            let e = public_only.check(ip(bad)).expect_err(bad);
+            assert!(e.to_string().contains(why), "{bad}: {e}");
+        }
+        assert_eq!(canonical(ip("::127.0.0.1")), ip("127.0.0.1"));
+        assert_eq!(canonical(ip("::ffff:0:7f00:1")), ip("127.0.0.1"));
+        assert_eq!(canonical(ip("2002:7f00:1::")), ip("127.0.0.1"));
+        assert_eq!(canonical(ip("2002:c000:201:1::5")), ip("192.0.2.1"));
+        assert_eq!(canonical(ip("::1")), ip("::1"));
+        assert_eq!(canonical(ip("::")), ip("::"));
+        assert_eq!(canonical(ip("2606:4700::1111")), ip("2606:4700::1111"));
+        // The default preset, too, sees the metadata service behind them.
+        let default = EgressPolicy::default();
+        for bad in [
+            "::169.254.169.254",
+            "::ffff:0:a9fe:a9fe",
+            "2002:a9fe:a9fe::",
+            "64:ff9b::a9fe:a9fe",
+        ] {
+            assert!(default.check(ip(bad)).is_err(), "{bad}");
+        }
+        assert_eq!(default.check(ip("::1")), Ok(()));
+        // An operator's IPv6 rule still matches the IPv6 form.
+        let p =
+            EgressPolicy::new(EgressPreset::Default, &[], &["2002::/16".into()]).expect("policy");
+        assert!(p.check(ip("2002:101:101::")).is_err());
+    }
+
+    #[test]
+    fn public_only_denies_tunnels_documentation_and_reserved_ranges() {
+        let p = EgressPolicy::new(EgressPreset::PublicOnly, &[], &[]).expect("policy");
+        for (bad, why) in [
+            ("192.0.2.1", "documentation"),
+            ("198.51.100.1", "documentation"),
+            ("203.0.113.200", "documentation"),
+            ("2001:db8::1", "documentation"),
+            ("3fff::1", "documentation"),
+            ("198.18.0.1", "benchmarking"),
+            ("198.19.255.254", "benchmarking"),
+            ("2001:2::1", "benchmarking"),
+            ("224.0.0.251", "multicast"),
+            ("239.255.255.250", "multicast"),
+            ("ff05::1", "multicast"),
+            ("240.0.0.1", "reserved"),
+            ("255.255.255.255", "broadcast"),
+            ("192.88.99.1", "6to4 relay"),
+            ("fec0::1", "site-local"),
+            ("feff::1", "site-local"),
+            ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo"),
+            ("2002:101:101::", "6to4"),
+            ("::1.1.1.1", "IPv4-compatible"),
+            ("::ffff:0:101:101", "IPv4-translated"),
+            ("100::1", "discard-only"),
+        ] {
+            let e = p.check(ip(bad)).expect_err(bad);
+            assert!(e.to_string().contains(why), "{bad}: {e}");
+        }
+        // Public neighbours of those ranges stay open.
+        for ok in [
+            "192.0.3.1",
+            "198.51.101.1",
+            "203.0.114.1",
+            "198.20.0.1",
+            "223.255.255.254",
+            "2001:db9::1",
+            "2001:4860:4860::8888",
+            "2a00:1450::1",
+            "64:ff9b::101:101",
+            "::ffff:1.1.1.1",
+        ] {
             assert_eq!(p.check(ip(ok)), Ok(()), "{ok}");
         }
     }
