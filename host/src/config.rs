@@ -183,8 +183,9 @@ pub struct Retention {
 }
 
 /// `[subscriptions]`: limits on what anonymous visitors may make the server do through a
-/// status page's subscribe form. Each count is of confirmation mails sent in the last hour;
-/// over a limit the visitor gets the same answer and nothing is sent.
+/// status page's subscribe form. Each count is of confirmation mails sent, or webhook
+/// subscribers added, in the last hour; over a limit the visitor gets the same answer and
+/// nothing is sent or stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Subscriptions {
     /// Confirmation mails to one mailbox (the address in lower case without its `+tag`),
@@ -195,6 +196,11 @@ pub struct Subscriptions {
     /// Confirmation mails one client address (an IPv6 address's /64) asks for
     /// (`subscriptions.confirmations_per_client`, 10).
     pub confirmations_per_client: u32,
+    /// Webhook subscribers added to one status page (`subscriptions.webhooks_per_page`, 20).
+    pub webhooks_per_page: u32,
+    /// Webhook subscribers one client address (an IPv6 address's /64) adds
+    /// (`subscriptions.webhooks_per_client`, 5).
+    pub webhooks_per_client: u32,
     /// Let webhook subscribers name loopback and private addresses (the server's own
     /// egress policy then applies instead of public addresses only). For test and lab
     /// servers whose status pages are not on the internet; off by default.
@@ -207,6 +213,8 @@ impl Default for Subscriptions {
             confirmations_per_mailbox: 3,
             confirmations_per_page: 100,
             confirmations_per_client: 10,
+            webhooks_per_page: 20,
+            webhooks_per_client: 5,
             allow_private_targets: false,
         }
     }
@@ -218,6 +226,8 @@ struct FileSubscriptions {
     confirmations_per_mailbox: Option<u32>,
     confirmations_per_page: Option<u32>,
     confirmations_per_client: Option<u32>,
+    webhooks_per_page: Option<u32>,
+    webhooks_per_client: Option<u32>,
     allow_private_targets: Option<bool>,
 }
 
@@ -609,6 +619,22 @@ impl Config {
                     file_subscriptions.confirmations_per_client,
                 )?
                 .unwrap_or(defaults.confirmations_per_client),
+            webhooks_per_page: s
+                .pick(
+                    "subscriptions.webhooks_per_page",
+                    None,
+                    "TOCSIN_SUBSCRIPTIONS_WEBHOOKS_PER_PAGE",
+                    file_subscriptions.webhooks_per_page,
+                )?
+                .unwrap_or(defaults.webhooks_per_page),
+            webhooks_per_client: s
+                .pick(
+                    "subscriptions.webhooks_per_client",
+                    None,
+                    "TOCSIN_SUBSCRIPTIONS_WEBHOOKS_PER_CLIENT",
+                    file_subscriptions.webhooks_per_client,
+                )?
+                .unwrap_or(defaults.webhooks_per_client),
             allow_private_targets: s
                 .pick(
                     "subscriptions.allow_private_targets",
@@ -1200,18 +1226,23 @@ mod tests {
         assert!(c.egress.for_visitors().check(loopback).is_err());
         std::fs::write(
             &path,
-            "[subscriptions]\nconfirmations_per_mailbox = 1\nallow_private_targets = true\n",
+            "[subscriptions]\nconfirmations_per_mailbox = 1\nwebhooks_per_page = 2\nallow_private_targets = true\n",
         )
         .expect("write");
         let c = build(
             Some(&path),
-            &[("TOCSIN_SUBSCRIPTIONS_CONFIRMATIONS_PER_PAGE", "7")],
+            &[
+                ("TOCSIN_SUBSCRIPTIONS_CONFIRMATIONS_PER_PAGE", "7"),
+                ("TOCSIN_SUBSCRIPTIONS_WEBHOOKS_PER_CLIENT", "4"),
+            ],
             &Overrides::default(),
         )
         .expect("valid");
         assert_eq!(c.subscriptions.confirmations_per_mailbox, 1);
         assert_eq!(c.subscriptions.confirmations_per_page, 7);
         assert_eq!(c.subscriptions.confirmations_per_client, 10);
+        assert_eq!(c.subscriptions.webhooks_per_page, 2);
+        assert_eq!(c.subscriptions.webhooks_per_client, 4);
         assert!(c.egress.for_visitors().check(loopback).is_ok());
         let e = build(
             None,

@@ -33,7 +33,10 @@ pub struct DeliveryView {
     pub last_error: Option<String>,
     pub created_at: String,
     pub delivered_at: Option<String>,
-    /// The event payload as sent.
+    /// The event payload as sent, except that the token of a status-page subscriber's
+    /// `confirmUrl` and `unsubscribeUrl` is `[redacted]` for everyone (they belong to the
+    /// subscriber), and a read key or viewer sees a heartbeat ping URL's token `[redacted]`
+    /// too.
     #[schema(value_type = Object)]
     pub payload: Box<RawValue>,
     /// Every attempt (on `GET /{id}`).
@@ -64,7 +67,100 @@ pub struct DeliveryListParams {
     pub incident_id: Option<String>,
 }
 
-/// The API view of a delivery.
+/// Which links' tokens a payload shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Links {
+    /// Everyone's view: a status-page subscriber's links (confirm and unsubscribe, which
+    /// share its token) lose their token. Only the mailbox a confirmation was sent to may
+    /// confirm (no member can, see the approve route), and members remove subscribers with
+    /// `DELETE .../subscribers/{id}`, not with their links.
+    SubscriberHidden,
+    /// A read principal's view: heartbeat ping URLs (which change a monitor's state) lose
+    /// their tokens too.
+    AllHidden,
+}
+
+/// A URL's token replaced by [`super::redact::REDACTED`] if it is a link `links` hides:
+/// `.../status/{slug}/confirm/{token}` and `.../status/{slug}/unsubscribe/{token}` always,
+/// `.../ping/{token}[/signal]` for read principals.
+fn redact_link(text: &str, links: Links) -> Option<String> {
+    let mut url = url::Url::parse(text).ok()?;
+    let segments: Vec<String> = url.path_segments()?.map(str::to_string).collect();
+    let n = segments.len();
+    let token_at = if n >= 4
+        && segments[n - 4] == "status"
+        && (segments[n - 2] == "confirm" || segments[n - 2] == "unsubscribe")
+    {
+        Some(n - 1)
+    } else if links == Links::AllHidden {
+        // The ping token, with or without a signal after it.
+        (n.saturating_sub(3)..n.saturating_sub(1))
+            .rev()
+            .find(|&i| segments[i] == "ping")
+            .map(|i| i + 1)
+    } else {
+        None
+    }?;
+    if segments[token_at].is_empty() || segments[token_at] == super::redact::REDACTED {
+        return None;
+    }
+    let mut redacted = segments;
+    redacted[token_at] = super::redact::REDACTED.to_string();
+    url.path_segments_mut().ok()?.clear().extend(&redacted);
+    Some(url.to_string())
+}
+
+/// Hide the tokens `links` hides anywhere in `value`; true when one was.
+fn redact_links(value: &mut serde_json::Value, links: Links) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => match redact_link(text, links) {
+            Some(r) => {
+                *text = r;
+                true
+            }
+            None => false,
+        },
+        Value::Array(items) => {
+            let mut any = false;
+            for v in items {
+                any |= redact_links(v, links);
+            }
+            any
+        }
+        Value::Object(o) => {
+            let mut any = false;
+            for v in o.values_mut() {
+                any |= redact_links(v, links);
+            }
+            any
+        }
+        _ => false,
+    }
+}
+
+/// A stored payload as `links` may see it (the stored text itself when nothing is hidden).
+fn payload_for(payload: &str, links: Links) -> Box<RawValue> {
+    if let Ok(mut v) = serde_json::from_str::<serde_json::Value>(payload)
+        && redact_links(&mut v, links)
+    {
+        return raw_json(&v.to_string());
+    }
+    raw_json(payload)
+}
+
+/// The API view of a delivery for `p`: nobody sees the token of a status-page subscriber's
+/// confirm or unsubscribe link, and a read principal (a read key, a viewer) not that of a
+/// heartbeat ping URL either.
+pub fn view_for(p: &Principal, d: &DeliveryRow, attempts: Option<&[AttemptRow]>) -> DeliveryView {
+    let mut v = view(d, attempts);
+    if super::redact::applies(p) {
+        v.payload = payload_for(&d.payload, Links::AllHidden);
+    }
+    v
+}
+
+/// The API view of a delivery (subscribers' link tokens hidden).
 pub fn view(d: &DeliveryRow, attempts: Option<&[AttemptRow]>) -> DeliveryView {
     DeliveryView {
         id: d.id.clone(),
@@ -81,7 +177,7 @@ pub fn view(d: &DeliveryRow, attempts: Option<&[AttemptRow]>) -> DeliveryView {
         last_error: d.last_error.clone(),
         created_at: crate::time::format_ms(d.created_at),
         delivered_at: d.delivered_at.map(crate::time::format_ms),
-        payload: raw_json(&d.payload),
+        payload: payload_for(&d.payload, Links::SubscriberHidden),
         attempt_log: attempts.map(|list| {
             list.iter()
                 .map(|a| AttemptView {
@@ -124,7 +220,7 @@ pub async fn list_deliveries(
         )
         .await?;
     Ok(Paged {
-        items: rows.iter().map(|d| view(d, None)).collect(),
+        items: rows.iter().map(|d| view_for(&p, d, None)).collect(),
         pagination: Pagination::new(page, total),
     })
 }
@@ -146,7 +242,7 @@ pub async fn get_delivery(
         .await?
         .or_not_found(Resource::DELIVERY, &id)?;
     let attempts = state.store.delivery_attempts(&d.id).await?;
-    Ok(Success::ok(view(&d, Some(&attempts))))
+    Ok(Success::ok(view_for(&p, &d, Some(&attempts))))
 }
 
 /// Send a delivery again now, with the same `webhookId` (one more attempt).
@@ -185,5 +281,51 @@ pub async fn redeliver(
         }
     };
     state.engine.outbox_wakeup.notify_one();
-    Ok(Success::ok(view(&d, None)))
+    Ok(Success::ok(view_for(&p, &d, None)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_tokens_are_hidden_as_the_viewer_may_see_them() {
+        let payload = serde_json::json!({
+            "confirmUrl": "https://t.example/status/acme/confirm/Tok3n",
+            "unsubscribeUrl": "https://t.example/base/status/acme/unsubscribe/Tok3n",
+            "nested": [{"ping": "https://t.example/ping/Tok3n/fail"}, "https://t.example/ping/Tok3n"],
+            "page": {"url": "https://t.example/status/acme"},
+            "monitor": {"url": "https://app.example/confirm/keep"},
+        })
+        .to_string();
+        let all: serde_json::Value =
+            serde_json::from_str(payload_for(&payload, Links::AllHidden).get()).expect("json");
+        assert_eq!(
+            all,
+            serde_json::json!({
+                "confirmUrl": "https://t.example/status/acme/confirm/[redacted]",
+                "unsubscribeUrl": "https://t.example/base/status/acme/unsubscribe/[redacted]",
+                "nested": [{"ping": "https://t.example/ping/[redacted]/fail"}, "https://t.example/ping/[redacted]"],
+                "page": {"url": "https://t.example/status/acme"},
+                "monitor": {"url": "https://app.example/confirm/keep"},
+            })
+        );
+        let members: serde_json::Value =
+            serde_json::from_str(payload_for(&payload, Links::SubscriberHidden).get())
+                .expect("json");
+        assert_eq!(
+            members["confirmUrl"],
+            "https://t.example/status/acme/confirm/[redacted]"
+        );
+        assert_eq!(
+            members["unsubscribeUrl"],
+            "https://t.example/base/status/acme/unsubscribe/[redacted]"
+        );
+        assert_eq!(members["nested"][1], "https://t.example/ping/Tok3n");
+        // Not JSON: shown as stored.
+        assert_eq!(payload_for("{", Links::AllHidden).get(), "null");
+        // Nothing hidden: the stored text as it is.
+        let plain = r#"{"b": 1.50, "a": "https://t.example/status/acme"}"#;
+        assert_eq!(payload_for(plain, Links::AllHidden).get(), plain);
+    }
 }

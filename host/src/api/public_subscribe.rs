@@ -10,7 +10,7 @@ use super::session::ClientIp;
 use crate::ids;
 use crate::outbox::subscribers;
 use crate::store::status_pages::StatusPageRow;
-use crate::store::subscriptions::SubscriberRow;
+use crate::store::subscriptions::{SubscriberRow, pending_expired};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -35,9 +35,11 @@ pub struct SubscriptionView {
     pub kind: String,
     pub message: String,
     /// For a webhook: the secret its deliveries are signed with (`X-Service-Signature`,
-    /// as the workspace's own webhooks are), shown only in this answer. Subscribing the
-    /// same URL again while it waits for approval replaces it; once approved, the secret it
-    /// was approved with stays, and the one in a later answer is not used.
+    /// as the workspace's own webhooks are), shown only in this answer. Only the first
+    /// answer's secret is ever used: a repeated request for the same URL gets a secret of
+    /// the same shape that is never stored, so nobody can take a subscriber's secret over.
+    /// A subscriber that lost its secret asks the page's members to remove it, then
+    /// subscribes again.
     #[schema(example = "whsec_8Jq2VtN0bW3kXc5LmZr7Ty1Pd4Hs6Ga9")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<String>,
@@ -104,8 +106,11 @@ fn read_request(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Value>,
 /// nothing is sent until a member of the page's workspace approves it, and its deliveries
 /// are signed with its own secret, shown once in the answer). JSON or a form post from the
 /// page; a form gets an HTML answer. Every accepted request gets the same 202 and the same
-/// words, whether the address is new, waiting or subscribed; confirmation mails are limited
-/// per mailbox, page and client address per hour, and over a limit nothing is sent.
+/// words, whether the address is new, waiting or subscribed. Confirmation mails are limited
+/// per mailbox, page and client address per hour, new webhook subscribers per page and
+/// client address per hour; over a limit nothing is sent or stored. A subscriber's secret
+/// never changes here. An address not confirmed within 2 days, or a webhook not approved
+/// within 7, is forgotten and no longer counts toward the page's limit.
 #[utoipa::path(post, path = "/status/{slug}/subscribe", tag = "status-pages",
     params(("slug" = String, Path, description = "The page's slug")),
     security(()),
@@ -245,26 +250,42 @@ async fn subscribe_inner(
             )]));
         }
     };
+    let now = state.clock.now_ms();
+    let subs = &state.config.subscriptions;
+    let txn = state.store.begin_write().await?;
+    // Who waited too long for confirmation or approval is forgotten first, so they
+    // neither stay nor count toward the page's limit.
+    txn.prune_page_pending_subscribers(&page.id, now).await?;
     // Asked of every request alike, so a full page says nothing about who is on it.
-    if state.store.count_subscribers(&page.id).await? >= MAX_SUBSCRIBERS {
+    if txn.count_page_subscribers(&page.id).await? >= MAX_SUBSCRIBERS {
         return Err(ApiError::unprocessable(
             "This status page has as many subscribers as it can keep",
         ));
     }
-    let now = state.clock.now_ms();
-    let existing = state.store.subscriber_by_target(&page.id, &target).await?;
+    let existing = txn.page_subscriber_by_target(&page.id, &target).await?;
+    // A webhook's answer always carries a new secret. Only a new subscriber's is stored:
+    // a subscriber's secret never changes through this anonymous route, so the secret in
+    // a repeated request's answer is never used (and the answer still reveals nothing).
     let secret = (kind == "webhook").then(crate::store::keys::generate_webhook_secret);
-    let txn = state.store.begin_write().await?;
-    let row = match existing {
-        Some(row) => {
-            // A waiting webhook takes the new secret; an approved one keeps its own.
-            if let Some(secret) = &secret
-                && !row.confirmed
-            {
-                txn.replace_subscriber_secret(&row.id, secret).await?;
-            }
-            row
+    let mail_limits = subscribers::MailLimits {
+        per_mailbox: subs.confirmations_per_mailbox,
+        per_page: subs.confirmations_per_page,
+        per_client: subs.confirmations_per_client,
+    };
+    match existing {
+        Some(row) if kind == "email" && !row.confirmed => {
+            subscribers::send_confirmation_within_limits(
+                &txn,
+                &state.config.public_url,
+                &page,
+                &row,
+                client,
+                mail_limits,
+                now,
+            )
+            .await?;
         }
+        Some(_) => {}
         None => {
             let row = SubscriberRow {
                 id: ids::new_id(ids::prefix::SUBSCRIBER),
@@ -277,26 +298,31 @@ async fn subscribe_inner(
                 created_at: now,
                 secret: secret.clone(),
             };
-            txn.insert_subscriber(row.clone()).await?;
-            row
+            if kind == "email" {
+                // No row without its mail: over a limit, nothing is stored either.
+                if subscribers::confirmation_allowed(&txn, &page, &target, client, mail_limits, now)
+                    .await?
+                {
+                    txn.insert_subscriber(row.clone()).await?;
+                    subscribers::send_confirmation_within_limits(
+                        &txn,
+                        &state.config.public_url,
+                        &page,
+                        &row,
+                        client,
+                        mail_limits,
+                        now,
+                    )
+                    .await?;
+                }
+            } else {
+                let limits = subscribers::WebhookLimits {
+                    per_page: subs.webhooks_per_page,
+                    per_client: subs.webhooks_per_client,
+                };
+                subscribers::add_webhook_within_limits(&txn, row, client, limits, now).await?;
+            }
         }
-    };
-    if kind == "email" && !row.confirmed {
-        let limits = subscribers::MailLimits {
-            per_mailbox: state.config.subscriptions.confirmations_per_mailbox,
-            per_page: state.config.subscriptions.confirmations_per_page,
-            per_client: state.config.subscriptions.confirmations_per_client,
-        };
-        subscribers::send_confirmation_within_limits(
-            &txn,
-            &state.config.public_url,
-            &page,
-            &row,
-            client,
-            limits,
-            now,
-        )
-        .await?;
     }
     txn.commit().await?;
     Ok(match secret {
@@ -312,19 +338,23 @@ async fn confirm_inner(state: &AppState, slug: &str, token: &str) -> Response {
         Err(e) => return e.into_response(),
     };
     let back = format!("{}/status/{slug}", state.config.public_url);
+    let now = state.clock.now_ms();
     match state.store.subscriber_by_token(token).await {
-        Ok(Some(s)) if s.page_id == page.id => match state.store.confirm_subscriber(token).await {
-            Ok(_) => html_page(
-                StatusCode::OK,
-                "Subscribed",
-                &format!(
-                    "{} will receive {}'s updates. Every message has a link to unsubscribe.",
-                    s.target, page.title
+        // A link not followed in time confirms nothing (the sweep forgets its subscriber).
+        Ok(Some(s)) if s.page_id == page.id && !pending_expired(&s, now) => {
+            match state.store.confirm_subscriber(token).await {
+                Ok(_) => html_page(
+                    StatusCode::OK,
+                    "Subscribed",
+                    &format!(
+                        "{} will receive {}'s updates. Every message has a link to unsubscribe.",
+                        s.target, page.title
+                    ),
+                    Some(&back),
                 ),
-                Some(&back),
-            ),
-            Err(e) => ApiError::from(e).into_response(),
-        },
+                Err(e) => ApiError::from(e).into_response(),
+            }
+        }
         Ok(_) => html_page(
             StatusCode::NOT_FOUND,
             "Link not valid",

@@ -1,6 +1,7 @@
 //! Retention: raw check results, finished deliveries (with their attempts) and resolved
 //! incidents (with their timelines) are deleted once older than the configured windows;
-//! daily rollups stay for ever. A deleted monitor's history goes the same way. Every
+//! daily rollups stay for ever. Status-page subscribers that never confirmed (or were never
+//! approved) in time go too. A deleted monitor's history goes the same way. Every
 //! deletion is a small batch in its own transaction with a pause between batches, so a
 //! monitor with a million rows never holds the write lock for long and checks keep being
 //! recorded meanwhile.
@@ -96,6 +97,8 @@ pub async fn sweep(
     // Expired sessions, used or expired links and abandoned sign-ins.
     store.prune_expired_credentials(now_ms).await?;
     store.prune_tag_snoozes(now_ms).await?;
+    // Status-page subscribers that never confirmed or were never approved in time.
+    store.prune_pending_subscribers(now_ms).await?;
     Ok(report)
 }
 

@@ -163,6 +163,74 @@ pub fn client_key(ip: &str) -> String {
     }
 }
 
+/// May a confirmation mail go to `address` for this page, asked for by this client
+/// address, or has the mailbox, the page or the client had its mails for the hour?
+pub async fn confirmation_allowed(
+    tx: &Tx,
+    page: &StatusPageRow,
+    address: &str,
+    client_ip: &str,
+    limits: MailLimits,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let counts = tx
+        .confirmation_mails_since(
+            &mailbox(address),
+            &page.id,
+            &client_key(client_ip),
+            now - HOUR_MS,
+        )
+        .await?;
+    let allowed = counts.mailbox < u64::from(limits.per_mailbox)
+        && counts.page < u64::from(limits.per_page)
+        && counts.client < u64::from(limits.per_client);
+    if !allowed {
+        tracing::info!(page = %page.slug, ?counts, "confirmation mail not sent: over the hour's limit");
+    }
+    Ok(allowed)
+}
+
+/// Webhook subscribers added per hour (`[subscriptions]` in the configuration).
+#[derive(Debug, Clone, Copy)]
+pub struct WebhookLimits {
+    pub per_page: u32,
+    pub per_client: u32,
+}
+
+/// Add a webhook subscriber from a visitor, unless the page or the client address has had
+/// its new webhook subscribers for the hour. True when it was added.
+pub async fn add_webhook_within_limits(
+    tx: &Tx,
+    sub: SubscriberRow,
+    client_ip: &str,
+    limits: WebhookLimits,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let client = client_key(client_ip);
+    let since = now - HOUR_MS;
+    let (page, by_client) = tx
+        .webhook_subscribes_since(&sub.page_id, &client, since)
+        .await?;
+    if page >= u64::from(limits.per_page) || by_client >= u64::from(limits.per_client) {
+        tracing::info!(page = %sub.page_id, page_count = page, client_count = by_client,
+            "webhook subscriber not added: over the hour's limit");
+        return Ok(false);
+    }
+    tx.record_confirmation_mail(
+        crate::store::subscriptions::SentMail {
+            id: &crate::ids::random_base62(26),
+            page_id: &sub.page_id,
+            mailbox: crate::store::subscriptions::WEBHOOK_MAILBOX,
+            client: &client,
+            sent_at: now,
+        },
+        since,
+    )
+    .await?;
+    tx.insert_subscriber(sub).await?;
+    Ok(true)
+}
+
 /// Ask an e-mail subscriber to confirm, unless the mailbox, the page or the client address
 /// has had its confirmation mails for the hour. True when a mail was queued.
 pub async fn send_confirmation_within_limits(
@@ -174,19 +242,12 @@ pub async fn send_confirmation_within_limits(
     limits: MailLimits,
     now: i64,
 ) -> Result<bool, StoreError> {
+    if !confirmation_allowed(tx, page, &sub.target, client_ip, limits, now).await? {
+        return Ok(false);
+    }
     let mailbox = mailbox(&sub.target);
     let client = client_key(client_ip);
     let since = now - HOUR_MS;
-    let counts = tx
-        .confirmation_mails_since(&mailbox, &page.id, &client, since)
-        .await?;
-    if counts.mailbox >= u64::from(limits.per_mailbox)
-        || counts.page >= u64::from(limits.per_page)
-        || counts.client >= u64::from(limits.per_client)
-    {
-        tracing::info!(page = %page.slug, ?counts, "confirmation mail not sent: over the hour's limit");
-        return Ok(false);
-    }
     tx.record_confirmation_mail(
         crate::store::subscriptions::SentMail {
             id: &crate::ids::random_base62(26),

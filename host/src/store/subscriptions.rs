@@ -14,6 +14,43 @@ pub type StatusUpdateRow = status_update::Model;
 /// A subscriber as stored.
 pub type SubscriberRow = status_subscriber::Model;
 
+/// How long an e-mail subscriber's confirmation link is valid: an address that has not
+/// confirmed by then is forgotten.
+pub const CONFIRMATION_VALID_MS: i64 = 2 * 86_400_000;
+/// How long a webhook subscriber waits for a member's approval before it is forgotten.
+pub const APPROVAL_WAIT_MS: i64 = 7 * 86_400_000;
+
+/// Has a subscriber that never confirmed (or was never approved) waited too long?
+pub fn pending_expired(sub: &SubscriberRow, now: i64) -> bool {
+    !sub.confirmed
+        && sub.created_at
+            < now
+                - match sub.kind.as_str() {
+                    "webhook" => APPROVAL_WAIT_MS,
+                    _ => CONFIRMATION_VALID_MS,
+                }
+}
+
+/// The condition of subscribers that waited too long, as of `now`.
+fn expired_condition(now: i64) -> sea_orm::Condition {
+    use sea_orm::Condition;
+    Condition::all()
+        .add(status_subscriber::Column::Confirmed.eq(false))
+        .add(
+            Condition::any()
+                .add(
+                    Condition::all()
+                        .add(status_subscriber::Column::Kind.eq("webhook"))
+                        .add(status_subscriber::Column::CreatedAt.lt(now - APPROVAL_WAIT_MS)),
+                )
+                .add(
+                    Condition::all()
+                        .add(status_subscriber::Column::Kind.ne("webhook"))
+                        .add(status_subscriber::Column::CreatedAt.lt(now - CONFIRMATION_VALID_MS)),
+                ),
+        )
+}
+
 /// Confirmation mails sent since some time, counted the ways the limits count them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MailCounts {
@@ -25,7 +62,11 @@ pub struct MailCounts {
     pub client: u64,
 }
 
-/// A confirmation mail about to be sent, for the counts.
+/// The mailbox of a `subscription_mails` row that counts a webhook subscriber added, not
+/// a mail (no address is empty).
+pub const WEBHOOK_MAILBOX: &str = "";
+
+/// A confirmation mail about to be sent (or a webhook subscriber added), for the counts.
 pub struct SentMail<'a> {
     pub id: &'a str,
     pub page_id: &'a str,
@@ -145,6 +186,16 @@ impl Store {
             .await?)
     }
 
+    /// Forget every subscriber that waited too long for its confirmation or approval (the
+    /// retention sweep). Returns how many.
+    pub async fn prune_pending_subscribers(&self, now: i64) -> Result<u64, StoreError> {
+        Ok(status_subscriber::Entity::delete_many()
+            .filter(expired_condition(now))
+            .exec(self.db())
+            .await?
+            .rows_affected)
+    }
+
     /// Remove the subscriber with this token. False when there is none.
     pub async fn unsubscribe(&self, token: &str) -> Result<bool, StoreError> {
         Ok(status_subscriber::Entity::delete_many()
@@ -199,23 +250,69 @@ impl Tx {
             > 0)
     }
 
-    /// Give a waiting subscriber a new signing secret (it subscribed again).
-    pub async fn replace_subscriber_secret(
+    /// Forget a page's subscribers that waited too long for their confirmation or
+    /// approval, so they neither stay nor count toward the page's limit.
+    pub async fn prune_page_pending_subscribers(
         &self,
-        id: &str,
-        secret: &str,
-    ) -> Result<(), StoreError> {
-        status_subscriber::Entity::update_many()
-            .col_expr(status_subscriber::Column::Secret, Expr::value(secret))
-            .filter(status_subscriber::Column::Id.eq(id))
-            .filter(status_subscriber::Column::Confirmed.eq(false))
+        page_id: &str,
+        now: i64,
+    ) -> Result<u64, StoreError> {
+        Ok(status_subscriber::Entity::delete_many()
+            .filter(status_subscriber::Column::PageId.eq(page_id))
+            .filter(expired_condition(now))
             .exec(self.conn())
-            .await?;
-        Ok(())
+            .await?
+            .rows_affected)
+    }
+
+    /// How many subscribers a page has (in this transaction).
+    pub async fn count_page_subscribers(&self, page_id: &str) -> Result<u64, StoreError> {
+        Ok(status_subscriber::Entity::find()
+            .filter(status_subscriber::Column::PageId.eq(page_id))
+            .count(self.conn())
+            .await?)
+    }
+
+    /// A page's subscriber with this address or URL, if any (in this transaction).
+    pub async fn page_subscriber_by_target(
+        &self,
+        page_id: &str,
+        target: &str,
+    ) -> Result<Option<SubscriberRow>, StoreError> {
+        Ok(status_subscriber::Entity::find()
+            .filter(status_subscriber::Column::PageId.eq(page_id))
+            .filter(status_subscriber::Column::Target.eq(target))
+            .one(self.conn())
+            .await?)
+    }
+
+    /// Webhook subscribers added since `since` to a page, and by a client address: the
+    /// rows of `subscription_mails` without a mailbox.
+    pub async fn webhook_subscribes_since(
+        &self,
+        page_id: &str,
+        client: &str,
+        since: i64,
+    ) -> Result<(u64, u64), StoreError> {
+        let recent = || {
+            subscription_mail::Entity::find()
+                .filter(subscription_mail::Column::SentAt.gte(since))
+                .filter(subscription_mail::Column::Mailbox.eq(WEBHOOK_MAILBOX))
+        };
+        Ok((
+            recent()
+                .filter(subscription_mail::Column::PageId.eq(page_id))
+                .count(self.conn())
+                .await?,
+            recent()
+                .filter(subscription_mail::Column::Client.eq(client))
+                .count(self.conn())
+                .await?,
+        ))
     }
 
     /// Confirmation mails sent since `since` to a mailbox, for a page and asked for by a
-    /// client address.
+    /// client address (webhook subscribes, counted in the same table, left out).
     pub async fn confirmation_mails_since(
         &self,
         mailbox: &str,
@@ -224,7 +321,9 @@ impl Tx {
         since: i64,
     ) -> Result<MailCounts, StoreError> {
         let recent = || {
-            subscription_mail::Entity::find().filter(subscription_mail::Column::SentAt.gte(since))
+            subscription_mail::Entity::find()
+                .filter(subscription_mail::Column::SentAt.gte(since))
+                .filter(subscription_mail::Column::Mailbox.ne(WEBHOOK_MAILBOX))
         };
         Ok(MailCounts {
             mailbox: recent()
@@ -242,7 +341,8 @@ impl Tx {
         })
     }
 
-    /// Count a confirmation mail, and forget those sent before `forget_before`.
+    /// Count a confirmation mail (or, with the mailbox [`WEBHOOK_MAILBOX`], a webhook
+    /// subscriber added), and forget those counted before `forget_before`.
     pub async fn record_confirmation_mail(
         &self,
         mail: SentMail<'_>,
