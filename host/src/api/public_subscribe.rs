@@ -117,9 +117,12 @@ fn read_request(headers: &HeaderMap, body: &Bytes) -> Result<Map<String, Value>,
     request_body(content = Object, description = "`{\"email\": \"you@example.com\"}` or `{\"webhookUrl\": \"https://...\"}`"),
     responses(
         (status = 202, description = "Accepted: the same answer whether the address or URL is new, waiting or subscribed (a webhook's answer carries its signing secret)", body = SubscriptionView),
-        (status = 400, description = "Neither a valid address nor a valid URL, or a URL that is not a public address", body = super::error::ErrorBody),
-        (status = 404, description = "No public page with this slug", body = super::error::ErrorBody),
-        (status = 422, description = "The page has 10,000 subscribers", body = super::error::ErrorBody),
+        (status = 400, description = "Neither a valid address nor a valid URL, or a URL that is not a public address (an HTML page when the request is a form)",
+            content((super::error::ErrorBody = "application/json"), (String = "text/html"))),
+        (status = 404, description = "No public page with this slug (an HTML page when the request is a form)",
+            content((super::error::ErrorBody = "application/json"), (String = "text/html"))),
+        (status = 422, description = "The page has 10,000 subscribers (an HTML page when the request is a form)",
+            content((super::error::ErrorBody = "application/json"), (String = "text/html"))),
     ))]
 pub async fn subscribe(
     State(state): State<AppState>,
@@ -384,7 +387,10 @@ pub async fn confirm(
 #[utoipa::path(post, path = "/status/{slug}/confirm/{token}", tag = "status-pages",
     params(("slug" = String, Path, description = "The page's slug"), ("token" = String, Path, description = "From the confirmation message")),
     security(()),
-    responses((status = 200, description = "Confirmed (HTML)", content_type = "text/html")))]
+    responses(
+        (status = 200, description = "Confirmed (HTML)", content_type = "text/html"),
+        (status = 404, description = "No such page or link (HTML)", content_type = "text/html"),
+    ))]
 pub async fn confirm_post(
     State(state): State<AppState>,
     Path((slug, token)): Path<(String, String)>,

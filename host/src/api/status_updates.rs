@@ -322,6 +322,10 @@ pub async fn approve_subscriber(
     if sub.confirmed {
         return Ok(Success::ok(subscriber_view(&sub)));
     }
+    // A webhook left waiting too long is gone, whether or not the sweep has removed it.
+    if crate::store::subscriptions::pending_expired(&sub, state.clock.now_ms()) {
+        return Err(Resource::SUBSCRIBER.not_found(&subscriber_id));
+    }
     // The settings may have changed since the visitor subscribed.
     let host = url::Url::parse(&sub.target)
         .ok()
