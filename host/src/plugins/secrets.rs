@@ -493,7 +493,10 @@ mod tests {
         let tls = object(json!({"host": "a", "tls": true}));
         assert_eq!(s.changed_target(&tls, &plain), Some("tls"));
         assert_eq!(
-            s.changed_target(&tls, &object(json!({"host": "a", "tls": true, "ignoreTlsErrors": true}))),
+            s.changed_target(
+                &tls,
+                &object(json!({"host": "a", "tls": true, "ignoreTlsErrors": true}))
+            ),
             Some("ignoreTlsErrors")
         );
     }
