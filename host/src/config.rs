@@ -117,6 +117,10 @@ pub struct Config {
 
 /// Check results buffered for the database by default (`recorder_buffer`).
 pub const DEFAULT_RECORDER_BUFFER: u32 = 100_000;
+/// Connections one client address may hold open at once (`max_connections_per_address`):
+/// a browser opens about six, a proxy in front of many people needs more
+/// (docs/deployment.md).
+pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: u32 = 64;
 
 /// Threads that run the checks by default (`check_threads`): half the machine's cores, at
 /// least one, leaving the rest to the API, the result writer and the database. On one
@@ -734,7 +738,7 @@ impl Config {
                 "TOCSIN_MAX_CONNECTIONS_PER_ADDRESS",
                 f.max_connections_per_address,
             )?
-            .unwrap_or(crate::api::serve::MAX_CONNECTIONS_PER_ADDRESS);
+            .unwrap_or(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS);
         if max_connections_per_address == 0 {
             return Err(invalid("max_connections_per_address", "must be at least 1"));
         }

@@ -32,10 +32,9 @@ use tower::ServiceExt;
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time to receive a request's whole body by default (`request_body_timeout`).
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
-/// Connections one client address may hold open at once by default
-/// (`max_connections_per_address`): a browser opens about six, a proxy in front of many
-/// people needs more (docs/deployment.md).
-pub const MAX_CONNECTIONS_PER_ADDRESS: u32 = 64;
+/// Connections one client address may hold open at once by default (declared with the
+/// setting, `max_connections_per_address`).
+pub use crate::config::DEFAULT_MAX_CONNECTIONS_PER_ADDRESS as MAX_CONNECTIONS_PER_ADDRESS;
 /// How long requests in flight get to finish on shutdown.
 const DRAIN: Duration = Duration::from_secs(10);
 
