@@ -126,26 +126,6 @@ impl Store {
         Ok((rows, total))
     }
 
-    pub async fn count_subscribers(&self, page_id: &str) -> Result<u64, StoreError> {
-        Ok(status_subscriber::Entity::find()
-            .filter(status_subscriber::Column::PageId.eq(page_id))
-            .count(self.db())
-            .await?)
-    }
-
-    /// A page's subscriber with this address or URL, if any.
-    pub async fn subscriber_by_target(
-        &self,
-        page_id: &str,
-        target: &str,
-    ) -> Result<Option<SubscriberRow>, StoreError> {
-        Ok(status_subscriber::Entity::find()
-            .filter(status_subscriber::Column::PageId.eq(page_id))
-            .filter(status_subscriber::Column::Target.eq(target))
-            .one(self.db())
-            .await?)
-    }
-
     pub async fn subscriber_by_token(
         &self,
         token: &str,
