@@ -450,3 +450,138 @@ fn an_invitation_never_lowers_a_membership() {
     assert_eq!(r.body["data"]["role"], "admin", "{}", r.body);
     assert_eq!(member_role(&owner, "up@example.com"), Some(json!("admin")));
 }
+
+/// The review's attack list in one run against one server, each step as an attacker
+/// plays it. The deeper sweeps are beside it: every secret field of every plugin in
+/// e2e_plugin_secrets, every private-address trick in e2e_subscribe_security, the
+/// connection bound in e2e_slow_clients.
+#[test]
+fn the_review_attack_list_fails_at_every_step() {
+    use std::io::{Read, Write};
+    let receiver = support::sinks::Receiver::start();
+    // The server's own preset lets members' monitors and channels reach loopback, as a
+    // self-hoster's does; none of it may be lent to a visitor or a lesser key.
+    let server = Server::start(&[
+        ("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true"),
+        ("TOCSIN_REQUEST_BODY_TIMEOUT", "2s"),
+    ]);
+    let owner = server.client();
+
+    // 1. A role that tries to rise: an admin key mints an owner key, makes itself owner.
+    let admin = owner.with_key(&new_key(&owner, "admin"));
+    admin
+        .post("/v1/api-keys", &json!({"name": "up", "role": "owner"}))
+        .assert_error(403, "FORBIDDEN");
+    let (adam, _) = person(&server, "adam@example.com", "admin");
+    admin
+        .patch(
+            &format!("/v1/workspace/members/{adam}"),
+            &json!({"role": "owner"}),
+        )
+        .assert_error(403, "FORBIDDEN");
+
+    // 2. Anonymous input that tries to reach loopback: refused, and nothing is posted.
+    let page = create(
+        &owner,
+        "/v1/status-pages",
+        json!({"slug": "acme", "name": "Acme", "monitorIds": []}),
+    );
+    owner
+        .without_key()
+        .post(
+            "/status/acme/subscribe",
+            &json!({"webhookUrl": receiver.url("/steal")}),
+        )
+        .assert_error(400, "VALIDATION_ERROR");
+    create(
+        &owner,
+        &format!("/v1/status-pages/{page}/updates"),
+        json!({"status": "investigating", "body": "Looking into it."}),
+    );
+
+    // 3. Secret-bearing fields read by a read key: a chat webhook URL (the URL is the
+    //    credential) and a stored password.
+    let hook = "https://hooks.slack.com/services/T000/B000/XoXoSecretPath";
+    create(
+        &owner,
+        "/v1/channels",
+        json!({"name": "ops", "type": "slack", "webhookUrl": hook}),
+    );
+    let password = "Zq-review-redis-password";
+    let monitor = create(
+        &owner,
+        "/v1/monitors",
+        json!({"name": "cache", "type": "redis", "interval": 60,
+               "config": {"host": "127.0.0.1", "port": 9, "password": password}}),
+    );
+    let read = owner.with_key(&new_key(&owner, "read"));
+    for path in [
+        "/v1/channels".to_string(),
+        "/v1/monitors".to_string(),
+        format!("/v1/monitors/{monitor}"),
+    ] {
+        let seen = read.get(&path);
+        assert_eq!(seen.status, 200, "{path}: {}", seen.body);
+        let text = seen.body.to_string();
+        assert!(
+            !text.contains("XoXoSecretPath") && !text.contains(password),
+            "{path}: {text}"
+        );
+    }
+
+    // 4. A slow body: the whole body has a deadline, not each byte.
+    let address = server.base.trim_start_matches("http://").to_string();
+    let mut s = std::net::TcpStream::connect(&address).expect("connect");
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .expect("timeout");
+    let head = format!(
+        "POST /v1/monitors HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{",
+        support::ADMIN_KEY
+    );
+    s.write_all(head.as_bytes()).expect("write");
+    let mut answer = Vec::new();
+    let mut sent = 0;
+    let mut buf = [0u8; 4096];
+    s.set_nonblocking(true).expect("nonblocking");
+    // At most 60 bytes at 5 a second: 12 s, far past the 2 s deadline.
+    while sent < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                answer.extend_from_slice(&buf[..n]);
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => break,
+        }
+        if s.write_all(b" ").is_err() {
+            break;
+        }
+        sent += 1;
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 408") && answer.contains("REQUEST_TIMEOUT"),
+        "after {sent} trickled bytes: {answer}"
+    );
+    assert!(sent < 60, "the whole trickle was waited for");
+
+    // 5. A changed target with a kept secret: a write key points the monitor at itself.
+    let write = owner.with_key(&new_key(&owner, "write"));
+    let r = write.patch(
+        &format!("/v1/monitors/{monitor}"),
+        &json!({"config": {"host": "localhost", "port": 6390}}),
+    );
+    r.assert_error(400, "VALIDATION_ERROR");
+    assert_eq!(r.body["error"]["details"][0]["field"], "config.password");
+    assert_eq!(
+        owner.get(&format!("/v1/monitors/{monitor}")).body["data"]["config"]["port"],
+        9
+    );
+
+    // Nothing reached the loopback receiver meanwhile.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(receiver.received().is_empty(), "{:?}", receiver.received());
+}
