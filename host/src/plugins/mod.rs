@@ -624,16 +624,7 @@ impl PluginHost {
         plugin: &ChannelPlugin,
         n: Notification,
     ) -> Result<Result<Receipt, DeliveryFailure>, CallError> {
-        let budget = Duration::from_millis(u64::from(n.timeout_ms));
-        let binding = plugin.binding.clone();
-        let _slot = self.budgets.deliveries.acquire().await;
-        let ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
-        let result = self
-            .runtime
-            .call(ctx, move |store| binding.deliver(store, n))
-            .await;
-        count_call(&plugin.name, "deliver", &result);
-        result
+        self.deliver_by(plugin, n, false).await
     }
 
     /// Make one delivery attempt to a target an anonymous visitor gave: the same as
@@ -644,11 +635,22 @@ impl PluginHost {
         plugin: &ChannelPlugin,
         n: Notification,
     ) -> Result<Result<Receipt, DeliveryFailure>, CallError> {
+        self.deliver_by(plugin, n, true).await
+    }
+
+    async fn deliver_by(
+        &self,
+        plugin: &ChannelPlugin,
+        n: Notification,
+        for_visitor: bool,
+    ) -> Result<Result<Receipt, DeliveryFailure>, CallError> {
         let budget = Duration::from_millis(u64::from(n.timeout_ms));
         let binding = plugin.binding.clone();
         let _slot = self.budgets.deliveries.acquire().await;
         let mut ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
-        ctx.services = self.visitor_services.clone();
+        if for_visitor {
+            ctx.services = self.visitor_services.clone();
+        }
         let result = self
             .runtime
             .call(ctx, move |store| binding.deliver(store, n))
