@@ -16,12 +16,18 @@ COPY . .
 RUN cargo build --release --locked --target x86_64-unknown-linux-musl -p tocsin \
  && install -D target/x86_64-unknown-linux-musl/release/tocsin /out/usr/bin/tocsin \
  && install -d /out/var/lib/tocsin
+# Plugins the image's binary cannot load as the build compiled them are compiled now, into
+# a cache outside the data volume: a container's first start compiles nothing.
+RUN TOCSIN_DATA_DIR=/tmp/precompile TOCSIN_PLUGIN_CACHE_DIR=/out/var/cache/tocsin \
+    /out/usr/bin/tocsin plugin precompile
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/usr/bin/tocsin /usr/bin/tocsin
 COPY --from=build --chown=nonroot:nonroot /out/var/lib/tocsin /var/lib/tocsin
+COPY --from=build --chown=nonroot:nonroot /out/var/cache/tocsin /var/cache/tocsin
 ENV TOCSIN_LISTEN=0.0.0.0:8080 \
-    TOCSIN_DATA_DIR=/var/lib/tocsin
+    TOCSIN_DATA_DIR=/var/lib/tocsin \
+    TOCSIN_PLUGIN_CACHE_DIR=/var/cache/tocsin
 EXPOSE 8080
 VOLUME ["/var/lib/tocsin"]
 USER nonroot

@@ -7,6 +7,15 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+// The server's own engine settings and limits, so the built-in plugins compiled here load
+// into the server's engine as they are (see `compile_ahead`).
+#[allow(dead_code)]
+#[path = "src/plugins/engine_config.rs"]
+mod engine_config;
+#[allow(dead_code)]
+#[path = "src/plugins/limits.rs"]
+mod limits;
+
 const TARGET: &str = "wasm32-wasip2";
 
 /// Built-in plugins: (crate name, artifact name). Embedded in the binary.
@@ -72,6 +81,8 @@ fn main() {
         "tests/fixtures/wit",
         "examples/plugins/rust-tcp",
         "Cargo.lock",
+        "host/src/plugins/engine_config.rs",
+        "host/src/plugins/limits.rs",
     ] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
@@ -121,15 +132,23 @@ fn main() {
     }
 
     let artifacts = target_dir.join(TARGET).join("release");
+    let components: Vec<PathBuf> = BUILTINS
+        .iter()
+        .map(|(_, artifact)| copy_artifact(&artifacts, artifact, &out_dir))
+        .collect();
+    let compiled = compile_ahead(&components);
     let mut builtins = String::from(
-        "/// Built-in plugins: (file name, component bytes).\npub const BUILTIN_PLUGINS: &[(&str, &[u8])] = &[\n",
+        "/// Built-in plugins: (file name, component bytes, the component compiled for this\n/// machine by the build, or empty when the build compiled none).\npub const BUILTIN_PLUGINS: &[(&str, &[u8], &[u8])] = &[\n",
     );
-    for (_, artifact) in BUILTINS {
-        let path = copy_artifact(&artifacts, artifact, &out_dir);
+    for (i, (_, artifact)) in BUILTINS.iter().enumerate() {
+        let ahead = match compiled.get(i) {
+            Some(path) => format!("include_bytes!({:?})", path.display().to_string()),
+            None => "&[]".to_string(),
+        };
         writeln!(
             builtins,
-            "    ({artifact:?}, include_bytes!({:?})),",
-            path.display().to_string()
+            "    ({artifact:?}, include_bytes!({:?}), {ahead}),",
+            components[i].display().to_string()
         )
         .expect("write to a String");
     }
@@ -145,6 +164,50 @@ fn main() {
         "cargo:rustc-env=TOCSIN_TEST_GUESTS_DIR={}",
         guests.display()
     );
+}
+
+/// Compile the built-in plugins with the server's own engine settings, so a fresh server
+/// loads them in milliseconds instead of compiling them at its first start. Only for a
+/// binary of this machine's architecture and system (another C library is fine): the
+/// artifacts are for this CPU, and wasmtime refuses them on another (the server then
+/// compiles the plugin itself, as without them).
+fn compile_ahead(components: &[PathBuf]) -> Vec<PathBuf> {
+    let arch_os = |triple: String| {
+        let parts: Vec<String> = triple.split('-').map(str::to_string).collect();
+        (parts.first().cloned(), parts.get(2).cloned())
+    };
+    let host = env::var("HOST").map(arch_os).ok();
+    if host.is_none() || host != env::var("TARGET").map(arch_os).ok() {
+        return Vec::new();
+    }
+    let engine = match engine_config::engine(false) {
+        Ok((engine, _)) => engine,
+        Err(e) => {
+            println!("cargo:warning=plugins not compiled ahead of time (no engine: {e})");
+            return Vec::new();
+        }
+    };
+    std::thread::scope(|scope| {
+        let jobs: Vec<_> = components
+            .iter()
+            .map(|component| {
+                let engine = &engine;
+                scope.spawn(move || {
+                    let bytes = std::fs::read(component).expect("read a built plugin");
+                    let compiled = engine
+                        .precompile_component(&bytes)
+                        .unwrap_or_else(|e| panic!("compile {}: {e:#}", component.display()));
+                    let path = component.with_extension("cwasm");
+                    std::fs::write(&path, compiled)
+                        .unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+                    path
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|job| job.join().expect("a compile thread panicked"))
+            .collect()
+    })
 }
 
 fn copy_artifact(from: &Path, artifact: &str, to: &Path) -> PathBuf {

@@ -207,6 +207,10 @@ enum PluginCommand {
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
     },
+    /// Compile the plugins of `plugins_dir` (and any built-in this machine cannot run as the
+    /// build compiled it) into the compile cache, so the server's first start compiles
+    /// nothing. Run it where the server runs, after installing or adding plugins.
+    Precompile,
     /// Create a monitor plugin project to start from.
     New {
         /// rust, python or js.
@@ -432,7 +436,10 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let cli = match cli.command {
         Command::Webhook(cmd) => return webhook_command(cmd),
-        Command::Plugin(cmd) => return plugin_command(cmd),
+        // Precompiling needs the server's configuration (plugins_dir, plugin_cache_dir).
+        Command::Plugin(cmd) if !matches!(cmd, PluginCommand::Precompile) => {
+            return plugin_command(cmd);
+        }
         Command::BenchTarget => return tocsin::cli::bench::target::run(),
         Command::Bench(flags) => return bench_command(&flags),
         Command::Apply { schema: true, .. } => {
@@ -527,6 +534,9 @@ fn main() -> anyhow::Result<()> {
             Command::Key(cmd) => key_command(&config, cmd).await,
             Command::User(cmd) => user_command(&config, cmd).await,
             Command::Webhook(cmd) => webhook_command(cmd),
+            Command::Plugin(PluginCommand::Precompile) => {
+                tocsin::cli::plugin_tools::precompile(&config)
+            }
             Command::Plugin(cmd) => plugin_command(cmd),
             Command::Bench(flags) => bench_command(&flags),
             Command::BenchTarget => tocsin::cli::bench::target::run(),
@@ -646,6 +656,9 @@ fn plugin_command(cmd: PluginCommand) -> anyhow::Result<()> {
                 println!("{}: {}", file.display(), replaced.join(", "));
             }
             Ok(())
+        }
+        PluginCommand::Precompile => {
+            anyhow::bail!("`tocsin plugin precompile` needs the server's configuration")
         }
         PluginCommand::New { lang, name, dir } => {
             let dir = dir.unwrap_or_else(|| PathBuf::from(&name));

@@ -225,3 +225,85 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     assert!(text.contains("host") && text.contains("port"), "{text}");
     drop(listener);
 }
+
+/// A first start compiles nothing: the build compiled the built-ins for this machine, and
+/// `tocsin plugin precompile` (what a packager runs) put the plugins directory's into the
+/// compile cache, so the server only reads machine code.
+#[test]
+fn precompile_leaves_a_first_start_nothing_to_compile() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let data = temp.path().join("data");
+    let cache = temp.path().join("cache");
+    let plugins = temp.path().join("plugins");
+    std::fs::create_dir_all(&data).expect("data dir");
+    std::fs::create_dir_all(&plugins).expect("plugins dir");
+    std::fs::copy(
+        guest("tocsin_example_tcp.wasm"),
+        plugins.join("tocsin_example_tcp.wasm"),
+    )
+    .expect("copy the example plugin");
+    let (data_s, cache_s, plugins_s) = (
+        data.display().to_string(),
+        cache.display().to_string(),
+        plugins.display().to_string(),
+    );
+    let env = [
+        ("TOCSIN_DATA_DIR", data_s.as_str()),
+        ("TOCSIN_PLUGIN_CACHE_DIR", cache_s.as_str()),
+        ("TOCSIN_PLUGINS_DIR", plugins_s.as_str()),
+    ];
+    let cached = || -> Vec<String> {
+        std::fs::read_dir(&cache)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".cwasm"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+
+    let (ok, out) = support::run_tocsin(temp.path(), &["plugin", "precompile"], &env);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("built-in tocsin_plugin_http: at build time"),
+        "{out}"
+    );
+    let builtins: Vec<&str> = out.lines().filter(|l| l.starts_with("built-in ")).collect();
+    assert!(builtins.len() >= 27, "{out}");
+    assert!(
+        builtins.iter().all(|l| l.contains(": at build time")),
+        "every built-in comes compiled by the build: {out}"
+    );
+    assert!(
+        out.contains("tocsin_example_tcp.wasm: compiled now"),
+        "{out}"
+    );
+    assert_eq!(
+        cached().len(),
+        1,
+        "only the plugins directory's component is compiled"
+    );
+
+    let (ok, out) = support::run_tocsin(temp.path(), &["plugin", "precompile"], &env);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("tocsin_example_tcp.wasm: from the compile cache"),
+        "{out}"
+    );
+
+    // The server starts on the fresh data directory and compiles nothing.
+    let server = Server::start_in(&data, &env[1..]);
+    let log = server.log();
+    assert!(log.contains("from the compile cache"), "{log}");
+    assert!(log.contains("at build time"), "{log}");
+    assert!(!log.contains("compiled now"), "{log}");
+    assert_eq!(cached().len(), 1);
+    let plugins = server.client().get("/v1/plugins");
+    assert_eq!(plugins.status, 200, "{}", plugins.body);
+    assert!(
+        plugins.body.to_string().contains("\"tcp-port\""),
+        "the precompiled plugin is loaded: {}",
+        plugins.body
+    );
+}

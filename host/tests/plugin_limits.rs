@@ -205,15 +205,20 @@ async fn load_refusals_and_the_compile_cache() {
             .await
             .is_empty()
     );
-    let cached: Vec<_> = std::fs::read_dir(cache.path())
-        .expect("cache dir")
-        .flatten()
-        .collect();
+    let cached = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(cache.path())
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    };
     assert_eq!(
-        cached.len(),
-        PluginHost::builtin_sources().len(),
-        "one compiled artifact per component"
+        cached().len(),
+        0,
+        "the built-ins come compiled by the build: nothing to compile or cache"
     );
+    // A plugin from outside is compiled once and kept.
+    assert!(host.load_all(vec![guest("fetch")]).await.is_empty());
+    assert_eq!(cached().len(), 1, "one compiled artifact per component");
+    let fetch_entry = cached().remove(0);
 
     // The same name twice is refused, naming the one already loaded.
     let again = host
@@ -260,25 +265,36 @@ async fn load_refusals_and_the_compile_cache() {
     // A second host loads from the cache (and still works).
     let mut warm =
         PluginHost::new(Some(cache.path().to_path_buf()), &Default::default()).expect("runtime");
+    let entries = cached().len();
+    let before = std::fs::metadata(&fetch_entry)
+        .and_then(|m| m.modified())
+        .expect("cache entry");
     assert!(
         warm.load_all(PluginHost::builtin_sources())
             .await
             .is_empty()
     );
+    assert!(warm.load_all(vec![guest("fetch")]).await.is_empty());
     assert!(warm.monitor("http").is_some());
+    assert_eq!(cached().len(), entries);
+    assert_eq!(
+        std::fs::metadata(&fetch_entry)
+            .and_then(|m| m.modified())
+            .expect("cache entry"),
+        before,
+        "the second host read the cache entry rather than compiling again"
+    );
     // A corrupt cache entry is ignored and replaced.
-    for entry in std::fs::read_dir(cache.path())
-        .expect("cache dir")
-        .flatten()
-    {
-        std::fs::write(entry.path(), b"corrupt").expect("corrupt");
+    for entry in cached() {
+        std::fs::write(entry, b"corrupt").expect("corrupt");
     }
     let mut third =
         PluginHost::new(Some(cache.path().to_path_buf()), &Default::default()).expect("runtime");
-    assert!(
-        third
-            .load_all(PluginHost::builtin_sources())
-            .await
-            .is_empty()
+    assert!(third.load_all(vec![guest("fetch")]).await.is_empty());
+    assert!(third.monitor("test-fetch").is_some());
+    assert_ne!(
+        std::fs::read(&fetch_entry).expect("cache entry"),
+        b"corrupt",
+        "the corrupt entry was replaced"
     );
 }

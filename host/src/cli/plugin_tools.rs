@@ -1,5 +1,5 @@
 //! `tocsin plugin check` and `tocsin plugin new`: what a plugin author runs before dropping
-//! a component into the plugins directory.
+//! a component into the plugins directory; `tocsin plugin precompile`, what a packager runs.
 
 use crate::plugins::{
     CallError, CheckRequest, FieldError, HostSettings, Notification, PluginHost, PluginSource,
@@ -10,6 +10,27 @@ use std::time::{Duration, Instant};
 
 /// The contract every scaffold is built against.
 const WIT: &str = include_str!("../../../wit/v0.1.0/plugin.wit");
+
+/// Compile the built-ins and the plugins of `plugins_dir` into the compile cache, printing
+/// where each one's machine code comes from. Fails when any plugin fails to compile.
+pub fn precompile(config: &crate::config::Config) -> anyhow::Result<()> {
+    let host = crate::app::plugin_runtime(config)?;
+    let mut failed = 0;
+    for (origin, outcome) in host.precompile(&config.plugins_dir) {
+        match outcome {
+            Ok((how, took)) => println!("{origin}: {} ({} ms)", how.as_str(), took.as_millis()),
+            Err(e) => {
+                failed += 1;
+                println!("{origin}: cannot be compiled: {e}");
+            }
+        }
+    }
+    println!("compile cache: {}", config.plugin_cache_dir.display());
+    if failed > 0 {
+        anyhow::bail!("{failed} plugin(s) could not be compiled");
+    }
+    Ok(())
+}
 
 /// Load `file`, describe it, and when `config` is given validate it and run one call.
 /// Returns the report and whether everything passed.

@@ -4,6 +4,7 @@
 
 pub mod describe;
 pub mod egress;
+mod engine_config;
 pub mod http;
 pub mod limits;
 mod log;
@@ -32,12 +33,23 @@ pub use describe::{
     LoadError, MONITOR_FIELDS, PluginDescription, TOP_LEVEL_KEYWORD, World, contract_of,
     fields_at_top_level, valid_plugin_name,
 };
-pub use runtime::CallError;
+pub use runtime::{CallError, Compiled};
 pub use settings::{HostSettings, PluginGrant, SmtpConfig, SmtpTls};
 pub use wit::types::{Capability, FieldError, Header, PluginKind};
 pub use wit::{CheckOutcome, CheckRequest, DeliveryFailure, Notification, Receipt};
 
 include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
+
+/// What `tocsin plugin precompile` did with one component, and how long it took.
+pub type Precompiled = Result<(Compiled, Duration), String>;
+
+/// The artifact the build compiled for a built-in plugin (or a file that is a copy of one).
+fn compiled_at_build(bytes: &[u8]) -> Option<&'static [u8]> {
+    BUILTIN_PLUGINS
+        .iter()
+        .find(|(_, wasm, artifact)| !artifact.is_empty() && *wasm == bytes)
+        .map(|(_, _, artifact)| *artifact)
+}
 
 /// Count a call for `/metrics`, by how it ended.
 fn count_call<T>(plugin: &str, call: &'static str, result: &Result<T, CallError>) {
@@ -212,7 +224,7 @@ impl PluginHost {
     pub fn builtin_sources() -> Vec<PluginSource> {
         BUILTIN_PLUGINS
             .iter()
-            .map(|(_, bytes)| PluginSource {
+            .map(|(_, bytes, _)| PluginSource {
                 origin: "builtin".into(),
                 bytes: bytes.to_vec(),
             })
@@ -246,9 +258,9 @@ impl PluginHost {
         let mut refused = Vec::new();
         for source in sources {
             let origin = source.origin.clone();
-            match self.load(source).await {
-                Ok(d) => {
-                    tracing::info!(plugin = %d.name, kind = d.kind, version = %d.version, contract = %d.contract, origin = %origin, "plugin loaded")
+            match self.load_compiled(source).await {
+                Ok((d, how)) => {
+                    tracing::info!(plugin = %d.name, kind = d.kind, version = %d.version, contract = %d.contract, origin = %origin, compiled = how.as_str(), "plugin loaded")
                 }
                 Err(e) => {
                     tracing::error!(origin = %origin, error = %e, "plugin refused");
@@ -261,9 +273,18 @@ impl PluginHost {
 
     /// Load one component.
     pub async fn load(&mut self, source: PluginSource) -> Result<PluginDescription, LoadError> {
-        let component = self
+        self.load_compiled(source).await.map(|(d, _)| d)
+    }
+
+    /// Load one component, and say where its machine code came from.
+    async fn load_compiled(
+        &mut self,
+        source: PluginSource,
+    ) -> Result<(PluginDescription, Compiled), LoadError> {
+        let ahead = compiled_at_build(&source.bytes);
+        let (component, how) = self
             .runtime
-            .compile(&source.bytes)
+            .compile(&source.bytes, ahead)
             .map_err(|e| LoadError::Compile(format!("{e:#}")))?;
         let exports: Vec<String> = component
             .component_type()
@@ -293,7 +314,7 @@ impl PluginHost {
                         binding,
                     }),
                 );
-                Ok(description)
+                Ok((description, how))
             }
             World::Channel => {
                 let binding = (version.channel)(&self.channel_linker, &component).map_err(link)?;
@@ -314,9 +335,34 @@ impl PluginHost {
                         binding,
                     }),
                 );
-                Ok(description)
+                Ok((description, how))
             }
         }
+    }
+
+    /// Compile each source into the compile cache without loading it (`tocsin plugin
+    /// precompile`): what a packager runs so the first start compiles nothing. Built-ins
+    /// the build compiled for this machine need nothing.
+    pub fn precompile(
+        &self,
+        plugins_dir: &Path,
+    ) -> Vec<(String, Precompiled)> {
+        let builtins = BUILTIN_PLUGINS.iter().map(|(name, bytes, _)| PluginSource {
+            origin: format!("built-in {name}"),
+            bytes: bytes.to_vec(),
+        });
+        builtins
+            .chain(Self::directory_sources(plugins_dir))
+            .map(|source| {
+                let started = Instant::now();
+                let outcome = self
+                    .runtime
+                    .compile(&source.bytes, compiled_at_build(&source.bytes))
+                    .map(|(_, how)| (how, started.elapsed()))
+                    .map_err(|e| format!("{e:#}"));
+                (source.origin, outcome)
+            })
+            .collect()
     }
 
     /// The context of a `describe` call at load time: no grants, the control budget.

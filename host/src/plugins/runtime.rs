@@ -2,8 +2,8 @@
 //! allocator when the address space allows), the epoch ticker, compiling with an on-disk
 //! cache, and running one call in a fresh `Store` under its limits and deadline.
 
-use super::limits;
 use super::state::{CallContext, CallState};
+use super::{engine_config, limits};
 use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -13,9 +13,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 use wasmtime::component::{Component, Linker};
-use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
-};
+use wasmtime::{Engine, Store, UpdateDeadline};
 
 /// Why a plugin call failed (as opposed to the plugin reporting a failed check).
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -28,6 +26,27 @@ pub enum CallError {
     Trap(String),
     #[error("plugin could not be started: {0}")]
     Instantiate(String),
+}
+
+/// Where a loaded component's machine code came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compiled {
+    /// Compiled by the build for this machine and embedded in the binary (built-ins).
+    AtBuild,
+    /// Read from the compile cache, written by an earlier start or `tocsin plugin precompile`.
+    Cached,
+    /// Compiled just now (and written to the cache when there is one).
+    Now,
+}
+
+impl Compiled {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Compiled::AtBuild => "at build time",
+            Compiled::Cached => "from the compile cache",
+            Compiled::Now => "compiled now",
+        }
+    }
 }
 
 /// The wasmtime engine and its ticker. Cheap to share.
@@ -97,28 +116,19 @@ impl Drop for Running {
     }
 }
 
-fn base_config() -> Config {
-    let mut config = Config::new();
-    config.wasm_component_model(true);
-    config.epoch_interruption(true);
-    config.cranelift_opt_level(wasmtime::OptLevel::Speed);
-    if std::env::var_os("TOCSIN_PLUGIN_PERFMAP").is_some_and(|v| v == "1") {
-        // Names the plugins' compiled functions for `perf` (/tmp/perf-PID.map).
-        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
-    }
-    config
+/// Whether the plugins' compiled functions are named for `perf` (`TOCSIN_PLUGIN_PERFMAP=1`).
+fn perf_map() -> bool {
+    std::env::var_os("TOCSIN_PLUGIN_PERFMAP").is_some_and(|v| v == "1")
 }
 
 impl Runtime {
     /// Build the engine. `cache_dir` keeps compiled plugins across restarts.
     pub fn new(cache_dir: Option<PathBuf>) -> anyhow::Result<Runtime> {
-        let (engine, pooling) = match pooled_engine() {
-            Ok(engine) => (engine, true),
-            Err(e) => {
-                tracing::info!(reason = %e, "pooling allocator unavailable; using on-demand instance allocation");
-                (Engine::new(&base_config())?, false)
-            }
-        };
+        let (engine, unpooled) = engine_config::engine(perf_map())?;
+        if let Some(e) = &unpooled {
+            tracing::info!(reason = %e, "pooling allocator unavailable; using on-demand instance allocation");
+        }
+        let pooling = unpooled.is_none();
         let ticker = Arc::new(Ticker {
             running: AtomicUsize::new(0),
             ticks: AtomicU64::new(0),
@@ -161,14 +171,28 @@ impl Runtime {
     }
 
     /// Compile a component, or load it from the cache when this engine compiled it before.
-    pub fn compile(&self, bytes: &[u8]) -> anyhow::Result<Component> {
+    /// `ahead` is the artifact the build compiled for a built-in plugin: used when this
+    /// engine accepts it (same wasmtime, same settings, a CPU with the same features).
+    pub fn compile(
+        &self,
+        bytes: &[u8],
+        ahead: Option<&[u8]>,
+    ) -> anyhow::Result<(Component, Compiled)> {
+        if let Some(artifact) = ahead {
+            match deserialize_builtin(&self.engine, artifact) {
+                Ok(component) => return Ok((component, Compiled::AtBuild)),
+                Err(e) => {
+                    tracing::info!(error = %e, "a built-in plugin compiled by the build does not suit this machine; compiling it here")
+                }
+            }
+        }
         let Some(dir) = &self.cache_dir else {
-            return Ok(Component::new(&self.engine, bytes)?);
+            return Ok((Component::new(&self.engine, bytes)?, Compiled::Now));
         };
         let path = dir.join(format!("{}.cwasm", self.cache_key(bytes)));
         if path.is_file() {
             match load_precompiled(&self.engine, &path) {
-                Ok(component) => return Ok(component),
+                Ok(component) => return Ok((component, Compiled::Cached)),
                 Err(e) => {
                     tracing::warn!(path = %path.display(), error = %e, "ignoring unusable compile cache entry")
                 }
@@ -176,10 +200,10 @@ impl Runtime {
         }
         let serialized = self.engine.precompile_component(bytes)?;
         match write_atomically(dir, &path, &serialized) {
-            Ok(()) => load_precompiled(&self.engine, &path),
+            Ok(()) => Ok((load_precompiled(&self.engine, &path)?, Compiled::Now)),
             Err(e) => {
                 tracing::warn!(path = %path.display(), error = %e, "could not write the compile cache");
-                Ok(Component::new(&self.engine, bytes)?)
+                Ok((Component::new(&self.engine, bytes)?, Compiled::Now))
             }
         }
     }
@@ -258,30 +282,13 @@ fn describe_trap(e: &wasmtime::Error) -> String {
     root.lines().next().unwrap_or("unknown error").to_string()
 }
 
-fn pooled_engine() -> anyhow::Result<Engine> {
-    let mut pool = PoolingAllocationConfig::default();
-    pool.total_component_instances(limits::POOL_INSTANCES)
-        .total_core_instances(limits::POOL_INSTANCES * 4)
-        .total_memories(limits::POOL_INSTANCES * 2)
-        .total_tables(limits::POOL_INSTANCES * 4)
-        .total_stacks(limits::POOL_INSTANCES)
-        .max_memories_per_component(limits::MAX_MEMORIES as u32)
-        .max_tables_per_component(limits::MAX_TABLES as u32)
-        .max_core_instances_per_component(limits::MAX_INSTANCES as u32)
-        .max_memory_size(limits::MEMORY_LIMIT_BYTES)
-        .table_elements(limits::MAX_TABLE_ELEMENTS)
-        // Reset a slot's memory by zeroing the pages the guest touched (found with the
-        // PAGEMAP_SCAN ioctl on Linux 6.7+) instead of unmapping them: no page faults on
-        // the next call and no TLB shootdowns across threads. Measured with `tocsin bench`
-        // (docs/performance.md): plugin CPU per check fell by a third; without the ioctl,
-        // the first 1 MiB is zeroed whole and the rest unmapped in batches.
-        .pagemap_scan(wasmtime::Enabled::Auto)
-        .linear_memory_keep_resident(1 << 20)
-        .table_keep_resident(64 << 10)
-        .decommit_batch_size(32);
-    let mut config = base_config();
-    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    Ok(Engine::new(&config)?)
+#[allow(unsafe_code)]
+fn deserialize_builtin(engine: &Engine, artifact: &[u8]) -> anyhow::Result<Component> {
+    // SAFETY: the artifact was written by `precompile_component` in this binary's own
+    // build script, from the built-in plugin embedded beside it, with the engine settings
+    // of `engine_config`; wasmtime checks its header (version, settings, CPU features) and
+    // refuses an artifact this engine cannot run.
+    Ok(unsafe { Component::deserialize(engine, artifact) }?)
 }
 
 #[allow(unsafe_code)]
