@@ -4,7 +4,7 @@
 //! size limits, and a batch of results the database refuses is written record by record so
 //! only the bad record is lost.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::time::Duration;

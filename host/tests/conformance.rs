@@ -2,7 +2,7 @@
 //! plugin from "outside".
 //! (The Python and JavaScript examples go through the same kit in e2e_polyglot, once built.)
 
-mod support;
+use crate::support;
 
 use support::conformance;
 

@@ -4,7 +4,7 @@
 //! with `cargo test -p tocsin --test dashboard_speed -- --ignored --nocapture`. The
 //! figures are in docs/performance.md.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! every example of the plugin guide is accepted by a real server. The statuses the guide
 //! gives for a configuration a plugin rejects are the ones the API answers.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

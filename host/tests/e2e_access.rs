@@ -3,7 +3,7 @@
 //! a revoked key is refused at once; the rate limit answers 429 with its headers; probe IPs
 //! come from the configuration.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::time::Duration;

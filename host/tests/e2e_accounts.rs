@@ -4,7 +4,7 @@
 //! `tocsin user create`, and the audit log. On SQLite, and on PostgreSQL when
 //! `TOCSIN_TEST_DATABASE_URL` is set.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::time::Duration;

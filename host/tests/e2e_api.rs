@@ -1,7 +1,7 @@
 //! End to end: the REST contract of a running server: envelope, authentication, every
 //! error code a client can cause, paging and sorting, and the OpenAPI document.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::Server;

@@ -3,7 +3,7 @@
 //! pruning only what it created), `tocsin export` writes a file that applies with no
 //! change, and the API's `key`, `managedBy`, `dryRun` and `PUT` that apply stands on.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::path::Path;

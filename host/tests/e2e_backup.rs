@@ -3,7 +3,7 @@
 //! not Tocsin databases of a known schema; a restored server serves the monitors the
 //! backup held, with their history, and not what came after.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! extractor may answer in the framework's plain text. The operations come from the
 //! served document, so a route added later is walked too.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::browser::{Browser, token_in};

@@ -7,7 +7,7 @@
 //! Tocsin's incident. Rate limits are retried; a provider's permanent refusal is not, and
 //! its own words reach the delivery log.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::time::Duration;

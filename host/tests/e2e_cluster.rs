@@ -5,7 +5,7 @@
 //! once; a delivery whose node is killed mid-request is finished by another node with the
 //! same `webhookId`. Skips (visibly) without `TOCSIN_TEST_DATABASE_URL`.
 
-mod support;
+use crate::support;
 
 use support::{sinks, target};
 

@@ -3,7 +3,7 @@
 //! filters, paging, names escaped), a monitor's page with its checks, another
 //! workspace's monitor not found, and the security headers on every page.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! write controls and a forged write is refused. Screenshots at desktop and phone width
 //! are kept in `target/tmp/dashboard-screenshots` (and `TOCSIN_TEST_ARTIFACTS` if set).
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::io::{BufRead, BufReader, Write};

@@ -4,7 +4,7 @@
 //! results taken during the outage are recorded late (a recovery included), and checks go
 //! on within an interval.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::collections::HashMap;

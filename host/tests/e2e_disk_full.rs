@@ -5,7 +5,7 @@
 //! writes again without a restart. The disk is a small
 //! tmpfs the test mounts (as root; skipped, visibly, otherwise).
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::io::Write;

@@ -3,7 +3,7 @@
 //! revoked token, a plugin file that is not a component, and a configuration that does
 //! not load. It reports each as ok, warn or FAIL with a fix, and exits 1 on a failure.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! is flapping and nothing more is sent until it has been stable for a minute; then one
 //! summary goes out (`monitor.flapping` to the webhook, a FLAPPING e-mail).
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::time::Duration;

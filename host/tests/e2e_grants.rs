@@ -1,7 +1,7 @@
 //! End to end: a plugin from `plugins_dir` gets only the capabilities the operator grants
 //! (built-ins keep theirs), and an `http_hosts` list limits where its requests may go.
 
-mod support;
+use crate::support;
 
 use support::target;
 

@@ -3,7 +3,7 @@
 //! at once, each with the same `incident.groupId`. Monitors are heartbeat monitors, so a
 //! test fails one with one ping.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::collections::BTreeSet;

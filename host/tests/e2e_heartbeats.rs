@@ -2,7 +2,7 @@
 //! late it fails with a reason naming the last ping, `/fail` and exit statuses fail at
 //! once, `/start` times a run, and a cron schedule's deadline survives a restart.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! a snoozed monitor or tag holds its notifications and sends one when the snooze ends.
 //! Monitors here are heartbeat monitors, so a test sets each one up or down with one ping.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! End to end: `tocsin serve` checks a real axum target on loopback through the http
 //! plugin, and reports passes and failures with the reasons a person would act on.
 
-mod support;
+use crate::support;
 
 use support::target;
 

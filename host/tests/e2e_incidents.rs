@@ -3,7 +3,7 @@
 //! recovery resolves it, deliveries retry with the same `webhookId`, and escalation fires
 //! unless acknowledged.
 
-mod support;
+use crate::support;
 
 use support::{sinks, target};
 

@@ -4,7 +4,7 @@
 //! recurring (RRULE and cron) windows; bad schedules are refused and change nothing.
 //! Monitors are heartbeat monitors, so a test fails one with one ping.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::time::Duration;

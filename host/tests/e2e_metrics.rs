@@ -3,7 +3,7 @@
 //! query for a monitor's status; `promtool check metrics` finds nothing to lint; the
 //! access settings (`key`, `public`, `off`) and Uptime Kuma's names behave as documented.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::io::Write;

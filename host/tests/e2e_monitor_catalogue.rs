@@ -7,7 +7,7 @@
 //! password; and JSON assertions of `http` and `keyword` checks. Every failure has a reason
 //! a person can act on.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::io::{Read, Write};

@@ -7,7 +7,7 @@
 //! Skipped (with a message) where the machine cannot install packages: not root, or no
 //! dpkg.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -74,6 +74,8 @@ fn the_deb_installs_and_starts_as_its_unit_would() {
         assert!(contents.contains(file), "{file} missing:\n{contents}");
     }
 
+    // Other tests may be installing packages (Chromium, Prometheus) meanwhile.
+    let _packages = support::debian::package_lock();
     let _ = Command::new("dpkg").args(["--purge", "tocsin"]).output();
     let (ok, installed) = run(Command::new("dpkg").args(["-i", &deb]));
     let _cleanup = Installed;

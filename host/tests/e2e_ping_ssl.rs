@@ -4,7 +4,7 @@
 //! through `tls_extra_roots`, then trusted; a certificate about to expire is announced
 //! with `ssl.expiry_critical` exactly once.
 
-mod support;
+use crate::support;
 
 use support::{sinks, tls};
 

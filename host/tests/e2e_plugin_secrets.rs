@@ -5,7 +5,7 @@
 //! a real loopback listener; and `tocsin export` writes secrets as `${VARIABLE}`s that
 //! `tocsin apply` reads back from the environment.
 
-mod support;
+use crate::support;
 
 use serde_json::{Map, Value, json};
 use std::io::Read;

@@ -4,7 +4,7 @@
 //! in tests/fixtures/wit) is refused with a reason that names the versions, and nothing
 //! else is disturbed by it.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::net::TcpListener;

@@ -4,7 +4,7 @@
 //! chat message POSTed to a loopback receiver. The toolchains are installed from PyPI and
 //! npm when missing; if that fails, this test fails.
 
-mod support;
+use crate::support;
 
 use support::{conformance, sinks};
 

@@ -4,7 +4,7 @@
 //! is created. Rate limits hold per workspace, whatever the number of keys, and per client
 //! address for unauthenticated requests.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::{Api, Server};

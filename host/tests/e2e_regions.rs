@@ -4,7 +4,7 @@
 //! With `regionalConfirmation`, a failure only one region sees is cleared by the other
 //! region and never alerts, while a failure both see still opens one incident.
 
-mod support;
+use crate::support;
 
 use support::{sinks, target};
 

@@ -2,7 +2,7 @@
 //! deliveries fail with the reason, retry on the schedule, and arrive, once each, when the
 //! services come back.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! rights), a read principal that tries to change state with a ping URL, and refused
 //! deletes that must leave no audit entry.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::browser::{Browser, token_in};

@@ -4,7 +4,7 @@
 //! `http://` deliveries of channels saved before, and a delivery being attempted is never
 //! sent a second time at once.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! a pending invitation accepted by signing in; someone in no mapped group gets the
 //! default role.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! incident; its API (unique slugs, workspace checks), its JSON, and its HTML as headless
 //! Chromium renders it, with a phone-sized screenshot.
 
-mod support;
+use crate::support;
 
 use support::target;
 

@@ -5,7 +5,7 @@
 //! the page and in the Atom feed. (What anonymous visitors may not do is
 //! e2e_subscribe_security.rs.)
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::time::Duration;

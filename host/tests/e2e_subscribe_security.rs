@@ -11,7 +11,7 @@
 //! loopback inside IPv6, or are not public at all, are refused. Every packet stays on
 //! loopback.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! Tocsin. Real deliveries are accepted, a redelivery is recognised as a duplicate, a
 //! tampered body and a stale timestamp are refused; the CLI helpers agree.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};

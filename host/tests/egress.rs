@@ -6,7 +6,7 @@
 //! Denied metadata and link-local addresses are never contacted: the refusal happens
 //! before the connect, so these tests send nothing beyond loopback.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::sync::Arc;

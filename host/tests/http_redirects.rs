@@ -4,7 +4,7 @@
 //! it never replays a request body to another origin. Real requests to two loopback
 //! servers (two ports: two origins), through the import every plugin calls.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! A plugin that loops, eats memory or traps fails only its own call; the runtime and
 //! other plugins keep working. Also: the compile cache, and refusals at load time.
 
-mod support;
+use crate::support;
 
 use support::target;
 

@@ -3,7 +3,7 @@
 //! history goes afterwards; old finished deliveries and resolved incidents go while
 //! pending ones stay; and all of it in small batches.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use tocsin::engine::recorder::write_batch;

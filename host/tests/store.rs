@@ -1,7 +1,7 @@
 //! The store on both backends: SQLite always, PostgreSQL when `TOCSIN_TEST_DATABASE_URL`
 //! names a server (each run gets its own database there, dropped afterwards).
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use tocsin::engine::CheckRecord;

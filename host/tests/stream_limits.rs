@@ -4,8 +4,6 @@
 //! egress policy allows (shown without sending a packet: the policy refuses before any
 //! connection is made).
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use tocsin::plugins::egress::{EgressPolicy, EgressPreset};

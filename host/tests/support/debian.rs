@@ -13,16 +13,22 @@ pub fn runs(binary: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Held while a test installs or removes a package: tests run in parallel, and apt and
+/// dpkg allow one at a time.
+pub fn package_lock() -> std::fs::File {
+    let lock = std::fs::File::create(Path::new(env!("CARGO_TARGET_TMPDIR")).join("apt.lock"))
+        .expect("lock file");
+    lock.lock().expect("lock");
+    lock
+}
+
 /// The first of `binaries` that runs, installing `package` once when none does.
 pub fn command_from(binaries: &[&'static str], package: &str) -> Option<&'static str> {
     let find = || binaries.iter().copied().find(|b| runs(b));
     if let Some(b) = find() {
         return Some(b);
     }
-    // Tests run in parallel: one installs while the others wait (apt allows one at a time).
-    let lock = std::fs::File::create(Path::new(env!("CARGO_TARGET_TMPDIR")).join("apt.lock"))
-        .expect("lock file");
-    lock.lock().expect("lock");
+    let _lock = package_lock();
     if let Some(b) = find() {
         return Some(b);
     }
