@@ -343,10 +343,7 @@ impl PluginHost {
     /// Compile each source into the compile cache without loading it (`tocsin plugin
     /// precompile`): what a packager runs so the first start compiles nothing. Built-ins
     /// the build compiled for this machine need nothing.
-    pub fn precompile(
-        &self,
-        plugins_dir: &Path,
-    ) -> Vec<(String, Precompiled)> {
+    pub fn precompile(&self, plugins_dir: &Path) -> Vec<(String, Precompiled)> {
         let builtins = BUILTIN_PLUGINS.iter().map(|(name, bytes, _)| PluginSource {
             origin: format!("built-in {name}"),
             bytes: bytes.to_vec(),
