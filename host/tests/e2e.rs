@@ -2,7 +2,7 @@
 //! link for all of them, and their tests run side by side (most of their time is spent
 //! waiting on servers, timers and sinks). Each module is one area; run one area with
 //! `cargo test -p tocsin --test e2e e2e_http::`. Tests that measure CPU or load the
-//! machine on purpose (overload, fairness, slow clients) keep binaries of their own.
+//! machine on purpose (overload, fairness) keep binaries of their own.
 
 mod support;
 
@@ -39,6 +39,7 @@ mod e2e_regions;
 mod e2e_relays_down;
 mod e2e_review;
 mod e2e_secrets;
+mod e2e_slow_clients;
 mod e2e_sso;
 mod e2e_status_page;
 mod e2e_status_updates;

@@ -4,7 +4,7 @@
 //! trickling meets a deadline for the whole body, and one client address cannot hold more
 //! than its share of connections.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
