@@ -16,8 +16,9 @@ COPY . .
 RUN cargo build --release --locked --target x86_64-unknown-linux-musl -p tocsin \
  && install -D target/x86_64-unknown-linux-musl/release/tocsin /out/usr/bin/tocsin \
  && install -d /out/var/lib/tocsin
-# Plugins the image's binary cannot load as the build compiled them are compiled now, into
-# a cache outside the data volume: a container's first start compiles nothing.
+# The build compiles the built-in plugins ahead of time only for its own target, not for
+# this musl binary: compile them now, into a cache outside the data volume, so a
+# container's first start compiles nothing.
 RUN TOCSIN_DATA_DIR=/tmp/precompile TOCSIN_PLUGIN_CACHE_DIR=/out/var/cache/tocsin \
     /out/usr/bin/tocsin plugin precompile
 

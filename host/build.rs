@@ -168,16 +168,11 @@ fn main() {
 
 /// Compile the built-in plugins with the server's own engine settings, so a fresh server
 /// loads them in milliseconds instead of compiling them at its first start. Only for a
-/// binary of this machine's architecture and system (another C library is fine): the
-/// artifacts are for this CPU, and wasmtime refuses them on another (the server then
-/// compiles the plugin itself, as without them).
+/// binary of this machine's own target: the artifacts are for this CPU and this target,
+/// and wasmtime refuses them anywhere else (the server then compiles the plugin itself,
+/// as without them; `tocsin plugin precompile` does it ahead of the first start).
 fn compile_ahead(components: &[PathBuf]) -> Vec<PathBuf> {
-    let arch_os = |triple: String| {
-        let parts: Vec<String> = triple.split('-').map(str::to_string).collect();
-        (parts.first().cloned(), parts.get(2).cloned())
-    };
-    let host = env::var("HOST").map(arch_os).ok();
-    if host.is_none() || host != env::var("TARGET").map(arch_os).ok() {
+    if env::var("HOST").is_err() || env::var("HOST").ok() != env::var("TARGET").ok() {
         return Vec::new();
     }
     let engine = match engine_config::engine(false) {
