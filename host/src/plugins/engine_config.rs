@@ -7,7 +7,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 /// The settings every engine shares. `perf_map` names the plugins' compiled functions for
 /// `perf` (/tmp/perf-PID.map); it does not change the compiled code.
-pub fn base_config(perf_map: bool) -> Config {
+fn base_config(perf_map: bool) -> Config {
     let mut config = Config::new();
     config.wasm_component_model(true);
     config.epoch_interruption(true);
@@ -20,7 +20,7 @@ pub fn base_config(perf_map: bool) -> Config {
 
 /// The engine the server runs plugins in: instances from a pool when the address space
 /// allows (the error says why not), on-demand otherwise.
-pub fn pooled_engine(perf_map: bool) -> wasmtime::Result<Engine> {
+fn pooled_engine(perf_map: bool) -> wasmtime::Result<Engine> {
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(limits::POOL_INSTANCES)
         .total_core_instances(limits::POOL_INSTANCES * 4)

@@ -344,22 +344,26 @@ impl PluginHost {
     /// precompile`): what a packager runs so the first start compiles nothing. Built-ins
     /// the build compiled for this machine need nothing.
     pub fn precompile(&self, plugins_dir: &Path) -> Vec<(String, Precompiled)> {
-        let builtins = BUILTIN_PLUGINS.iter().map(|(name, bytes, _)| PluginSource {
-            origin: format!("built-in {name}"),
-            bytes: bytes.to_vec(),
+        let compile = |origin: String, bytes: &[u8], ahead: Option<&[u8]>| {
+            let started = Instant::now();
+            let outcome = self
+                .runtime
+                .compile(bytes, ahead)
+                .map(|(_, how)| (how, started.elapsed()))
+                .map_err(|e| format!("{e:#}"));
+            (origin, outcome)
+        };
+        let builtins = BUILTIN_PLUGINS.iter().map(|(name, bytes, artifact)| {
+            let ahead = (!artifact.is_empty()).then_some(*artifact);
+            compile(format!("built-in {name}"), bytes, ahead)
         });
-        builtins
-            .chain(Self::directory_sources(plugins_dir))
+        let directory = Self::directory_sources(plugins_dir)
+            .into_iter()
             .map(|source| {
-                let started = Instant::now();
-                let outcome = self
-                    .runtime
-                    .compile(&source.bytes, compiled_at_build(&source.bytes))
-                    .map(|(_, how)| (how, started.elapsed()))
-                    .map_err(|e| format!("{e:#}"));
-                (source.origin, outcome)
-            })
-            .collect()
+                let ahead = compiled_at_build(&source.bytes);
+                compile(source.origin, &source.bytes, ahead)
+            });
+        builtins.chain(directory).collect()
     }
 
     /// The context of a `describe` call at load time: no grants, the control budget.

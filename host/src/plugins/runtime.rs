@@ -179,7 +179,7 @@ impl Runtime {
         ahead: Option<&[u8]>,
     ) -> anyhow::Result<(Component, Compiled)> {
         if let Some(artifact) = ahead {
-            match deserialize_builtin(&self.engine, artifact) {
+            match deserialize(&self.engine, artifact) {
                 Ok(component) => return Ok((component, Compiled::AtBuild)),
                 Err(e) => {
                     tracing::info!(error = %e, "a built-in plugin compiled by the build does not suit this machine; compiling it here")
@@ -282,24 +282,21 @@ fn describe_trap(e: &wasmtime::Error) -> String {
     root.lines().next().unwrap_or("unknown error").to_string()
 }
 
+/// A component from its compiled artifact: one the build embedded, or a compile cache file.
 #[allow(unsafe_code)]
-fn deserialize_builtin(engine: &Engine, artifact: &[u8]) -> anyhow::Result<Component> {
-    // SAFETY: the artifact was written by `precompile_component` in this binary's own
-    // build script, from the built-in plugin embedded beside it, with the engine settings
-    // of `engine_config`; wasmtime checks its header (version, settings, CPU features) and
-    // refuses an artifact this engine cannot run.
+fn deserialize(engine: &Engine, artifact: &[u8]) -> anyhow::Result<Component> {
+    // SAFETY: every artifact comes from `precompile_component` with this server's engine
+    // settings: the build script's, embedded beside the built-in it was compiled from, or
+    // this server's, in a cache directory only it writes to under a name that holds the
+    // engine's compatibility hash. wasmtime still checks the header (version, settings,
+    // CPU features) and refuses an artifact this engine cannot run.
     Ok(unsafe { Component::deserialize(engine, artifact) }?)
 }
 
-#[allow(unsafe_code)]
 fn load_precompiled(engine: &Engine, path: &Path) -> anyhow::Result<Component> {
     // Read into memory rather than mapping the file: a cache file changed or truncated
     // under a running server must not take the process down.
-    let bytes = std::fs::read(path)?;
-    // SAFETY: the file was written by `precompile_component` of an engine with the same
-    // compatibility hash (it is part of the file name), in a directory only this server
-    // writes to; wasmtime still checks the header and refuses incompatible artifacts.
-    Ok(unsafe { Component::deserialize(engine, &bytes) }?)
+    deserialize(engine, &std::fs::read(path)?)
 }
 
 fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
