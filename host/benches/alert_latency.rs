@@ -132,6 +132,7 @@ async fn run() {
             plugin_settings: Default::default(),
         }),
         clock: clock.clone(),
+        work: ctx.work.clone(),
     };
     tokio::spawn(worker.run(stopped));
 

@@ -11,6 +11,9 @@ use crate::store::Store;
 use anyhow::{Context, bail};
 use std::path::Path;
 
+/// The longest a background pass with nothing pending sleeps on a node alone on its
+/// database (a safety net: every write that can give it work tells it).
+const IDLE_CAP: std::time::Duration = std::time::Duration::from_secs(30);
 /// How often key usage (`lastUsedAt`) is written.
 const KEY_USAGE_FLUSH: std::time::Duration = std::time::Duration::from_secs(30);
 use std::sync::Arc;
@@ -186,7 +189,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     }
 
     let plugins = Arc::new(load_plugins(&config).await?);
-    let engine = EngineContext::new(&config.public_url);
+    let mut engine = EngineContext::new(&config.public_url);
+    if store.is_sqlite() {
+        // Alone on its database, the node sees every write: background passes with
+        // nothing pending wait to be told of work instead of polling.
+        engine = engine.idle_until_told(IDLE_CAP);
+    }
     if store.is_sqlite() {
         // One node owns a SQLite database: leases left by a crash belong to nobody.
         crate::outbox::worker::release_all_leases(&store)
@@ -243,6 +251,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         recorder.clone(),
         config.region.clone(),
         clock.clone(),
+        engine.work.clone(),
         shutdown_rx.clone(),
     ));
     // The node is in the node list before its first claim: another node takes over a
@@ -277,6 +286,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             plugin_settings: config.plugin_settings.clone(),
         }),
         clock: clock.clone(),
+        work: engine.work.clone(),
     };
     let outbox_task = tokio::spawn(outbox.run(shutdown_rx.clone()));
     let escalation_task = tokio::spawn(crate::engine::escalation::run(

@@ -26,4 +26,5 @@ pub mod store;
 pub mod telemetry;
 pub mod text;
 pub mod time;
+pub mod wake;
 pub mod web;

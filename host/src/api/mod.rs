@@ -224,6 +224,29 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     doc
 }
 
+/// After a request that may have written (any method but GET, HEAD and OPTIONS, answered
+/// with success or a redirect), tell the
+/// engine's background passes to look again: a new heartbeat deadline, a snooze, a queued
+/// delivery. They sleep while nothing is pending. Pings (anonymous, and many) tell them
+/// only when they bring a deadline forward (see `engine::heartbeat::ping`).
+async fn tell_engine_of_writes(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let writes = !matches!(
+        *req.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
+    ) && !req.uri().path().starts_with("/ping/");
+    let response = next.run(req).await;
+    // A refused request changed nothing: it wakes nobody.
+    let status = response.status();
+    if writes && (status.is_success() || status.is_redirection()) {
+        state.engine.work.tell();
+    }
+    response
+}
+
 /// The whole HTTP application; `pages` (the dashboard) are served beside the API.
 pub fn router(state: AppState, pages: Router<AppState>) -> Router {
     let (v1, mut doc) = v1_routes().split_for_parts();
@@ -270,6 +293,10 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(axum::middleware::from_fn(metrics::count_requests))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            tell_engine_of_writes,
+        ))
         .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
             error::ApiError::internal("a request handler panicked").into_response()

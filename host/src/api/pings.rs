@@ -57,6 +57,7 @@ async fn take(
     let outcome = heartbeat::ping(
         &state.store,
         &state.recorder,
+        &state.engine.work,
         &state.config.region,
         &token,
         ping,

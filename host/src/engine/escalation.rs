@@ -75,19 +75,31 @@ pub async fn run(
     clock: SharedClock,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let mut told = ctx.work.listen();
     loop {
-        if let Err(e) = escalate_due(&store, &ctx, clock.now_ms()).await {
-            tracing::warn!(error = %e, "escalation pass failed; retrying");
+        // Tells from here on wake the wait below, even those that come during the passes.
+        told.borrow_and_update();
+        // One question first when passes may idle: with no incident waiting to escalate,
+        // none held and no monitor flapping, the three passes have nothing to look at.
+        let pending = if ctx.work.idles() {
+            store.incident_work_pending().await.unwrap_or(true)
+        } else {
+            true
+        };
+        if pending {
+            if let Err(e) = escalate_due(&store, &ctx, clock.now_ms()).await {
+                tracing::warn!(error = %e, "escalation pass failed; retrying");
+            }
+            if let Err(e) = super::holds::release_due(&store, &ctx, clock.now_ms()).await {
+                tracing::warn!(error = %e, "pass over held incidents failed; retrying");
+            }
+            if let Err(e) = super::flapping::summarize_due(&store, &ctx, clock.now_ms()).await {
+                tracing::warn!(error = %e, "pass over flapping monitors failed; retrying");
+            }
         }
-        if let Err(e) = super::holds::release_due(&store, &ctx, clock.now_ms()).await {
-            tracing::warn!(error = %e, "pass over held incidents failed; retrying");
-        }
-        if let Err(e) = super::flapping::summarize_due(&store, &ctx, clock.now_ms()).await {
-            tracing::warn!(error = %e, "pass over flapping monitors failed; retrying");
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(POLL) => {}
-            _ = shutdown.changed() => if *shutdown.borrow() { break },
+        let (wait, listening) = ctx.work.wait(pending, POLL);
+        if crate::wake::pause(wait, listening, &mut told, &mut shutdown).await {
+            break;
         }
     }
 }

@@ -446,6 +446,7 @@ pub enum PingOutcome {
 pub async fn ping(
     store: &Store,
     recorder: &Recorder,
+    work: &crate::wake::Nudge,
     region: &str,
     token: &str,
     ping: Ping<'_>,
@@ -469,6 +470,16 @@ pub async fn ping(
         .unwrap_or_else(|| HeartbeatState::new(&monitor.id));
     let result = on_ping(&exp, &state, ping.signal, now);
     store.save_heartbeat_state(&result.state).await?;
+    // A deadline brought forward (a run started with a limit on its duration) may come
+    // before the one the sweep sleeps until. One put off needs nobody woken, so a flood
+    // of pings costs the sweep nothing.
+    if result
+        .state
+        .deadline_at
+        .is_some_and(|at| state.deadline_at.is_none_or(|was| at < was))
+    {
+        work.tell();
+    }
     let Some((ok, reason, duration)) = result.outcome else {
         return Ok(PingOutcome::Recorded);
     };
@@ -581,21 +592,41 @@ pub async fn run(
     recorder: Recorder,
     region: String,
     clock: SharedClock,
+    work: crate::wake::Nudge,
     mut shutdown: watch::Receiver<bool>,
 ) {
     if let Err(e) = arm_missing(&store, clock.now_ms()).await {
         tracing::warn!(error = %e, "could not give heartbeat monitors their deadlines");
     }
+    let mut told = work.listen();
     loop {
+        told.borrow_and_update();
         if let Err(e) = sweep(&store, &recorder, &region, clock.now_ms()).await {
             tracing::warn!(error = %e, "heartbeat deadline sweep failed; retrying");
         }
-        tokio::select! {
-            _ = tokio::time::sleep(POLL) => {}
-            _ = shutdown.changed() => if *shutdown.borrow() { break },
+        // Alone on its database, the node sleeps until the next deadline (a ping or a new
+        // monitor tells it to look again); nodes sharing one poll.
+        let (wait, listening) = if work.idles() {
+            let wait = match store.next_heartbeat_deadline().await {
+                Ok(Some(at)) => {
+                    Duration::from_millis(u64::try_from(at - clock.now_ms()).unwrap_or(0))
+                        .clamp(SOONEST, work.cap_or(POLL))
+                }
+                Ok(None) => work.cap_or(POLL),
+                Err(_) => POLL,
+            };
+            (wait, true)
+        } else {
+            (POLL, false)
+        };
+        if crate::wake::pause(wait, listening, &mut told, &mut shutdown).await {
+            break;
         }
     }
 }
+
+/// The shortest sleep between two sweeps.
+const SOONEST: Duration = Duration::from_millis(20);
 
 #[cfg(test)]
 mod tests {

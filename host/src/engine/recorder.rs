@@ -159,6 +159,8 @@ pub struct EngineContext {
     pub public_url: String,
     /// Woken when outbox rows were committed.
     pub outbox_wakeup: Arc<Notify>,
+    /// Told when work for the background passes may have appeared.
+    pub work: crate::wake::Nudge,
 }
 
 impl EngineContext {
@@ -166,7 +168,15 @@ impl EngineContext {
         EngineContext {
             public_url: public_url.to_string(),
             outbox_wakeup: Arc::new(Notify::new()),
+            work: crate::wake::Nudge::polling(),
         }
+    }
+
+    /// Background passes with nothing to do wait to be told of work, up to `cap`, instead
+    /// of polling (one node alone on its database, which sees every write made).
+    pub fn idle_until_told(mut self, cap: std::time::Duration) -> EngineContext {
+        self.work = self.work.idling(cap);
+        self
     }
 }
 
@@ -498,6 +508,11 @@ pub async fn write_batch(
     txn.commit().await?;
     if notified {
         ctx.outbox_wakeup.notify_one();
+    }
+    // A failure may open an incident, hold one or start flapping; a notification may
+    // resolve one: the background passes look again.
+    if notified || batch.iter().any(|(r, _)| !r.ok) {
+        ctx.work.tell();
     }
     Ok(())
 }

@@ -344,6 +344,8 @@ pub struct OutboxWorker {
     pub wakeup: Arc<Notify>,
     pub settings: Arc<DeliverySettings>,
     pub clock: crate::clock::SharedClock,
+    /// Told of API writes that may have queued deliveries (see [`crate::wake::Nudge`]).
+    pub work: crate::wake::Nudge,
 }
 
 impl OutboxWorker {
@@ -351,6 +353,7 @@ impl OutboxWorker {
     pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
         let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
         let busy = InFlight::default();
+        let mut told = self.work.listen();
         loop {
             // Claim only what can start at once: a claimed delivery never waits for a slot
             // while its lease runs out (another worker would then send it too).
@@ -423,11 +426,35 @@ impl OutboxWorker {
             if full {
                 continue;
             }
+            // Alone on its database, the worker sleeps until the next delivery is due; new
+            // ones wake it (the engine's notify, or any API write).
+            let wait = if self.work.idles() {
+                let now = self.clock.now_ms();
+                match self.store.next_delivery_due(now).await {
+                    Ok(Some(at)) if at > now => {
+                        Duration::from_millis(u64::try_from(at - now).unwrap_or(0))
+                            .min(self.work.cap_or(IDLE_POLL))
+                    }
+                    Ok(None) => self.work.cap_or(IDLE_POLL),
+                    _ => IDLE_POLL,
+                }
+            } else {
+                IDLE_POLL
+            };
+            let told_now = async {
+                if self.work.idles() {
+                    let _ = told.changed().await;
+                } else {
+                    std::future::pending::<()>().await;
+                }
+            };
             tokio::select! {
                 _ = self.wakeup.notified() => {}
-                _ = tokio::time::sleep(IDLE_POLL) => {}
+                _ = told_now => {}
+                _ = tokio::time::sleep(wait) => {}
                 _ = shutdown.changed() => if *shutdown.borrow() { break },
             }
+            told.borrow_and_update();
         }
     }
 }

@@ -39,13 +39,19 @@ const STAMP_PAGE: u64 = 20_000;
 const CLUSTER_SYNC: Duration = Duration::from_secs(2);
 /// With several nodes, how often a node re-reads every monitor (to notice deletions).
 const CLUSTER_FULL_SYNC: Duration = Duration::from_secs(60);
-/// Checks due within this of a wake-up start with it, up to this much early. Each
-/// wake-up of the checks' thread costs a context switch, and checks started together
-/// share the event loop's wake-ups while their exchanges run: at 250 checks a second,
-/// starting each on its own cost a third more CPU per check than starting them in 50 ms
-/// groups (docs/performance.md, "Checks started in groups"). Intervals are whole
-/// seconds, so a check never comes round again within the window.
-const FIRE_AHEAD: Duration = Duration::from_millis(50);
+/// Checks due within a window of a wake-up start with it, up to that much early. Each
+/// wake-up of the checks' thread costs a context switch and finds the caches cold, and
+/// checks started together share the event loop's wake-ups while their exchanges run: at
+/// 250 checks a second, starting each on its own cost a third more CPU per check than
+/// starting them in 50 ms groups, and at 25 a second, 500 ms groups cost two fifths less
+/// than 50 ms ones (docs/performance.md, "Checks started in groups"). The window is sized
+/// for about [`GROUP`] checks at the rate checks were started in the last second, between
+/// these bounds. Intervals are whole seconds, so a check never comes round again within
+/// the window.
+const FIRE_AHEAD_MIN: Duration = Duration::from_millis(50);
+const FIRE_AHEAD_MAX: Duration = Duration::from_millis(500);
+/// Checks a group aims at.
+const GROUP: f64 = 12.0;
 /// Changes are read from this long before the last read, so clocks a little apart between
 /// nodes, and transactions that commit late, miss nothing.
 const CLUSTER_SYNC_OVERLAP_MS: i64 = 10_000;
@@ -174,6 +180,46 @@ pub struct Scheduler {
     waiting: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
     /// Check slots per workspace ([`MAX_CHECKS_PER_WORKSPACE`] each).
     workspace_slots: Arc<std::sync::Mutex<HashMap<String, Arc<Semaphore>>>>,
+    /// How fast checks start here, which sizes the groups they start in.
+    pace: Pace,
+}
+
+/// Checks started per second, counted over whole seconds.
+#[derive(Debug)]
+struct Pace {
+    since: Instant,
+    started: u32,
+    /// Checks a second over the last whole second counted; none yet at start, when the
+    /// first checks come in a burst and groups stay small.
+    per_second: Option<f64>,
+}
+
+impl Pace {
+    fn new(now: Instant) -> Pace {
+        Pace {
+            since: now,
+            started: 0,
+            per_second: None,
+        }
+    }
+
+    fn note(&mut self, now: Instant) {
+        let counted = now.saturating_duration_since(self.since);
+        if counted >= Duration::from_secs(1) {
+            self.per_second = Some(f64::from(self.started) / counted.as_secs_f64());
+            self.since = now;
+            self.started = 0;
+        }
+    }
+
+    /// How far ahead of its due time a check may start with this wake-up's group.
+    fn window(&self) -> Duration {
+        match self.per_second {
+            None => FIRE_AHEAD_MIN,
+            Some(rate) if rate * FIRE_AHEAD_MAX.as_secs_f64() <= GROUP => FIRE_AHEAD_MAX,
+            Some(rate) => Duration::from_secs_f64(GROUP / rate).max(FIRE_AHEAD_MIN),
+        }
+    }
 }
 
 impl Scheduler {
@@ -205,6 +251,7 @@ impl Scheduler {
             stats: Arc::default(),
             waiting: Arc::default(),
             workspace_slots: Arc::default(),
+            pace: Pace::new(Instant::now()),
         }
     }
 
@@ -569,7 +616,8 @@ impl Scheduler {
 
     fn fire_due(&mut self) {
         let now = Instant::now();
-        let horizon = now + FIRE_AHEAD;
+        self.pace.note(now);
+        let horizon = now + self.pace.window();
         while let Some(Reverse((due, generation, _))) = self.heap.peek() {
             if *due > horizon {
                 break;
@@ -612,6 +660,7 @@ impl Scheduler {
                 .is_none_or(|r| r == self.region);
             if mine {
                 let monitor = slot.monitor.clone();
+                self.pace.started += 1;
                 self.spawn_check(monitor, round, due);
             }
         }
@@ -863,6 +912,35 @@ mod tests {
         assert_eq!(seq, ["us", "ap", "us", "ap"]);
         assert_eq!(region_for_round(&[], &all, 4), Some("us"));
         assert_eq!(region_for_round(&[], &[], 4), None);
+    }
+
+    #[test]
+    fn groups_are_sized_by_the_pace_of_checks() {
+        let start = Instant::now();
+        let mut pace = Pace::new(start);
+        // Nothing counted yet (a start, when first checks come in a burst): small groups.
+        assert_eq!(pace.window(), FIRE_AHEAD_MIN);
+        // 20 checks a second: the largest window, 10 checks.
+        pace.started = 20;
+        pace.note(start + Duration::from_secs(1));
+        assert_eq!(pace.window(), FIRE_AHEAD_MAX);
+        assert_eq!(pace.started, 0);
+        // 25 checks a second (500 monitors at 20 s): groups of 12, about half a second.
+        pace.started = 25;
+        pace.note(start + Duration::from_millis(2_000));
+        assert_eq!(pace.window(), Duration::from_millis(480));
+        // 120 a second: a tenth of a second holds 12.
+        pace.started = 120;
+        pace.note(start + Duration::from_secs(3));
+        assert_eq!(pace.window(), Duration::from_millis(100));
+        // 1,667 a second (100,000 at 60 s): never below the smallest window.
+        pace.started = 1_667;
+        pace.note(start + Duration::from_secs(4));
+        assert_eq!(pace.window(), FIRE_AHEAD_MIN);
+        // Within a second nothing changes.
+        pace.started = 1;
+        pace.note(start + Duration::from_millis(4_500));
+        assert_eq!(pace.window(), FIRE_AHEAD_MIN);
     }
 
     #[test]

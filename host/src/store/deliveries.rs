@@ -120,6 +120,19 @@ impl Store {
         }
     }
 
+    /// When the next delivery not leased now is due (it may be due already).
+    pub async fn next_delivery_due(&self, now: i64) -> Result<Option<i64>, StoreError> {
+        let at: Option<Option<i64>> = delivery::Entity::find()
+            .select_only()
+            .column_as(delivery::Column::NextAttemptAt.min(), "at")
+            .filter(delivery::Column::Status.eq(DeliveryState::Pending))
+            .filter(lease_free(now))
+            .into_tuple()
+            .one(self.db())
+            .await?;
+        Ok(at.flatten())
+    }
+
     /// Claim up to `limit` due deliveries for `lease_ms`, fairly across workspaces: each
     /// workspace gets at most `room(workspace)` (its share of the worker's slots), and the
     /// workspaces take turns, oldest due first, so one workspace's backlog never holds up

@@ -99,6 +99,17 @@ impl Store {
     }
 
     /// Heartbeat monitors (not paused) whose deadline passed by `now`, oldest first.
+    /// The earliest deadline of any heartbeat monitor.
+    pub async fn next_heartbeat_deadline(&self) -> Result<Option<i64>, StoreError> {
+        let at: Option<Option<i64>> = heartbeat_state::Entity::find()
+            .select_only()
+            .column_as(heartbeat_state::Column::DeadlineAt.min(), "at")
+            .into_tuple()
+            .one(self.db())
+            .await?;
+        Ok(at.flatten())
+    }
+
     pub async fn due_heartbeats(
         &self,
         now: i64,

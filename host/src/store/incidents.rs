@@ -114,6 +114,28 @@ impl Store {
 
 impl Store {
     /// Open incidents whose escalation is due, oldest first.
+    /// Whether any incident waits to escalate, any is held or any monitor flaps: what the
+    /// engine's passes over incidents look at. One query.
+    pub async fn incident_work_pending(&self) -> Result<bool, StoreError> {
+        use sea_orm::{ConnectionTrait, Statement};
+        let backend = self.db().get_database_backend();
+        let sql = "SELECT CASE WHEN \
+             EXISTS (SELECT 1 FROM incidents WHERE status = 'open' AND escalated_at IS NULL \
+                     AND escalate_at IS NOT NULL) \
+             OR EXISTS (SELECT 1 FROM incidents WHERE hold IS NOT NULL) \
+             OR EXISTS (SELECT 1 FROM flap_states WHERE flapping_since IS NOT NULL) \
+             THEN 1 ELSE 0 END AS pending";
+        let row = self
+            .db()
+            .query_one_raw(Statement::from_string(backend, sql))
+            .await?;
+        let pending: i32 = match row {
+            Some(r) => r.try_get("", "pending")?,
+            None => 0,
+        };
+        Ok(pending != 0)
+    }
+
     pub async fn due_escalations(
         &self,
         now: i64,
