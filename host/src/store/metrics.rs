@@ -6,11 +6,13 @@ use super::{MonitorState, Store, StoreError};
 use crate::store::states::DeliveryState;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, EntityTrait, FromQueryResult, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+    ColumnTrait, EntityTrait, FromQueryResult, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect, QueryTrait,
 };
 
-/// One monitor as `/metrics` labels it.
-#[derive(Debug, Clone, FromQueryResult)]
+/// One monitor as `/metrics` labels it. Read as a row, or (on SQLite) as a JSON array of
+/// these columns in this order ([`Store::rows_at_once`]).
+#[derive(Debug, Clone, FromQueryResult, serde::Deserialize)]
 pub struct MonitorMetricRow {
     pub id: String,
     pub workspace_id: String,
@@ -80,7 +82,22 @@ impl Store {
         } else {
             q.expr_as(Expr::cust("NULL"), "config")
         };
-        Ok(q.into_model::<MonitorMetricRow>().all(&self.db).await?)
+        // The columns in the order of `MonitorMetricRow`'s fields.
+        self.rows_at_once(
+            q.into_query(),
+            &[
+                "id",
+                "workspace_id",
+                "name",
+                "kind",
+                "status",
+                "last_response_time_ms",
+                "tags",
+                "config",
+            ],
+            "p.\"id\" ASC",
+        )
+        .await
     }
 
     /// Up to `limit` monitors' check counts of the UTC day `day`, for the monitors whose

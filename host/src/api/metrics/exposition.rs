@@ -11,11 +11,12 @@ use crate::store::metrics::MonitorMetricRow;
 use crate::store::{MonitorState, Store, StoreError};
 use crate::telemetry::{self, MonitorLive, RESPONSE_BUCKETS};
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
+use std::fmt::{self, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -182,8 +183,12 @@ impl Scrape {
             "The running version",
             Info::new(vec![("version", env!("CARGO_PKG_VERSION"))]),
         );
-        registry.register_collector(Box::new(self));
-        prometheus_client::encoding::prometheus_text::encode(out, &registry)
+        registry.register_collector(Box::new(ServerGauges {
+            instances: self.instances,
+            outbox: self.outbox,
+        }));
+        prometheus_client::encoding::prometheus_text::encode(out, &registry)?;
+        self.encode_monitors(&mut Text { out })
     }
 }
 
@@ -218,18 +223,18 @@ impl Scrape {
         rows
     }
 
-    /// The info series, one per monitor, encoded page by page as the monitors are read;
+    /// The info series, one per monitor, written page by page as the monitors are read;
     /// returns what the other series need of them.
-    fn encode_info(&self, encoder: &mut DescriptorEncoder) -> Result<Table, std::fmt::Error> {
+    fn encode_info<W: Write>(&self, t: &mut Text<'_, W>) -> Result<Table, fmt::Error> {
         // Each monitor's names once, on its info series; every other series carries only
         // `monitor_id` (join with `* on (monitor_id) group_left (monitor, tags)
         // tocsin_monitor_info`). Repeating five labels on every line made a scrape at
         // 100,000 monitors twice as large (docs/performance.md).
-        let mut e = encoder.encode_descriptor(
-            "tocsin_monitor",
+        const INFO: &str = "tocsin_monitor_info";
+        t.family(
+            INFO,
             "One series per monitor, 1, labelled with its workspace, name, type and tags",
-            None,
-            MetricType::Info,
+            "gauge",
         )?;
         let mut table = Table::default();
         let mut after: Option<String> = None;
@@ -240,13 +245,17 @@ impl Scrape {
             })?;
             for m in &rows {
                 let tags = tag_text(&m.tags);
-                e.encode_info(&[
-                    ("workspace", m.workspace_id.as_str()),
-                    ("monitor_id", m.id.as_str()),
-                    ("monitor", m.name.as_str()),
-                    ("type", m.kind.as_str()),
-                    ("tags", tags.as_str()),
-                ])?;
+                t.int(
+                    INFO,
+                    &[
+                        ("workspace", m.workspace_id.as_str()),
+                        ("monitor_id", m.id.as_str()),
+                        ("monitor", m.name.as_str()),
+                        ("type", m.kind.as_str()),
+                        ("tags", tags.as_str()),
+                    ],
+                    1,
+                )?;
                 table.ids.push(&m.id);
                 table.status.push(m.status);
                 table.response_ms.push(m.last_response_time_ms);
@@ -282,9 +291,20 @@ impl Scrape {
     }
 }
 
-impl Collector for Scrape {
+/// The server's gauges the registry does not keep: plugin instances and the outbox.
+struct ServerGauges {
+    instances: [(&'static str, usize, usize); 3],
+    outbox: u64,
+}
+
+impl std::fmt::Debug for ServerGauges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerGauges").finish_non_exhaustive()
+    }
+}
+
+impl Collector for ServerGauges {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        // Server-wide gauges.
         type Pick = fn(&(&'static str, usize, usize)) -> usize;
         let pools: [(&str, &str, Pick); 2] = [
             (
@@ -310,9 +330,126 @@ impl Collector for Scrape {
             "Deliveries waiting for an attempt",
             None,
             MetricType::Gauge,
-        )?)?;
+        )?)
+    }
+}
 
-        let table = self.encode_info(&mut encoder)?;
+/// The per-monitor series' text, written straight out in the format `prometheus-client`
+/// writes (label values escaped alike, numbers by the same `itoa` and `dtoa`). A million
+/// monitors are some six million samples, and encoding each through its generic label
+/// sets was most of a scrape's encoding time (docs/performance.md, goal 5).
+struct Text<'a, W: Write> {
+    out: &'a mut W,
+}
+
+impl<W: Write> Text<'_, W> {
+    /// A family's `# HELP` and `# TYPE` lines; `name` as its samples are named.
+    fn family(&mut self, name: &str, help: &str, kind: &str) -> fmt::Result {
+        debug_assert!(!help.contains(['\\', '\n']), "help text needs no escaping");
+        for part in [
+            "# HELP ",
+            name,
+            " ",
+            help,
+            "\n# TYPE ",
+            name,
+            " ",
+            kind,
+            "\n",
+        ] {
+            self.out.write_str(part)?;
+        }
+        Ok(())
+    }
+
+    /// A sample's name and labels, up to its value.
+    fn start(&mut self, name: &str, labels: &[(&str, &str)]) -> fmt::Result {
+        self.out.write_str(name)?;
+        for (i, (key, value)) in labels.iter().enumerate() {
+            self.out.write_str(if i == 0 { "{" } else { "," })?;
+            self.out.write_str(key)?;
+            self.out.write_str("=\"")?;
+            self.escaped(value)?;
+            self.out.write_str("\"")?;
+        }
+        if !labels.is_empty() {
+            self.out.write_str("}")?;
+        }
+        Ok(())
+    }
+
+    /// A label value with `\`, `"` and line feeds escaped.
+    fn escaped(&mut self, value: &str) -> fmt::Result {
+        if !value.bytes().any(|b| matches!(b, b'\\' | b'"' | b'\n')) {
+            return self.out.write_str(value);
+        }
+        let mut last = 0;
+        for (at, byte) in value.bytes().enumerate() {
+            let escape = match byte {
+                b'\\' => "\\\\",
+                b'"' => "\\\"",
+                b'\n' => "\\n",
+                _ => continue,
+            };
+            self.out.write_str(&value[last..at])?;
+            self.out.write_str(escape)?;
+            last = at + 1;
+        }
+        self.out.write_str(&value[last..])
+    }
+
+    fn value(&mut self, text: &str) -> fmt::Result {
+        self.out.write_str(" ")?;
+        self.out.write_str(text)?;
+        self.out.write_str("\n")
+    }
+
+    fn int(&mut self, name: &str, labels: &[(&str, &str)], v: i64) -> fmt::Result {
+        self.start(name, labels)?;
+        self.value(itoa::Buffer::new().format(v))
+    }
+
+    fn count(&mut self, name: &str, labels: &[(&str, &str)], v: u64) -> fmt::Result {
+        self.start(name, labels)?;
+        self.value(itoa::Buffer::new().format(v))
+    }
+
+    fn float(&mut self, name: &str, labels: &[(&str, &str)], v: f64) -> fmt::Result {
+        self.start(name, labels)?;
+        let mut buffer = dtoa::Buffer::new();
+        self.value(float_text(&mut buffer, v))
+    }
+}
+
+/// A sample's value as `prometheus-client` writes it.
+fn float_text(buffer: &mut dtoa::Buffer, v: f64) -> &str {
+    if v.is_finite() {
+        buffer.format_finite(v)
+    } else if v.is_nan() {
+        "NaN"
+    } else if v.is_sign_positive() {
+        "+Inf"
+    } else {
+        "-Inf"
+    }
+}
+
+/// A histogram bound as an `le` label: the way Prometheus's Go client writes it (whole
+/// numbers below a million as integers, the infinite bound `+Inf`).
+fn bound_text(bound: f64) -> String {
+    if bound == f64::INFINITY {
+        "+Inf".into()
+    } else if bound.fract() == 0.0 && bound.abs() < 1e6 {
+        (bound as i64).to_string()
+    } else {
+        bound.to_string()
+    }
+}
+
+impl Scrape {
+    /// Every monitor's series, after the server's.
+    fn encode_monitors<W: Write>(&self, t: &mut Text<'_, W>) -> fmt::Result {
+        let table = self.encode_info(t)?;
         let board = &telemetry::global().monitors;
         if self.workspace.is_none() && board.len() > table.len() {
             // Forget the counters of monitors deleted since the server started.
@@ -325,87 +462,62 @@ impl Collector for Scrape {
         for s in &table.status {
             by_status[status_value(*s) as usize] += 1;
         }
-        let mut e = encoder.encode_descriptor(
-            "tocsin_monitors",
-            "Monitors by status",
-            None,
-            MetricType::Gauge,
-        )?;
+        t.family("tocsin_monitors", "Monitors by status", "gauge")?;
         for (status, n) in ["down", "up", "pending", "paused"].iter().zip(by_status) {
-            e.encode_family(&[("status", *status)])?.encode_gauge(&n)?;
+            t.int("tocsin_monitors", &[("status", status)], n)?;
         }
 
-        let mut e = encoder.encode_descriptor(
-            "tocsin_monitor_status",
+        const STATUS: &str = "tocsin_monitor_status";
+        t.family(
+            STATUS,
             "0 down, 1 up, 2 pending (not passed yet), 3 paused",
-            None,
-            MetricType::Gauge,
+            "gauge",
         )?;
         for (i, s) in table.status.iter().enumerate() {
-            e.encode_family(&[("monitor_id", table.id(i))])?
-                .encode_gauge(&status_value(*s))?;
+            t.int(STATUS, &[("monitor_id", table.id(i))], status_value(*s))?;
         }
-        let mut e = encoder.encode_descriptor(
-            "tocsin_monitor_response_time_seconds",
+        const RESPONSE: &str = "tocsin_monitor_response_time_seconds";
+        t.family(
+            RESPONSE,
             "Response time of the last check, labelled with the region it ran in",
-            None,
-            MetricType::Gauge,
+            "gauge",
         )?;
         Self::each_live(&table, |i, live| {
             if let Some(ms) = table.response_ms[i] {
                 let region = live.and_then(|l| l.region.as_deref()).unwrap_or("");
-                e.encode_family(&[("monitor_id", table.id(i)), ("region", region)])?
-                    .encode_gauge(&(f64::from(ms) / 1000.0))?;
+                t.float(
+                    RESPONSE,
+                    &[("monitor_id", table.id(i)), ("region", region)],
+                    f64::from(ms) / 1000.0,
+                )?;
             }
             Ok(())
         })?;
         if self.histograms {
-            let mut e = encoder.encode_descriptor(
-                "tocsin_monitor_response_seconds",
-                "Response times of the checks since the server started",
-                None,
-                MetricType::Histogram,
-            )?;
-            let mut buckets: Vec<(f64, u64)> = Vec::with_capacity(RESPONSE_BUCKETS.len() + 1);
-            Self::each_live(&table, |i, live| {
-                let Some(live) = live else { return Ok(()) };
-                buckets.clear();
-                buckets.extend(
-                    RESPONSE_BUCKETS
-                        .iter()
-                        .zip(live.buckets)
-                        .map(|(b, n)| (*b, n)),
-                );
-                let within: u64 = live.buckets.iter().sum();
-                buckets.push((f64::INFINITY, live.timed - within));
-                e.encode_family(&[("monitor_id", table.id(i))])?
-                    .encode_histogram::<NoLabelSet>(
-                        live.response_ms_sum as f64 / 1000.0,
-                        live.timed,
-                        &buckets,
-                        None,
-                    )
-            })?;
+            self.encode_histograms(t, &table)?;
         }
-        let mut e = encoder.encode_descriptor(
-            "tocsin_monitor_checks",
+        const CHECKS: &str = "tocsin_monitor_checks_total";
+        t.family(
+            CHECKS,
             "Checks since the server started, by outcome",
-            None,
-            MetricType::Counter,
+            "counter",
         )?;
         Self::each_live(&table, |i, live| {
             let Some(live) = live else { return Ok(()) };
             for (outcome, n) in [("up", live.up), ("down", live.down)] {
-                e.encode_family(&[("monitor_id", table.id(i)), ("outcome", outcome)])?
-                    .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
+                t.count(
+                    CHECKS,
+                    &[("monitor_id", table.id(i)), ("outcome", outcome)],
+                    n,
+                )?;
             }
             Ok(())
         })?;
-        let mut e = encoder.encode_descriptor(
-            "tocsin_monitor_uptime_ratio",
+        const UPTIME: &str = "tocsin_monitor_uptime_ratio";
+        t.family(
+            UPTIME,
             "Share of checks that passed over the window (1d, 30d)",
-            None,
-            MetricType::Gauge,
+            "gauge",
         )?;
         for (window, pick) in [("1d", 0), ("30d", 1)] {
             for start in (0..table.len()).step_by(SLICE) {
@@ -414,44 +526,81 @@ impl Collector for Scrape {
                 for (i, u) in (start..end).zip(uptime) {
                     let value = if pick == 0 { u.0 } else { u.1 };
                     if let Some(v) = value {
-                        e.encode_family(&[("monitor_id", table.id(i)), ("window", window)])?
-                            .encode_gauge(&v)?;
+                        t.float(
+                            UPTIME,
+                            &[("monitor_id", table.id(i)), ("window", window)],
+                            v,
+                        )?;
                     }
                 }
             }
         }
-        let mut e = encoder.encode_descriptor(
-            "tocsin_monitor_certificate_expires_timestamp_seconds",
+        const EXPIRES: &str = "tocsin_monitor_certificate_expires_timestamp_seconds";
+        t.family(
+            EXPIRES,
             "When the certificate the last check saw expires (Unix time); days left: (x - time()) / 86400",
-            None,
-            MetricType::Gauge,
+            "gauge",
         )?;
         Self::each_live(&table, |i, live| {
             if let Some(at) = live.and_then(|l| l.certificate_expires_ms) {
-                e.encode_family(&[("monitor_id", table.id(i))])?
-                    .encode_gauge(&(at as f64 / 1000.0))?;
+                t.float(EXPIRES, &[("monitor_id", table.id(i))], at as f64 / 1000.0)?;
             }
             Ok(())
         })?;
         if self.kuma {
-            self.encode_kuma(&mut encoder, &table)?;
+            self.encode_kuma(t, &table)?;
         }
         Ok(())
     }
-}
 
-impl Scrape {
+    /// Each monitor's response times since the server started, as a histogram.
+    fn encode_histograms<W: Write>(&self, t: &mut Text<'_, W>, table: &Table) -> fmt::Result {
+        const NAME: &str = "tocsin_monitor_response_seconds";
+        t.family(
+            NAME,
+            "Response times of the checks since the server started",
+            "histogram",
+        )?;
+        // The bounds' labels once, not once per monitor.
+        let bounds: Vec<String> = RESPONSE_BUCKETS
+            .iter()
+            .copied()
+            .chain([f64::INFINITY])
+            .map(bound_text)
+            .collect();
+        Self::each_live(table, |i, live| {
+            let Some(live) = live else { return Ok(()) };
+            let id = table.id(i);
+            let mut cumulative = 0;
+            let within: u64 = live.buckets.iter().sum();
+            let counts = live.buckets.iter().copied().chain([live.timed - within]);
+            for (bound, n) in bounds.iter().zip(counts) {
+                cumulative += n;
+                t.count(
+                    "tocsin_monitor_response_seconds_bucket",
+                    &[("monitor_id", id), ("le", bound)],
+                    cumulative,
+                )?;
+            }
+            t.float(
+                "tocsin_monitor_response_seconds_sum",
+                &[("monitor_id", id)],
+                live.response_ms_sum as f64 / 1000.0,
+            )?;
+            t.count(
+                "tocsin_monitor_response_seconds_count",
+                &[("monitor_id", id)],
+                live.timed,
+            )
+        })
+    }
+
     /// Uptime Kuma's names and labels, so its Grafana dashboards work unchanged.
-    fn encode_kuma(
-        &self,
-        encoder: &mut DescriptorEncoder,
-        table: &Table,
-    ) -> Result<(), std::fmt::Error> {
-        let mut e = encoder.encode_descriptor(
+    fn encode_kuma<W: Write>(&self, t: &mut Text<'_, W>, table: &Table) -> fmt::Result {
+        t.family(
             "monitor_status",
             "Monitor status (1 = UP, 0 = DOWN, 2 = PENDING, 3 = MAINTENANCE)",
-            None,
-            MetricType::Gauge,
+            "gauge",
         )?;
         for (i, s) in table.status.iter().enumerate() {
             // Kuma has no paused value; a paused monitor is not shown, as in Kuma.
@@ -461,44 +610,45 @@ impl Scrape {
                 MonitorState::Pending => 2,
                 MonitorState::Paused => continue,
             };
-            e.encode_family(&table.kuma_set(i))?.encode_gauge(&value)?;
+            t.int("monitor_status", &table.kuma_set(i), value)?;
         }
-        let mut e = encoder.encode_descriptor(
+        t.family(
             "monitor_response_time",
             "Monitor response time (ms)",
-            None,
-            MetricType::Gauge,
+            "gauge",
         )?;
         for (i, ms) in table.response_ms.iter().enumerate() {
             if let Some(ms) = ms {
-                e.encode_family(&table.kuma_set(i))?
-                    .encode_gauge(&i64::from(*ms))?;
+                t.int("monitor_response_time", &table.kuma_set(i), i64::from(*ms))?;
             }
         }
-        let mut days = encoder.encode_descriptor(
+        t.family(
             "monitor_cert_days_remaining",
             "The number of days remaining until the certificate expires",
-            None,
-            MetricType::Gauge,
+            "gauge",
         )?;
         Self::each_live(table, |i, live| {
             if let Some(at) = live.and_then(|l| l.certificate_expires_ms) {
-                days.encode_family(&table.kuma_set(i))?
-                    .encode_gauge(&(at - self.now_ms).div_euclid(DAY_MS))?;
+                t.int(
+                    "monitor_cert_days_remaining",
+                    &table.kuma_set(i),
+                    (at - self.now_ms).div_euclid(DAY_MS),
+                )?;
             }
             Ok(())
         })?;
-        let mut valid = encoder.encode_descriptor(
+        t.family(
             "monitor_cert_is_valid",
             "Is the certificate still valid? (1 = Yes, 0= No)",
-            None,
-            MetricType::Gauge,
+            "gauge",
         )?;
         Self::each_live(table, |i, live| {
             if let Some(at) = live.and_then(|l| l.certificate_expires_ms) {
-                valid
-                    .encode_family(&table.kuma_set(i))?
-                    .encode_gauge(&i64::from(at > self.now_ms))?;
+                t.int(
+                    "monitor_cert_is_valid",
+                    &table.kuma_set(i),
+                    i64::from(at > self.now_ms),
+                )?;
             }
             Ok(())
         })
@@ -696,6 +846,126 @@ mod tests {
         );
         assert!(own.contains("tocsin_monitors{status=\"up\"} 0\n"));
         assert!(own.contains("tocsin_monitors{status=\"paused\"} 2\n"));
+    }
+
+    /// Everything after the server's own series, byte for byte: two monitors of one
+    /// workspace, one with results (a region, a certificate, response times in two
+    /// buckets), one without, a name that needs escaping, Uptime Kuma's names on.
+    #[tokio::test]
+    async fn the_monitors_series_are_written_exactly() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let store = Store::connect(&url).await.expect("store");
+        store.migrate().await.expect("migrate");
+        let ws = store
+            .create_workspace("Gold", crate::plans::Plan::Business, 1)
+            .await
+            .expect("workspace");
+        let mut one = row("mon_gold1", &ws.id, MonitorState::Up);
+        one.name = "db \"primary\" \\ eu".into();
+        one.last_response_time_ms = Some(120);
+        store.insert_monitor(one).await.expect("insert");
+        let mut two = row("mon_gold2", &ws.id, MonitorState::Down);
+        two.tags = "[]".into();
+        two.last_response_time_ms = None;
+        two.config = r#"{"host":"db.internal","port":5432}"#.into();
+        two.kind = "tcp".into();
+        store.insert_monitor(two).await.expect("insert");
+        let cert = r#"{"certificate":{"expiresAt":"2030-01-02T00:00:00.000Z"}}"#;
+        telemetry::global().monitors.observe([
+            telemetry::Observation {
+                monitor_id: "mon_gold1",
+                ok: true,
+                response_time_ms: Some(120),
+                region: "eu",
+                details: cert,
+            },
+            telemetry::Observation {
+                monitor_id: "mon_gold1",
+                ok: false,
+                response_time_ms: Some(30),
+                region: "eu",
+                details: "{}",
+            },
+        ]);
+        let text = scrape(&store, Some(&ws.id), 1).await;
+        let from = text
+            .find("# HELP tocsin_plugin_instances ")
+            .expect("gauges");
+        let expected = concat!(
+            "# HELP tocsin_plugin_instances Plugin instances in use, by kind of call\n",
+            "# TYPE tocsin_plugin_instances gauge\n",
+            "tocsin_plugin_instances{call=\"check\"} 0\n",
+            "tocsin_plugin_instances{call=\"notify\"} 0\n",
+            "tocsin_plugin_instances{call=\"validate\"} 0\n",
+            "# HELP tocsin_plugin_instances_max The most plugin instances a kind of call may use at once\n",
+            "# TYPE tocsin_plugin_instances_max gauge\n",
+            "tocsin_plugin_instances_max{call=\"check\"} 1\n",
+            "tocsin_plugin_instances_max{call=\"notify\"} 1\n",
+            "tocsin_plugin_instances_max{call=\"validate\"} 1\n",
+            "# HELP tocsin_outbox_pending Deliveries waiting for an attempt\n",
+            "# TYPE tocsin_outbox_pending gauge\n",
+            "tocsin_outbox_pending 0\n",
+            "# HELP tocsin_monitor_info One series per monitor, 1, labelled with its workspace, name, type and tags\n",
+            "# TYPE tocsin_monitor_info gauge\n",
+            "tocsin_monitor_info{workspace=\"ws_gold\",monitor_id=\"mon_gold1\",monitor=\"db \\\"primary\\\" \\\\ eu\",type=\"http\",tags=\"a,b\"} 1\n",
+            "tocsin_monitor_info{workspace=\"ws_gold\",monitor_id=\"mon_gold2\",monitor=\"name of mon_gold2\",type=\"tcp\",tags=\"\"} 1\n",
+            "# HELP tocsin_monitors Monitors by status\n",
+            "# TYPE tocsin_monitors gauge\n",
+            "tocsin_monitors{status=\"down\"} 1\n",
+            "tocsin_monitors{status=\"up\"} 1\n",
+            "tocsin_monitors{status=\"pending\"} 0\n",
+            "tocsin_monitors{status=\"paused\"} 0\n",
+            "# HELP tocsin_monitor_status 0 down, 1 up, 2 pending (not passed yet), 3 paused\n",
+            "# TYPE tocsin_monitor_status gauge\n",
+            "tocsin_monitor_status{monitor_id=\"mon_gold1\"} 1\n",
+            "tocsin_monitor_status{monitor_id=\"mon_gold2\"} 0\n",
+            "# HELP tocsin_monitor_response_time_seconds Response time of the last check, labelled with the region it ran in\n",
+            "# TYPE tocsin_monitor_response_time_seconds gauge\n",
+            "tocsin_monitor_response_time_seconds{monitor_id=\"mon_gold1\",region=\"eu\"} 0.12\n",
+            "# HELP tocsin_monitor_response_seconds Response times of the checks since the server started\n",
+            "# TYPE tocsin_monitor_response_seconds histogram\n",
+            "tocsin_monitor_response_seconds_bucket{monitor_id=\"mon_gold1\",le=\"0.1\"} 1\n",
+            "tocsin_monitor_response_seconds_bucket{monitor_id=\"mon_gold1\",le=\"0.25\"} 2\n",
+            "tocsin_monitor_response_seconds_bucket{monitor_id=\"mon_gold1\",le=\"1\"} 2\n",
+            "tocsin_monitor_response_seconds_bucket{monitor_id=\"mon_gold1\",le=\"5\"} 2\n",
+            "tocsin_monitor_response_seconds_bucket{monitor_id=\"mon_gold1\",le=\"+Inf\"} 2\n",
+            "tocsin_monitor_response_seconds_sum{monitor_id=\"mon_gold1\"} 0.15\n",
+            "tocsin_monitor_response_seconds_count{monitor_id=\"mon_gold1\"} 2\n",
+            "# HELP tocsin_monitor_checks_total Checks since the server started, by outcome\n",
+            "# TYPE tocsin_monitor_checks_total counter\n",
+            "tocsin_monitor_checks_total{monitor_id=\"mon_gold1\",outcome=\"up\"} 1\n",
+            "tocsin_monitor_checks_total{monitor_id=\"mon_gold1\",outcome=\"down\"} 1\n",
+            "# HELP tocsin_monitor_uptime_ratio Share of checks that passed over the window (1d, 30d)\n",
+            "# TYPE tocsin_monitor_uptime_ratio gauge\n",
+            "# HELP tocsin_monitor_certificate_expires_timestamp_seconds When the certificate the last check saw expires (Unix time); days left: (x - time()) / 86400\n",
+            "# TYPE tocsin_monitor_certificate_expires_timestamp_seconds gauge\n",
+            "tocsin_monitor_certificate_expires_timestamp_seconds{monitor_id=\"mon_gold1\"} 1893542400.0\n",
+            "# HELP monitor_status Monitor status (1 = UP, 0 = DOWN, 2 = PENDING, 3 = MAINTENANCE)\n",
+            "# TYPE monitor_status gauge\n",
+            "monitor_status{monitor_name=\"db \\\"primary\\\" \\\\ eu\",monitor_type=\"http\",monitor_url=\"http://127.0.0.1:9/x\",monitor_hostname=\"\",monitor_port=\"\"} 1\n",
+            "monitor_status{monitor_name=\"name of mon_gold2\",monitor_type=\"tcp\",monitor_url=\"https://\",monitor_hostname=\"db.internal\",monitor_port=\"5432\"} 0\n",
+            "# HELP monitor_response_time Monitor response time (ms)\n",
+            "# TYPE monitor_response_time gauge\n",
+            "monitor_response_time{monitor_name=\"db \\\"primary\\\" \\\\ eu\",monitor_type=\"http\",monitor_url=\"http://127.0.0.1:9/x\",monitor_hostname=\"\",monitor_port=\"\"} 120\n",
+            "# HELP monitor_cert_days_remaining The number of days remaining until the certificate expires\n",
+            "# TYPE monitor_cert_days_remaining gauge\n",
+            "monitor_cert_days_remaining{monitor_name=\"db \\\"primary\\\" \\\\ eu\",monitor_type=\"http\",monitor_url=\"http://127.0.0.1:9/x\",monitor_hostname=\"\",monitor_port=\"\"} 21916\n",
+            "# HELP monitor_cert_is_valid Is the certificate still valid? (1 = Yes, 0= No)\n",
+            "# TYPE monitor_cert_is_valid gauge\n",
+            "monitor_cert_is_valid{monitor_name=\"db \\\"primary\\\" \\\\ eu\",monitor_type=\"http\",monitor_url=\"http://127.0.0.1:9/x\",monitor_hostname=\"\",monitor_port=\"\"} 1\n",
+        );
+        let text = text[from..].replace(&ws.id, "ws_gold");
+        assert_eq!(text, expected, "\n{text}");
+    }
+
+    #[test]
+    fn histogram_bounds_are_written_as_prometheus_writes_them() {
+        let written: Vec<String> = [0.1, 0.25, 1.0, 5.0, 2_500_000.5, f64::INFINITY]
+            .into_iter()
+            .map(bound_text)
+            .collect();
+        assert_eq!(written, ["0.1", "0.25", "1", "5", "2500000.5", "+Inf"]);
     }
 
     #[test]
