@@ -1,5 +1,6 @@
-//! The exposition of one scrape: the server's counters, then every monitor's series
-//! (and Uptime Kuma's names when asked), encoded by `prometheus-client`.
+//! The exposition of one scrape: the server's counters (encoded by `prometheus-client`),
+//! then every monitor's series (and Uptime Kuma's names when asked), written straight out
+//! in the same format.
 //!
 //! The monitors are read in pages of [`Scrape::page`] while their info series is encoded;
 //! what the other series need of them (the id, the state, the last response time, and Uptime

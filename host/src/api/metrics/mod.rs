@@ -1,10 +1,13 @@
-//! `GET /metrics`: the Prometheus text format (0.0.4), encoded by `prometheus-client`.
+//! `GET /metrics`: the Prometheus text format (0.0.4). The server's series are encoded by
+//! `prometheus-client`; the per-monitor series, millions of lines on a large server, are
+//! written in the same format by [`exposition`] itself.
 //!
 //! Server series come from the process's counters ([`crate::telemetry`]); per-monitor
 //! series are assembled at each scrape from the monitors (names, types, tags, states, read
 //! in pages while the text is encoded), the counters the recorder keeps per monitor, and
-//! the uptime windows a background task refreshes every minute from the daily counts. With the `key` setting a
-//! scrape shows the key's workspace's monitors; with `public`, every workspace's.
+//! the uptime windows a background task refreshes every minute from the daily counts.
+//! With the `key` setting a scrape shows the key's workspace's monitors; with `public`,
+//! every workspace's.
 
 use super::AppState;
 use super::error::ApiError;
