@@ -97,7 +97,7 @@ fn view(state: &AppState, i: &IncidentRow, timeline: Option<&[IncidentEventRow]>
         id: i.id.clone(),
         url: format!("{}/incidents/{}", state.config.public_url, i.id),
         status: i.status.name().to_string(),
-        hold: crate::engine::holds::Hold::parse(i.hold.as_deref()).map(|h| h.view()),
+        hold: crate::engine::hold::Hold::parse(i.hold.as_deref()).map(|h| h.view()),
         notified: i.notified,
         group_id: i.group_id.clone(),
         created_at: crate::time::format_ms(i.created_at),

@@ -2,9 +2,9 @@
 //! resolve by hand, pause and resume a monitor, delete a monitor. Each runs in one
 //! transaction with the notifications it causes.
 
+use super::context::EngineContext;
 use super::incidents::{self, Ctx};
 use super::policy::{Target, rules_of};
-use super::recorder::EngineContext;
 use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::{self, Origin};
 use crate::store::{
@@ -88,7 +88,7 @@ pub async fn resolve(
         Some(m) => super::holds::snooze_in(&txn, m, now).await?,
         None => None,
     };
-    let hold = snoozed.map(|until| super::holds::Hold::Snoozed { until });
+    let hold = snoozed.map(|until| super::hold::Hold::Snoozed { until });
     let resolved = incidents::resolve(&txn, &c, inc, &rules, Some(by), hold).await?;
     if let Some(m) = monitor
         && m.status != MonitorState::Paused

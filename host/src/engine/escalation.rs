@@ -3,10 +3,10 @@
 //! restart neither loses nor repeats an escalation. The same loop lets held incidents go
 //! (see `holds`).
 
+use super::context::EngineContext;
 use super::incidents::{self, Ctx};
 use super::maintenance::Calendar;
 use super::policy::rules_of;
-use super::recorder::EngineContext;
 use crate::clock::SharedClock;
 use crate::store::{Store, StoreError};
 use std::time::Duration;

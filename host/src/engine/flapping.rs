@@ -9,11 +9,11 @@
 //! A change is an incident opening or resolving, as the thresholds decide. The changes are
 //! kept in the database (`flap_states`), so a restart or another node carries on.
 
-use super::holds::Hold;
+use super::context::EngineContext;
+use super::hold::Hold;
 use super::incidents::{self, Ctx};
 use super::maintenance::Calendar;
 use super::policy::{Rules, rules_of};
-use super::recorder::EngineContext;
 use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::{self, Origin};
 use crate::store::flaps::FlapStateRow;

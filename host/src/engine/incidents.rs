@@ -7,7 +7,7 @@
 //! a hold (see `holds`) tells nobody until it is released; one nobody heard of recovers
 //! silently.
 
-use super::holds::Hold;
+use super::hold::Hold;
 use super::policy::{Rules, Target};
 use crate::ids::{self, prefix};
 use crate::outbox::events::{self, EventBody, kind};

@@ -133,7 +133,7 @@ impl Window {
                 memo_key: (format!("{rule}|{}", row.timezone), row.starts_at),
             },
             (None, Some(cron)) => Schedule::Cron {
-                cron: Box::new(super::heartbeat::parse_cron(cron).map_err(|e| ("cron", e))?),
+                cron: Box::new(super::schedules::parse_cron(cron).map_err(|e| ("cron", e))?),
                 timezone,
                 duration,
             },

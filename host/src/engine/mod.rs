@@ -4,15 +4,19 @@
 
 pub mod actions;
 pub mod certificates;
+pub mod context;
 pub mod escalation;
 pub mod flapping;
 pub mod health;
 pub mod heartbeat;
+pub mod hold;
 pub mod holds;
 pub mod incidents;
 pub mod maintenance;
 pub mod policy;
 pub mod recorder;
 pub mod retention;
+pub mod schedules;
 
-pub use recorder::{CheckRecord, EngineContext, Recorder};
+pub use context::EngineContext;
+pub use recorder::{CheckRecord, Recorder};
