@@ -19,7 +19,6 @@ use super::incidents::{self, Ctx};
 use super::maintenance::Calendar;
 use super::policy::rules_of;
 use crate::store::{IncidentRow, IncidentState, MonitorRow, MonitorState, Store, StoreError, Tx};
-use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
 /// If making `monitor` depend on `parents` closes a loop in `graph` (monitor id → the ids
