@@ -47,9 +47,33 @@ fn joined(items: &[&str], word: &str) -> String {
     }
 }
 
+/// Text safe inside HTML elements and attributes.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn html_escaping_covers_markup_and_quotes() {
+        assert_eq!(
+            escape_html("<b>\"A&B\"</b>'"),
+            "&lt;b&gt;&quot;A&amp;B&quot;&lt;/b&gt;&#39;"
+        );
+    }
 
     #[test]
     fn lists_read_as_a_sentence() {

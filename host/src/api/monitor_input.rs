@@ -6,10 +6,11 @@
 //! level of the monitor object; any other plugin type takes them under `config`.
 
 use super::error::{ApiError, FieldError};
-use super::monitors::MonitorView;
 use crate::plugins::{HEARTBEAT, PluginHost};
 use crate::store::{MonitorRow, State};
+use serde::Serialize;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 /// Fields of the built-in types that express the same setting two ways (ssl thresholds in
 /// days or as a share of the certificate's lifetime); a monitor has one of each pair.
@@ -77,6 +78,50 @@ pub struct MonitorInput {
 pub struct InputRules<'a> {
     pub min_interval: u32,
     pub regions: &'a [String],
+}
+
+/// A monitor as the API returns it: the creation fields (with defaults filled in) plus these.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MonitorView {
+    #[schema(example = "mon_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
+    pub id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `pending` (no check yet), `up`, `down` or `paused`.
+    #[schema(example = "up")]
+    pub status: String,
+    pub interval: u32,
+    pub timeout: u32,
+    pub alert_policy_id: Option<String>,
+    pub regions: Vec<String>,
+    pub regional_confirmation: bool,
+    pub tags: Vec<String>,
+    /// Monitors whose outage explains this one's: while one of them is down, this
+    /// monitor's incidents open `suppressed` and notify nobody (see docs/alerting.md).
+    pub depends_on: Vec<String>,
+    pub key: Option<String>,
+    pub managed_by: Option<String>,
+    /// Notifications about this monitor are held until then (`POST .../snooze`); absent
+    /// when not snoozed by itself (a tag's snooze is under `/v1/snoozes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snoozed_until: Option<String>,
+    /// Heartbeat monitors: the secret URL the job pings (GET or POST; `/start`, `/fail`
+    /// and `/<exit status>` variants). Anyone with it can ping; keep it like a password.
+    /// Read keys and viewers see it with the token replaced by `[redacted]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping_url: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub last_checked_at: Option<String>,
+    pub last_response_time_ms: Option<u32>,
+    pub consecutive_failures: u32,
+    pub consecutive_successes: u32,
+    /// The type's own fields follow (for `http`: `url`, `method`, `headers`, ...).
+    #[serde(flatten)]
+    #[schema(additional_properties)]
+    pub type_fields: Map<String, Value>,
 }
 
 /// The API view of a stored monitor. `top_level` says whether its type's fields sit at the

@@ -5,7 +5,7 @@ use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBo
 use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
 use super::extract::{ApiObject, ApiPath, ApiQuery};
 use super::managed::DryRun;
-use super::monitor_input::{self, InputRules, MonitorInput};
+use super::monitor_input::{self, InputRules, MonitorInput, MonitorView};
 use super::paging::{self, PageParams};
 use crate::ids::{self, prefix};
 use crate::plans::Counted;
@@ -124,50 +124,6 @@ pub struct MonitorCreate {
     pub critical_percent: Option<f64>,
     /// Settings of a plugin-provided type, checked against its JSON Schema.
     pub config: Option<Map<String, Value>>,
-}
-
-/// A monitor as the API returns it: the creation fields (with defaults filled in) plus these.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MonitorView {
-    #[schema(example = "mon_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
-    pub id: String,
-    pub name: String,
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// `pending` (no check yet), `up`, `down` or `paused`.
-    #[schema(example = "up")]
-    pub status: String,
-    pub interval: u32,
-    pub timeout: u32,
-    pub alert_policy_id: Option<String>,
-    pub regions: Vec<String>,
-    pub regional_confirmation: bool,
-    pub tags: Vec<String>,
-    /// Monitors whose outage explains this one's: while one of them is down, this
-    /// monitor's incidents open `suppressed` and notify nobody (see docs/alerting.md).
-    pub depends_on: Vec<String>,
-    pub key: Option<String>,
-    pub managed_by: Option<String>,
-    /// Notifications about this monitor are held until then (`POST .../snooze`); absent
-    /// when not snoozed by itself (a tag's snooze is under `/v1/snoozes`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snoozed_until: Option<String>,
-    /// Heartbeat monitors: the secret URL the job pings (GET or POST; `/start`, `/fail`
-    /// and `/<exit status>` variants). Anyone with it can ping; keep it like a password.
-    /// Read keys and viewers see it with the token replaced by `[redacted]`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ping_url: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    pub last_checked_at: Option<String>,
-    pub last_response_time_ms: Option<u32>,
-    pub consecutive_failures: u32,
-    pub consecutive_successes: u32,
-    /// The type's own fields follow (for `http`: `url`, `method`, `headers`, ...).
-    #[serde(flatten)]
-    #[schema(additional_properties)]
-    pub type_fields: Map<String, Value>,
 }
 
 /// Query of the monitor list.

@@ -13,6 +13,7 @@ use super::error::{ApiError, Resource};
 use crate::engine::maintenance::{Calendar, Occurrence};
 use crate::store::status_pages::{DAY_MS, day_of};
 use crate::store::{DailyUptimeRow, MonitorRow, MonitorState, State as _};
+use crate::text::escape_html;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -354,22 +355,6 @@ fn percent(up: i64, total: i64) -> f64 {
     (up as f64 * 10_000.0 / total as f64).floor() / 100.0
 }
 
-/// Text safe inside HTML elements and attributes.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn bar_class(uptime: Option<f64>) -> &'static str {
     match uptime {
         None => "none",
@@ -420,10 +405,10 @@ pub fn render(v: &PageView) -> String {
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <title>{title}</title><style>{STYLE}</style></head><body><main>\
          <h1>{title}</h1>",
-        title = escape(&v.name)
+        title = escape_html(&v.name)
     );
     if !v.description.is_empty() {
-        let _ = write!(h, "<p class=\"lead\">{}</p>", escape(&v.description));
+        let _ = write!(h, "<p class=\"lead\">{}</p>", escape_html(&v.description));
     }
     let _ = write!(
         h,
@@ -450,7 +435,7 @@ pub fn render(v: &PageView) -> String {
             "<div class=\"monitor\"><div class=\"row\"><span class=\"name\">{}</span>\
              <span class=\"state {}\">{state}</span></div><div class=\"bar\" role=\"img\" \
              aria-label=\"Uptime over the last 90 days\">",
-            escape(&m.name),
+            escape_html(&m.name),
             class
         );
         for d in &m.days {
@@ -462,7 +447,7 @@ pub fn render(v: &PageView) -> String {
                 h,
                 "<span class=\"{}\" title=\"{}\"></span>",
                 bar_class(d.uptime),
-                escape(&tip)
+                escape_html(&tip)
             );
         }
         let _ = write!(
@@ -494,11 +479,11 @@ pub fn render(v: &PageView) -> String {
                 h,
                 "<div class=\"incident\"><span class=\"tag {tag}\">{label}</span>\
                  <strong>{}</strong><div class=\"muted\">{when} · {}</div>",
-                escape(&w.name),
-                escape(&w.monitors.join(", "))
+                escape_html(&w.name),
+                escape_html(&w.monitors.join(", "))
             );
             if !w.description.is_empty() {
-                let _ = write!(h, "<p>{}</p>", escape(&w.description));
+                let _ = write!(h, "<p>{}</p>", escape_html(&w.description));
             }
             h.push_str("</div>");
         }
@@ -512,9 +497,9 @@ pub fn render(v: &PageView) -> String {
                 h,
                 "<div class=\"incident\"><span class=\"tag {s}\">{s}</span>\
                  <span class=\"muted\">{when} UTC</span><p>{body}</p></div>",
-                s = escape(status),
+                s = escape_html(status),
                 when = short_time(u["createdAt"].as_str().unwrap_or("")),
-                body = escape(u["body"].as_str().unwrap_or("")),
+                body = escape_html(u["body"].as_str().unwrap_or("")),
             );
         }
         h.push_str("</section>");
@@ -537,11 +522,11 @@ pub fn render(v: &PageView) -> String {
             h,
             "<div class=\"incident\"><span class=\"tag {status}\">{status}</span>\
              <strong>{monitor}</strong><div class=\"muted\">{when}</div></div>",
-            status = escape(&i.status),
-            monitor = escape(&i.monitor),
+            status = escape_html(&i.status),
+            monitor = escape_html(&i.monitor),
         );
     }
-    let slug = escape(&v.slug);
+    let slug = escape_html(&v.slug);
     let _ = write!(
         h,
         "</section><section aria-label=\"Subscribe\" id=\"subscribe\"><h2>Get updates</h2>\
@@ -578,7 +563,7 @@ fn not_found_html(slug: &str) -> Response {
          <title>Not found</title><style>{STYLE}</style></head><body><main>\
          <h1>No status page here</h1><p class=\"lead\">There is no public status page \
          called “{}”.</p></main></body></html>",
-        escape(slug)
+        escape_html(slug)
     );
     (
         StatusCode::NOT_FOUND,
@@ -591,14 +576,6 @@ fn not_found_html(slug: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escapes_markup() {
-        assert_eq!(
-            escape("<b>\"A&B\"</b>'"),
-            "&lt;b&gt;&quot;A&amp;B&quot;&lt;/b&gt;&#39;"
-        );
-    }
 
     #[test]
     fn renders_states_bars_and_incidents() {

@@ -5,12 +5,12 @@
 use super::AppState;
 use super::envelope::Success;
 use super::error::{ApiError, FieldError, Resource};
-use super::public_status::escape;
 use super::session::ClientIp;
 use crate::ids;
 use crate::outbox::subscribers;
 use crate::store::status_pages::StatusPageRow;
 use crate::store::subscriptions::{SubscriberRow, pending_expired};
+use crate::text::escape_html;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -59,7 +59,7 @@ fn html_page(status: StatusCode, title: &str, lead: &str, back: Option<&str>) ->
         .map(|u| {
             format!(
                 "<p><a href=\"{}\">Back to the status page</a></p>",
-                escape(u)
+                escape_html(u)
             )
         })
         .unwrap_or_default();
@@ -69,8 +69,8 @@ fn html_page(status: StatusCode, title: &str, lead: &str, back: Option<&str>) ->
          <title>{t}</title><style>body{{font:16px/1.5 system-ui,sans-serif;color:#1f2933;\
          background:#f5f7fa}}main{{max-width:640px;margin:0 auto;padding:32px 16px}}</style>\
          </head><body><main><h1>{t}</h1><p>{l}</p>{back}</main></body></html>",
-        t = escape(title),
-        l = escape(lead),
+        t = escape_html(title),
+        l = escape_html(lead),
     );
     (
         status,
