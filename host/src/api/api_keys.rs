@@ -85,16 +85,22 @@ impl KeyUsage {
     }
 }
 
-/// Write recorded key uses every `every` until the process stops.
+/// Write recorded key uses every `every`, and once more at shutdown.
 pub async fn flush_usage_loop(
     store: crate::store::Store,
     usage: std::sync::Arc<KeyUsage>,
     every: std::time::Duration,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
+    let mut last = false;
+    while !last {
+        tokio::select! {
+            _ = tick.tick() => {}
+            // Uses not written yet are written once more on the way out.
+            _ = shutdown.wait_for(|stop| *stop) => last = true,
+        }
         let uses = usage.drain();
         if !uses.is_empty()
             && let Err(e) = store.touch_api_keys(&uses).await

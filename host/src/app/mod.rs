@@ -16,7 +16,15 @@ use std::path::Path;
 const IDLE_CAP: std::time::Duration = std::time::Duration::from_secs(30);
 /// How often key usage (`lastUsedAt`) is written.
 const KEY_USAGE_FLUSH: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long the outbox has at shutdown to finish the attempts it holds.
+const OUTBOX_GRACE: std::time::Duration = std::time::Duration::from_secs(12);
+/// How long the recorder has at shutdown to write what checks handed over.
+const RECORDER_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+mod tasks;
+
 use std::sync::Arc;
+use tasks::{Phase, Stop, Tasks};
 use tokio::sync::watch;
 
 /// Connect to the configured database and apply migrations.
@@ -135,8 +143,130 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         None
     };
     let store = open_store(&config).await?;
+    first_start(&store, &config, &clock).await?;
 
-    // Several nodes started at once create the first workspace once.
+    let plugins = Arc::new(load_plugins(&config).await?);
+    let mut engine = EngineContext::new(&config.public_url);
+    if store.is_sqlite() {
+        // Alone on its database, the node sees every write: background passes with
+        // nothing pending wait to be told of work instead of polling.
+        engine = engine.idle_until_told(IDLE_CAP);
+        // One node owns a SQLite database: leases left by a crash belong to nobody.
+        crate::outbox::worker::release_all_leases(&store)
+            .await
+            .context("cannot reset delivery leases")?;
+    }
+    let checks = CheckRuntime::start(config.check_threads)?;
+    let mut tasks = Tasks::new();
+    let (recorder, recorder_task) = Recorder::spawn_with(
+        store.clone(),
+        engine.clone(),
+        crate::engine::recorder::RecorderOptions {
+            buffer: config.recorder_buffer,
+            ..Default::default()
+        },
+    );
+    // The recorder drains what checks already handed over once every sender is gone:
+    // the scheduler, the confirmer, the deadline sweep and the ping handlers hold the
+    // only senders, and they end before it.
+    tasks.adopt(
+        Phase::Writers,
+        "recorder",
+        Stop::Within(RECORDER_GRACE),
+        recorder_task,
+    );
+    let node = Node {
+        id: crate::ids::new_id(crate::ids::prefix::NODE),
+        clustered: !store.is_sqlite(),
+    };
+    let services = Services {
+        store: &store,
+        plugins: &plugins,
+        recorder: &recorder,
+        engine: &engine,
+        clock: &clock,
+        config: &config,
+    };
+    services
+        .start_checks(&mut tasks, &checks.handle, &node)
+        .await;
+    services.start_sweeps(&mut tasks);
+
+    let key_usage = Arc::new(crate::api::api_keys::KeyUsage::default());
+    tasks.spawn(
+        Phase::Writers,
+        "key usage",
+        Stop::Wait,
+        crate::api::api_keys::flush_usage_loop(
+            store.clone(),
+            key_usage.clone(),
+            KEY_USAGE_FLUSH,
+            tasks.signal(),
+        ),
+    );
+    let state = AppState {
+        store: store.clone(),
+        plugins: plugins.clone(),
+        config: config.clone(),
+        clock,
+        engine,
+        limits: Arc::new(crate::api::ratelimit::Limits::new(
+            config.rate_limit_per_minute,
+            config.rate_limit_burst,
+        )),
+        key_usage,
+        accounts: Arc::new(crate::accounts::Services {
+            sso: crate::accounts::oidc::Sso::new(
+                config.oidc.clone(),
+                &config.public_url,
+                plugins.trusted_certs(),
+            )
+            .map_err(anyhow::Error::msg)
+            .context("cannot set up single sign-on")?,
+            login: Default::default(),
+            reset: Default::default(),
+        }),
+        recorder,
+    };
+    // The decoy hash makes an unknown account's refusal cost what a wrong password costs.
+    tokio::task::spawn_blocking(crate::accounts::password::prepare);
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let address = listener.local_addr()?;
+    tracing::info!(
+        address = %address,
+        database = %redact(&config.database_url),
+        region = %config.region,
+        node = %node.id,
+        claims = node.clustered,
+        plugins = plugins.descriptions().len(),
+        pooling = plugins.is_pooling(),
+        startup_ms = started.elapsed().as_millis() as u64,
+        "Tocsin is listening"
+    );
+    println!("Tocsin is listening on http://{address}");
+
+    api::serve::serve(
+        listener,
+        api::router(state, crate::web::routes()),
+        api::serve::ConnectionLimits::of(&config),
+        shutdown_signal(),
+    )
+    .await
+    .context("the HTTP server failed")?;
+
+    tracing::info!("shutting down");
+    tasks.shutdown().await;
+    store.close().await;
+    drop(checks);
+    Ok(())
+}
+
+/// The first start on a database: the first workspace and its admin key, and, while no
+/// one has an account, a one-time link for the owner's. Several nodes started at once do
+/// this once, under the start-up lock.
+async fn first_start(store: &Store, config: &Config, clock: &SharedClock) -> anyhow::Result<()> {
     let startup = store
         .startup_lock()
         .await
@@ -162,9 +292,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             Err(e) => tracing::warn!(error = %e, "could not write bootstrap-admin.key"),
         }
     }
-    // No account yet: a one-time link for the first owner (a new one at every start until
-    // someone uses one).
-    match crate::api::account::issue_setup_link(&store, &config.public_url, clock.now_ms()).await {
+    // A new link at every start until someone uses one.
+    match crate::api::account::issue_setup_link(store, &config.public_url, clock.now_ms()).await {
         Ok(Some(link)) => {
             println!(
                 "No one has an account yet. Create the owner's account (the link works once, for 24 hours):\n\n    {link}\n"
@@ -187,229 +316,150 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             .await
             .context("cannot release the start-up lock")?;
     }
-
-    let plugins = Arc::new(load_plugins(&config).await?);
-    let mut engine = EngineContext::new(&config.public_url);
-    if store.is_sqlite() {
-        // Alone on its database, the node sees every write: background passes with
-        // nothing pending wait to be told of work instead of polling.
-        engine = engine.idle_until_told(IDLE_CAP);
-    }
-    if store.is_sqlite() {
-        // One node owns a SQLite database: leases left by a crash belong to nobody.
-        crate::outbox::worker::release_all_leases(&store)
-            .await
-            .context("cannot reset delivery leases")?;
-    }
-    let checks = CheckRuntime::start(config.check_threads)?;
-    let (recorder, recorder_task) = Recorder::spawn_with(
-        store.clone(),
-        engine.clone(),
-        crate::engine::recorder::RecorderOptions {
-            buffer: config.recorder_buffer,
-            ..Default::default()
-        },
-    );
-    let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    // Every node has an id and heartbeats into the database; on PostgreSQL, where several
-    // nodes may share the database, each round of a check is claimed there before it runs.
-    let node_id = crate::ids::new_id(crate::ids::prefix::NODE);
-    let clustered = !store.is_sqlite();
-    let mut scheduler = Scheduler::new(
-        store.clone(),
-        plugins.clone(),
-        recorder.clone(),
-        config.region.clone(),
-        config.region_names(),
-        clock.clone(),
-    );
-    if clustered {
-        scheduler = scheduler.claiming(&node_id);
-    }
-    // With more than one region, failures of monitors that ask for it are confirmed from
-    // another region before they count.
-    let confirmer_task = if config.region_names().len() > 1 {
-        let live = crate::scheduler::confirm::LiveRegions::default();
-        scheduler = scheduler.confirming(live.clone());
-        let confirmer = crate::scheduler::confirm::Confirmer {
-            store: store.clone(),
-            plugins: plugins.clone(),
-            recorder: recorder.clone(),
-            region: config.region.clone(),
-            node_id: node_id.clone(),
-            clock: clock.clone(),
-            live,
-            permits: scheduler.permits(),
-        };
-        Some(checks.handle.spawn(confirmer.run(shutdown_rx.clone())))
-    } else {
-        None
-    };
-    // Heartbeat monitors: missed deadlines become failed checks.
-    let deadlines_task = tokio::spawn(crate::engine::heartbeat::run(
-        store.clone(),
-        recorder.clone(),
-        config.region.clone(),
-        clock.clone(),
-        engine.work.clone(),
-        shutdown_rx.clone(),
-    ));
-    // The node is in the node list before its first claim: another node takes over a
-    // slot whose holder is not (or no longer) heard from.
-    let node_started = clock.now_ms();
-    if let Err(e) = store
-        .heartbeat(&node_id, &config.region, node_started, node_started)
-        .await
-    {
-        tracing::warn!(error = %e, "heartbeat failed; retrying");
-    }
-    let claim_gate = scheduler.claim_gate();
-    let leave_clock = clock.clone();
-    let heartbeat_task = tokio::spawn(heartbeat_loop(
-        store.clone(),
-        node_id.clone(),
-        config.region.clone(),
-        node_started,
-        clock.clone(),
-        shutdown_rx.clone(),
-    ));
-    let scheduler_task = checks.handle.spawn(scheduler.run(shutdown_rx.clone()));
-    let outbox = OutboxWorker {
-        store: store.clone(),
-        plugins: plugins.clone(),
-        wakeup: engine.outbox_wakeup.clone(),
-        settings: Arc::new(DeliverySettings {
-            schedule: config.webhook_retry_schedule.clone(),
-            telegram_api_base: config.telegram.api_base.clone(),
-            telegram_bot_token: config.telegram.bot_token.clone(),
-            allow_insecure_webhooks: config.allow_insecure_webhooks,
-            plugin_settings: config.plugin_settings.clone(),
-        }),
-        clock: clock.clone(),
-        work: engine.work.clone(),
-    };
-    let outbox_task = tokio::spawn(outbox.run(shutdown_rx.clone()));
-    let escalation_task = tokio::spawn(crate::engine::escalation::run(
-        store.clone(),
-        engine.clone(),
-        clock.clone(),
-        shutdown_rx.clone(),
-    ));
-
-    let days = |d: u32| (d > 0).then(|| std::time::Duration::from_secs(u64::from(d) * 86_400));
-    let retention_task = tokio::spawn(crate::engine::retention::run(
-        store.clone(),
-        clock.clone(),
-        crate::engine::retention::RetentionSettings {
-            checks: days(config.retention.checks_days),
-            deliveries: days(config.retention.deliveries_days),
-            incidents: days(config.retention.incidents_days),
-            audit: days(config.retention.audit_days),
-        },
-        shutdown_rx.clone(),
-    ));
-
-    let uptime_task = tokio::spawn(crate::api::metrics::refresh_uptime_loop(
-        store.clone(),
-        clock.clone(),
-        shutdown_rx.clone(),
-    ));
-
-    let key_usage = Arc::new(crate::api::api_keys::KeyUsage::default());
-    let state = AppState {
-        store: store.clone(),
-        plugins: plugins.clone(),
-        config: config.clone(),
-        clock,
-        engine,
-        limits: Arc::new(crate::api::ratelimit::Limits::new(
-            config.rate_limit_per_minute,
-            config.rate_limit_burst,
-        )),
-        key_usage: key_usage.clone(),
-        accounts: Arc::new(crate::accounts::Services {
-            sso: crate::accounts::oidc::Sso::new(
-                config.oidc.clone(),
-                &config.public_url,
-                plugins.trusted_certs(),
-            )
-            .map_err(anyhow::Error::msg)
-            .context("cannot set up single sign-on")?,
-            login: Default::default(),
-            reset: Default::default(),
-        }),
-        // The scheduler, the confirmer, the deadline sweep and the ping handlers hold the
-        // only senders; the writer ends after them.
-        recorder,
-    };
-    // The decoy hash makes an unknown account's refusal cost what a wrong password costs.
-    tokio::task::spawn_blocking(crate::accounts::password::prepare);
-    tokio::spawn(crate::api::api_keys::flush_usage_loop(
-        store.clone(),
-        key_usage.clone(),
-        KEY_USAGE_FLUSH,
-    ));
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", config.listen))?;
-    let address = listener.local_addr()?;
-    tracing::info!(
-        address = %address,
-        database = %redact(&config.database_url),
-        region = %config.region,
-        node = %node_id,
-        claims = clustered,
-        plugins = plugins.descriptions().len(),
-        pooling = plugins.is_pooling(),
-        startup_ms = started.elapsed().as_millis() as u64,
-        "Tocsin is listening"
-    );
-    println!("Tocsin is listening on http://{address}");
-
-    let mut rx = shutdown_rx.clone();
-    api::serve::serve(
-        listener,
-        api::router(state, crate::web::routes()),
-        api::serve::ConnectionLimits::of(&config),
-        async move {
-            tokio::select! {
-                _ = shutdown_signal() => {}
-                _ = rx.changed() => {}
-            }
-        },
-    )
-    .await
-    .context("the HTTP server failed")?;
-
-    tracing::info!("shutting down");
-    let _ = shutdown_tx.send(true);
-    let _ = scheduler_task.await;
-    if let Some(task) = confirmer_task {
-        let _ = task.await;
-    }
-    let _ = heartbeat_task.await;
-    // Leave: no claim of this node lands from now on, and the slots it holds from this
-    // second on go back, so the other nodes of its region take its share at once.
-    claim_gate.close().await;
-    let from_slot = crate::scheduler::claims::slot_at(leave_clock.now_ms());
-    if let Err(e) = store.leave(&node_id, from_slot).await {
-        tracing::warn!(error = %e, "could not remove this node from the node list");
-    }
-    let _ = deadlines_task.await;
-    let _ = escalation_task.await;
-    let _ = uptime_task.await;
-    // A sweep in progress stops between batches; it resumes at the next start.
-    retention_task.abort();
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(12), outbox_task).await;
-    // The recorder drains what checks already handed over once every sender is gone.
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), recorder_task).await;
-    // Key uses not written yet.
-    if let Err(e) = store.touch_api_keys(&key_usage.drain()).await {
-        tracing::warn!(error = %e, "could not record when API keys were last used");
-    }
-    store.close().await;
-    drop(checks);
     Ok(())
+}
+
+/// This node: its id in the node list, and whether it shares the database with others
+/// (on PostgreSQL each round of a check is claimed there before it runs).
+struct Node {
+    id: String,
+    clustered: bool,
+}
+
+/// What the background tasks are built from.
+struct Services<'a> {
+    store: &'a Store,
+    plugins: &'a Arc<PluginHost>,
+    recorder: &'a Recorder,
+    engine: &'a EngineContext,
+    clock: &'a SharedClock,
+    config: &'a Config,
+}
+
+impl Services<'_> {
+    /// The scheduler and, with more than one region, the confirmer on the check threads;
+    /// the node heartbeat, and this node's leave once they have stopped.
+    async fn start_checks(&self, tasks: &mut Tasks, threads: &tokio::runtime::Handle, node: &Node) {
+        let (store, clock, config) = (self.store, self.clock, self.config);
+        let mut scheduler = Scheduler::new(
+            store.clone(),
+            self.plugins.clone(),
+            self.recorder.clone(),
+            config.region.clone(),
+            config.region_names(),
+            clock.clone(),
+        );
+        if node.clustered {
+            scheduler = scheduler.claiming(&node.id);
+        }
+        // Failures of monitors that ask for it are confirmed from another region before
+        // they count.
+        let confirmer = if config.region_names().len() > 1 {
+            let live = crate::scheduler::confirm::LiveRegions::default();
+            scheduler = scheduler.confirming(live.clone());
+            Some(crate::scheduler::confirm::Confirmer {
+                store: store.clone(),
+                plugins: self.plugins.clone(),
+                recorder: self.recorder.clone(),
+                region: config.region.clone(),
+                node_id: node.id.clone(),
+                clock: clock.clone(),
+                live,
+                permits: scheduler.permits(),
+            })
+        } else {
+            None
+        };
+        // The node is in the node list before its first claim: another node takes over a
+        // slot whose holder is not (or no longer) heard from.
+        let node_started = clock.now_ms();
+        if let Err(e) = store
+            .heartbeat(&node.id, &config.region, node_started, node_started)
+            .await
+        {
+            tracing::warn!(error = %e, "heartbeat failed; retrying");
+        }
+        let claim_gate = scheduler.claim_gate();
+        let run = scheduler.run(tasks.signal());
+        tasks.spawn_on(threads, Phase::Checks, "scheduler", Stop::Wait, run);
+        if let Some(confirmer) = confirmer {
+            let run = confirmer.run(tasks.signal());
+            tasks.spawn_on(threads, Phase::Checks, "confirmer", Stop::Wait, run);
+        }
+        let beat = heartbeat_loop(
+            store.clone(),
+            node.id.clone(),
+            config.region.clone(),
+            node_started,
+            clock.clone(),
+            tasks.signal(),
+        );
+        tasks.spawn(Phase::Checks, "node heartbeat", Stop::Wait, beat);
+        // Leave: no claim of this node lands from now on, and the slots it holds from
+        // this second on go back, so the other nodes of its region take its share at once.
+        let (store, clock, node_id) = (store.clone(), clock.clone(), node.id.clone());
+        tasks.after(Phase::Checks, async move {
+            claim_gate.close().await;
+            let from_slot = crate::scheduler::claims::slot_at(clock.now_ms());
+            if let Err(e) = store.leave(&node_id, from_slot).await {
+                tracing::warn!(error = %e, "could not remove this node from the node list");
+            }
+        });
+    }
+
+    /// Missed heartbeats, escalations, the uptime figures, retention and the outbox.
+    fn start_sweeps(&self, tasks: &mut Tasks) {
+        let (store, engine, clock, config) = (self.store, self.engine, self.clock, self.config);
+        let deadlines = crate::engine::heartbeat::run(
+            store.clone(),
+            self.recorder.clone(),
+            config.region.clone(),
+            clock.clone(),
+            engine.work.clone(),
+            tasks.signal(),
+        );
+        tasks.spawn(Phase::Sweeps, "heartbeat deadlines", Stop::Wait, deadlines);
+        let escalation = crate::engine::escalation::run(
+            store.clone(),
+            engine.clone(),
+            clock.clone(),
+            tasks.signal(),
+        );
+        tasks.spawn(Phase::Sweeps, "escalation", Stop::Wait, escalation);
+        let uptime =
+            crate::api::metrics::refresh_uptime_loop(store.clone(), clock.clone(), tasks.signal());
+        tasks.spawn(Phase::Sweeps, "uptime", Stop::Wait, uptime);
+        let days = |d: u32| (d > 0).then(|| std::time::Duration::from_secs(u64::from(d) * 86_400));
+        let retention = crate::engine::retention::run(
+            store.clone(),
+            clock.clone(),
+            crate::engine::retention::RetentionSettings {
+                checks: days(config.retention.checks_days),
+                deliveries: days(config.retention.deliveries_days),
+                incidents: days(config.retention.incidents_days),
+                audit: days(config.retention.audit_days),
+            },
+            tasks.signal(),
+        );
+        // A sweep in progress stops between batches; it resumes at the next start.
+        tasks.spawn(Phase::Sweeps, "retention", Stop::Abort, retention);
+        let outbox = OutboxWorker {
+            store: store.clone(),
+            plugins: self.plugins.clone(),
+            wakeup: engine.outbox_wakeup.clone(),
+            settings: Arc::new(DeliverySettings {
+                schedule: config.webhook_retry_schedule.clone(),
+                telegram_api_base: config.telegram.api_base.clone(),
+                telegram_bot_token: config.telegram.bot_token.clone(),
+                allow_insecure_webhooks: config.allow_insecure_webhooks,
+                plugin_settings: config.plugin_settings.clone(),
+            }),
+            clock: clock.clone(),
+            work: engine.work.clone(),
+        };
+        let run = outbox.run(tasks.signal());
+        tasks.spawn(Phase::Deliveries, "outbox", Stop::Within(OUTBOX_GRACE), run);
+    }
 }
 
 /// The threads that run the checks: the scheduler, every check it starts (the plugin call
