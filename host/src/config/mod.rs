@@ -7,6 +7,7 @@ use crate::plans::{Plan, Quota, Quotas};
 use crate::plugins::Capability;
 use crate::plugins::egress::{EgressPolicy, EgressPreset};
 use serde::Deserialize;
+use settings::{self as set, Bounds, Fallback, Setting};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,6 +44,8 @@ pub struct Region {
 }
 
 pub use crate::plugins::settings::{PluginGrant, SmtpConfig, SmtpTls};
+
+pub mod settings;
 
 /// The Telegram Bot API used by telegram channels.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -387,6 +390,15 @@ impl Config {
         env: &dyn Fn(&str) -> Option<String>,
         overrides: &Overrides,
     ) -> Result<Config, ConfigError> {
+        Self::build_noting(file, env, overrides).map(|(config, _)| config)
+    }
+
+    /// Build, and say which settings were read (every one of [`settings::ALL`]).
+    fn build_noting(
+        file: Option<&Path>,
+        env: &dyn Fn(&str) -> Option<String>,
+        overrides: &Overrides,
+    ) -> Result<(Config, Vec<&'static str>), ConfigError> {
         let default_file = Path::new("tocsin.toml");
         let f = match file {
             Some(path) => read_file(path)?,
@@ -394,405 +406,142 @@ impl Config {
             None => FileConfig::default(),
         };
         let o = overrides.clone();
-        let s = Sources { env };
+        let s = Sources {
+            env,
+            read: Default::default(),
+        };
 
-        let listen_text: String = s
-            .pick("listen", o.listen, "TOCSIN_LISTEN", f.listen)?
-            .unwrap_or_else(|| "127.0.0.1:8080".into());
+        let listen_text: String = s.value(&set::LISTEN, o.listen, f.listen)?;
         let listen: SocketAddr = listen_text.parse().map_err(|_| {
             invalid(
-                "listen",
+                set::LISTEN.key,
                 format!("`{listen_text}` is not an address such as 127.0.0.1:8080"),
             )
         })?;
-        let data_dir: PathBuf = s
-            .pick("data_dir", o.data_dir, "TOCSIN_DATA_DIR", f.data_dir)?
-            .unwrap_or_else(|| PathBuf::from("./data"));
+        let data_dir: PathBuf = s.value(&set::DATA_DIR, o.data_dir, f.data_dir)?;
         let database_url: String = s
-            .pick(
-                "database_url",
-                o.database_url,
-                "TOCSIN_DATABASE_URL",
-                f.database_url,
-            )?
+            .pick(&set::DATABASE_URL, o.database_url, f.database_url)?
             .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("tocsin.db").display()));
         check_database_url(&database_url)?;
         let public_url = s
-            .pick("public_url", None, "TOCSIN_PUBLIC_URL", f.public_url)?
+            .pick(&set::PUBLIC_URL, None, f.public_url)?
             .unwrap_or_else(|| format!("http://{listen}"))
             .trim_end_matches('/')
             .to_string();
-        let min_interval: u32 = s
-            .pick(
-                "min_interval",
-                o.min_interval,
-                "TOCSIN_MIN_INTERVAL",
-                f.min_interval,
-            )?
-            .unwrap_or(30);
-        if !(1..=86_400).contains(&min_interval) {
-            return Err(invalid("min_interval", "must be from 1 to 86400 seconds"));
-        }
-        let allow_insecure_webhooks = s
-            .pick(
-                "allow_insecure_webhooks",
-                None,
-                "TOCSIN_ALLOW_INSECURE_WEBHOOKS",
-                f.allow_insecure_webhooks,
-            )?
-            .unwrap_or(false);
-        let schedule_text: String = s
-            .pick(
-                "webhook_retry_schedule",
-                None,
-                "TOCSIN_WEBHOOK_RETRY_SCHEDULE",
-                f.webhook_retry_schedule,
-            )?
-            .unwrap_or_else(|| "10s,1m,5m,30m,2h,6h,12h".into());
-        let webhook_retry_schedule =
-            parse_schedule(&schedule_text).map_err(|m| invalid("webhook_retry_schedule", m))?;
-        let rate_limit_per_minute: u32 = s
-            .pick(
-                "rate_limit_per_minute",
-                None,
-                "TOCSIN_RATE_LIMIT_PER_MINUTE",
-                f.rate_limit_per_minute,
-            )?
-            .unwrap_or(600);
-        let rate_limit_burst: u32 = s
-            .pick(
-                "rate_limit_burst",
-                None,
-                "TOCSIN_RATE_LIMIT_BURST",
-                f.rate_limit_burst,
-            )?
-            .unwrap_or(100);
-        for (setting, value) in [
-            ("rate_limit_per_minute", rate_limit_per_minute),
-            ("rate_limit_burst", rate_limit_burst),
-        ] {
-            if value == 0 {
-                return Err(invalid(setting, "must be at least 1"));
-            }
-        }
-        let bootstrap_key: Option<String> = s.pick(
-            "bootstrap_key",
-            None,
-            "TOCSIN_BOOTSTRAP_KEY",
-            f.bootstrap_key,
-        )?;
+        let schedule_text: String =
+            s.value(&set::WEBHOOK_RETRY_SCHEDULE, None, f.webhook_retry_schedule)?;
+        let webhook_retry_schedule = parse_schedule(&schedule_text)
+            .map_err(|m| invalid(set::WEBHOOK_RETRY_SCHEDULE.key, m))?;
+        let bootstrap_key: Option<String> = s.pick(&set::BOOTSTRAP_KEY, None, f.bootstrap_key)?;
         if bootstrap_key
             .as_deref()
             .is_some_and(|key| !crate::ids::is_well_formed_secret(key))
         {
             return Err(invalid(
-                "bootstrap_key",
+                set::BOOTSTRAP_KEY.key,
                 "must be `tcs_` followed by 40 letters and digits",
             ));
         }
-        let bootstrap_plan = s
-            .pick(
-                "bootstrap_plan",
-                None,
-                "TOCSIN_BOOTSTRAP_PLAN",
-                f.bootstrap_plan,
-            )?
-            .unwrap_or(Plan::Enterprise);
-        let quotas = f.plans.unwrap_or_default().quotas();
         let plugins_dir: PathBuf = s
-            .pick("plugins_dir", None, "TOCSIN_PLUGINS_DIR", f.plugins_dir)?
+            .pick(&set::PLUGINS_DIR, None, f.plugins_dir)?
             .unwrap_or_else(|| data_dir.join("plugins"));
         let plugin_cache_dir: PathBuf = s
-            .pick(
-                "plugin_cache_dir",
-                None,
-                "TOCSIN_PLUGIN_CACHE_DIR",
-                f.plugin_cache_dir,
-            )?
+            .pick(&set::PLUGIN_CACHE_DIR, None, f.plugin_cache_dir)?
             .unwrap_or_else(|| data_dir.join("cache").join("plugins"));
-        let region = s.pick("region", o.region, "TOCSIN_REGION", f.region)?;
-        let (region, regions) = regions(region, f.regions)?;
-        let plugin_grants = f.plugin_grants.unwrap_or_default();
+        let region = s.pick(&set::REGION, o.region, f.region)?;
+        let (region, regions) = regions(region, s.file_only(&set::REGIONS, f.regions))?;
+        let plugin_grants = s
+            .file_only(&set::PLUGIN_GRANTS, f.plugin_grants)
+            .unwrap_or_default();
         check_grants(&plugin_grants)?;
-        let plugin_settings = f
-            .plugin_settings
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(name, table)| {
-                serde_json::to_value(table)
-                    .map(|v| (name.clone(), v))
-                    .map_err(|e| invalid("plugin_settings", format!("`{name}`: {e}")))
-            })
-            .collect::<Result<_, _>>()?;
-        let smtp = smtp(&s, f.smtp.unwrap_or_default())?;
-        let file_telegram = f.telegram.unwrap_or_default();
-        let telegram = TelegramConfig {
-            bot_token: s.pick(
-                "telegram.bot_token",
-                None,
-                "TOCSIN_TELEGRAM_BOT_TOKEN",
-                file_telegram.bot_token,
-            )?,
-            api_base: s
-                .pick(
-                    "telegram.api_base",
-                    None,
-                    "TOCSIN_TELEGRAM_API_BASE",
-                    file_telegram.api_base,
-                )?
-                .unwrap_or_else(|| "https://api.telegram.org".into())
-                .trim_end_matches('/')
-                .to_string(),
-        };
-        let tls_extra_roots = s.pick(
-            "tls_extra_roots",
-            None,
-            "TOCSIN_TLS_EXTRA_ROOTS",
-            f.tls_extra_roots,
+        let plugin_settings = plugin_settings(
+            s.file_only(&set::PLUGIN_SETTINGS, f.plugin_settings)
+                .unwrap_or_default(),
         )?;
-        let preset_text: String = s
-            .pick("egress", None, "TOCSIN_EGRESS", f.egress)?
-            .unwrap_or_else(|| "default".into());
+        let subscriptions = subscriptions(&s, f.subscriptions.unwrap_or_default())?;
+        let preset_text: String = s.value(&set::EGRESS, None, f.egress)?;
         let preset = EgressPreset::parse(&preset_text)
-            .ok_or_else(|| invalid("egress", "must be default or public-only"))?;
+            .ok_or_else(|| invalid(set::EGRESS.key, "must be default or public-only"))?;
         let egress = EgressPolicy::new(
             preset,
-            &f.egress_allow.unwrap_or_default(),
-            &f.egress_deny.unwrap_or_default(),
+            &s.file_only(&set::EGRESS_ALLOW, f.egress_allow)
+                .unwrap_or_default(),
+            &s.file_only(&set::EGRESS_DENY, f.egress_deny)
+                .unwrap_or_default(),
         )
-        .map_err(|m| invalid("egress", m))?;
-        let file_retention = f.retention.unwrap_or_default();
-        let retention = Retention {
-            checks_days: s
-                .pick(
-                    "retention.checks_days",
-                    None,
-                    "TOCSIN_RETENTION_CHECKS_DAYS",
-                    file_retention.checks_days,
-                )?
-                .unwrap_or(90),
-            deliveries_days: s
-                .pick(
-                    "retention.deliveries_days",
-                    None,
-                    "TOCSIN_RETENTION_DELIVERIES_DAYS",
-                    file_retention.deliveries_days,
-                )?
-                .unwrap_or(90),
-            incidents_days: s
-                .pick(
-                    "retention.incidents_days",
-                    None,
-                    "TOCSIN_RETENTION_INCIDENTS_DAYS",
-                    file_retention.incidents_days,
-                )?
-                .unwrap_or(0),
-            audit_days: s
-                .pick(
-                    "retention.audit_days",
-                    None,
-                    "TOCSIN_RETENTION_AUDIT_DAYS",
-                    file_retention.audit_days,
-                )?
-                .unwrap_or(365),
-        };
-        let file_subscriptions = f.subscriptions.unwrap_or_default();
-        let defaults = Subscriptions::default();
-        let subscriptions = Subscriptions {
-            confirmations_per_mailbox: s
-                .pick(
-                    "subscriptions.confirmations_per_mailbox",
-                    None,
-                    "TOCSIN_SUBSCRIPTIONS_CONFIRMATIONS_PER_MAILBOX",
-                    file_subscriptions.confirmations_per_mailbox,
-                )?
-                .unwrap_or(defaults.confirmations_per_mailbox),
-            confirmations_per_page: s
-                .pick(
-                    "subscriptions.confirmations_per_page",
-                    None,
-                    "TOCSIN_SUBSCRIPTIONS_CONFIRMATIONS_PER_PAGE",
-                    file_subscriptions.confirmations_per_page,
-                )?
-                .unwrap_or(defaults.confirmations_per_page),
-            confirmations_per_client: s
-                .pick(
-                    "subscriptions.confirmations_per_client",
-                    None,
-                    "TOCSIN_SUBSCRIPTIONS_CONFIRMATIONS_PER_CLIENT",
-                    file_subscriptions.confirmations_per_client,
-                )?
-                .unwrap_or(defaults.confirmations_per_client),
-            webhooks_per_page: s
-                .pick(
-                    "subscriptions.webhooks_per_page",
-                    None,
-                    "TOCSIN_SUBSCRIPTIONS_WEBHOOKS_PER_PAGE",
-                    file_subscriptions.webhooks_per_page,
-                )?
-                .unwrap_or(defaults.webhooks_per_page),
-            webhooks_per_client: s
-                .pick(
-                    "subscriptions.webhooks_per_client",
-                    None,
-                    "TOCSIN_SUBSCRIPTIONS_WEBHOOKS_PER_CLIENT",
-                    file_subscriptions.webhooks_per_client,
-                )?
-                .unwrap_or(defaults.webhooks_per_client),
-            allow_private_targets: s
-                .pick(
-                    "subscriptions.allow_private_targets",
-                    None,
-                    "TOCSIN_SUBSCRIPTIONS_ALLOW_PRIVATE_TARGETS",
-                    file_subscriptions.allow_private_targets,
-                )?
-                .unwrap_or(false),
-        };
-        let egress = egress.with_private_visitor_targets(subscriptions.allow_private_targets);
-        let lifetime = |key: &'static str, var: &str, file: Option<String>, default: &str| {
-            let text: String = s
-                .pick(key, None, var, file)?
-                .unwrap_or_else(|| default.into());
-            parse_duration(&text)
-                .map_err(|m| invalid(key, m))
-                .and_then(|d| {
-                    if d < Duration::from_secs(60) {
-                        Err(invalid(key, "must be at least 1m"))
-                    } else {
-                        Ok(d)
-                    }
-                })
-        };
-        let sessions = SessionLifetimes {
-            idle: lifetime("session_idle", "TOCSIN_SESSION_IDLE", f.session_idle, "7d")?,
-            absolute: lifetime(
-                "session_lifetime",
-                "TOCSIN_SESSION_LIFETIME",
-                f.session_lifetime,
-                "30d",
-            )?,
-        };
-        let oidc = f.oidc.unwrap_or_default();
+        .map_err(|m| invalid(set::EGRESS.key, m))?
+        .with_private_visitor_targets(subscriptions.allow_private_targets);
+        let oidc = s.file_only(&set::OIDC, f.oidc).unwrap_or_default();
         check_oidc(&oidc)?;
-        let log_format = s
-            .pick("log_format", None, "TOCSIN_LOG_FORMAT", f.log_format)?
-            .unwrap_or(LogFormat::Pretty);
-        let metrics = s
-            .pick("metrics", None, "TOCSIN_METRICS", f.metrics)?
-            .unwrap_or(MetricsAccess::Key);
-        let metrics_kuma_names = s
-            .pick(
-                "metrics_kuma_names",
-                None,
-                "TOCSIN_METRICS_KUMA_NAMES",
-                f.metrics_kuma_names,
-            )?
-            .unwrap_or(false);
-        let metrics_histograms = s
-            .pick(
-                "metrics_histograms",
-                None,
-                "TOCSIN_METRICS_HISTOGRAMS",
-                f.metrics_histograms,
-            )?
-            .unwrap_or(true);
-        let recorder_buffer: u32 = s
-            .pick(
-                "recorder_buffer",
-                None,
-                "TOCSIN_RECORDER_BUFFER",
-                f.recorder_buffer,
-            )?
-            .unwrap_or(DEFAULT_RECORDER_BUFFER);
-        if recorder_buffer < 100 {
-            return Err(invalid("recorder_buffer", "must be at least 100"));
-        }
         let check_threads: u32 = s
-            .pick(
-                "check_threads",
-                None,
-                "TOCSIN_CHECK_THREADS",
-                f.check_threads,
-            )?
+            .pick(&set::CHECK_THREADS, None, f.check_threads)?
             .unwrap_or_else(default_check_threads);
-        if !(1..=256).contains(&check_threads) {
-            return Err(invalid("check_threads", "must be between 1 and 256"));
-        }
-        let body_text: String = s
-            .pick(
-                "request_body_timeout",
-                None,
-                "TOCSIN_REQUEST_BODY_TIMEOUT",
-                f.request_body_timeout,
-            )?
-            .unwrap_or_else(|| "30s".into());
-        let request_body_timeout =
-            parse_duration(&body_text).map_err(|m| invalid("request_body_timeout", m))?;
-        if !(Duration::from_secs(1)..=Duration::from_secs(600)).contains(&request_body_timeout) {
-            return Err(invalid("request_body_timeout", "must be from 1s to 10m"));
-        }
-        let max_connections_per_address: u32 = s
-            .pick(
-                "max_connections_per_address",
-                None,
-                "TOCSIN_MAX_CONNECTIONS_PER_ADDRESS",
-                f.max_connections_per_address,
-            )?
-            .unwrap_or(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS);
-        if max_connections_per_address == 0 {
-            return Err(invalid("max_connections_per_address", "must be at least 1"));
-        }
-        let status_page_frame_ancestors: Vec<String> = s
-            .pick(
-                "status_page_frame_ancestors",
-                None,
-                "TOCSIN_STATUS_PAGE_FRAME_ANCESTORS",
-                f.status_page_frame_ancestors,
-            )?
-            .unwrap_or_default();
+        within(&set::CHECK_THREADS, &check_threads, u32::from_setting)?;
+        let status_page_frame_ancestors: Vec<String> = s.value(
+            &set::STATUS_PAGE_FRAME_ANCESTORS,
+            None,
+            f.status_page_frame_ancestors,
+        )?;
         check_frame_ancestors(&status_page_frame_ancestors)?;
-        let log_filter = s
-            .pick("log_filter", None, "TOCSIN_LOG", f.log_filter)?
-            .unwrap_or_else(|| "info,sqlx=warn,sea_orm=warn,cranelift=warn,wasmtime=warn".into());
 
-        Ok(Config {
+        let config = Config {
             listen,
             data_dir,
             database_url,
             public_url,
-            min_interval,
-            allow_insecure_webhooks,
+            min_interval: s.bounded(&set::MIN_INTERVAL, o.min_interval, f.min_interval)?,
+            allow_insecure_webhooks: s.value(
+                &set::ALLOW_INSECURE_WEBHOOKS,
+                None,
+                f.allow_insecure_webhooks,
+            )?,
             webhook_retry_schedule,
-            rate_limit_per_minute,
-            rate_limit_burst,
+            rate_limit_per_minute: s.bounded(
+                &set::RATE_LIMIT_PER_MINUTE,
+                None,
+                f.rate_limit_per_minute,
+            )?,
+            rate_limit_burst: s.bounded(&set::RATE_LIMIT_BURST, None, f.rate_limit_burst)?,
             bootstrap_key,
-            bootstrap_plan,
-            quotas,
+            bootstrap_plan: s.value(&set::BOOTSTRAP_PLAN, None, f.bootstrap_plan)?,
+            quotas: s
+                .file_only(&set::PLANS, f.plans)
+                .unwrap_or_default()
+                .quotas(),
             plugins_dir,
             plugin_cache_dir,
             region,
             regions,
-            smtp,
+            smtp: smtp(&s, f.smtp.unwrap_or_default())?,
             plugin_grants,
             plugin_settings,
-            telegram,
-            tls_extra_roots,
+            telegram: telegram(&s, f.telegram.unwrap_or_default())?,
+            tls_extra_roots: s.pick(&set::TLS_EXTRA_ROOTS, None, f.tls_extra_roots)?,
             egress,
-            retention,
+            retention: retention(&s, f.retention.unwrap_or_default())?,
             subscriptions,
-            sessions,
+            sessions: SessionLifetimes {
+                idle: s.duration(&set::SESSION_IDLE, f.session_idle)?,
+                absolute: s.duration(&set::SESSION_LIFETIME, f.session_lifetime)?,
+            },
             oidc,
-            log_format,
-            metrics,
-            metrics_kuma_names,
-            metrics_histograms,
-            log_filter,
-            recorder_buffer: recorder_buffer as usize,
+            log_format: s.value(&set::LOG_FORMAT, None, f.log_format)?,
+            metrics: s.value(&set::METRICS, None, f.metrics)?,
+            metrics_kuma_names: s.value(&set::METRICS_KUMA_NAMES, None, f.metrics_kuma_names)?,
+            metrics_histograms: s.value(&set::METRICS_HISTOGRAMS, None, f.metrics_histograms)?,
+            log_filter: s.value(&set::LOG_FILTER, None, f.log_filter)?,
+            recorder_buffer: s.bounded::<u32>(&set::RECORDER_BUFFER, None, f.recorder_buffer)?
+                as usize,
             check_threads: check_threads as usize,
-            request_body_timeout,
-            max_connections_per_address,
+            request_body_timeout: s.duration(&set::REQUEST_BODY_TIMEOUT, f.request_body_timeout)?,
+            max_connections_per_address: s.bounded(
+                &set::MAX_CONNECTIONS_PER_ADDRESS,
+                None,
+                f.max_connections_per_address,
+            )?,
             status_page_frame_ancestors,
-        })
+        };
+        Ok((config, s.read.into_inner()))
     }
 
     /// Names of the configured regions.
@@ -873,28 +622,98 @@ fn check_oidc(providers: &[OidcProvider]) -> Result<(), ConfigError> {
 }
 
 /// Where settings come from, strongest first: a flag, a `TOCSIN_*` environment variable,
-/// the file; the caller supplies the default.
+/// the file, then the setting's default.
 struct Sources<'a> {
     env: &'a dyn Fn(&str) -> Option<String>,
+    /// The settings read so far, by key.
+    read: std::cell::RefCell<Vec<&'static str>>,
 }
 
 impl Sources<'_> {
-    /// The value of one setting: the flag, else the environment variable (parsed), else
-    /// the file's value.
+    /// The configured value of one setting, if any: the flag, else the environment
+    /// variable (parsed), else the file's value.
     fn pick<T: FromSetting>(
         &self,
-        setting: &'static str,
+        setting: &'static Setting,
         flag: Option<T>,
-        variable: &str,
         file: Option<T>,
     ) -> Result<Option<T>, ConfigError> {
+        self.read.borrow_mut().push(setting.key);
         if flag.is_some() {
             return Ok(flag);
         }
-        match (self.env)(variable) {
-            Some(text) => T::from_setting(setting, &text).map(Some),
+        match setting.env.and_then(self.env) {
+            Some(text) => T::from_setting(setting.key, &text).map(Some),
             None => Ok(file),
         }
+    }
+
+    /// The value of one setting: the configured one, else its default.
+    fn value<T: FromSetting>(
+        &self,
+        setting: &'static Setting,
+        flag: Option<T>,
+        file: Option<T>,
+    ) -> Result<T, ConfigError> {
+        match (self.pick(setting, flag, file)?, &setting.default) {
+            (Some(value), _) => Ok(value),
+            (None, Fallback::Value(text)) => T::from_setting(setting.key, text),
+            (None, Fallback::Described(_)) => Err(invalid(setting.key, "has no default")),
+        }
+    }
+
+    /// A number within the setting's bounds.
+    fn bounded<T: FromSetting + PartialOrd>(
+        &self,
+        setting: &'static Setting,
+        flag: Option<T>,
+        file: Option<T>,
+    ) -> Result<T, ConfigError> {
+        let value = self.value(setting, flag, file)?;
+        within(setting, &value, T::from_setting)?;
+        Ok(value)
+    }
+
+    /// A duration (`10s`, `5m`, ...) within the setting's bounds.
+    fn duration(
+        &self,
+        setting: &'static Setting,
+        file: Option<String>,
+    ) -> Result<Duration, ConfigError> {
+        let text: String = self.value(setting, None, file)?;
+        let read = |key, text: &str| parse_duration(text).map_err(|m| invalid(key, m));
+        let d = read(setting.key, &text)?;
+        within(setting, &d, read)?;
+        Ok(d)
+    }
+
+    /// A setting only the file can give.
+    fn file_only<T>(&self, setting: &'static Setting, file: Option<T>) -> Option<T> {
+        self.read.borrow_mut().push(setting.key);
+        file
+    }
+}
+
+/// `value` within `range`, else an error naming the setting.
+fn within<T: PartialOrd>(
+    setting: &'static Setting,
+    value: &T,
+    read: impl Fn(&'static str, &str) -> Result<T, ConfigError>,
+) -> Result<(), ConfigError> {
+    let (low, high, rule) = match setting.bounds {
+        Bounds::Any => return Ok(()),
+        Bounds::AtLeast(low) => (low, None, format!("at least {low}")),
+        Bounds::Within(low, high) => (low, Some(high), format!("from {low} to {high}")),
+    };
+    let below = *value < read(setting.key, low)?;
+    let above = match high {
+        Some(high) => *value > read(setting.key, high)?,
+        None => false,
+    };
+    if below || above {
+        Err(invalid(setting.key, format!("must be {rule}")))
+    } else {
+        Ok(())
     }
 }
 
@@ -1047,13 +866,63 @@ fn check_grants(
 /// The SMTP relay: the file's `[smtp]`, each field overridden by its `TOCSIN_SMTP_*`.
 fn smtp(s: &Sources<'_>, file: SmtpConfig) -> Result<SmtpConfig, ConfigError> {
     Ok(SmtpConfig {
-        host: s.pick("smtp.host", None, "TOCSIN_SMTP_HOST", file.host)?,
-        port: s.pick("smtp.port", None, "TOCSIN_SMTP_PORT", file.port)?,
-        username: s.pick("smtp.username", None, "TOCSIN_SMTP_USERNAME", file.username)?,
-        password: s.pick("smtp.password", None, "TOCSIN_SMTP_PASSWORD", file.password)?,
-        from: s.pick("smtp.from", None, "TOCSIN_SMTP_FROM", file.from)?,
-        tls: s.pick("smtp.tls", None, "TOCSIN_SMTP_TLS", file.tls)?,
+        host: s.pick(&set::SMTP_HOST, None, file.host)?,
+        port: s.pick(&set::SMTP_PORT, None, file.port)?,
+        username: s.pick(&set::SMTP_USERNAME, None, file.username)?,
+        password: s.pick(&set::SMTP_PASSWORD, None, file.password)?,
+        from: s.pick(&set::SMTP_FROM, None, file.from)?,
+        tls: s.pick(&set::SMTP_TLS, None, file.tls)?,
     })
+}
+
+fn telegram(s: &Sources<'_>, file: FileTelegram) -> Result<TelegramConfig, ConfigError> {
+    let api_base: String = s.value(&set::TELEGRAM_API_BASE, None, file.api_base)?;
+    Ok(TelegramConfig {
+        bot_token: s.pick(&set::TELEGRAM_BOT_TOKEN, None, file.bot_token)?,
+        api_base: api_base.trim_end_matches('/').to_string(),
+    })
+}
+
+fn retention(s: &Sources<'_>, file: FileRetention) -> Result<Retention, ConfigError> {
+    Ok(Retention {
+        checks_days: s.value(&set::RETENTION_CHECKS_DAYS, None, file.checks_days)?,
+        deliveries_days: s.value(&set::RETENTION_DELIVERIES_DAYS, None, file.deliveries_days)?,
+        incidents_days: s.value(&set::RETENTION_INCIDENTS_DAYS, None, file.incidents_days)?,
+        audit_days: s.value(&set::RETENTION_AUDIT_DAYS, None, file.audit_days)?,
+    })
+}
+
+fn subscriptions(s: &Sources<'_>, f: FileSubscriptions) -> Result<Subscriptions, ConfigError> {
+    use set::{
+        SUBSCRIPTIONS_ALLOW_PRIVATE_TARGETS as PRIVATE,
+        SUBSCRIPTIONS_CONFIRMATIONS_PER_CLIENT as PER_CLIENT,
+        SUBSCRIPTIONS_CONFIRMATIONS_PER_MAILBOX as PER_MAILBOX,
+        SUBSCRIPTIONS_CONFIRMATIONS_PER_PAGE as PER_PAGE,
+        SUBSCRIPTIONS_WEBHOOKS_PER_CLIENT as HOOKS_PER_CLIENT,
+        SUBSCRIPTIONS_WEBHOOKS_PER_PAGE as HOOKS_PER_PAGE,
+    };
+    Ok(Subscriptions {
+        confirmations_per_mailbox: s.value(&PER_MAILBOX, None, f.confirmations_per_mailbox)?,
+        confirmations_per_page: s.value(&PER_PAGE, None, f.confirmations_per_page)?,
+        confirmations_per_client: s.value(&PER_CLIENT, None, f.confirmations_per_client)?,
+        webhooks_per_page: s.value(&HOOKS_PER_PAGE, None, f.webhooks_per_page)?,
+        webhooks_per_client: s.value(&HOOKS_PER_CLIENT, None, f.webhooks_per_client)?,
+        allow_private_targets: s.value(&PRIVATE, None, f.allow_private_targets)?,
+    })
+}
+
+/// `[plugin_settings.<name>]` tables as JSON, as channel plugins get them.
+fn plugin_settings(
+    tables: std::collections::BTreeMap<String, toml::Table>,
+) -> Result<std::collections::BTreeMap<String, serde_json::Value>, ConfigError> {
+    tables
+        .into_iter()
+        .map(|(name, table)| {
+            serde_json::to_value(table)
+                .map(|v| (name.clone(), v))
+                .map_err(|e| invalid(set::PLUGIN_SETTINGS.key, format!("`{name}`: {e}")))
+        })
+        .collect()
 }
 
 fn read_file(path: &Path) -> Result<FileConfig, ConfigError> {
@@ -1135,6 +1004,29 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         Config::build(file, &move |k| map.get(k).cloned(), o)
+    }
+
+    /// Every setting the table lists is read by `build`, and `build` reads no setting the
+    /// table does not list: a setting added in one place and not the other fails here.
+    #[test]
+    fn build_reads_exactly_the_settings_of_the_table() {
+        let (_, read) =
+            Config::build_noting(None, &|_| None, &Overrides::default()).expect("defaults");
+        let read: std::collections::BTreeSet<_> = read.into_iter().collect();
+        let listed: std::collections::BTreeSet<_> = settings::ALL.iter().map(|s| s.key).collect();
+        assert_eq!(read, listed);
+    }
+
+    /// The defaults other modules name agree with the table's.
+    #[test]
+    fn defaults_named_elsewhere_agree_with_the_table() {
+        let c = build(None, &[], &Overrides::default()).expect("defaults");
+        assert_eq!(c.recorder_buffer, DEFAULT_RECORDER_BUFFER as usize);
+        assert_eq!(
+            c.max_connections_per_address,
+            DEFAULT_MAX_CONNECTIONS_PER_ADDRESS
+        );
+        assert_eq!(c.subscriptions, Subscriptions::default());
     }
 
     #[test]
