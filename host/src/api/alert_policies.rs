@@ -253,44 +253,7 @@ async fn validate(
             }
         },
     };
-    let flap = match object.get("flapping") {
-        None | Some(Value::Null) => (0, 0),
-        Some(Value::Object(f)) => {
-            let changes = f.get("changes").and_then(Value::as_u64);
-            let minutes = f.get("windowMinutes").and_then(Value::as_u64);
-            for key in f.keys() {
-                if key != "changes" && key != "windowMinutes" {
-                    errors.push(FieldError::new(
-                        format!("flapping.{key}"),
-                        "is not a field of flapping",
-                    ));
-                }
-            }
-            match (changes, minutes) {
-                (Some(c), Some(m)) if (2..=100).contains(&c) && (1..=1440).contains(&m) => {
-                    (c as i32, m as i32)
-                }
-                (c, _) if !c.is_some_and(|c| (2..=100).contains(&c)) => {
-                    errors.push(FieldError::new(
-                        "flapping.changes",
-                        "must be an integer from 2 to 100",
-                    ));
-                    (0, 0)
-                }
-                _ => {
-                    errors.push(FieldError::new(
-                        "flapping.windowMinutes",
-                        "must be an integer from 1 to 1440",
-                    ));
-                    (0, 0)
-                }
-            }
-        }
-        Some(_) => {
-            errors.push(FieldError::new("flapping", "must be an object or null"));
-            (0, 0)
-        }
-    };
+    let flap = flapping(object.get("flapping"), &mut errors);
     let escalation = match object.get("escalation") {
         None | Some(Value::Null) => None,
         Some(Value::Object(e)) => {
@@ -366,6 +329,48 @@ async fn validate(
         flap,
         managed,
     })
+}
+
+/// `flapping`: `(changes, windowMinutes)`, `(0, 0)` when off or refused.
+fn flapping(value: Option<&Value>, errors: &mut Vec<FieldError>) -> (i32, i32) {
+    match value {
+        None | Some(Value::Null) => (0, 0),
+        Some(Value::Object(f)) => {
+            let changes = f.get("changes").and_then(Value::as_u64);
+            let minutes = f.get("windowMinutes").and_then(Value::as_u64);
+            for key in f.keys() {
+                if key != "changes" && key != "windowMinutes" {
+                    errors.push(FieldError::new(
+                        format!("flapping.{key}"),
+                        "is not a field of flapping",
+                    ));
+                }
+            }
+            match (changes, minutes) {
+                (Some(c), Some(m)) if (2..=100).contains(&c) && (1..=1440).contains(&m) => {
+                    (c as i32, m as i32)
+                }
+                (c, _) if !c.is_some_and(|c| (2..=100).contains(&c)) => {
+                    errors.push(FieldError::new(
+                        "flapping.changes",
+                        "must be an integer from 2 to 100",
+                    ));
+                    (0, 0)
+                }
+                _ => {
+                    errors.push(FieldError::new(
+                        "flapping.windowMinutes",
+                        "must be an integer from 1 to 1440",
+                    ));
+                    (0, 0)
+                }
+            }
+        }
+        Some(_) => {
+            errors.push(FieldError::new("flapping", "must be an object or null"));
+            (0, 0)
+        }
+    }
 }
 
 async fn find(state: &AppState, p: &Principal, id: &str) -> Result<PolicyRow, ApiError> {

@@ -239,43 +239,14 @@ async fn overview(
         Ok(v) => v,
         Err(r) => return r,
     };
-    let status = q.status.as_deref().and_then(MonitorState::parse);
-    let kind = q.kind.clone().filter(|k| !k.is_empty());
-    let search =
-        q.q.as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| s.chars().take(200).collect::<String>());
-    let sort_key = q
-        .sort
-        .clone()
-        .filter(|s| SORTS.iter().any(|(k, _)| k == s))
-        .unwrap_or_else(|| "name".into());
-    let (sort, order) = match sort_key.as_str() {
-        "status" => (MonitorSort::Status, Order::Asc),
-        "newest" => (MonitorSort::CreatedAt, Order::Desc),
-        "updated" => (MonitorSort::UpdatedAt, Order::Desc),
-        _ => (MonitorSort::Name, Order::Asc),
-    };
-    let page_n = q
-        .page
-        .as_deref()
-        .and_then(|t| t.parse::<u64>().ok())
-        .filter(|n| (1..=1_000_000).contains(n))
-        .unwrap_or(1);
-    let tag = q.tag.clone().filter(|t| !t.is_empty());
-    let query = MonitorListQuery {
-        status,
-        search: search.clone(),
-        kind: kind.clone(),
-        tag: tag.clone(),
-        sort,
-        order,
-        page: Page {
-            page: page_n,
-            limit: PAGE_SIZE,
-        },
-    };
+    let (query, sort_key) = list_query(&q);
+    let (status, search, kind, tag, page_n) = (
+        query.status,
+        query.search.clone(),
+        query.kind.clone(),
+        query.tag.clone(),
+        query.page.page,
+    );
     let listed = state.store.list_monitors(&p.workspace_id, &query).await;
     let by_state = state.store.count_monitors_by_state(&p.workspace_id).await;
     let (Ok((rows, total)), Ok(by_state)) = (listed, by_state) else {
@@ -350,36 +321,7 @@ async fn overview(
             .unwrap_or_default(),
         rows: rows
             .iter()
-            .map(|m| Row {
-                id: m.id.clone(),
-                name: m.name.clone(),
-                tags: serde_json::from_str(&m.tags).unwrap_or_default(),
-                uptime_24h: {
-                    let mine = hours.iter().filter(|h| h.monitor_id == m.id);
-                    let (up, total) = mine.fold((0, 0), |(u, t), h| (u + h.up, t + h.total));
-                    percent(up, total)
-                },
-                uptime_30d: {
-                    let mine = days.iter().filter(|d| d.monitor_id == m.id);
-                    let (up, total) = mine.fold((0i64, 0i64), |(u, t), d| {
-                        (u + i64::from(d.up), t + i64::from(d.total))
-                    });
-                    percent(up, total)
-                },
-                spark: sparkline(&hours, &m.id, now),
-                state: m.status.name(),
-                kind: m.kind.clone(),
-                response: m
-                    .last_response_time_ms
-                    .map_or_else(|| "–".into(), |ms| format!("{ms} ms")),
-                checked: m
-                    .last_checked_at
-                    .map_or_else(|| "never".into(), |t| ago(now, t)),
-                checked_iso: m
-                    .last_checked_at
-                    .map(crate::time::format_ms)
-                    .unwrap_or_default(),
-            })
+            .map(|m| overview_row(m, &hours, &days, now))
             .collect(),
         live_ids: rows
             .iter()
@@ -393,6 +335,87 @@ async fn overview(
         next: (page_n < pages).then(|| link(page_n + 1)),
     };
     page(StatusCode::OK, overview.render())
+}
+
+/// The overview's list query from its URL, with the sort's name for links.
+fn list_query(q: &OverviewQuery) -> (MonitorListQuery, String) {
+    let status = q.status.as_deref().and_then(MonitorState::parse);
+    let kind = q.kind.clone().filter(|k| !k.is_empty());
+    let search =
+        q.q.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| s.chars().take(200).collect::<String>());
+    let sort_key = q
+        .sort
+        .clone()
+        .filter(|s| SORTS.iter().any(|(k, _)| k == s))
+        .unwrap_or_else(|| "name".into());
+    let (sort, order) = match sort_key.as_str() {
+        "status" => (MonitorSort::Status, Order::Asc),
+        "newest" => (MonitorSort::CreatedAt, Order::Desc),
+        "updated" => (MonitorSort::UpdatedAt, Order::Desc),
+        _ => (MonitorSort::Name, Order::Asc),
+    };
+    let page_n = q
+        .page
+        .as_deref()
+        .and_then(|t| t.parse::<u64>().ok())
+        .filter(|n| (1..=1_000_000).contains(n))
+        .unwrap_or(1);
+    let tag = q.tag.clone().filter(|t| !t.is_empty());
+    let query = MonitorListQuery {
+        status,
+        search,
+        kind,
+        tag,
+        sort,
+        order,
+        page: Page {
+            page: page_n,
+            limit: PAGE_SIZE,
+        },
+    };
+    (query, sort_key)
+}
+
+/// One monitor's row of the overview, with its uptime over 24 hours and 30 days.
+fn overview_row(
+    m: &crate::store::monitors::MonitorRow,
+    hours: &[crate::store::checks::HourSummary],
+    days: &[crate::store::status_pages::DailyUptimeRow],
+    now: i64,
+) -> Row {
+    Row {
+        id: m.id.clone(),
+        name: m.name.clone(),
+        tags: serde_json::from_str(&m.tags).unwrap_or_default(),
+        uptime_24h: {
+            let mine = hours.iter().filter(|h| h.monitor_id == m.id);
+            let (up, total) = mine.fold((0, 0), |(u, t), h| (u + h.up, t + h.total));
+            percent(up, total)
+        },
+        uptime_30d: {
+            let mine = days.iter().filter(|d| d.monitor_id == m.id);
+            let (up, total) = mine.fold((0i64, 0i64), |(u, t), d| {
+                (u + i64::from(d.up), t + i64::from(d.total))
+            });
+            percent(up, total)
+        },
+        spark: sparkline(hours, &m.id, now),
+        state: m.status.name(),
+        kind: m.kind.clone(),
+        response: m
+            .last_response_time_ms
+            .map_or_else(|| "–".into(), |ms| format!("{ms} ms")),
+        checked: m
+            .last_checked_at
+            .map_or_else(|| "never".into(), |t| ago(now, t)),
+        checked_iso: m
+            .last_checked_at
+            .map(crate::time::format_ms)
+            .unwrap_or_default(),
+    }
 }
 
 /// `up` of `total` as a percentage with two decimals ("–" without checks).
@@ -588,40 +611,8 @@ async fn monitor(
             .filter_map(|s| Some((s.hour * i64::from(bucket), s.mean_response_ms?)))
             .collect()
     };
-    let chart_max = points.iter().map(|(_, v)| *v).fold(1.0, f64::max);
-    let mut sorted = points;
-    sorted.sort_by_key(|(t, _)| *t);
-    let chart = if sorted.len() < 2 {
-        String::new()
-    } else {
-        sorted
-            .iter()
-            .map(|(t, v)| {
-                let x = ((t - (now - span)) as f64 / span as f64 * 600.0).clamp(0.0, 600.0);
-                format!("{x:.1},{:.1}", 150.0 - v / chart_max * 130.0)
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let mut days: Vec<DayLine> = rollups
-        .iter()
-        .filter(|d| d.total > 0)
-        .map(|d| {
-            let pct = f64::from(d.up) * 100.0 / f64::from(d.total);
-            DayLine {
-                date: crate::time::format_ms(i64::from(d.day) * 86_400_000)[..10].to_string(),
-                text: format!("{pct:.1} %"),
-                css: if pct >= 99.9 {
-                    "up"
-                } else if pct >= 95.0 {
-                    "pending"
-                } else {
-                    "down"
-                },
-            }
-        })
-        .collect();
-    days.sort_by(|a, b| a.date.cmp(&b.date));
+    let (chart, chart_max) = chart_line(points, now - span, span);
+    let days = day_lines(&rollups);
     let incidents = state
         .store
         .list_incidents(
@@ -685,6 +676,50 @@ async fn monitor(
     }
     .render();
     page(StatusCode::OK, html)
+}
+
+/// The response-time chart's polyline (600 by 150) over `span` from `from`, and its top.
+fn chart_line(points: Vec<(i64, f64)>, from: i64, span: i64) -> (String, f64) {
+    let chart_max = points.iter().map(|(_, v)| *v).fold(1.0, f64::max);
+    let mut sorted = points;
+    sorted.sort_by_key(|(t, _)| *t);
+    let chart = if sorted.len() < 2 {
+        String::new()
+    } else {
+        sorted
+            .iter()
+            .map(|(t, v)| {
+                let x = ((t - from) as f64 / span as f64 * 600.0).clamp(0.0, 600.0);
+                format!("{x:.1},{:.1}", 150.0 - v / chart_max * 130.0)
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    (chart, chart_max)
+}
+
+/// A line per day with checks, oldest first.
+fn day_lines(rollups: &[crate::store::status_pages::DailyUptimeRow]) -> Vec<DayLine> {
+    let mut days: Vec<DayLine> = rollups
+        .iter()
+        .filter(|d| d.total > 0)
+        .map(|d| {
+            let pct = f64::from(d.up) * 100.0 / f64::from(d.total);
+            DayLine {
+                date: crate::time::format_ms(i64::from(d.day) * 86_400_000)[..10].to_string(),
+                text: format!("{pct:.1} %"),
+                css: if pct >= 99.9 {
+                    "up"
+                } else if pct >= 95.0 {
+                    "pending"
+                } else {
+                    "down"
+                },
+            }
+        })
+        .collect();
+    days.sort_by(|a, b| a.date.cmp(&b.date));
+    days
 }
 
 #[derive(Template)]

@@ -327,13 +327,58 @@ async fn plan(
     inventory: &Inventory,
     options: &ApplyOptions,
 ) -> anyhow::Result<Vec<Step>> {
+    // Match declared objects to stored ones first, so references can find either.
+    let resolver = match_declared(doc, inventory)?;
+    let mut problems = Vec::new();
+    let mut steps = Vec::new();
+    let mut kept_ids: BTreeSet<String> = BTreeSet::new();
+    for kind in Kind::ALL {
+        let declared = resolver.declared[&kind].clone();
+        let secret_fields = doc.secret_fields(kind);
+        for ((object, d), secret) in doc.of(kind).zip(declared).zip(secret_fields) {
+            let context = (remote, doc, &resolver);
+            let planned = plan_one(context, kind, object, d, secret, &mut kept_ids);
+            match planned.await {
+                Ok(step) => steps.push(step),
+                Err(problem) => problems.push(problem),
+            }
+        }
+    }
+    if !problems.is_empty() {
+        bail!("the server refuses the file:\n  {}", problems.join("\n  "));
+    }
+    // What the file no longer declares, newest kinds first (what refers before what is
+    // referred to).
+    for kind in Kind::ALL.into_iter().rev() {
+        for s in inventory.of(kind) {
+            if kept_ids.contains(&s.id) {
+                continue;
+            }
+            let ours = s.managed_by() == Some(doc.manager.as_str());
+            if options.prune && (ours || options.prune_unmanaged) {
+                steps.push(Step {
+                    kind,
+                    label: format!("{} `{}`", kind.noun(), s.reference(kind)),
+                    action: Action::Delete,
+                    stored: Some(s.clone()),
+                    declared: Map::new(),
+                    secret_fields: BTreeSet::new(),
+                });
+            }
+        }
+    }
+    Ok(steps)
+}
+
+/// Match each declared object to the stored one it describes (by key, else by a name no
+/// other unkeyed object has).
+fn match_declared<'a>(doc: &Document, inventory: &'a Inventory) -> anyhow::Result<Resolver<'a>> {
     let mut problems = Vec::new();
     let mut resolver = Resolver {
         inventory,
         declared: BTreeMap::new(),
         created: BTreeMap::new(),
     };
-    // Match declared objects to stored ones first, so references can find either.
     for kind in Kind::ALL {
         let mut seen = BTreeSet::new();
         let mut list = Vec::new();
@@ -386,141 +431,113 @@ async fn plan(
     if !problems.is_empty() {
         bail!("the file cannot be applied:\n  {}", problems.join("\n  "));
     }
-    let mut steps = Vec::new();
-    let mut kept_ids: BTreeSet<String> = BTreeSet::new();
-    for kind in Kind::ALL {
-        let declared = resolver.declared[&kind].clone();
-        let secret_fields = doc.secret_fields(kind);
-        for ((object, d), secret) in doc.of(kind).zip(declared).zip(secret_fields) {
-            let label = format!("{} `{}`", kind.noun(), d.reference);
-            let ApiForm {
-                mut api,
-                canonical,
-                complete,
-            } = match to_api(kind, object, &resolver) {
-                Ok(x) => x,
-                Err(e) => {
-                    problems.push(format!("{label}: {e}"));
-                    continue;
-                }
-            };
-            let stored = d
-                .matched
-                .as_ref()
-                .and_then(|id| inventory.of(kind).iter().find(|s| &s.id == id).cloned());
-            if let Some(s) = &stored
-                && let (Some(was), Some(now)) = (
-                    s.view.get("type").and_then(Value::as_str),
-                    object.get("type").and_then(Value::as_str),
-                )
-                && was != now
-            {
-                problems.push(format!(
-                    "{label} is of type {was} on the server and {now} in the file; a type \
-                     cannot change: give the new one another name or key (--prune then \
-                     deletes the old one, with its history)"
-                ));
-                continue;
-            }
-            // What the file refers to stays, declared or not.
-            kept_ids.extend(referenced_ids(&api));
-            // A replacement keeps the stored owner; a creation is owned by this file.
-            api.insert(
-                "managedBy".into(),
-                match &stored {
-                    Some(s) => s.view.get("managedBy").cloned().unwrap_or(Value::Null),
-                    None => Value::from(doc.manager.clone()),
-                },
-            );
-            let answer = match &stored {
-                Some(s) => {
-                    kept_ids.insert(s.id.clone());
-                    let path = format!("{}/{}?dryRun=true", kind.path(), s.id);
-                    remote.call(Method::PUT, &path, Some(&api)).await
-                }
-                None => {
-                    let path = format!("{}?dryRun=true", kind.path());
-                    remote.call(Method::POST, &path, Some(&api)).await
-                }
-            };
-            let view = match answer {
-                Ok(Value::Object(v)) => v,
-                Ok(_) => {
-                    problems.push(format!("{label}: the server's answer has no object"));
-                    continue;
-                }
-                Err(e) => {
-                    problems.push(format!("{label}: {e}"));
-                    continue;
-                }
-            };
-            let name_of = |k: Kind, id: &str| resolver_reference(&resolver, k, id);
-            let mut desired = to_file(kind, &view, &name_of);
-            // References come from the file: the server could not see planned objects.
-            for (file_field, _, _, _) in references(kind) {
-                match canonical.get(*file_field) {
-                    Some(v) if !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()) => {
-                        desired.insert(file_field.to_string(), v.clone());
-                    }
-                    _ => {
-                        desired.remove(*file_field);
-                    }
-                }
-            }
-            if kind == Kind::Policy && !complete {
-                for field in ["channels", "escalation"] {
-                    match canonical.get(field) {
-                        Some(v) => desired.insert(field.to_string(), v.clone()),
-                        None => desired.remove(field),
-                    };
-                }
-            }
-            let action = match &stored {
-                None => Action::Create,
-                Some(s) => {
-                    let current = to_file(kind, &s.view, &|k, id| inventory.reference(k, id));
-                    let diff = differences(&current, &desired);
-                    if diff.is_empty() {
-                        Action::Unchanged
-                    } else {
-                        Action::Change(diff)
-                    }
-                }
-            };
-            steps.push(Step {
-                kind,
-                label,
-                action,
-                stored,
-                declared: object.clone(),
-                secret_fields: secret.clone(),
-            });
+    Ok(resolver)
+}
+
+/// The step for one declared object, checked by the server with a dry run; the ids it
+/// refers to or replaces are added to `kept_ids`.
+async fn plan_one(
+    (remote, doc, resolver): (&Remote, &Document, &Resolver<'_>),
+    kind: Kind,
+    object: &Map<String, Value>,
+    d: Declared,
+    secret: &BTreeSet<String>,
+    kept_ids: &mut BTreeSet<String>,
+) -> Result<Step, String> {
+    let inventory = resolver.inventory;
+    let label = format!("{} `{}`", kind.noun(), d.reference);
+    let ApiForm {
+        mut api,
+        canonical,
+        complete,
+    } = match to_api(kind, object, resolver) {
+        Ok(x) => x,
+        Err(e) => return Err(format!("{label}: {e}")),
+    };
+    let stored = d
+        .matched
+        .as_ref()
+        .and_then(|id| inventory.of(kind).iter().find(|s| &s.id == id).cloned());
+    if let Some(s) = &stored
+        && let (Some(was), Some(now)) = (
+            s.view.get("type").and_then(Value::as_str),
+            object.get("type").and_then(Value::as_str),
+        )
+        && was != now
+    {
+        return Err(format!(
+            "{label} is of type {was} on the server and {now} in the file; a type \
+             cannot change: give the new one another name or key (--prune then \
+             deletes the old one, with its history)"
+        ));
+    }
+    // What the file refers to stays, declared or not.
+    kept_ids.extend(referenced_ids(&api));
+    // A replacement keeps the stored owner; a creation is owned by this file.
+    api.insert(
+        "managedBy".into(),
+        match &stored {
+            Some(s) => s.view.get("managedBy").cloned().unwrap_or(Value::Null),
+            None => Value::from(doc.manager.clone()),
+        },
+    );
+    let answer = match &stored {
+        Some(s) => {
+            kept_ids.insert(s.id.clone());
+            let path = format!("{}/{}?dryRun=true", kind.path(), s.id);
+            remote.call(Method::PUT, &path, Some(&api)).await
         }
-    }
-    if !problems.is_empty() {
-        bail!("the server refuses the file:\n  {}", problems.join("\n  "));
-    }
-    // What the file no longer declares, newest kinds first (what refers before what is
-    // referred to).
-    for kind in Kind::ALL.into_iter().rev() {
-        for s in inventory.of(kind) {
-            if kept_ids.contains(&s.id) {
-                continue;
+        None => {
+            let path = format!("{}?dryRun=true", kind.path());
+            remote.call(Method::POST, &path, Some(&api)).await
+        }
+    };
+    let view = match answer {
+        Ok(Value::Object(v)) => v,
+        Ok(_) => return Err(format!("{label}: the server's answer has no object")),
+        Err(e) => return Err(format!("{label}: {e}")),
+    };
+    let name_of = |k: Kind, id: &str| resolver_reference(resolver, k, id);
+    let mut desired = to_file(kind, &view, &name_of);
+    // References come from the file: the server could not see planned objects.
+    for (file_field, _, _, _) in references(kind) {
+        match canonical.get(*file_field) {
+            Some(v) if !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()) => {
+                desired.insert(file_field.to_string(), v.clone());
             }
-            let ours = s.managed_by() == Some(doc.manager.as_str());
-            if options.prune && (ours || options.prune_unmanaged) {
-                steps.push(Step {
-                    kind,
-                    label: format!("{} `{}`", kind.noun(), s.reference(kind)),
-                    action: Action::Delete,
-                    stored: Some(s.clone()),
-                    declared: Map::new(),
-                    secret_fields: BTreeSet::new(),
-                });
+            _ => {
+                desired.remove(*file_field);
             }
         }
     }
-    Ok(steps)
+    if kind == Kind::Policy && !complete {
+        for field in ["channels", "escalation"] {
+            match canonical.get(field) {
+                Some(v) => desired.insert(field.to_string(), v.clone()),
+                None => desired.remove(field),
+            };
+        }
+    }
+    let action = match &stored {
+        None => Action::Create,
+        Some(s) => {
+            let current = to_file(kind, &s.view, &|k, id| inventory.reference(k, id));
+            let diff = differences(&current, &desired);
+            if diff.is_empty() {
+                Action::Unchanged
+            } else {
+                Action::Change(diff)
+            }
+        }
+    };
+    Ok(Step {
+        kind,
+        label,
+        action,
+        stored,
+        declared: object.clone(),
+        secret_fields: secret.clone(),
+    })
 }
 
 /// The ids an object in API form refers to.
