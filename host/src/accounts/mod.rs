@@ -3,10 +3,16 @@
 
 pub mod oidc;
 pub mod password;
+pub mod sign_up;
 pub mod throttle;
 pub mod totp;
 
 use crate::ids;
+
+/// How long links stay valid.
+pub const SETUP_LINK_HOURS: i64 = 24;
+pub const INVITATION_DAYS: i64 = 7;
+pub const RESET_LINK_HOURS: i64 = 1;
 
 /// What sign-in needs at run time: the SSO providers and the brute-force throttles.
 pub struct Services {

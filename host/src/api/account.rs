@@ -14,8 +14,8 @@ use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::session::{self, ClientIp, Signed};
 use crate::accounts::{self, password, throttle, totp};
 use crate::ids;
-use crate::store::accounts::{InvitationGrant, SessionRow, TokenKind, UserRow, normalize_email};
-use crate::store::audit::{self, Actor, Change};
+use crate::store::accounts::{SessionRow, TokenKind, UserRow, normalize_email};
+use crate::store::audit::{self, Change};
 use axum::Extension;
 use axum::extract::State;
 use axum::http::header::{LOCATION, SET_COOKIE, USER_AGENT};
@@ -24,10 +24,8 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-/// How long links stay valid.
-pub const SETUP_LINK_HOURS: i64 = 24;
-pub const INVITATION_DAYS: i64 = 7;
-pub const RESET_LINK_HOURS: i64 = 1;
+use crate::accounts::sign_up::{self, SsoRefusal, new_user, user_actor};
+pub use crate::accounts::{INVITATION_DAYS, RESET_LINK_HOURS};
 const HOUR_MS: i64 = 3_600_000;
 
 // ---------------------------------------------------------------------------------------
@@ -201,15 +199,6 @@ async fn verify_password(plain: String, stored: Option<String>) -> bool {
     tokio::task::spawn_blocking(move || password::verify(&plain, stored.as_deref()))
         .await
         .unwrap_or(false)
-}
-
-fn user_actor(u: &UserRow, ip: &str) -> Actor {
-    Actor {
-        kind: "user",
-        id: u.id.clone(),
-        name: u.email.clone(),
-        ip: Some(ip.to_string()),
-    }
 }
 
 /// Start a session for `user`: the row, the cookie and the answer.
@@ -616,21 +605,6 @@ fn check_email(email: &str) -> Result<String, ApiError> {
     Ok(email)
 }
 
-fn new_user(email: &str, name: &str, password_hash: Option<String>, now: i64) -> UserRow {
-    UserRow {
-        id: ids::new_id(ids::prefix::USER),
-        email: email.to_string(),
-        name: name.to_string(),
-        password_hash,
-        totp_secret: None,
-        totp_pending: None,
-        recovery_codes: None,
-        created_at: now,
-        updated_at: now,
-        last_login_at: Some(now),
-    }
-}
-
 fn email_taken(email: &str) -> ApiError {
     ApiError::new(
         StatusCode::CONFLICT,
@@ -805,7 +779,7 @@ pub async fn accept_invitation(
             None => actor_user.clone(),
         };
         let workspace_id = token.workspace_id.clone().unwrap_or_default();
-        let Some(member) = join_by_invitation(&tx, &token, &user, None, now).await? else {
+        let Some(member) = sign_up::join_by_invitation(&tx, &token, &user, None, now).await? else {
             return Err(inviter_gone());
         };
         tx.commit().await?;
@@ -847,57 +821,6 @@ fn inviter_gone() -> ApiError {
         "This invitation no longer works: the person who sent it has left the workspace. \
          Ask a member of the workspace for a new one",
     )
-}
-
-/// Join the workspace of a redeemed invitation: its role, capped by the inviter's role
-/// now, never lowering a role the person already has there. None (and nothing done) when
-/// the inviter has left. Notes the acceptance and any membership change for the audit log.
-async fn join_by_invitation(
-    tx: &crate::store::Tx,
-    token: &crate::store::accounts::TokenRow,
-    user: &UserRow,
-    via: Option<&str>,
-    now: i64,
-) -> Result<Option<crate::store::members::MemberRow>, ApiError> {
-    let role = match tx.invitation_grant(token).await? {
-        InvitationGrant::Role(role) => role,
-        InvitationGrant::InviterGone => return Ok(None),
-    };
-    let workspace_id = token.workspace_id.clone().unwrap_or_default();
-    let (member, before) = tx
-        .raise_membership(&workspace_id, &user.email, &user.name, &role, now)
-        .await?;
-    let mut accepted = serde_json::json!({"email": user.email, "role": member.role});
-    if let Some(via) = via {
-        accepted["via"] = via.into();
-    }
-    audit::note(
-        Change::new(
-            Some(&workspace_id),
-            "invitation.accept",
-            "invitation",
-            Some(&token.id),
-        )
-        .after(accepted),
-    );
-    if before.as_deref() != Some(member.role.as_str()) {
-        let mut change = Change::new(
-            Some(&workspace_id),
-            if before.is_some() {
-                "member.update"
-            } else {
-                "member.add"
-            },
-            "member",
-            Some(&member.id),
-        )
-        .after(serde_json::json!({"email": member.email, "role": member.role}));
-        if let Some(b) = before {
-            change = change.before(serde_json::json!({"role": b}));
-        }
-        audit::note(change);
-    }
-    Ok(Some(member))
 }
 
 /// `POST /v1/auth/password-reset`.
@@ -1369,7 +1292,9 @@ pub async fn oidc_callback(
         .provider(&provider)
         .map_err(sso_error)?
         .clone();
-    let user = sso_account(&state, &config, &identity, &ip, now).await?;
+    let user = sign_up::sso_account(&state.store, &config, &identity, &ip, now)
+        .await
+        .map_err(refused)?;
     let method = format!("oidc:{provider}");
     let (_, token) = start_session(&state, &user, &method, &ip, &headers, None).await?;
     let cookie = session::set_cookie(
@@ -1386,181 +1311,17 @@ pub async fn oidc_callback(
         .into_response())
 }
 
-fn no_sign_up(email: &str, provider: &str) -> ApiError {
-    ApiError::unauthorized(format!(
-        "`{email}` has no account here and its domain may not sign up through {provider}"
-    ))
-}
-
-/// Find or create the account of an SSO identity and set its roles from its groups.
-async fn sso_account(
-    state: &AppState,
-    provider: &crate::config::OidcProvider,
-    identity: &accounts::oidc::Identity,
-    ip: &str,
-    now: i64,
-) -> Result<UserRow, ApiError> {
-    let email = normalize_email(&identity.email);
-    if !accounts::oidc::email_trusted(identity, provider) {
-        // Anyone may claim any address at some providers: an unverified one reaches no
-        // account, no invitation and no domain rule.
-        return Err(ApiError::unauthorized(format!(
+/// Why single sign-on signed no one in, as the API says it.
+fn refused(refusal: SsoRefusal) -> ApiError {
+    match refusal {
+        SsoRefusal::Unverified(email) => ApiError::unauthorized(format!(
             "The identity provider has not verified `{email}`, so it cannot sign in here; \
              verify the address with the provider first"
-        )));
+        )),
+        SsoRefusal::NoSignUp { email, provider } => ApiError::unauthorized(format!(
+            "`{email}` has no account here and its domain may not sign up through {provider}"
+        )),
+        SsoRefusal::EmailTaken(email) => email_taken(&email),
+        SsoRefusal::Store(e) => e.into(),
     }
-    let existing = state.store.user_by_email(&email).await?;
-    let invitations = !state
-        .store
-        .token_for_email(TokenKind::Invitation, &email, now)
-        .await?
-        .is_empty();
-    let domain_ok = accounts::oidc::domain_allowed(&email, &provider.allowed_domains);
-    if existing.is_none() && !domain_ok && !invitations {
-        return Err(no_sign_up(&email, &provider.name));
-    }
-    let created = existing.is_none();
-    let name = identity
-        .name
-        .clone()
-        .filter(|n| !n.trim().is_empty())
-        .unwrap_or_else(|| email.split('@').next().unwrap_or_default().to_string());
-    let user = existing
-        .clone()
-        .unwrap_or_else(|| new_user(&email, &name, None, now));
-    let actor = user_actor(&user, ip);
-    audit::scoped(actor, now, async {
-        let tx = state.store.begin_write().await?;
-        let first = tx
-            .first_workspace()
-            .await?
-            .map(|w| w.id)
-            .unwrap_or_default();
-        let mut user = match existing {
-            Some(u) => u,
-            None => {
-                let u = super::error::or_conflict(tx.insert_user(user.clone()).await, || {
-                    email_taken(&email)
-                })?;
-                audit::note(
-                    Change::new(Some(&first), "user.create", "user", Some(&u.id))
-                        .after(serde_json::json!({"email": email, "via": provider.name})),
-                );
-                u
-            }
-        };
-        // Pending invitations for the address are accepted by signing in, as by their
-        // link: capped by the inviter's role now, never lowering a role, and left alone
-        // (unusable) when the inviter has left.
-        let mut joined = 0;
-        for token in tx.pending_invitations_for(&email, now).await? {
-            if tx.invitation_grant(&token).await? == InvitationGrant::InviterGone {
-                tracing::info!(invitation = %token.id, "invitation not accepted: its sender has left the workspace");
-                continue;
-            }
-            if tx
-                .redeem_token(TokenKind::Invitation, &token.token_hash, now)
-                .await?
-                .is_some()
-            {
-                join_by_invitation(&tx, &token, &user, Some(&provider.name), now).await?;
-                joined += 1;
-            }
-        }
-        if created && !domain_ok && joined == 0 {
-            // Its only invitations were void: a new account outside the allowed domains.
-            return Err(no_sign_up(&email, &provider.name));
-        }
-        let roles = accounts::oidc::roles_for(&provider.roles, &identity.groups, &first);
-        for (ws, role) in &roles {
-            // No group maps to this workspace: the membership, if any, came from an
-            // invitation or an admin and stays as they set it.
-            let Some(role) = role else {
-                continue;
-            };
-            if role != "owner"
-                && let Some(m) = tx.member_of(ws, &email).await?
-                && m.role == "owner"
-                && tx.count_members_with_role(ws, "owner").await? <= 1
-            {
-                // A group mapping never leaves a workspace without an owner.
-                tracing::warn!(
-                    workspace = %ws,
-                    member = %m.id,
-                    "single sign-on keeps the workspace's last owner an owner despite the group mapping to {role}"
-                );
-                continue;
-            }
-            let (m, before) = tx
-                .grant_membership(ws, &email, &user.name, role, now)
-                .await?;
-            if before.as_deref() != Some(role.as_str()) {
-                let mut c = Change::new(
-                    Some(ws),
-                    if before.is_some() {
-                        "member.update"
-                    } else {
-                        "member.add"
-                    },
-                    "member",
-                    Some(&m.id),
-                )
-                .after(serde_json::json!({"email": email, "role": role, "via": provider.name}));
-                if let Some(b) = before {
-                    c = c.before(serde_json::json!({"role": b}));
-                }
-                audit::note(c);
-            }
-        }
-        if let Some(default_role) =
-            accounts::oidc::default_role_for(&roles, &first, provider.default_role.as_deref())
-            && tx.member_of(&first, &email).await?.is_none()
-        {
-            let (m, _) = tx
-                .grant_membership(&first, &email, &user.name, default_role, now)
-                .await?;
-            audit::note(
-                Change::new(Some(&first), "member.add", "member", Some(&m.id)).after(
-                    serde_json::json!({"email": email, "role": default_role, "via": provider.name}),
-                ),
-            );
-        }
-        user.last_login_at = Some(now);
-        user.updated_at = now;
-        let user = tx.update_user(user).await?;
-        tx.commit().await?;
-        Ok::<_, ApiError>(user)
-    })
-    .await
-}
-
-/// Issue the first owner's setup link when there is no account yet. Returns the link.
-pub async fn issue_setup_link(
-    store: &crate::store::Store,
-    public_url: &str,
-    now: i64,
-) -> Result<Option<String>, crate::store::StoreError> {
-    if store.count_users().await? > 0 {
-        return Ok(None);
-    }
-    let token = accounts::new_token();
-    store
-        .insert_token(crate::store::accounts::TokenRow {
-            id: ids::new_id(ids::prefix::AUTH_TOKEN),
-            kind: TokenKind::Setup.as_str().into(),
-            token_hash: accounts::hash_token(&token),
-            email: String::new(),
-            workspace_id: None,
-            role: Some("owner".into()),
-            created_by: None,
-            inviter_member_id: None,
-            created_at: now,
-            expires_at: now + SETUP_LINK_HOURS * HOUR_MS,
-            used_at: None,
-        })
-        .await?;
-    Ok(Some(format!(
-        "{}/setup?token={token}",
-        public_url.trim_end_matches('/')
-    )))
 }

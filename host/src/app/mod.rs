@@ -293,7 +293,9 @@ async fn first_start(store: &Store, config: &Config, clock: &SharedClock) -> any
         }
     }
     // A new link at every start until someone uses one.
-    match crate::api::account::issue_setup_link(store, &config.public_url, clock.now_ms()).await {
+    match crate::accounts::sign_up::issue_setup_link(store, &config.public_url, clock.now_ms())
+        .await
+    {
         Ok(Some(link)) => {
             println!(
                 "No one has an account yet. Create the owner's account (the link works once, for 24 hours):\n\n    {link}\n"
