@@ -1,7 +1,7 @@
 //! `ApiError`: every failure the API answers with, turned into the error envelope in one
 //! place. Handlers return `Result<_, ApiError>` and never build error JSON themselves.
 
-use super::envelope::Meta;
+use super::meta::Meta;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -157,7 +157,7 @@ impl ApiError {
 
     /// 500 without internals; the cause goes to the log.
     pub fn internal(cause: impl std::fmt::Display) -> ApiError {
-        tracing::error!(error = %cause, request_id = %super::envelope::current_request_id(), "internal error");
+        tracing::error!(error = %cause, request_id = %super::meta::current_request_id(), "internal error");
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "INTERNAL_ERROR",

@@ -20,6 +20,7 @@ pub mod invitations;
 pub mod maintenance;
 pub mod managed;
 pub mod members;
+pub mod meta;
 pub mod metrics;
 pub mod monitor_input;
 pub mod monitors;
