@@ -90,21 +90,8 @@ pub async fn join_by_invitation(
         .after(accepted),
     );
     if before.as_deref() != Some(member.role.as_str()) {
-        let mut change = Change::new(
-            Some(&workspace_id),
-            if before.is_some() {
-                "member.update"
-            } else {
-                "member.add"
-            },
-            "member",
-            Some(&member.id),
-        )
-        .after(serde_json::json!({"email": member.email, "role": member.role}));
-        if let Some(b) = before {
-            change = change.before(serde_json::json!({"role": b}));
-        }
-        audit::note(change);
+        let after = serde_json::json!({"email": member.email, "role": member.role});
+        audit::note_membership(&workspace_id, &member.id, before, after);
     }
     Ok(Some(member))
 }
@@ -217,21 +204,8 @@ pub async fn sso_account(
                 .grant_membership(ws, &email, &user.name, role, now)
                 .await?;
             if before.as_deref() != Some(role.as_str()) {
-                let mut c = Change::new(
-                    Some(ws),
-                    if before.is_some() {
-                        "member.update"
-                    } else {
-                        "member.add"
-                    },
-                    "member",
-                    Some(&m.id),
-                )
-                .after(serde_json::json!({"email": email, "role": role, "via": provider.name}));
-                if let Some(b) = before {
-                    c = c.before(serde_json::json!({"role": b}));
-                }
-                audit::note(c);
+                let after = serde_json::json!({"email": email, "role": role, "via": provider.name});
+                audit::note_membership(ws, &m.id, before, after);
             }
         }
         if let Some(default_role) =

@@ -110,21 +110,8 @@ pub async fn create_user(
         let (member, before) = tx
             .grant_membership(workspace_id, &email, &name, role, now)
             .await?;
-        let mut change = Change::new(
-            Some(workspace_id),
-            if before.is_some() {
-                "member.update"
-            } else {
-                "member.add"
-            },
-            "member",
-            Some(&member.id),
-        )
-        .after(serde_json::json!({"email": email, "role": role}));
-        if let Some(b) = before {
-            change = change.before(serde_json::json!({"role": b}));
-        }
-        audit::note(change);
+        let after = serde_json::json!({"email": email, "role": role});
+        audit::note_membership(workspace_id, &member.id, before, after);
         tx.commit().await?;
         anyhow::Ok(user.id)
     })

@@ -100,6 +100,26 @@ pub fn note(change: Change) {
     let _ = SCOPE.try_with(|s| s.borrow_mut().pending.push(change));
 }
 
+/// Note a membership added (no role `before`) or changed; `after` says what it is now.
+pub fn note_membership(
+    workspace_id: &str,
+    member_id: &str,
+    before: Option<String>,
+    after: serde_json::Value,
+) {
+    let action = if before.is_some() {
+        "member.update"
+    } else {
+        "member.add"
+    };
+    let mut change =
+        Change::new(Some(workspace_id), action, "member", Some(member_id)).after(after);
+    if let Some(b) = before {
+        change = change.before(serde_json::json!({"role": b}));
+    }
+    note(change);
+}
+
 /// Forget what was noted and not yet written (a change that turned out not to happen).
 pub fn discard() {
     let _ = SCOPE.try_with(|s| s.borrow_mut().pending.clear());
