@@ -108,6 +108,37 @@ pub fn id_hash(id: &str) -> u64 {
     u64::from_le_bytes(first)
 }
 
+/// A monitor's interval and where its rounds start within it (its phase): the one rule
+/// the scheduler runs checks by and the store files health rows by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interval {
+    pub every: Duration,
+    pub phase: Duration,
+}
+
+impl Interval {
+    /// A stored interval in seconds (at least one), phased by the id's hash.
+    pub fn of_hash(id_hash: u64, interval_secs: i32) -> Interval {
+        let every = Duration::from_secs(u64::try_from(interval_secs).unwrap_or(60).max(1));
+        Interval {
+            every,
+            phase: phase_of(id_hash, every),
+        }
+    }
+
+    pub fn of(id: &str, interval_secs: i32) -> Interval {
+        Interval::of_hash(id_hash(id), interval_secs)
+    }
+
+    pub fn every_ms(self) -> i64 {
+        i64::try_from(self.every.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    pub fn phase_ms(self) -> i64 {
+        i64::try_from(self.phase.as_millis()).unwrap_or(0)
+    }
+}
+
 /// [`phase`] from the id's hash.
 pub fn phase_of(id_hash: u64, interval: Duration) -> Duration {
     let ms = u64::try_from(interval.as_millis())
@@ -119,6 +150,17 @@ pub fn phase_of(id_hash: u64, interval: Duration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_interval_is_at_least_a_second_and_its_phase_lies_within_it() {
+        let id = "mon_01JD6Z3Y5N8Q2W7R4T6V9X0B1C";
+        let every = Interval::of(id, 300);
+        assert_eq!(every.every, Duration::from_secs(300));
+        assert_eq!(every.phase, phase(id, Duration::from_secs(300)));
+        assert!(every.phase_ms() < every.every_ms());
+        assert_eq!(Interval::of(id, 0).every, Duration::from_secs(1));
+        assert_eq!(Interval::of_hash(id_hash(id), 300), every);
+    }
 
     #[test]
     fn ids_made_in_a_row_sort_in_that_order() {

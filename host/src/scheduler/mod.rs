@@ -83,23 +83,22 @@ pub struct ScheduledMonitor {
 
 impl ScheduledMonitor {
     pub fn from_row(row: &MonitorRow) -> ScheduledMonitor {
-        let mut m = ScheduledMonitor {
+        let id_hash = id_hash(&row.id);
+        let interval = crate::ids::Interval::of_hash(id_hash, row.interval_secs);
+        ScheduledMonitor {
             id: row.id.clone(),
             workspace_id: row.workspace_id.clone(),
             kind: row.kind.clone(),
             config: row.config.clone(),
-            interval: Duration::from_secs(u64::try_from(row.interval_secs).unwrap_or(60).max(1)),
+            interval: interval.every,
             timeout: Duration::from_secs(u64::try_from(row.timeout_secs).unwrap_or(10).max(1)),
             regions: serde_json::from_str(&row.regions).unwrap_or_default(),
-            phase_ms: 0,
-            id_hash: id_hash(&row.id),
-            bucket: 0,
+            phase_ms: interval.phase_ms(),
+            id_hash,
+            bucket: claims::bucket_of_hash(id_hash),
             regional_confirmation: row.regional_confirmation,
             updated_at: row.updated_at,
-        };
-        m.phase_ms = i64::try_from(phase_of(m.id_hash, m.interval).as_millis()).unwrap_or(0);
-        m.bucket = claims::bucket_of_hash(m.id_hash);
-        m
+        }
     }
 }
 

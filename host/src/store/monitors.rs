@@ -667,12 +667,8 @@ fn settings_of(row: &MonitorRow) -> monitor::ActiveModel {
 /// Where a monitor's health row sits: its interval and the phase its rounds start at in
 /// it (the scheduler's), in ms, so a second's checks find their rows side by side.
 fn place_of(row: &MonitorRow) -> (i64, i64) {
-    let interval_ms = i64::from(std::cmp::max(row.interval_secs, 1)) * 1000;
-    let phase = crate::ids::phase(
-        &row.id,
-        std::time::Duration::from_millis(u64::try_from(interval_ms).unwrap_or(1000)),
-    );
-    (interval_ms, i64::try_from(phase.as_millis()).unwrap_or(0))
+    let interval = crate::ids::Interval::of(&row.id, row.interval_secs);
+    (interval.every_ms(), interval.phase_ms())
 }
 
 /// A new monitor's health row: its counters and last check as given.
