@@ -90,6 +90,9 @@ pub struct Telemetry {
     pub recorder_shed: Counter,
     /// Results waiting to be written.
     pub recorder_queued: Gauge,
+    /// Stored lists (a monitor's tags, regions or dependencies) that did not read as a
+    /// list of strings: read as empty, logged and counted here.
+    pub unreadable_fields: Counter,
     pub requests: Family<RequestLabels, Counter>,
     pub request_seconds: Family<RouteLabels, Histogram>,
     /// Per monitor, what its last checks gave.
@@ -117,6 +120,7 @@ impl Telemetry {
             recorder_write_seconds: Histogram::new(WRITE_BUCKETS),
             recorder_shed: Counter::default(),
             recorder_queued: Gauge::default(),
+            unreadable_fields: Counter::default(),
             requests: Family::default(),
             request_seconds: Family::new_with_constructor(request_histogram),
             monitors: MonitorBoard::default(),

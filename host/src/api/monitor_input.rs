@@ -133,7 +133,7 @@ pub fn view(
     write_only: &[String],
     public_url: &str,
 ) -> MonitorView {
-    let stored: Vec<String> = serde_json::from_str(&row.regions).unwrap_or_default();
+    let stored = row.region_list();
     let regions = if stored.is_empty() {
         all_regions.to_vec()
     } else {
@@ -150,8 +150,8 @@ pub fn view(
         alert_policy_id: row.alert_policy_id.clone(),
         regions,
         regional_confirmation: row.regional_confirmation,
-        tags: serde_json::from_str(&row.tags).unwrap_or_default(),
-        depends_on: serde_json::from_str(&row.depends_on).unwrap_or_default(),
+        tags: row.tag_list(),
+        depends_on: row.parent_ids(),
         key: row.apply_key.clone(),
         managed_by: row.managed_by.clone(),
         snoozed_until: row.snoozed_until.map(crate::time::format_ms),
@@ -207,7 +207,7 @@ pub fn editable(row: &MonitorRow, top_level: bool) -> Map<String, Value> {
         "alertPolicyId".into(),
         row.alert_policy_id.clone().map_or(Value::Null, Value::from),
     );
-    let regions: Vec<String> = serde_json::from_str(&row.regions).unwrap_or_default();
+    let regions = row.region_list();
     object.insert(
         "regions".into(),
         if regions.is_empty() {
@@ -220,9 +220,9 @@ pub fn editable(row: &MonitorRow, top_level: bool) -> Map<String, Value> {
         "regionalConfirmation".into(),
         Value::from(row.regional_confirmation),
     );
-    let tags: Vec<String> = serde_json::from_str(&row.tags).unwrap_or_default();
+    let tags = row.tag_list();
     object.insert("tags".into(), Value::from(tags));
-    let depends_on: Vec<String> = serde_json::from_str(&row.depends_on).unwrap_or_default();
+    let depends_on = row.parent_ids();
     object.insert("dependsOn".into(), Value::from(depends_on));
     super::managed::editable(&mut object, &row.apply_key, &row.managed_by);
     object.extend(type_fields(row, top_level));

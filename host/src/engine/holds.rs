@@ -69,12 +69,12 @@ pub fn is_down(status: MonitorState, consecutive_failures: i32) -> bool {
 
 /// The ids a monitor depends on.
 pub fn parents_of(m: &MonitorRow) -> Vec<String> {
-    serde_json::from_str(&m.depends_on).unwrap_or_default()
+    m.parent_ids()
 }
 
 /// The tags of a monitor.
 fn tags_of(m: &MonitorRow) -> Vec<String> {
-    serde_json::from_str(&m.tags).unwrap_or_default()
+    m.tag_list()
 }
 
 /// When a monitor's snooze ends, if it is snoozed at `now` (its own or a tag's, the latest).

@@ -180,8 +180,7 @@ impl Window {
         if self.tags.is_empty() {
             return self.covers_parts(&m.id, &[]);
         }
-        let tags: Vec<String> = serde_json::from_str(&m.tags).unwrap_or_default();
-        self.covers_parts(&m.id, &tags)
+        self.covers_parts(&m.id, &m.tag_list())
     }
 
     /// Whether the window covers a monitor with this id and these tags.

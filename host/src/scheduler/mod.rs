@@ -92,7 +92,7 @@ impl ScheduledMonitor {
             config: row.config.clone(),
             interval: interval.every,
             timeout: Duration::from_secs(u64::try_from(row.timeout_secs).unwrap_or(10).max(1)),
-            regions: serde_json::from_str(&row.regions).unwrap_or_default(),
+            regions: row.region_list(),
             phase_ms: interval.phase_ms(),
             id_hash,
             bucket: claims::bucket_of_hash(id_hash),
@@ -132,8 +132,8 @@ pub fn next_round_start(after_ms: i64, phase_ms: i64, interval_ms: i64) -> i64 {
 }
 
 /// Whether this node's region runs a monitor limited to `regions` (JSON list; empty = all).
-pub fn runs_in_region(regions_json: &str, region: &str) -> bool {
-    let regions: Vec<String> = serde_json::from_str(regions_json).unwrap_or_default();
+pub fn runs_in_region(monitor_id: &str, regions_json: &str, region: &str) -> bool {
+    let regions = crate::store::monitors::read_list(monitor_id, "regions", regions_json);
     regions.is_empty() || regions.iter().any(|r| r == region)
 }
 
@@ -451,7 +451,7 @@ impl Scheduler {
             let last_page = stamps.len() < STAMP_PAGE as usize;
             after = stamps.last().map(|s| s.id.clone());
             for stamp in stamps {
-                if !self.checks_here(&stamp.kind, &stamp.regions) {
+                if !self.checks_here(&stamp.id, &stamp.kind, &stamp.regions) {
                     continue;
                 }
                 let current = self
@@ -587,12 +587,12 @@ impl Scheduler {
     /// Whether this node checks the monitor: one of its regions, and a type the server
     /// checks (heartbeat monitors are pinged instead; see `engine::heartbeat`).
     fn runs_here(&self, row: &MonitorRow) -> bool {
-        self.checks_here(&row.kind, &row.regions)
+        self.checks_here(&row.id, &row.kind, &row.regions)
     }
 
     /// [`Scheduler::runs_here`] from a monitor's type and regions (JSON array text).
-    fn checks_here(&self, kind: &str, regions: &str) -> bool {
-        kind != crate::plugins::HEARTBEAT && runs_in_region(regions, &self.region)
+    fn checks_here(&self, id: &str, kind: &str, regions: &str) -> bool {
+        kind != crate::plugins::HEARTBEAT && runs_in_region(id, regions, &self.region)
     }
 
     fn insert(&mut self, monitor: ScheduledMonitor, due: Instant) {
@@ -955,8 +955,8 @@ mod tests {
 
     #[test]
     fn region_filter() {
-        assert!(runs_in_region("[]", "eu"));
-        assert!(runs_in_region(r#"["eu","us"]"#, "eu"));
-        assert!(!runs_in_region(r#"["us"]"#, "eu"));
+        assert!(runs_in_region("mon_a", "[]", "eu"));
+        assert!(runs_in_region("mon_a", r#"["eu","us"]"#, "eu"));
+        assert!(!runs_in_region("mon_a", r#"["us"]"#, "eu"));
     }
 }

@@ -16,6 +16,34 @@ use sea_orm::{
 /// A monitor as stored: its settings and status, with its counters and last check.
 pub type MonitorRow = monitor_live::Model;
 
+impl MonitorRow {
+    /// Its tags.
+    pub fn tag_list(&self) -> Vec<String> {
+        read_list(&self.id, "tags", &self.tags)
+    }
+
+    /// The regions it runs in; empty for every region.
+    pub fn region_list(&self) -> Vec<String> {
+        read_list(&self.id, "regions", &self.regions)
+    }
+
+    /// The ids of the monitors it depends on.
+    pub fn parent_ids(&self) -> Vec<String> {
+        read_list(&self.id, "depends_on", &self.depends_on)
+    }
+}
+
+/// A monitor's stored JSON list of strings. One that does not read as such (written by
+/// hand, or by a bug) is taken as empty, logged and counted in
+/// `tocsin_unreadable_fields_total`, so it is never silently lost.
+pub fn read_list(monitor_id: &str, field: &'static str, text: &str) -> Vec<String> {
+    serde_json::from_str(text).unwrap_or_else(|e| {
+        crate::telemetry::global().unreadable_fields.inc();
+        tracing::error!(monitor = %monitor_id, field, error = %e, "a stored list does not read as a list of strings; taken as empty");
+        Vec::new()
+    })
+}
+
 /// What a clustered scheduler's periodic re-read needs of a monitor to tell whether its
 /// whole row must be read again.
 #[derive(Debug, Clone, PartialEq)]
@@ -682,5 +710,20 @@ fn health_of(row: &MonitorRow) -> monitor_health::ActiveModel {
         consecutive_successes: Set(row.consecutive_successes),
         last_checked_at: Set(row.last_checked_at),
         last_response_time_ms: Set(row.last_response_time_ms),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_list;
+
+    #[test]
+    fn a_stored_list_that_does_not_read_is_taken_as_empty_and_counted() {
+        let counted = || crate::telemetry::global().unreadable_fields.get();
+        assert_eq!(read_list("mon_a", "tags", r#"["db","eu"]"#), ["db", "eu"]);
+        let before = counted();
+        assert!(read_list("mon_a", "tags", "db,eu").is_empty());
+        assert!(read_list("mon_a", "regions", r#"[1,2]"#).is_empty());
+        assert!(counted() >= before + 2);
     }
 }

@@ -389,7 +389,7 @@ fn overview_row(
     Row {
         id: m.id.clone(),
         name: m.name.clone(),
-        tags: serde_json::from_str(&m.tags).unwrap_or_default(),
+        tags: m.tag_list(),
         uptime_24h: {
             let mine = hours.iter().filter(|h| h.monitor_id == m.id);
             let (up, total) = mine.fold((0, 0), |(u, t), h| (u + h.up, t + h.total));
@@ -874,9 +874,8 @@ fn monitor_form(
         name: monitor.as_ref().map(|m| m.name.clone()).unwrap_or_default(),
         tags: monitor
             .as_ref()
-            .and_then(|m| serde_json::from_str::<Vec<String>>(&m.tags).ok())
-            .unwrap_or_default()
-            .join(", "),
+            .map(|m| m.tag_list().join(", "))
+            .unwrap_or_default(),
         interval: monitor
             .as_ref()
             .map_or(60, |m| u32::try_from(m.interval_secs).unwrap_or(60)),

@@ -165,6 +165,11 @@ impl Scrape {
             t.recorder_queued.clone(),
         );
         registry.register(
+            "tocsin_unreadable_fields",
+            "Stored lists of a monitor (tags, regions, dependencies) that did not read as a list and were taken as empty",
+            t.unreadable_fields.clone(),
+        );
+        registry.register(
             "tocsin_recorder_batch_seconds",
             "Time to write one batch",
             t.recorder_write_seconds.clone(),
