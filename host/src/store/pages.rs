@@ -105,9 +105,8 @@ impl Store {
             })
             .collect::<Vec<_>>()
             .join(", ");
-        let rendered = format!("json_group_array(json_array({columns}) ORDER BY {ordered})");
         let statement = Query::select()
-            .expr_as(Expr::cust(rendered), Alias::new("page"))
+            .expr_as(json_rows(&columns, &ordered), Alias::new("page"))
             .expr_as(
                 Expr::SubQuery(None, Box::new(total.into())),
                 Alias::new("total"),
@@ -118,12 +117,7 @@ impl Store {
             .one(self.db())
             .await?;
         let (text, total) = found.map_or((None, None), |p| (p.page, p.total));
-        let rows = match text {
-            Some(text) => serde_json::from_str(&text).map_err(|e| {
-                StoreError::Corrupt(format!("a page of {}: {e}", E::default().as_str()))
-            })?,
-            None => Vec::new(),
-        };
+        let rows = decode_rows(text, || format!("a page of {}", E::default().as_str()))?;
         Ok((rows, count(total)))
     }
 }
@@ -160,22 +154,38 @@ impl Store {
             .collect::<Vec<_>>()
             .join(", ");
         let statement = Query::select()
-            .expr_as(
-                Expr::cust(format!(
-                    "json_group_array(json_array({columns}) ORDER BY {order})"
-                )),
-                Alias::new("page"),
-            )
+            .expr_as(json_rows(&columns, order), Alias::new("page"))
             .from_subquery(rows, Alias::new("p"))
             .to_owned();
         let found = Rendered::find_by_statement(backend.build(&statement))
             .one(self.db())
             .await?;
-        match found.and_then(|p| p.page) {
-            Some(text) => serde_json::from_str(&text)
-                .map_err(|e| StoreError::Corrupt(format!("rows read at once: {e}"))),
-            None => Ok(Vec::new()),
+        decode_rows(found.and_then(|p| p.page), || {
+            "rows read at once".to_string()
+        })
+    }
+}
+
+/// SQLite's aggregate that renders the rows of the subquery `p` as one JSON array of
+/// arrays of `columns`, in `order` (a subquery does not keep its ORDER BY: the aggregate
+/// repeats it).
+fn json_rows(columns: &str, order: &str) -> Expr {
+    Expr::cust(format!(
+        "json_group_array(json_array({columns}) ORDER BY {order})"
+    ))
+}
+
+/// The rows [`json_rows`] rendered; none when it found no rows. `what` names them in the
+/// error for a rendering that does not read.
+fn decode_rows<T: serde::de::DeserializeOwned>(
+    text: Option<String>,
+    what: impl FnOnce() -> String,
+) -> Result<Vec<T>, StoreError> {
+    match text {
+        Some(text) => {
+            serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("{}: {e}", what())))
         }
+        None => Ok(Vec::new()),
     }
 }
 
