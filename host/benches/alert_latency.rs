@@ -85,30 +85,12 @@ async fn run() {
     for i in 0..SAMPLES {
         store
             .insert_monitor(MonitorRow {
-                id: format!("mon_{i:026}"),
-                workspace_id: ws.id.clone(),
                 name: format!("m{i}"),
-                kind: "http".into(),
                 config: r#"{"url":"http://127.0.0.1:9/","method":"GET"}"#.into(),
-                interval_secs: 60,
-                timeout_secs: 10,
                 alert_policy_id: Some("pol_bench".into()),
-                regions: "[]".into(),
                 status: tocsin::store::MonitorState::Up,
-                created_at: now,
-                updated_at: now,
-                last_checked_at: None,
-                last_response_time_ms: None,
-                consecutive_failures: 0,
                 consecutive_successes: 1,
-                region_cursor: 0,
-                regional_confirmation: false,
-                tags: "[]".into(),
-                ping_token: None,
-                depends_on: "[]".into(),
-                snoozed_until: None,
-                apply_key: None,
-                managed_by: None,
+                ..MonitorRow::new(&format!("mon_{i:026}"), &ws.id, "http", now)
             })
             .await
             .expect("monitor");

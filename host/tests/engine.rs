@@ -9,9 +9,7 @@ use tocsin::engine::recorder::write_batch;
 use tocsin::engine::{CheckRecord, EngineContext};
 use tocsin::plans::Plan;
 use tocsin::store::incidents::IncidentFilter;
-use tocsin::store::{
-    DeliveryRow, IncidentRow, MonitorRow, MonitorState, Order, Page, PolicyRow, State, Store,
-};
+use tocsin::store::{DeliveryRow, IncidentRow, MonitorRow, Order, Page, PolicyRow, State, Store};
 
 const T0: i64 = 1_795_253_400_000;
 /// One page holding everything a test makes.
@@ -84,30 +82,9 @@ impl Fixture {
     async fn monitor(&self, id: &str, policy: Option<&str>) {
         self.store
             .insert_monitor(MonitorRow {
-                id: id.into(),
-                workspace_id: self.ws.clone(),
-                name: id.into(),
-                kind: "http".into(),
                 config: r#"{"url":"https://shop.tocsin.test/","method":"GET"}"#.into(),
-                interval_secs: 60,
-                timeout_secs: 10,
                 alert_policy_id: policy.map(String::from),
-                regions: "[]".into(),
-                status: MonitorState::Pending,
-                created_at: T0,
-                updated_at: T0,
-                last_checked_at: None,
-                last_response_time_ms: None,
-                consecutive_failures: 0,
-                consecutive_successes: 0,
-                region_cursor: 0,
-                regional_confirmation: false,
-                tags: "[]".into(),
-                ping_token: None,
-                depends_on: "[]".into(),
-                snoozed_until: None,
-                apply_key: None,
-                managed_by: None,
+                ..MonitorRow::new(id, &self.ws, "http", T0)
             })
             .await
             .expect("monitor");

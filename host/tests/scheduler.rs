@@ -92,30 +92,11 @@ async fn a_thousand_monitors_run_once_per_interval_and_spread_out() {
         let now = clock.now_ms();
         store
             .insert_monitor(MonitorRow {
-                id: format!("mon_{i:026}"),
-                workspace_id: ws.id.clone(),
                 name: format!("m{i}"),
-                kind: "http".into(),
                 config: config.clone(),
                 interval_secs: INTERVAL_SECS,
                 timeout_secs: 2,
-                alert_policy_id: None,
-                regions: "[]".into(),
-                status: tocsin::store::MonitorState::Pending,
-                created_at: now,
-                updated_at: now,
-                last_checked_at: None,
-                last_response_time_ms: None,
-                consecutive_failures: 0,
-                consecutive_successes: 0,
-                region_cursor: 0,
-                regional_confirmation: false,
-                tags: "[]".into(),
-                ping_token: None,
-                depends_on: "[]".into(),
-                snoozed_until: None,
-                apply_key: None,
-                managed_by: None,
+                ..MonitorRow::new(&format!("mon_{i:026}"), &ws.id, "http", now)
             })
             .await
             .expect("insert");

@@ -18,30 +18,9 @@ const NOW: i64 = 1_795_253_400_000;
 
 fn monitor(id: &str, ws: &str, name: &str, created_at: i64) -> MonitorRow {
     MonitorRow {
-        id: id.into(),
-        workspace_id: ws.into(),
         name: name.into(),
-        kind: "http".into(),
         config: r#"{"url":"http://127.0.0.1/","method":"GET"}"#.into(),
-        interval_secs: 60,
-        timeout_secs: 10,
-        alert_policy_id: None,
-        regions: "[]".into(),
-        status: tocsin::store::MonitorState::Pending,
-        created_at,
-        updated_at: created_at,
-        last_checked_at: None,
-        last_response_time_ms: None,
-        consecutive_failures: 0,
-        consecutive_successes: 0,
-        region_cursor: 0,
-        regional_confirmation: false,
-        tags: "[]".into(),
-        ping_token: None,
-        depends_on: "[]".into(),
-        snoozed_until: None,
-        apply_key: None,
-        managed_by: None,
+        ..MonitorRow::new(id, ws, "http", created_at)
     }
 }
 

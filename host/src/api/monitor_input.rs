@@ -823,30 +823,11 @@ mod tests {
 
     fn row(kind: &str, config: &str) -> MonitorRow {
         MonitorRow {
-            id: "mon_1".into(),
-            workspace_id: "ws_1".into(),
             name: "API".into(),
-            kind: kind.into(),
             config: config.into(),
-            interval_secs: 60,
-            timeout_secs: 10,
-            alert_policy_id: None,
-            regions: "[]".into(),
             status: crate::store::MonitorState::Up,
-            created_at: 0,
-            updated_at: 0,
-            last_checked_at: None,
-            last_response_time_ms: None,
-            consecutive_failures: 0,
             consecutive_successes: 3,
-            region_cursor: 0,
-            regional_confirmation: false,
-            tags: "[]".into(),
-            ping_token: None,
-            depends_on: "[]".into(),
-            snoozed_until: None,
-            apply_key: None,
-            managed_by: None,
+            ..MonitorRow::new("mon_1", "ws_1", kind, 0)
         }
     }
 

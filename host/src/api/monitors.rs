@@ -329,30 +329,19 @@ pub async fn create_monitor(
     .await?;
     let heartbeat = input.kind == crate::plugins::HEARTBEAT;
     let row = MonitorRow {
-        id,
-        workspace_id: p.workspace_id.clone(),
         name: input.name,
-        kind: input.kind,
         config: input.config,
         interval_secs: i32::try_from(input.interval_secs).unwrap_or(i32::MAX),
         timeout_secs: i32::try_from(input.timeout_secs).unwrap_or(i32::MAX),
         alert_policy_id: input.alert_policy_id,
         regions: serde_json::to_string(&input.regions).unwrap_or_else(|_| "[]".into()),
-        status: MonitorState::Pending,
-        created_at: now,
-        updated_at: now,
-        last_checked_at: None,
-        last_response_time_ms: None,
-        consecutive_failures: 0,
-        consecutive_successes: 0,
-        region_cursor: 0,
         regional_confirmation: input.regional_confirmation,
         tags: serde_json::to_string(&input.tags).unwrap_or_else(|_| "[]".into()),
         ping_token: heartbeat.then(|| ids::random_base62(24)),
         depends_on: serde_json::to_string(&input.depends_on).unwrap_or_else(|_| "[]".into()),
-        snoozed_until: None,
         apply_key: input.managed.key,
         managed_by: input.managed.managed_by,
+        ..MonitorRow::new(&id, &p.workspace_id, &input.kind, now)
     };
     if dry.on() {
         return Ok(Success::ok(view(&state, &row, &regions)));

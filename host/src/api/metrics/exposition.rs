@@ -730,30 +730,12 @@ mod tests {
 
     fn row(id: &str, ws: &str, status: MonitorState) -> crate::store::monitors::MonitorRow {
         crate::store::monitors::MonitorRow {
-            id: id.into(),
-            workspace_id: ws.into(),
             name: format!("name of {id}"),
-            kind: "http".into(),
             config: r#"{"url":"http://127.0.0.1:9/x","method":"GET"}"#.into(),
-            interval_secs: 60,
-            timeout_secs: 10,
-            alert_policy_id: None,
-            regions: "[]".into(),
             status,
-            created_at: 1,
-            updated_at: 1,
-            last_checked_at: None,
             last_response_time_ms: Some(7),
-            consecutive_failures: 0,
-            consecutive_successes: 0,
-            region_cursor: 0,
-            regional_confirmation: false,
             tags: r#"["a","b"]"#.into(),
-            ping_token: None,
-            depends_on: "[]".into(),
-            snoozed_until: None,
-            apply_key: None,
-            managed_by: None,
+            ..crate::store::monitors::MonitorRow::new(id, ws, "http", 1)
         }
     }
 

@@ -451,23 +451,16 @@ async fn seed_monitors(
                 let phase = crate::scheduler::phase(&id, Duration::from_millis(interval_ms as u64));
                 let path = if i < failing { "/fail" } else { "/ok" };
                 MonitorRow {
-                    workspace_id: workspace_id.to_string(),
                     name: format!("bench {i}"),
-                    kind: "http".into(),
                     config: serde_json::json!({"url": target.url(path), "method": "GET",
                     "followRedirects": true, "maxRedirects": 10, "expectedStatusCode": 200,
                     "expectedStatusRange": false, "headers": {}})
                     .to_string(),
                     interval_secs: i32::try_from(opts.interval).unwrap_or(60),
                     timeout_secs: 10.min(i32::try_from(opts.interval).unwrap_or(60)),
-                    alert_policy_id: None,
-                    regions: "[]".into(),
-                    apply_key: None,
-                    managed_by: None,
                     status: MonitorState::Up,
                     // Created one after another, as an import would.
                     created_at: now - i64::try_from(n - i).unwrap_or(0),
-                    updated_at: now,
                     // The start of its last round, as if it had been running all along.
                     last_checked_at: Some(
                         crate::scheduler::next_round_start(
@@ -476,18 +469,10 @@ async fn seed_monitors(
                             interval_ms,
                         ) - interval_ms,
                     ),
-                    last_response_time_ms: None,
                     // Failing ones have failed once already: their next check opens an
                     // incident, so the incident list has rows to page through.
                     consecutive_failures: i32::from(i < failing),
-                    consecutive_successes: 0,
-                    region_cursor: 0,
-                    regional_confirmation: false,
-                    tags: "[]".into(),
-                    ping_token: None,
-                    depends_on: "[]".into(),
-                    snoozed_until: None,
-                    id,
+                    ..MonitorRow::new(&id, workspace_id, "http", now)
                 }
             })
             .collect();
