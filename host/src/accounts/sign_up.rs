@@ -143,7 +143,7 @@ pub async fn sso_account(
             Some(u) => u,
             None => {
                 let u = match tx.insert_user(user.clone()).await {
-                    Err(StoreError::Db(e)) if crate::store::is_unique_violation(&e) => {
+                    Err(e) if e.is_unique_violation() => {
                         return Err(SsoRefusal::EmailTaken(email));
                     }
                     other => other?,

@@ -177,9 +177,7 @@ pub fn or_conflict<T>(
     conflict: impl FnOnce() -> ApiError,
 ) -> Result<T, ApiError> {
     match result {
-        Err(crate::store::StoreError::Db(e)) if crate::store::is_unique_violation(&e) => {
-            Err(conflict())
-        }
+        Err(e) if e.is_unique_violation() => Err(conflict()),
         other => other.map_err(ApiError::from),
     }
 }

@@ -15,6 +15,19 @@ pub const HEARTBEAT_MS: u64 = 5_000;
 /// Claims are kept this long (for the record of who ran what), then pruned.
 pub const CLAIM_RETENTION_MS: i64 = 3_600_000;
 
+/// A node in the node list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    pub id: String,
+    pub region: String,
+    /// When it started (Unix ms).
+    pub started_at: i64,
+    /// Its last heartbeat (Unix ms).
+    pub last_seen_at: i64,
+    /// The server version it runs.
+    pub version: String,
+}
+
 impl Store {
     /// Record that `node_id` (in `region`) is alive at `now`.
     pub async fn heartbeat(
@@ -59,12 +72,22 @@ impl Store {
     }
 
     /// Nodes heard from since `now - NODE_TTL_MS`, oldest first.
-    pub async fn live_nodes(&self, now: i64) -> Result<Vec<node::Model>, StoreError> {
-        Ok(node::Entity::find()
+    pub async fn live_nodes(&self, now: i64) -> Result<Vec<Node>, StoreError> {
+        let nodes = node::Entity::find()
             .filter(node::Column::LastSeenAt.gte(now - NODE_TTL_MS))
             .order_by_asc(node::Column::StartedAt)
             .all(self.db())
-            .await?)
+            .await?;
+        Ok(nodes
+            .into_iter()
+            .map(|n| Node {
+                id: n.id,
+                region: n.region,
+                started_at: n.started_at,
+                last_seen_at: n.last_seen_at,
+                version: n.version,
+            })
+            .collect())
     }
 
     /// Try to take several slots of `region`'s checks at once for `node_id`, in one
