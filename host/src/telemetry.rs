@@ -90,8 +90,8 @@ pub struct Telemetry {
     pub recorder_shed: Counter,
     /// Results waiting to be written.
     pub recorder_queued: Gauge,
-    /// Stored lists (a monitor's tags, regions or dependencies) that did not read as a
-    /// list of strings: read as empty, logged and counted here.
+    /// Stored lists (a monitor's tags, regions or dependencies, a flap state's changes)
+    /// that did not read as a list: read as empty, logged and counted here.
     pub unreadable_fields: Counter,
     pub requests: Family<RequestLabels, Counter>,
     pub request_seconds: Family<RouteLabels, Histogram>,

@@ -16,7 +16,7 @@ use super::maintenance::Calendar;
 use super::policy::{Rules, rules_of};
 use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::{self, Origin};
-use crate::store::flaps::FlapStateRow;
+use crate::store::flaps::FlapState;
 use crate::store::{IncidentRow, MonitorRow, Store, StoreError, Tx};
 use serde_json::{Value, json};
 
@@ -36,15 +36,8 @@ pub async fn note_change(
     };
     let stored = tx.flap_state(&m.id).await?;
     let exists = stored.is_some();
-    let mut st = stored.unwrap_or(FlapStateRow {
-        monitor_id: m.id.clone(),
-        workspace_id: m.workspace_id.clone(),
-        changes: "[]".into(),
-        flapping_since: None,
-        flap_count: 0,
-        last_change: now,
-    });
-    let mut changes: Vec<i64> = serde_json::from_str(&st.changes).unwrap_or_default();
+    let mut st = stored.unwrap_or_else(|| FlapState::new(&m.id, &m.workspace_id, now));
+    let mut changes = std::mem::take(&mut st.changes);
     changes.push(now);
     changes.retain(|t| *t > now - f.window_ms);
     if st.flapping_since.is_some() {
@@ -57,7 +50,7 @@ pub async fn note_change(
     // Only the window's worth is needed to decide; keep it bounded.
     let keep = changes.len().saturating_sub(f.changes as usize + 1);
     changes.drain(..keep);
-    st.changes = serde_json::to_string(&changes).unwrap_or_else(|_| "[]".into());
+    st.changes = changes;
     st.last_change = now;
     let since = st.flapping_since;
     tx.save_flap_state(st, exists).await?;

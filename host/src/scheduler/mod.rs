@@ -133,7 +133,8 @@ pub fn next_round_start(after_ms: i64, phase_ms: i64, interval_ms: i64) -> i64 {
 
 /// Whether this node's region runs a monitor limited to `regions` (JSON list; empty = all).
 pub fn runs_in_region(monitor_id: &str, regions_json: &str, region: &str) -> bool {
-    let regions = crate::store::monitors::read_list(monitor_id, "regions", regions_json);
+    let regions: Vec<String> =
+        crate::store::monitors::read_list(monitor_id, "regions", regions_json);
     regions.is_empty() || regions.iter().any(|r| r == region)
 }
 

@@ -67,13 +67,17 @@ impl MonitorRow {
     }
 }
 
-/// A monitor's stored JSON list of strings. One that does not read as such (written by
-/// hand, or by a bug) is taken as empty, logged and counted in
-/// `tocsin_unreadable_fields_total`, so it is never silently lost.
-pub fn read_list(monitor_id: &str, field: &'static str, text: &str) -> Vec<String> {
+/// A monitor's stored JSON list. One that does not read as such (written by hand, or by
+/// a bug) is taken as empty, logged and counted in `tocsin_unreadable_fields_total`, so
+/// it is never silently lost.
+pub fn read_list<T: serde::de::DeserializeOwned>(
+    monitor_id: &str,
+    field: &'static str,
+    text: &str,
+) -> Vec<T> {
     serde_json::from_str(text).unwrap_or_else(|e| {
         crate::telemetry::global().unreadable_fields.inc();
-        tracing::error!(monitor = %monitor_id, field, error = %e, "a stored list does not read as a list of strings; taken as empty");
+        tracing::error!(monitor = %monitor_id, field, error = %e, "a stored list does not read as a list; taken as empty");
         Vec::new()
     })
 }
@@ -754,10 +758,13 @@ mod tests {
     #[test]
     fn a_stored_list_that_does_not_read_is_taken_as_empty_and_counted() {
         let counted = || crate::telemetry::global().unreadable_fields.get();
-        assert_eq!(read_list("mon_a", "tags", r#"["db","eu"]"#), ["db", "eu"]);
+        assert_eq!(
+            read_list::<String>("mon_a", "tags", r#"["db","eu"]"#),
+            ["db", "eu"]
+        );
         let before = counted();
-        assert!(read_list("mon_a", "tags", "db,eu").is_empty());
-        assert!(read_list("mon_a", "regions", r#"[1,2]"#).is_empty());
+        assert!(read_list::<String>("mon_a", "tags", "db,eu").is_empty());
+        assert!(read_list::<String>("mon_a", "regions", r#"[1,2]"#).is_empty());
         assert!(counted() >= before + 2);
     }
 }
