@@ -7,8 +7,27 @@ use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set};
 use std::collections::HashMap;
 
-/// A heartbeat monitor's state as stored.
-pub type HeartbeatState = heartbeat_state::Model;
+/// Where a heartbeat monitor stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeartbeatState {
+    pub monitor_id: String,
+    pub last_ping_at: Option<i64>,
+    /// A run reported its start and has not finished.
+    pub started_at: Option<i64>,
+    /// The next ping is due by then; `None` while paused.
+    pub deadline_at: Option<i64>,
+}
+
+impl From<heartbeat_state::Model> for HeartbeatState {
+    fn from(m: heartbeat_state::Model) -> Self {
+        HeartbeatState {
+            monitor_id: m.monitor_id,
+            last_ping_at: m.last_ping_at,
+            started_at: m.started_at,
+            deadline_at: m.deadline_at,
+        }
+    }
+}
 
 impl HeartbeatState {
     /// A monitor that has never been pinged and has no deadline yet.
@@ -41,7 +60,8 @@ impl Store {
     ) -> Result<Option<HeartbeatState>, StoreError> {
         Ok(heartbeat_state::Entity::find_by_id(monitor_id.to_string())
             .one(self.db())
-            .await?)
+            .await?
+            .map(HeartbeatState::from))
     }
 
     /// States of some heartbeat monitors, by monitor id.
@@ -54,7 +74,7 @@ impl Store {
             .all(self.db())
             .await?
             .into_iter()
-            .map(|s| (s.monitor_id.clone(), s))
+            .map(|s| (s.monitor_id.clone(), HeartbeatState::from(s)))
             .collect())
     }
 
@@ -134,7 +154,7 @@ impl Store {
         let mut out = Vec::with_capacity(due.len());
         for state in due {
             match monitors.remove(&state.monitor_id) {
-                Some(m) if m.status != MonitorState::Paused => out.push((m, state)),
+                Some(m) if m.status != MonitorState::Paused => out.push((m, state.into())),
                 Some(_) => {
                     // Paused: no deadline until resumed.
                     self.advance_heartbeat_deadline(&state.monitor_id, state.deadline_at, None)
