@@ -12,7 +12,7 @@ use super::policy::{Rules, Target};
 use crate::ids::{self, prefix};
 use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::{self, Origin};
-use crate::store::groups::AlertGroupRow;
+use crate::store::groups::AlertGroup;
 use crate::store::{DeliveryRow, IncidentRow, IncidentState, StoreError, Tx};
 use serde_json::{Value, json};
 
@@ -252,9 +252,8 @@ async fn announce_opening(
         Some(group) => {
             // Add the incident to each of the group's pending messages; a message already
             // taken by a worker (or full) leaves this incident to go out on its own.
-            let ids: Vec<String> = serde_json::from_str(&group.delivery_ids).unwrap_or_default();
-            for id in ids {
-                let Some(d) = tx.delivery_row(&id).await? else {
+            for id in &group.delivery_ids {
+                let Some(d) = tx.delivery_row(id).await? else {
                     continue;
                 };
                 let target = Target {
@@ -285,13 +284,13 @@ async fn announce_opening(
                     .await?,
                 );
             }
-            tx.insert_alert_group(AlertGroupRow {
+            tx.insert_alert_group(AlertGroup {
                 id: group_id.clone(),
                 workspace_id: ctx.workspace_id.to_string(),
                 policy_id,
                 started_at: ctx.now,
                 closes_at,
-                delivery_ids: serde_json::to_string(&delivery_ids).unwrap_or_default(),
+                delivery_ids,
             })
             .await?;
         }

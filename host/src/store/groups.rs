@@ -9,8 +9,18 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder,
 };
 
-/// A group as stored.
-pub type AlertGroupRow = alert_group::Model;
+/// Incidents one policy opened within its group window, told in one message per e-mail
+/// or Telegram channel when the window closes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlertGroup {
+    pub id: String,
+    pub workspace_id: String,
+    pub policy_id: String,
+    pub started_at: i64,
+    pub closes_at: i64,
+    /// The deliveries that send the group's message.
+    pub delivery_ids: Vec<String>,
+}
 
 impl Tx {
     /// The policy's group still gathering at `now` (the latest, if two nodes made two).
@@ -18,16 +28,33 @@ impl Tx {
         &self,
         policy_id: &str,
         now: i64,
-    ) -> Result<Option<AlertGroupRow>, StoreError> {
-        Ok(alert_group::Entity::find()
+    ) -> Result<Option<AlertGroup>, StoreError> {
+        let row = alert_group::Entity::find()
             .filter(alert_group::Column::PolicyId.eq(policy_id))
             .filter(alert_group::Column::ClosesAt.gt(now))
             .order_by_desc(alert_group::Column::ClosesAt)
             .one(self.conn())
-            .await?)
+            .await?;
+        Ok(row.map(|g| AlertGroup {
+            delivery_ids: super::monitors::read_list(&g.id, "group deliveries", &g.delivery_ids),
+            id: g.id,
+            workspace_id: g.workspace_id,
+            policy_id: g.policy_id,
+            started_at: g.started_at,
+            closes_at: g.closes_at,
+        }))
     }
 
-    pub async fn insert_alert_group(&self, row: AlertGroupRow) -> Result<(), StoreError> {
+    pub async fn insert_alert_group(&self, group: AlertGroup) -> Result<(), StoreError> {
+        let row = alert_group::Model {
+            delivery_ids: serde_json::to_string(&group.delivery_ids)
+                .unwrap_or_else(|_| "[]".into()),
+            id: group.id,
+            workspace_id: group.workspace_id,
+            policy_id: group.policy_id,
+            started_at: group.started_at,
+            closes_at: group.closes_at,
+        };
         row.into_active_model()
             .reset_all()
             .insert(self.conn())

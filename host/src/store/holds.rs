@@ -9,9 +9,6 @@ use sea_orm::{
 };
 use std::collections::HashMap;
 
-/// A tag's snooze as stored.
-pub type TagSnoozeRow = tag_snooze::Model;
-
 /// Tags of a workspace snoozed past `now`, with their end.
 async fn active_tag_snoozes<C: ConnectionTrait>(
     conn: &C,
