@@ -15,7 +15,17 @@ use sea_orm::{
 pub type UserRow = user::Model;
 pub type SessionRow = session::Model;
 pub type TokenRow = auth_token::Model;
-pub type OidcLoginRow = oidc_login::Model;
+own_row! {
+    /// An OpenID Connect sign-in waiting for its callback.
+    pub struct OidcLoginRow from oidc_login::Model {
+        /// SHA-256 of the `state` parameter.
+        pub state: String,
+        pub provider: String,
+        pub pkce_verifier: String,
+        pub nonce: String,
+        pub expires_at: i64,
+    }
+}
 use super::keys::WorkspaceRow;
 use super::members::MemberRow;
 
@@ -306,7 +316,8 @@ impl Store {
 
     /// Remember an OpenID Connect sign-in until its callback.
     pub async fn insert_oidc_login(&self, row: OidcLoginRow) -> Result<(), StoreError> {
-        self.insert_one(row.into_active_model().reset_all()).await?;
+        self.insert_one(oidc_login::Model::from(row).into_active_model().reset_all())
+            .await?;
         Ok(())
     }
 
@@ -326,7 +337,7 @@ impl Store {
                 .await?;
         }
         tx.commit().await?;
-        Ok(found.filter(|l| l.expires_at > now))
+        Ok(found.filter(|l| l.expires_at > now).map(OidcLoginRow::from))
     }
 
     /// Delete expired sessions, tokens and sign-ins. Returns how many rows went.

@@ -164,8 +164,23 @@ fn entry(actor: &Actor, c: Change, now: Millis) -> audit_entry::ActiveModel {
     }
 }
 
-/// An entry as stored.
-pub type AuditRow = audit_entry::Model;
+own_row! {
+    /// An entry as stored; `before` and `after` are JSON text.
+    pub struct AuditRow from audit_entry::Model {
+        pub id: String,
+        pub workspace_id: Option<String>,
+        pub actor_type: String,
+        pub actor_id: String,
+        pub actor_name: String,
+        pub action: String,
+        pub resource_type: String,
+        pub resource_id: Option<String>,
+        pub ip: Option<String>,
+        pub before: Option<String>,
+        pub after: Option<String>,
+        pub created_at: i64,
+    }
+}
 
 /// What `GET /v1/audit-log` filters on.
 #[derive(Debug, Clone, Default)]
@@ -228,6 +243,6 @@ impl Store {
             .limit(page.limit)
             .all(self.db())
             .await?;
-        Ok((rows, total))
+        Ok((rows.into_iter().map(AuditRow::from).collect(), total))
     }
 }

@@ -12,8 +12,25 @@ use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
-/// A stored request.
-pub type ConfirmationRow = check_confirmation::Model;
+own_row! {
+    /// A stored request.
+    pub struct ConfirmationRow from check_confirmation::Model {
+        pub id: String,
+        pub monitor_id: String,
+        pub round: i64,
+        /// The region whose check failed.
+        pub from_region: String,
+        /// The region asked to confirm.
+        pub target_region: String,
+        pub requested_at: i64,
+        /// After this the failure counts unconfirmed.
+        pub deadline_at: i64,
+        pub claimed_by: Option<String>,
+        pub lease_until: Option<i64>,
+        /// The failed check (JSON), written when the request is answered.
+        pub original: String,
+    }
+}
 
 /// Requests claimed or swept in one pass.
 const BATCH: u64 = 64;
@@ -95,7 +112,7 @@ impl Store {
                 .await?
                 .rows_affected;
             if won == 1 {
-                claimed.push(c);
+                claimed.push(c.into());
             }
         }
         Ok(claimed)
@@ -111,7 +128,10 @@ impl Store {
             .order_by_asc(check_confirmation::Column::DeadlineAt)
             .limit(BATCH)
             .all(self.db())
-            .await?)
+            .await?
+            .into_iter()
+            .map(ConfirmationRow::from)
+            .collect())
     }
 
     /// Drop a request that can no longer be answered (its stored check is unreadable).
@@ -128,7 +148,10 @@ impl Store {
         Ok(check_confirmation::Entity::find()
             .order_by_asc(check_confirmation::Column::RequestedAt)
             .all(self.db())
-            .await?)
+            .await?
+            .into_iter()
+            .map(ConfirmationRow::from)
+            .collect())
     }
 }
 
