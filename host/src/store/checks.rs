@@ -5,8 +5,26 @@ use super::status_pages::DAY_MS;
 use super::{Page, Store, StoreError, Tx};
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
 
-/// A check result as stored.
-pub type CheckRow = check_result::Model;
+own_row! {
+    /// A check result as stored.
+    pub struct CheckRow from check_result::Model {
+        pub id: String,
+        pub monitor_id: String,
+        pub workspace_id: String,
+        pub checked_at: i64,
+        pub ok: bool,
+        pub reason: Option<String>,
+        pub status_code: Option<i32>,
+        pub response_time_ms: Option<i32>,
+        pub region: String,
+        pub details: String,
+        /// False for a check kept as history only (see regional confirmation, and
+        /// maintenance windows).
+        pub counted: bool,
+        /// Taken during a maintenance window (then never counted).
+        pub maintenance: bool,
+    }
+}
 
 /// Rows per INSERT statement; keeps statements under SQLite's bound-parameter limit.
 const INSERT_CHUNK: usize = 500;
@@ -51,7 +69,7 @@ impl Store {
             .limit(page.limit)
             .all(self.db())
             .await?;
-        Ok((rows, total))
+        Ok((rows.into_iter().map(CheckRow::from).collect(), total))
     }
 
     /// Uptime, counts and response times of a monitor within `[from, to]`. Windows up to
@@ -176,7 +194,9 @@ impl Tx {
             let chunk: Vec<check_result::ActiveModel> = rows
                 .by_ref()
                 .take(INSERT_CHUNK)
-                .map(sea_orm::IntoActiveModel::into_active_model)
+                .map(|row| {
+                    sea_orm::IntoActiveModel::into_active_model(check_result::Model::from(row))
+                })
                 .collect();
             check_result::Entity::insert_many(chunk)
                 .exec_without_returning(self.conn())
