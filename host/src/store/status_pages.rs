@@ -9,8 +9,19 @@ use sea_orm::{
 };
 use std::collections::BTreeMap;
 
-/// One monitor's check counts of one UTC day.
-pub type DailyUptimeRow = daily_uptime::Model;
+own_row! {
+    /// One monitor's check counts of one UTC day.
+    pub struct DailyUptimeRow from daily_uptime::Model {
+        pub monitor_id: String,
+        /// Days since 1970-01-01 (UTC).
+        pub day: i32,
+        pub total: i32,
+        pub up: i32,
+        /// Sum and count of the day's response times, for means over long windows.
+        pub response_ms_sum: i64,
+        pub response_count: i32,
+    }
+}
 
 /// A status page as stored.
 pub type StatusPageRow = status_page::Model;
@@ -112,7 +123,10 @@ impl Store {
             .filter(daily_uptime::Column::MonitorId.is_in(monitor_ids))
             .filter(daily_uptime::Column::Day.gte(first_day))
             .all(self.db())
-            .await?)
+            .await?
+            .into_iter()
+            .map(DailyUptimeRow::from)
+            .collect())
     }
 }
 
