@@ -1055,3 +1055,19 @@ async fn the_key_cache_is_off_while_revocations_cannot_be_heard() {
     assert!(store.authenticate(&secret).await.expect("query").is_some());
     store.close().await;
 }
+
+/// Here, not beside `read_list`: the count is the process's, and the library's own tests
+/// compare whole scrapes that include it.
+#[test]
+fn a_stored_list_that_does_not_read_is_taken_as_empty_and_counted() {
+    use tocsin::store::monitors::read_list;
+    let counted = || tocsin::telemetry::global().unreadable_fields.get();
+    assert_eq!(
+        read_list::<String>("mon_a", "tags", r#"["db","eu"]"#),
+        ["db", "eu"]
+    );
+    let before = counted();
+    assert!(read_list::<String>("mon_a", "tags", "db,eu").is_empty());
+    assert!(read_list::<String>("mon_a", "regions", r#"[1,2]"#).is_empty());
+    assert!(counted() >= before + 2);
+}

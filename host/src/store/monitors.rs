@@ -750,21 +750,3 @@ fn health_of(row: &MonitorRow) -> monitor_health::ActiveModel {
         last_response_time_ms: Set(row.last_response_time_ms),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::read_list;
-
-    #[test]
-    fn a_stored_list_that_does_not_read_is_taken_as_empty_and_counted() {
-        let counted = || crate::telemetry::global().unreadable_fields.get();
-        assert_eq!(
-            read_list::<String>("mon_a", "tags", r#"["db","eu"]"#),
-            ["db", "eu"]
-        );
-        let before = counted();
-        assert!(read_list::<String>("mon_a", "tags", "db,eu").is_empty());
-        assert!(read_list::<String>("mon_a", "regions", r#"[1,2]"#).is_empty());
-        assert!(counted() >= before + 2);
-    }
-}
