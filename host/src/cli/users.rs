@@ -88,16 +88,9 @@ pub async fn create_user(
             None => {
                 let u = tx
                     .insert_user(UserRow {
-                        id: ids::new_id(ids::prefix::USER),
-                        email: email.clone(),
-                        name: name.clone(),
-                        password_hash,
-                        totp_secret: None,
-                        totp_pending: None,
-                        recovery_codes: None,
-                        created_at: now,
-                        updated_at: now,
+                        // Made from the command line: not signed in yet.
                         last_login_at: None,
+                        ..crate::accounts::sign_up::new_user(&email, &name, password_hash, now)
                     })
                     .await?;
                 audit::note(
