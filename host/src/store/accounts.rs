@@ -2,6 +2,7 @@
 //! e-mail address in lower case), sessions, one-time tokens (setup link, invitation,
 //! password reset) and OpenID Connect sign-ins in progress.
 
+use super::Owned;
 use super::entities::{auth_token, member, oidc_login, session, user, workspace};
 use super::{Store, StoreError, Tx};
 use crate::clock::Millis;
@@ -12,9 +13,58 @@ use sea_orm::{
     QueryFilter, QueryOrder,
 };
 
-pub type UserRow = user::Model;
-pub type SessionRow = session::Model;
-pub type TokenRow = auth_token::Model;
+own_row! {
+    pub struct UserRow from user::Model {
+        pub id: String,
+        /// In lower case.
+        pub email: String,
+        pub name: String,
+        /// Argon2id in PHC form; none for accounts that only sign in with SSO.
+        pub password_hash: Option<String>,
+        /// Base32 TOTP secret, once enrolment is confirmed.
+        pub totp_secret: Option<String>,
+        /// A secret shown for enrolment, not yet confirmed with a code.
+        pub totp_pending: Option<String>,
+        /// JSON list of SHA-256 hashes of the unused recovery codes.
+        pub recovery_codes: Option<String>,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub last_login_at: Option<i64>,
+    }
+}
+own_row! {
+    pub struct SessionRow from session::Model {
+        pub id: String,
+        pub user_id: String,
+        pub token_hash: String,
+        pub workspace_id: Option<String>,
+        /// `password` or `oidc:<provider>`.
+        pub method: String,
+        pub ip: String,
+        pub user_agent: String,
+        pub created_at: i64,
+        pub last_seen_at: i64,
+        pub expires_at: i64,
+    }
+}
+own_row! {
+    pub struct TokenRow from auth_token::Model {
+        pub id: String,
+        pub kind: String,
+        pub token_hash: String,
+        pub email: String,
+        pub workspace_id: Option<String>,
+        pub role: Option<String>,
+        /// Who made the token, as a name to show (an e-mail address or a key's name).
+        pub created_by: Option<String>,
+        /// For an invitation: the member who sent it (none: an operator's key). Accepting
+        /// grants no more than that member's role then, and nothing once they have left.
+        pub inviter_member_id: Option<String>,
+        pub created_at: i64,
+        pub expires_at: i64,
+        pub used_at: Option<i64>,
+    }
+}
 own_row! {
     /// An OpenID Connect sign-in waiting for its callback.
     pub struct OidcLoginRow from oidc_login::Model {
@@ -91,14 +141,14 @@ impl Store {
     pub async fn user(&self, id: &str) -> Result<Option<UserRow>, StoreError> {
         Ok(user::Entity::find_by_id(id.to_string())
             .one(self.db())
-            .await?)
+            .await?.owned())
     }
 
     pub async fn user_by_email(&self, email: &str) -> Result<Option<UserRow>, StoreError> {
         Ok(user::Entity::find()
             .filter(user::Column::Email.eq(normalize_email(email)))
             .one(self.db())
-            .await?)
+            .await?.owned())
     }
 
     pub async fn count_users(&self) -> Result<u64, StoreError> {
@@ -106,7 +156,7 @@ impl Store {
     }
 
     pub async fn update_user(&self, row: UserRow) -> Result<UserRow, StoreError> {
-        Ok(self.update_one(row.into_active_model().reset_all()).await?)
+        Ok(self.update_one(row.into_active_model().reset_all()).await?.into())
     }
 
     /// The workspaces `email` is a member of, with the member rows, oldest first.
@@ -128,7 +178,7 @@ impl Store {
             .into_iter()
             .filter_map(|m| {
                 let ws = workspaces.iter().find(|w| w.id == m.workspace_id)?.clone();
-                Some((m, ws))
+                Some((m.into(), ws.into()))
             })
             .collect())
     }
@@ -143,12 +193,12 @@ impl Store {
             .filter(member::Column::WorkspaceId.eq(workspace_id))
             .filter(Expr::expr(lower_email()).eq(normalize_email(email)))
             .one(self.db())
-            .await?)
+            .await?.owned())
     }
 
     /// Start a session.
     pub async fn insert_session(&self, row: SessionRow) -> Result<SessionRow, StoreError> {
-        Ok(self.insert_one(row.into_active_model().reset_all()).await?)
+        Ok(self.insert_one(row.into_active_model().reset_all()).await?.into())
     }
 
     /// The live session behind a token's hash (not past either lifetime).
@@ -163,7 +213,7 @@ impl Store {
             .filter(session::Column::ExpiresAt.gt(now))
             .filter(session::Column::LastSeenAt.gt(now - idle_ms))
             .one(self.db())
-            .await?)
+            .await?.owned())
     }
 
     /// Record that a session was used (callers do it at most once a minute).
@@ -203,7 +253,7 @@ impl Store {
             .filter(session::Column::ExpiresAt.gt(now))
             .order_by_desc(session::Column::CreatedAt)
             .all(self.db())
-            .await?)
+            .await?.owned())
     }
 
     /// End one of a person's sessions. Returns whether it existed.
@@ -235,7 +285,7 @@ impl Store {
 
     /// Store a one-time token.
     pub async fn insert_token(&self, row: TokenRow) -> Result<TokenRow, StoreError> {
-        Ok(self.insert_one(row.into_active_model().reset_all()).await?)
+        Ok(self.insert_one(row.into_active_model().reset_all()).await?.into())
     }
 
     /// A usable token (unused, not expired) of `kind`.
@@ -251,7 +301,7 @@ impl Store {
             .filter(auth_token::Column::UsedAt.is_null())
             .filter(auth_token::Column::ExpiresAt.gt(now))
             .one(self.db())
-            .await?)
+            .await?.owned())
     }
 
     /// Pending invitations of a workspace, newest first.
@@ -267,7 +317,7 @@ impl Store {
             .filter(auth_token::Column::ExpiresAt.gt(now))
             .order_by_desc(auth_token::Column::CreatedAt)
             .all(self.db())
-            .await?)
+            .await?.owned())
     }
 
     /// Withdraw a pending invitation. Returns whether there was one.
@@ -300,7 +350,7 @@ impl Store {
             .filter(auth_token::Column::UsedAt.is_null())
             .filter(auth_token::Column::ExpiresAt.gt(now))
             .all(self.db())
-            .await?)
+            .await?.owned())
     }
 
     /// Whether an unused setup token exists (the first owner has not signed up yet).
@@ -387,7 +437,7 @@ impl Tx {
             .filter(auth_token::Column::UsedAt.is_null())
             .exec(self.conn())
             .await?;
-        Ok((done.rows_affected == 1).then_some(found))
+        Ok((done.rows_affected == 1).then_some(found.into()))
     }
 
     /// Create an account.
@@ -396,7 +446,7 @@ impl Tx {
             .into_active_model()
             .reset_all()
             .insert(self.conn())
-            .await?)
+            .await?.into())
     }
 
     /// Save an account's changed fields.
@@ -405,7 +455,7 @@ impl Tx {
             .into_active_model()
             .reset_all()
             .update(self.conn())
-            .await?)
+            .await?.into())
     }
 
     /// Give `email` `role` in a workspace: a new member row, or the existing one's role
@@ -426,12 +476,12 @@ impl Tx {
         if let Some(m) = existing {
             let before = m.role.clone();
             if before == role {
-                return Ok((m, Some(before)));
+                return Ok((m.into(), Some(before)));
             }
             let mut active: member::ActiveModel = m.into();
             active.role = Set(role.to_string());
             active.updated_at = Set(now);
-            return Ok((active.update(self.conn()).await?, Some(before)));
+            return Ok((active.update(self.conn()).await?.into(), Some(before)));
         }
         let row = member::ActiveModel {
             id: Set(ids::new_id(prefix::MEMBER)),
@@ -442,7 +492,7 @@ impl Tx {
             created_at: Set(now),
             updated_at: Set(now),
         };
-        Ok((row.insert(self.conn()).await?, None))
+        Ok((row.insert(self.conn()).await?.into(), None))
     }
 
     /// What `invitation` grants now: its role, but never more than the member who sent it
@@ -513,7 +563,7 @@ impl Tx {
             .filter(auth_token::Column::UsedAt.is_null())
             .filter(auth_token::Column::ExpiresAt.gt(now))
             .all(self.conn())
-            .await?)
+            .await?.owned())
     }
 
     /// `email`'s member row in a workspace.
@@ -526,7 +576,7 @@ impl Tx {
             .filter(member::Column::WorkspaceId.eq(workspace_id))
             .filter(Expr::expr(lower_email()).eq(normalize_email(email)))
             .one(self.conn())
-            .await?)
+            .await?.owned())
     }
 
     /// End every session of a person (after a password reset).
@@ -543,7 +593,7 @@ impl Tx {
         Ok(workspace::Entity::find()
             .order_by_asc(workspace::Column::CreatedAt)
             .one(self.conn())
-            .await?)
+            .await?.owned())
     }
 }
 

@@ -1,5 +1,6 @@
 //! Workspaces and API keys: creation, the first-start bootstrap and authentication.
 
+use super::Owned;
 use super::entities::{api_key, member, workspace};
 use super::{Store, StoreError, Tx};
 use crate::clock::Millis;
@@ -239,10 +240,36 @@ pub fn generate_webhook_secret() -> String {
     format!("whsec_{}", ids::random_base62(32))
 }
 
-/// A workspace as stored.
-pub type WorkspaceRow = workspace::Model;
-/// An API key as stored (its secret only as a hash).
-pub type ApiKeyRow = api_key::Model;
+own_row! {
+    /// A workspace as stored.
+    pub struct WorkspaceRow from workspace::Model {
+        pub id: String,
+        pub name: String,
+        pub plan: String,
+        pub webhook_secret: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+        /// Members must have two-factor authentication to use the workspace.
+        pub require_two_factor: bool,
+    }
+}
+own_row! {
+    /// An API key as stored (its secret only as a hash).
+    pub struct ApiKeyRow from api_key::Model {
+        pub id: String,
+        pub workspace_id: String,
+        pub name: String,
+        pub role: String,
+        pub prefix: String,
+        pub secret_hash: String,
+        pub created_at: i64,
+        pub last_used_at: Option<i64>,
+        pub revoked_at: Option<i64>,
+        /// The member who made the key (none: the operator's, from the first start or
+        /// the command line). The key never has more rights than that member has now.
+        pub created_by: Option<String>,
+    }
+}
 
 /// What the first start created.
 #[derive(Debug, Clone)]
@@ -268,7 +295,7 @@ impl Store {
             created_at: Set(now),
             updated_at: Set(now),
         };
-        Ok(self.insert_one(model).await?)
+        Ok(self.insert_one(model).await?.into())
     }
 
     /// Rename a workspace and set its two-factor requirement.
@@ -314,7 +341,7 @@ impl Store {
     pub async fn workspace(&self, id: &str) -> Result<Option<WorkspaceRow>, StoreError> {
         Ok(workspace::Entity::find_by_id(id.to_string())
             .one(self.db())
-            .await?)
+            .await?.owned())
     }
 
     /// Create an API key; `secret` is generated when not given. Returns the key and its secret.
@@ -369,7 +396,7 @@ impl Store {
             revoked_at: Set(None),
             created_by: Set(made_by),
         };
-        Ok((self.insert_one(model).await?, secret))
+        Ok((self.insert_one(model).await?.into(), secret))
     }
 
     /// On an empty database, create workspace "Default" and one admin key.
@@ -410,7 +437,7 @@ impl Store {
             .limit(page.limit)
             .all(self.db())
             .await?;
-        Ok((rows, total))
+        Ok((rows.owned(), total))
     }
 
     /// A live key of the workspace, by id.
@@ -423,7 +450,7 @@ impl Store {
             .filter(api_key::Column::WorkspaceId.eq(workspace_id))
             .filter(api_key::Column::RevokedAt.is_null())
             .one(self.db())
-            .await?)
+            .await?.owned())
     }
 
     /// Revoke a live key of the workspace. Returns whether there was one.
@@ -519,7 +546,7 @@ impl Store {
         let mut active: workspace::ActiveModel = ws.into();
         active.webhook_secret = Set(generate_webhook_secret());
         active.updated_at = Set(now);
-        Ok(Some(self.update_one(active).await?))
+        Ok(Some(self.update_one(active).await?.into()))
     }
 }
 

@@ -1,5 +1,6 @@
 //! Members of a workspace.
 
+use super::Owned;
 use super::entities::member;
 use super::{Page, Store, StoreError};
 use sea_orm::{
@@ -7,12 +8,22 @@ use sea_orm::{
     QueryOrder, QuerySelect,
 };
 
-/// A member as stored.
-pub type MemberRow = member::Model;
+own_row! {
+    /// A member as stored.
+    pub struct MemberRow from member::Model {
+        pub id: String,
+        pub workspace_id: String,
+        pub email: String,
+        pub name: String,
+        pub role: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
+}
 
 impl Store {
     pub async fn insert_member(&self, row: MemberRow) -> Result<MemberRow, StoreError> {
-        Ok(self.insert_one(row.into_active_model().reset_all()).await?)
+        Ok(self.insert_one(row.into_active_model().reset_all()).await?.into())
     }
 
     pub async fn member(
@@ -23,7 +34,7 @@ impl Store {
         Ok(member::Entity::find_by_id(id.to_string())
             .filter(member::Column::WorkspaceId.eq(workspace_id))
             .one(self.db())
-            .await?)
+            .await?.owned())
     }
 
     /// Members of a workspace, oldest first.
@@ -41,7 +52,7 @@ impl Store {
             .limit(page.limit)
             .all(self.db())
             .await?;
-        Ok((rows, total))
+        Ok((rows.owned(), total))
     }
 
     /// How many members of a workspace have `role`.
@@ -58,7 +69,7 @@ impl Store {
     }
 
     pub async fn update_member(&self, row: MemberRow) -> Result<MemberRow, StoreError> {
-        Ok(self.update_one(row.into_active_model().reset_all()).await?)
+        Ok(self.update_one(row.into_active_model().reset_all()).await?.into())
     }
 
     pub async fn delete_member(&self, workspace_id: &str, id: &str) -> Result<bool, StoreError> {
