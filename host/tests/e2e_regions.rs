@@ -32,7 +32,11 @@ fn checks(api: &Api, id: &str) -> Vec<Value> {
 /// When a check ran, in milliseconds since the epoch.
 fn millis(check: &Value) -> Option<i64> {
     let at = check["checkedAt"].as_str()?;
-    Some(chrono::DateTime::parse_from_rfc3339(at).ok()?.timestamp_millis())
+    Some(
+        chrono::DateTime::parse_from_rfc3339(at)
+            .ok()?
+            .timestamp_millis(),
+    )
 }
 
 #[test]

@@ -141,14 +141,16 @@ impl Store {
     pub async fn user(&self, id: &str) -> Result<Option<UserRow>, StoreError> {
         Ok(user::Entity::find_by_id(id.to_string())
             .one(self.db())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     pub async fn user_by_email(&self, email: &str) -> Result<Option<UserRow>, StoreError> {
         Ok(user::Entity::find()
             .filter(user::Column::Email.eq(normalize_email(email)))
             .one(self.db())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     pub async fn count_users(&self) -> Result<u64, StoreError> {
@@ -156,7 +158,10 @@ impl Store {
     }
 
     pub async fn update_user(&self, row: UserRow) -> Result<UserRow, StoreError> {
-        Ok(self.update_one(row.into_active_model().reset_all()).await?.into())
+        Ok(self
+            .update_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     /// The workspaces `email` is a member of, with the member rows, oldest first.
@@ -193,12 +198,16 @@ impl Store {
             .filter(member::Column::WorkspaceId.eq(workspace_id))
             .filter(Expr::expr(lower_email()).eq(normalize_email(email)))
             .one(self.db())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     /// Start a session.
     pub async fn insert_session(&self, row: SessionRow) -> Result<SessionRow, StoreError> {
-        Ok(self.insert_one(row.into_active_model().reset_all()).await?.into())
+        Ok(self
+            .insert_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     /// The live session behind a token's hash (not past either lifetime).
@@ -213,7 +222,8 @@ impl Store {
             .filter(session::Column::ExpiresAt.gt(now))
             .filter(session::Column::LastSeenAt.gt(now - idle_ms))
             .one(self.db())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     /// Record that a session was used (callers do it at most once a minute).
@@ -253,7 +263,8 @@ impl Store {
             .filter(session::Column::ExpiresAt.gt(now))
             .order_by_desc(session::Column::CreatedAt)
             .all(self.db())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     /// End one of a person's sessions. Returns whether it existed.
@@ -285,7 +296,10 @@ impl Store {
 
     /// Store a one-time token.
     pub async fn insert_token(&self, row: TokenRow) -> Result<TokenRow, StoreError> {
-        Ok(self.insert_one(row.into_active_model().reset_all()).await?.into())
+        Ok(self
+            .insert_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     /// A usable token (unused, not expired) of `kind`.
@@ -301,7 +315,8 @@ impl Store {
             .filter(auth_token::Column::UsedAt.is_null())
             .filter(auth_token::Column::ExpiresAt.gt(now))
             .one(self.db())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     /// Pending invitations of a workspace, newest first.
@@ -317,7 +332,8 @@ impl Store {
             .filter(auth_token::Column::ExpiresAt.gt(now))
             .order_by_desc(auth_token::Column::CreatedAt)
             .all(self.db())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     /// Withdraw a pending invitation. Returns whether there was one.
@@ -350,7 +366,8 @@ impl Store {
             .filter(auth_token::Column::UsedAt.is_null())
             .filter(auth_token::Column::ExpiresAt.gt(now))
             .all(self.db())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     /// Whether an unused setup token exists (the first owner has not signed up yet).
@@ -446,7 +463,8 @@ impl Tx {
             .into_active_model()
             .reset_all()
             .insert(self.conn())
-            .await?.into())
+            .await?
+            .into())
     }
 
     /// Save an account's changed fields.
@@ -455,7 +473,8 @@ impl Tx {
             .into_active_model()
             .reset_all()
             .update(self.conn())
-            .await?.into())
+            .await?
+            .into())
     }
 
     /// Give `email` `role` in a workspace: a new member row, or the existing one's role
@@ -563,7 +582,8 @@ impl Tx {
             .filter(auth_token::Column::UsedAt.is_null())
             .filter(auth_token::Column::ExpiresAt.gt(now))
             .all(self.conn())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     /// `email`'s member row in a workspace.
@@ -576,7 +596,8 @@ impl Tx {
             .filter(member::Column::WorkspaceId.eq(workspace_id))
             .filter(Expr::expr(lower_email()).eq(normalize_email(email)))
             .one(self.conn())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     /// End every session of a person (after a password reset).
@@ -593,7 +614,8 @@ impl Tx {
         Ok(workspace::Entity::find()
             .order_by_asc(workspace::Column::CreatedAt)
             .one(self.conn())
-            .await?.owned())
+            .await?
+            .owned())
     }
 }
 

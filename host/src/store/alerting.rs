@@ -1,5 +1,6 @@
 //! Alert policy and stored channel rows.
 
+use super::Owned;
 use super::entities::{alert_policy, channel, monitor};
 use super::{Page, Store, StoreError, Tx};
 use sea_orm::sea_query::Expr;
@@ -8,14 +9,55 @@ use sea_orm::{
     QueryOrder, QuerySelect,
 };
 
-/// A policy as stored.
-pub type PolicyRow = alert_policy::Model;
-/// A channel as stored.
-pub type ChannelRow = channel::Model;
+own_row! {
+    /// A policy as stored.
+    pub struct PolicyRow from alert_policy::Model {
+        pub id: String,
+        pub workspace_id: String,
+        pub name: String,
+        pub failure_threshold: i32,
+        pub recovery_threshold: i32,
+        pub notify_on_recovery: bool,
+        pub channels: String,
+        pub escalation: Option<String>,
+        pub created_at: i64,
+        pub updated_at: i64,
+        /// Seconds over which incidents it opens are gathered into one e-mail or Telegram
+        /// message; 0 sends each at once.
+        pub group_window_secs: i32,
+        /// A monitor changing state more than this many times within
+        /// `flap_window_minutes` is flapping; 0 is off.
+        pub flap_changes: i32,
+        pub flap_window_minutes: i32,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
+    }
+}
+own_row! {
+    /// A channel as stored.
+    pub struct ChannelRow from channel::Model {
+        pub id: String,
+        pub workspace_id: String,
+        pub name: String,
+        pub kind: String,
+        pub config: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
+    }
+}
 
 impl Store {
     pub async fn insert_alert_policy(&self, row: PolicyRow) -> Result<PolicyRow, StoreError> {
-        Ok(self.insert_one(row.into_active_model().reset_all()).await?)
+        Ok(self
+            .insert_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     pub async fn alert_policy(
@@ -26,7 +68,8 @@ impl Store {
         Ok(alert_policy::Entity::find_by_id(id.to_string())
             .filter(alert_policy::Column::WorkspaceId.eq(workspace_id))
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     pub async fn list_alert_policies(
@@ -44,11 +87,14 @@ impl Store {
             .limit(page.limit)
             .all(self.db())
             .await?;
-        Ok((rows, total))
+        Ok((rows.owned(), total))
     }
 
     pub async fn update_alert_policy(&self, row: PolicyRow) -> Result<PolicyRow, StoreError> {
-        Ok(self.update_one(row.into_active_model().reset_all()).await?)
+        Ok(self
+            .update_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     /// Delete a policy and detach it from its monitors (they keep running, unnotified).
@@ -78,7 +124,10 @@ impl Store {
     }
 
     pub async fn insert_channel(&self, row: ChannelRow) -> Result<ChannelRow, StoreError> {
-        Ok(self.insert_one(row.into_active_model().reset_all()).await?)
+        Ok(self
+            .insert_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     pub async fn channel(
@@ -89,7 +138,8 @@ impl Store {
         Ok(channel::Entity::find_by_id(id.to_string())
             .filter(channel::Column::WorkspaceId.eq(workspace_id))
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// Channels of a workspace among `ids`.
@@ -102,7 +152,8 @@ impl Store {
             .filter(channel::Column::WorkspaceId.eq(workspace_id))
             .filter(channel::Column::Id.is_in(ids))
             .all(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     pub async fn list_channels(
@@ -119,11 +170,14 @@ impl Store {
             .limit(page.limit)
             .all(self.db())
             .await?;
-        Ok((rows, total))
+        Ok((rows.owned(), total))
     }
 
     pub async fn update_channel(&self, row: ChannelRow) -> Result<ChannelRow, StoreError> {
-        Ok(self.update_one(row.into_active_model().reset_all()).await?)
+        Ok(self
+            .update_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     /// Delete a stored channel unless a policy of its workspace names it (in `channels` or
@@ -203,7 +257,8 @@ impl Tx {
         Ok(alert_policy::Entity::find()
             .filter(alert_policy::Column::Id.is_in(ids))
             .all(self.conn())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// The stored channels among `ids` (in any workspace).
@@ -214,6 +269,7 @@ impl Tx {
         Ok(channel::Entity::find()
             .filter(channel::Column::Id.is_in(ids))
             .all(self.conn())
-            .await?)
+            .await?
+            .owned())
     }
 }

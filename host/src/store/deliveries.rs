@@ -2,6 +2,7 @@
 //! The engine inserts deliveries inside its transactions; the delivery worker claims,
 //! attempts and records them; the API reads and redelivers them.
 
+use super::Owned;
 use super::entities::{delivery, delivery_attempt};
 use super::states::DeliveryState;
 use super::{Page, Store, StoreError, Tx};
@@ -27,10 +28,41 @@ fn lease_free(now: i64) -> Condition {
         .add(delivery::Column::LeaseUntil.lt(now))
 }
 
-/// One notification to one channel, as stored.
-pub type DeliveryRow = delivery::Model;
-/// One attempt at a delivery.
-pub type AttemptRow = delivery_attempt::Model;
+own_row! {
+    /// One notification to one channel, as stored.
+    pub struct DeliveryRow from delivery::Model {
+        pub id: String,
+        pub workspace_id: String,
+        pub incident_id: Option<String>,
+        pub monitor_id: Option<String>,
+        pub channel_id: Option<String>,
+        pub channel_kind: String,
+        pub channel_config: String,
+        pub event: String,
+        pub payload: String,
+        pub status: crate::store::states::DeliveryState,
+        pub attempts: i32,
+        pub next_attempt_at: i64,
+        pub lease_until: Option<i64>,
+        pub last_error: Option<String>,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub delivered_at: Option<i64>,
+    }
+}
+own_row! {
+    /// One attempt at a delivery.
+    pub struct AttemptRow from delivery_attempt::Model {
+        pub id: String,
+        pub delivery_id: String,
+        pub attempt: i32,
+        pub at: i64,
+        pub ok: bool,
+        pub status_code: Option<i32>,
+        pub error: Option<String>,
+        pub duration_ms: i32,
+    }
+}
 
 impl Store {
     pub async fn delivery(
@@ -41,7 +73,8 @@ impl Store {
         Ok(delivery::Entity::find_by_id(id.to_string())
             .filter(delivery::Column::WorkspaceId.eq(workspace_id))
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     pub async fn list_deliveries(
@@ -71,7 +104,7 @@ impl Store {
             .limit(page.limit)
             .all(self.db())
             .await?;
-        Ok((rows, total))
+        Ok((rows.owned(), total))
     }
 
     pub async fn delivery_attempts(
@@ -82,7 +115,8 @@ impl Store {
             .filter(delivery_attempt::Column::DeliveryId.eq(delivery_id))
             .order_by_asc(delivery_attempt::Column::Attempt)
             .all(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// Queue a new attempt of a delivery now, keeping its id (`webhookId`). A delivery
@@ -206,7 +240,7 @@ impl Store {
                 }
             }
         }
-        Ok(claimed)
+        Ok(claimed.owned())
     }
 
     /// Write an attempt and the delivery's next state (`after`) in one transaction, if the

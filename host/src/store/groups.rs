@@ -1,6 +1,7 @@
 //! Notification groups: the incidents one alert policy opened within its group window,
 //! told in one message per e-mail or Telegram channel when the window closes.
 
+use super::Owned;
 use super::entities::{alert_group, delivery};
 use super::states::DeliveryState;
 use super::{DeliveryRow, StoreError, Tx};
@@ -66,7 +67,8 @@ impl Tx {
     pub async fn delivery_row(&self, id: &str) -> Result<Option<DeliveryRow>, StoreError> {
         Ok(delivery::Entity::find_by_id(id.to_string())
             .one(self.conn())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// Replace the payload of a delivery that has not been tried or taken by a worker yet,

@@ -1,5 +1,6 @@
 //! Where heartbeat monitors stand: last ping, a run in progress, the next deadline.
 
+use super::Owned;
 use super::entities::{heartbeat_state, monitor_live};
 use super::states::MonitorState;
 use super::{MonitorRow, Store, StoreError};
@@ -50,7 +51,8 @@ impl Store {
         Ok(monitor_live::Entity::find()
             .filter(monitor_live::Column::PingToken.eq(token))
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// A heartbeat monitor's state, if it has one yet.
@@ -115,6 +117,7 @@ impl Store {
         Ok(monitors
             .into_iter()
             .filter(|m| states.get(&m.id).is_none_or(|s| s.deadline_at.is_none()))
+            .map(MonitorRow::from)
             .collect())
     }
 
@@ -149,7 +152,7 @@ impl Store {
             .all(self.db())
             .await?
             .into_iter()
-            .map(|m| (m.id.clone(), m))
+            .map(|m| (m.id.clone(), m.into()))
             .collect();
         let mut out = Vec::with_capacity(due.len());
         for state in due {

@@ -1,5 +1,6 @@
 //! Snoozes (of a monitor, of a tag) and incidents whose notifications are held.
 
+use super::Owned;
 use super::entities::{incident, monitor, monitor_live, tag_snooze};
 use super::states::IncidentState;
 use super::{IncidentRow, MonitorRow, Store, StoreError, Tx};
@@ -38,7 +39,7 @@ async fn peek_monitors<C: ConnectionTrait>(
         .all(conn)
         .await?
         .into_iter()
-        .map(|m| (m.id.clone(), m))
+        .map(|m| (m.id.clone(), m.into()))
         .collect())
 }
 
@@ -71,7 +72,8 @@ impl Store {
             .filter(monitor_live::Column::SnoozedUntil.gt(now))
             .order_by_asc(monitor_live::Column::SnoozedUntil)
             .all(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// Snooze a monitor until `until`, or end its snooze (None). False when it does not exist.
@@ -147,7 +149,8 @@ impl Store {
             .order_by_asc(incident::Column::CreatedAt)
             .limit(limit)
             .all(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 }
 

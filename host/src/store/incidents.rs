@@ -1,6 +1,7 @@
 //! Incidents and their timelines: reads for the API and the writes of the engine's
 //! transitions.
 
+use super::Owned;
 use super::entities::{incident, incident_event};
 use super::states::IncidentState;
 use super::{Order, Page, Store, StoreError, Tx};
@@ -12,10 +13,45 @@ use sea_orm::{
 };
 use std::collections::HashMap;
 
-/// An incident as stored.
-pub type IncidentRow = incident::Model;
-/// One entry of an incident's timeline.
-pub type IncidentEventRow = incident_event::Model;
+own_row! {
+    /// An incident as stored.
+    #[derive(serde::Deserialize)]
+    pub struct IncidentRow from incident::Model {
+        pub id: String,
+        pub workspace_id: String,
+        pub monitor_id: String,
+        pub policy_id: Option<String>,
+        pub status: crate::store::states::IncidentState,
+        pub open_key: Option<String>,
+        pub created_at: i64,
+        pub acknowledged_at: Option<i64>,
+        pub acknowledged_by: Option<String>,
+        pub resolved_at: Option<i64>,
+        pub escalate_at: Option<i64>,
+        pub escalated_at: Option<i64>,
+        /// JSON: the failure that opened it.
+        pub failure: String,
+        /// JSON: the monitor as the event payload describes it.
+        pub monitor: String,
+        /// JSON: why its notifications are held and until when (see `engine::holds`).
+        pub hold: Option<String>,
+        /// Whether its opening was notified (false while held, and after a held incident
+        /// resolved before anyone was told).
+        pub notified: bool,
+        /// The notification group it went out in (`alert_group`), if its policy groups.
+        pub group_id: Option<String>,
+    }
+}
+own_row! {
+    /// One entry of an incident's timeline.
+    pub struct IncidentEventRow from incident_event::Model {
+        pub id: String,
+        pub incident_id: String,
+        pub at: i64,
+        pub kind: String,
+        pub details: String,
+    }
+}
 
 /// Filters of the incident list.
 #[derive(Debug, Clone, Default)]
@@ -37,7 +73,8 @@ impl Store {
         Ok(incident::Entity::find_by_id(id.to_string())
             .filter(incident::Column::WorkspaceId.eq(workspace_id))
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// Incidents of some monitors that are unresolved or were created since `since`,
@@ -59,7 +96,8 @@ impl Store {
             .order_by_desc(incident::Column::CreatedAt)
             .limit(limit)
             .all(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     pub async fn list_incidents(
@@ -96,6 +134,7 @@ impl Store {
             total,
         )
         .await
+        .map(|(rows, total)| (rows.owned(), total))
     }
 
     /// The timeline of an incident, oldest first.
@@ -108,7 +147,8 @@ impl Store {
             .order_by_asc(incident_event::Column::At)
             .order_by_asc(incident_event::Column::Id)
             .all(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 }
 
@@ -148,7 +188,8 @@ impl Store {
             .order_by_asc(incident::Column::EscalateAt)
             .limit(limit)
             .all(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 }
 
@@ -163,7 +204,8 @@ impl Tx {
         Ok(incident::Entity::find_by_id(id.to_string())
             .filter(incident::Column::WorkspaceId.eq(workspace_id))
             .one(self.conn())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// The unresolved incident of a monitor, if any.
@@ -174,7 +216,8 @@ impl Tx {
         Ok(incident::Entity::find()
             .filter(incident::Column::OpenKey.eq(monitor_id))
             .one(self.conn())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// The unresolved incidents of some monitors, by monitor id.
@@ -187,7 +230,7 @@ impl Tx {
             .all(self.conn())
             .await?
             .into_iter()
-            .map(|i| (i.monitor_id.clone(), i))
+            .map(|i| (i.monitor_id.clone(), i.into()))
             .collect())
     }
 
@@ -197,7 +240,8 @@ impl Tx {
             .into_active_model()
             .reset_all()
             .insert(self.conn())
-            .await?)
+            .await?
+            .into())
     }
 
     /// Save what changed between `before` (as read) and `after`: only the columns that
@@ -235,7 +279,7 @@ impl Tx {
         if after.group_id != before.group_id {
             active.group_id = Set(after.group_id.clone());
         }
-        Ok(active.update(self.conn()).await?)
+        Ok(active.update(self.conn()).await?.into())
     }
 
     /// Add an entry to an incident's timeline.

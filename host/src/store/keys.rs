@@ -341,7 +341,8 @@ impl Store {
     pub async fn workspace(&self, id: &str) -> Result<Option<WorkspaceRow>, StoreError> {
         Ok(workspace::Entity::find_by_id(id.to_string())
             .one(self.db())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     /// Create an API key; `secret` is generated when not given. Returns the key and its secret.
@@ -450,7 +451,8 @@ impl Store {
             .filter(api_key::Column::WorkspaceId.eq(workspace_id))
             .filter(api_key::Column::RevokedAt.is_null())
             .one(self.db())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     /// Revoke a live key of the workspace. Returns whether there was one.

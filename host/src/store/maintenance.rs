@@ -1,5 +1,6 @@
 //! Maintenance windows as stored.
 
+use super::Owned;
 use super::entities::maintenance_window;
 use super::{Page, Store, StoreError, Tx};
 use sea_orm::{
@@ -7,8 +8,29 @@ use sea_orm::{
     QueryFilter, QueryOrder, QuerySelect,
 };
 
-/// A maintenance window as stored.
-pub type MaintenanceWindowRow = maintenance_window::Model;
+own_row! {
+    /// A maintenance window as stored.
+    pub struct MaintenanceWindowRow from maintenance_window::Model {
+        pub id: String,
+        pub workspace_id: String,
+        pub name: String,
+        pub description: String,
+        pub starts_at: i64,
+        pub ends_at: Option<i64>,
+        pub rrule: Option<String>,
+        pub cron: Option<String>,
+        pub duration_minutes: Option<i32>,
+        pub timezone: String,
+        pub monitor_ids: String,
+        pub tags: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
+    }
+}
 
 /// Every window of some workspaces.
 async fn windows_of<C: ConnectionTrait>(
@@ -21,7 +43,8 @@ async fn windows_of<C: ConnectionTrait>(
     Ok(maintenance_window::Entity::find()
         .filter(maintenance_window::Column::WorkspaceId.is_in(workspace_ids))
         .all(conn)
-        .await?)
+        .await?
+        .owned())
 }
 
 impl Store {
@@ -29,14 +52,20 @@ impl Store {
         &self,
         row: MaintenanceWindowRow,
     ) -> Result<MaintenanceWindowRow, StoreError> {
-        Ok(self.insert_one(row.into_active_model().reset_all()).await?)
+        Ok(self
+            .insert_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     pub async fn update_maintenance_window(
         &self,
         row: MaintenanceWindowRow,
     ) -> Result<MaintenanceWindowRow, StoreError> {
-        Ok(self.update_one(row.into_active_model().reset_all()).await?)
+        Ok(self
+            .update_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     pub async fn maintenance_window(
@@ -47,7 +76,8 @@ impl Store {
         Ok(maintenance_window::Entity::find_by_id(id.to_string())
             .filter(maintenance_window::Column::WorkspaceId.eq(workspace_id))
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// A workspace's windows, newest first.
@@ -66,7 +96,7 @@ impl Store {
             .limit(page.limit)
             .all(self.db())
             .await?;
-        Ok((rows, total))
+        Ok((rows.owned(), total))
     }
 
     /// How many windows a workspace has.

@@ -23,7 +23,10 @@ own_row! {
 
 impl Store {
     pub async fn insert_member(&self, row: MemberRow) -> Result<MemberRow, StoreError> {
-        Ok(self.insert_one(row.into_active_model().reset_all()).await?.into())
+        Ok(self
+            .insert_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     pub async fn member(
@@ -34,7 +37,8 @@ impl Store {
         Ok(member::Entity::find_by_id(id.to_string())
             .filter(member::Column::WorkspaceId.eq(workspace_id))
             .one(self.db())
-            .await?.owned())
+            .await?
+            .owned())
     }
 
     /// Members of a workspace, oldest first.
@@ -69,7 +73,10 @@ impl Store {
     }
 
     pub async fn update_member(&self, row: MemberRow) -> Result<MemberRow, StoreError> {
-        Ok(self.update_one(row.into_active_model().reset_all()).await?.into())
+        Ok(self
+            .update_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     pub async fn delete_member(&self, workspace_id: &str, id: &str) -> Result<bool, StoreError> {

@@ -1,5 +1,6 @@
 //! Monitor rows: create, read, list, update, delete, and what the scheduler loads.
 
+use super::Owned;
 use super::entities::{
     certificate_notice, daily_uptime, heartbeat_state, monitor, monitor_health, monitor_live,
     monitor_tombstone,
@@ -13,8 +14,43 @@ use sea_orm::{
     QuerySelect, Set,
 };
 
-/// A monitor as stored: its settings and status, with its counters and last check.
-pub type MonitorRow = monitor_live::Model;
+own_row! {
+    /// A monitor as stored: its settings and status, with its counters and last check.
+    #[derive(serde::Deserialize)]
+    pub struct MonitorRow from monitor_live::Model {
+        pub id: String,
+        pub workspace_id: String,
+        pub name: String,
+        pub kind: String,
+        pub config: String,
+        pub interval_secs: i32,
+        pub timeout_secs: i32,
+        pub alert_policy_id: Option<String>,
+        pub regions: String,
+        pub status: crate::store::states::MonitorState,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub last_checked_at: Option<i64>,
+        pub last_response_time_ms: Option<i32>,
+        pub consecutive_failures: i32,
+        pub consecutive_successes: i32,
+        pub region_cursor: i32,
+        /// Re-check a failure from another region before it counts.
+        pub regional_confirmation: bool,
+        /// JSON list of tags.
+        pub tags: String,
+        /// Heartbeat monitors: the secret in their ping URL.
+        pub ping_token: Option<String>,
+        /// JSON list of the ids of monitors this one depends on.
+        pub depends_on: String,
+        /// Notifications are held until then (Unix ms).
+        pub snoozed_until: Option<i64>,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
+    }
+}
 
 impl MonitorRow {
     /// A new monitor of `kind` named after its id, created `now`: pending and never
@@ -206,7 +242,8 @@ impl Store {
         Ok(monitor_live::Entity::find_by_id(id.to_string())
             .filter(monitor_live::Column::WorkspaceId.eq(workspace_id))
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// Some monitors of a workspace, by id (the ones a dashboard page shows).
@@ -219,7 +256,8 @@ impl Store {
             .filter(monitor_live::Column::WorkspaceId.eq(workspace_id))
             .filter(monitor_live::Column::Id.is_in(ids))
             .all(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// A page of a workspace's monitors and the total count.
@@ -285,6 +323,7 @@ impl Store {
             total,
         )
         .await
+        .map(|(rows, total)| (rows.owned(), total))
     }
 
     /// The tags a workspace's monitors use, sorted, each once.
@@ -351,7 +390,7 @@ impl Store {
             .ok_or_else(|| sea_orm::DbErr::RecordNotUpdated)?;
         tx.commit().await?;
         self.publish(MonitorChange::Upserted(id));
-        Ok(saved)
+        Ok(saved.into())
     }
 
     /// Monitors of a workspace among `ids`.
@@ -364,7 +403,8 @@ impl Store {
             .filter(monitor_live::Column::WorkspaceId.eq(workspace_id))
             .filter(monitor_live::Column::Id.is_in(ids))
             .all(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// Which monitors of a workspace depend on which (only those that depend on any).
@@ -401,7 +441,7 @@ impl Store {
         if let Some(after) = after {
             query = query.filter(monitor_live::Column::Id.gt(after));
         }
-        Ok(query.all(self.db()).await?)
+        Ok(query.all(self.db()).await?.owned())
     }
 
     /// The ids, types, regions and edit times of active (not paused) monitors, ordered by
@@ -441,7 +481,8 @@ impl Store {
         Ok(monitor_live::Entity::find()
             .filter(monitor_live::Column::UpdatedAt.gte(since))
             .all(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// Monitors among `ids` in any workspace, for the scheduler (those that exist).
@@ -455,7 +496,9 @@ impl Store {
                 monitor_live::Entity::find()
                     .filter(monitor_live::Column::Id.is_in(chunk.to_vec()))
                     .all(self.db())
-                    .await?,
+                    .await?
+                    .into_iter()
+                    .map(MonitorRow::from),
             );
         }
         Ok(rows)
@@ -465,7 +508,8 @@ impl Store {
     pub async fn monitor_by_id(&self, id: &str) -> Result<Option<MonitorRow>, StoreError> {
         Ok(monitor_live::Entity::find_by_id(id.to_string())
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 }
 
@@ -549,7 +593,8 @@ impl Tx {
             .filter(monitor_live::Column::Id.is_in(ids))
             .order_by_asc(monitor_live::Column::Id)
             .all(self.conn())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// Write the outcome-driven columns of many monitors: `(id, health, last checked at,
@@ -637,14 +682,16 @@ impl Tx {
         Ok(monitor_live::Entity::find_by_id(id.to_string())
             .filter(monitor_live::Column::WorkspaceId.eq(workspace_id))
             .one(self.conn())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// One monitor in any workspace.
     pub async fn monitor_by_id(&self, id: &str) -> Result<Option<MonitorRow>, StoreError> {
         Ok(monitor_live::Entity::find_by_id(id.to_string())
             .one(self.conn())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// After an incident was resolved by hand: the monitor is up and its failures count

@@ -1,5 +1,6 @@
 //! Status pages and the daily check counts behind their uptime bars.
 
+use super::Owned;
 use super::entities::{daily_uptime, status_page};
 use super::{Page, Store, StoreError, Tx};
 use sea_orm::sea_query::{Alias, Expr, ExprTrait, OnConflict};
@@ -23,8 +24,25 @@ own_row! {
     }
 }
 
-/// A status page as stored.
-pub type StatusPageRow = status_page::Model;
+own_row! {
+    /// A status page as stored.
+    pub struct StatusPageRow from status_page::Model {
+        pub id: String,
+        pub workspace_id: String,
+        pub slug: String,
+        pub title: String,
+        pub description: String,
+        pub public: bool,
+        /// JSON list of monitor ids, in display order.
+        pub monitor_ids: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
+    }
+}
 
 /// Milliseconds in a day.
 pub const DAY_MS: i64 = 86_400_000;
@@ -48,14 +66,20 @@ impl Store {
         &self,
         row: StatusPageRow,
     ) -> Result<StatusPageRow, StoreError> {
-        Ok(self.insert_one(row.into_active_model().reset_all()).await?)
+        Ok(self
+            .insert_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     pub async fn update_status_page(
         &self,
         row: StatusPageRow,
     ) -> Result<StatusPageRow, StoreError> {
-        Ok(self.update_one(row.into_active_model().reset_all()).await?)
+        Ok(self
+            .update_one(row.into_active_model().reset_all())
+            .await?
+            .into())
     }
 
     pub async fn status_page(
@@ -66,7 +90,8 @@ impl Store {
         Ok(status_page::Entity::find_by_id(id.to_string())
             .filter(status_page::Column::WorkspaceId.eq(workspace_id))
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// A page by its public slug, in any workspace.
@@ -77,7 +102,8 @@ impl Store {
         Ok(status_page::Entity::find()
             .filter(status_page::Column::Slug.eq(slug))
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     pub async fn list_status_pages(
@@ -95,7 +121,7 @@ impl Store {
             .limit(page.limit)
             .all(self.db())
             .await?;
-        Ok((rows, total))
+        Ok((rows.owned(), total))
     }
 
     pub async fn delete_status_page(

@@ -1,5 +1,6 @@
 //! Status-page updates and subscribers.
 
+use super::Owned;
 use super::entities::{status_page, status_subscriber, status_update, subscription_mail};
 use super::status_pages::StatusPageRow;
 use super::{Page, Store, StoreError, Tx};
@@ -9,10 +10,40 @@ use sea_orm::{
     QueryOrder, QuerySelect,
 };
 
-/// An update as stored.
-pub type StatusUpdateRow = status_update::Model;
-/// A subscriber as stored.
-pub type SubscriberRow = status_subscriber::Model;
+own_row! {
+    /// An update as stored.
+    pub struct StatusUpdateRow from status_update::Model {
+        pub id: String,
+        pub workspace_id: String,
+        pub page_id: String,
+        pub incident_id: Option<String>,
+        /// `investigating`, `identified`, `monitoring` or `resolved`.
+        pub status: String,
+        pub body: String,
+        pub created_at: i64,
+    }
+}
+own_row! {
+    /// A subscriber as stored.
+    pub struct SubscriberRow from status_subscriber::Model {
+        pub id: String,
+        pub workspace_id: String,
+        pub page_id: String,
+        /// `email` or `webhook`.
+        pub kind: String,
+        /// The address or URL.
+        pub target: String,
+        /// The secret in its confirmation and unsubscribe links.
+        pub token: String,
+        /// An e-mail subscriber counts once they followed the confirmation link; a
+        /// webhook subscriber once a member approved it.
+        pub confirmed: bool,
+        pub created_at: i64,
+        /// A webhook subscriber's own signing secret (`whsec_...`), shown once when it
+        /// subscribed. None for e-mail subscribers and webhooks from before secrets.
+        pub secret: Option<String>,
+    }
+}
 
 /// How long an e-mail subscriber's confirmation link is valid: an address that has not
 /// confirmed by then is forgotten.
@@ -92,7 +123,7 @@ impl Store {
             .limit(page.limit)
             .all(self.db())
             .await?;
-        Ok((rows, total))
+        Ok((rows.owned(), total))
     }
 
     pub async fn delete_status_update(&self, page_id: &str, id: &str) -> Result<bool, StoreError> {
@@ -123,7 +154,7 @@ impl Store {
             .limit(page.limit)
             .all(self.db())
             .await?;
-        Ok((rows, total))
+        Ok((rows.owned(), total))
     }
 
     pub async fn subscriber_by_token(
@@ -133,7 +164,8 @@ impl Store {
         Ok(status_subscriber::Entity::find()
             .filter(status_subscriber::Column::Token.eq(token))
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// Confirm the subscriber with this token. False when there is none.
@@ -151,7 +183,8 @@ impl Store {
     pub async fn subscriber(&self, id: &str) -> Result<Option<SubscriberRow>, StoreError> {
         Ok(status_subscriber::Entity::find_by_id(id.to_string())
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// A page's subscriber by id.
@@ -163,7 +196,8 @@ impl Store {
         Ok(status_subscriber::Entity::find_by_id(id.to_string())
             .filter(status_subscriber::Column::PageId.eq(page_id))
             .one(self.db())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// Forget every subscriber that waited too long for its confirmation or approval (the
@@ -263,7 +297,8 @@ impl Tx {
             .filter(status_subscriber::Column::PageId.eq(page_id))
             .filter(status_subscriber::Column::Target.eq(target))
             .one(self.conn())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// Webhook subscribers added since `since` to a page, and by a client address: the
@@ -356,7 +391,8 @@ impl Tx {
             .filter(status_subscriber::Column::PageId.is_in(page_ids))
             .filter(status_subscriber::Column::Confirmed.eq(true))
             .all(self.conn())
-            .await?)
+            .await?
+            .owned())
     }
 
     /// The public pages of a workspace that show a monitor.
@@ -370,6 +406,7 @@ impl Tx {
             .filter(status_page::Column::Public.eq(true))
             .filter(status_page::Column::MonitorIds.contains(format!("\"{monitor_id}\"")))
             .all(self.conn())
-            .await?)
+            .await?
+            .owned())
     }
 }
