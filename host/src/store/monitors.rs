@@ -2,8 +2,7 @@
 
 use super::Owned;
 use super::entities::{
-    certificate_notice, daily_uptime, heartbeat_state, monitor, monitor_health, monitor_live,
-    monitor_tombstone,
+    certificate_notice, daily_uptime, heartbeat_state, monitor_health, monitor_tombstone,
 };
 use super::states::MonitorState;
 use super::{MonitorChange, Order, Page, Store, StoreError, Tx};
@@ -13,6 +12,101 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Set,
 };
+
+// The monitor's entities live here, beside its row type: a new column is added to both
+// models and to `MonitorRow` in this one file (and to the migration that adds it).
+
+/// Monitors, as written. Type-specific settings live in `config` (JSON text). The
+/// counters and last check are in [`monitor_health`](super::super::entities::monitor_health); reads go through [`monitor_live`].
+pub(super) mod monitor {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "monitors")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub name: String,
+        pub kind: String,
+        pub config: String,
+        pub interval_secs: i32,
+        pub timeout_secs: i32,
+        pub alert_policy_id: Option<String>,
+        pub regions: String,
+        pub status: crate::store::states::MonitorState,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub region_cursor: i32,
+        /// Re-check a failure from another region before it counts.
+        pub regional_confirmation: bool,
+        /// JSON list of tags.
+        pub tags: String,
+        /// Heartbeat monitors: the secret in their ping URL.
+        pub ping_token: Option<String>,
+        /// JSON list of the ids of monitors this one depends on.
+        pub depends_on: String,
+        /// Notifications are held until then (Unix ms).
+        pub snoozed_until: Option<i64>,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Monitors as read: the view `monitors_live`, [`monitor`] joined with [`monitor_health`](super::super::entities::monitor_health)
+/// (a monitor without a health row reads as never checked). Only read, never written.
+pub(super) mod monitor_live {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Deserialize)]
+    #[sea_orm(table_name = "monitors_live")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub workspace_id: String,
+        pub name: String,
+        pub kind: String,
+        pub config: String,
+        pub interval_secs: i32,
+        pub timeout_secs: i32,
+        pub alert_policy_id: Option<String>,
+        pub regions: String,
+        pub status: crate::store::states::MonitorState,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub last_checked_at: Option<i64>,
+        pub last_response_time_ms: Option<i32>,
+        pub consecutive_failures: i32,
+        pub consecutive_successes: i32,
+        pub region_cursor: i32,
+        /// Re-check a failure from another region before it counts.
+        pub regional_confirmation: bool,
+        /// JSON list of tags.
+        pub tags: String,
+        /// Heartbeat monitors: the secret in their ping URL.
+        pub ping_token: Option<String>,
+        /// JSON list of the ids of monitors this one depends on.
+        pub depends_on: String,
+        /// Notifications are held until then (Unix ms).
+        pub snoozed_until: Option<i64>,
+        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
+        pub apply_key: Option<String>,
+        /// The tool that owns the object (`tocsin apply` sets it), if any.
+        pub managed_by: Option<String>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
 
 own_row! {
     /// A monitor as stored: its settings and status, with its counters and last check.
