@@ -3,6 +3,7 @@
 
 pub mod oidc;
 pub mod password;
+pub mod sign_in;
 pub mod sign_up;
 pub mod throttle;
 pub mod totp;

@@ -12,7 +12,7 @@ use super::envelope::{NoContent, Success, SuccessBody};
 use super::error::{ApiError, ErrorBody, FieldError};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::session::{self, ClientIp, Signed};
-use crate::accounts::{self, password, throttle, totp};
+use crate::accounts::{self, password, sign_in, throttle, totp};
 use crate::ids;
 use crate::store::accounts::{SessionRow, TokenKind, UserRow, normalize_email};
 use crate::store::audit::{self, Change};
@@ -173,11 +173,6 @@ fn throttled(wait_ms: i64) -> ApiError {
     e
 }
 
-/// The sign-in throttle's key for an account.
-fn login_key(email: &str) -> String {
-    format!("login:{email}")
-}
-
 fn wrong_credentials() -> ApiError {
     ApiError::unauthorized("Wrong e-mail address or password")
 }
@@ -195,13 +190,7 @@ pub async fn hash_password(plain: String) -> Result<String, ApiError> {
         .map_err(ApiError::internal)
 }
 
-async fn verify_password(plain: String, stored: Option<String>) -> bool {
-    tokio::task::spawn_blocking(move || password::verify(&plain, stored.as_deref()))
-        .await
-        .unwrap_or(false)
-}
-
-/// Start a session for `user`: the row, the cookie and the answer.
+/// Start a session for `user` ([`sign_in::start_session`]) as this request's client.
 async fn start_session(
     state: &AppState,
     user: &UserRow,
@@ -210,44 +199,15 @@ async fn start_session(
     headers: &HeaderMap,
     workspace: Option<String>,
 ) -> Result<(SessionRow, String), ApiError> {
-    let now = state.clock.now_ms();
-    let token = accounts::new_token();
-    let workspace = match workspace {
-        Some(w) => Some(w),
-        None => state
-            .store
-            .memberships(&user.email)
-            .await?
-            .into_iter()
-            .next()
-            .map(|(m, _)| m.workspace_id),
+    let start = sign_in::Start {
+        method,
+        ip,
+        user_agent: &user_agent(headers),
+        workspace,
+        now_ms: state.clock.now_ms(),
+        lifetime_ms: i64::try_from(state.config.sessions.absolute.as_millis()).unwrap_or(i64::MAX),
     };
-    let row = SessionRow {
-        id: ids::new_id(ids::prefix::SESSION),
-        user_id: user.id.clone(),
-        token_hash: accounts::hash_token(&token),
-        workspace_id: workspace.clone(),
-        method: method.to_string(),
-        ip: ip.to_string(),
-        user_agent: user_agent(headers),
-        created_at: now,
-        last_seen_at: now,
-        expires_at: now + state.config.sessions.absolute.as_millis() as i64,
-    };
-    let saved = audit::scoped(user_actor(user, ip), now, async {
-        audit::note(
-            Change::new(
-                workspace.as_deref(),
-                "session.create",
-                "session",
-                Some(&row.id),
-            )
-            .after(serde_json::json!({"method": method})),
-        );
-        state.store.insert_session(row).await
-    })
-    .await?;
-    Ok((saved, token))
+    Ok(sign_in::start_session(&state.store, user, start).await?)
 }
 
 /// The answer to a successful sign-in: the session and its cookie.
@@ -294,86 +254,37 @@ pub async fn login(
     ApiJson(body): ApiJson<LoginBody>,
 ) -> Result<Response, ApiError> {
     let email = normalize_email(&body.email);
-    let now = state.clock.now_ms();
-    let account_key = login_key(&email);
-    let address_key = format!("login-ip:{ip}");
-    if let Some(wait) = state.accounts.login.wait_ms(
-        &[
-            (&account_key, throttle::FREE_FAILURES_PER_ACCOUNT),
-            (&address_key, throttle::FREE_FAILURES_PER_ADDRESS),
-        ],
-        now,
-    ) {
-        return Err(throttled(wait));
-    }
-    let fail = || {
-        state
-            .accounts
-            .login
-            .fail(&[&account_key, &address_key], now)
+    let attempt = sign_in::Attempt {
+        email: &email,
+        password: &body.password,
+        totp_code: body.totp_code.as_deref(),
+        recovery_code: body.recovery_code.as_deref(),
+        ip: &ip,
+        now_ms: state.clock.now_ms(),
     };
-    let user = state.store.user_by_email(&email).await?;
-    let stored = user.as_ref().and_then(|u| u.password_hash.clone());
-    if body.password.len() > password::MAX_LENGTH * 4
-        || !verify_password(body.password.clone(), stored).await
-    {
-        fail();
-        return Err(wrong_credentials());
-    }
-    let Some(mut user) = user else {
-        fail();
-        return Err(wrong_credentials());
-    };
-    if let Some(secret) = user.totp_secret.clone() {
-        match (&body.totp_code, &body.recovery_code) {
-            (Some(code), _) => {
-                if !totp::check(&secret, code, (now / 1000) as u64) {
-                    fail();
-                    return Err(ApiError::unauthorized("Wrong two-factor code"));
-                }
-            }
-            (None, Some(code)) => {
-                if !consume_recovery_code(&state, &mut user, code).await? {
-                    fail();
-                    return Err(ApiError::unauthorized("Wrong or used recovery code"));
-                }
-            }
-            (None, None) => {
-                return Err(ApiError::new(
-                    StatusCode::UNAUTHORIZED,
-                    "TWO_FACTOR_REQUIRED",
-                    "Two-factor authentication is on: send the authenticator's code as `totpCode` (or a recovery code as `recoveryCode`)",
-                ));
-            }
-        }
-    }
-    state.accounts.login.clear(&account_key);
-    user.last_login_at = Some(now);
-    let user = state.store.update_user(user).await?;
+    let user = sign_in::with_password(&state.store, &state.accounts.login, attempt)
+        .await
+        .map_err(refused_sign_in)?;
     let (session, token) = start_session(&state, &user, "password", &ip, &headers, None).await?;
     signed_in_response(&state, &user, &session, &token, StatusCode::OK).await
 }
 
-/// Use up a recovery code. Returns whether it was one of the unused ones.
-async fn consume_recovery_code(
-    state: &AppState,
-    user: &mut UserRow,
-    code: &str,
-) -> Result<bool, ApiError> {
-    let hash = accounts::hash_token(&totp::normalize_recovery_code(code));
-    let mut codes: Vec<String> = user
-        .recovery_codes
-        .as_deref()
-        .and_then(|t| serde_json::from_str(t).ok())
-        .unwrap_or_default();
-    let Some(i) = codes.iter().position(|c| *c == hash) else {
-        return Ok(false);
-    };
-    codes.remove(i);
-    user.recovery_codes = Some(serde_json::to_string(&codes).map_err(ApiError::internal)?);
-    user.updated_at = state.clock.now_ms();
-    *user = state.store.update_user(user.clone()).await?;
-    Ok(true)
+/// The answer to a refused sign-in.
+fn refused_sign_in(refusal: sign_in::Refusal) -> ApiError {
+    match refusal {
+        sign_in::Refusal::Throttled { wait_ms } => throttled(wait_ms),
+        sign_in::Refusal::WrongCredentials => wrong_credentials(),
+        sign_in::Refusal::WrongCode => ApiError::unauthorized("Wrong two-factor code"),
+        sign_in::Refusal::WrongRecoveryCode => {
+            ApiError::unauthorized("Wrong or used recovery code")
+        }
+        sign_in::Refusal::TwoFactorRequired => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "TWO_FACTOR_REQUIRED",
+            "Two-factor authentication is on: send the authenticator's code as `totpCode` (or a recovery code as `recoveryCode`)",
+        ),
+        sign_in::Refusal::Store(e) => e.into(),
+    }
 }
 
 /// Sign out: end this session and clear the cookie.
@@ -548,7 +459,7 @@ pub async fn change_password(
     check_password_field("newPassword", &body.new_password)?;
     if let Some(stored) = signed.user.password_hash.clone() {
         let current = body.current_password.clone().unwrap_or_default();
-        if !verify_password(current, Some(stored)).await {
+        if !sign_in::verify_password(current, Some(stored)).await {
             return Err(ApiError::unauthorized("Wrong current password"));
         }
     }
@@ -968,7 +879,10 @@ pub async fn confirm_reset(
         Ok::<_, ApiError>(())
     })
     .await?;
-    state.accounts.login.clear(&login_key(&user.email));
+    state
+        .accounts
+        .login
+        .clear(&sign_in::account_key(&user.email));
     Ok(NoContent)
 }
 
@@ -1106,7 +1020,7 @@ pub async fn totp_disable(
     let now = state.clock.now_ms();
     let mut user = signed.user.clone();
     let ok = totp::check(&secret, &body.code, (now / 1000) as u64)
-        || consume_recovery_code(&state, &mut user, &body.code).await?;
+        || sign_in::use_recovery_code(&state.store, &mut user, &body.code, now).await?;
     if !ok {
         return Err(ApiError::validation(vec![FieldError::new(
             "code",
