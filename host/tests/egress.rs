@@ -15,9 +15,9 @@ use support::sinks::SmtpSink;
 use support::target::Target;
 use support::{Server, wait_for};
 use tocsin::plugins::egress::{EgressPolicy, EgressPreset};
+use tocsin::plugins::relay::{Error as SmtpError, Mail};
 use tocsin::plugins::state::{CallContext, Grants};
 use tocsin::plugins::wit::http::{Error as HttpError, Request};
-use tocsin::plugins::wit::smtp::{Error as SmtpError, Message};
 use tocsin::plugins::wit::tls::{Error as TlsError, InspectRequest};
 use tocsin::plugins::{Capability, HostSettings, PluginHost, SmtpConfig, SmtpTls};
 
@@ -141,7 +141,7 @@ async fn public_only_refuses_loopback_by_name_and_by_address_in_every_import() {
     // smtp: the relay on loopback is refused too, and nothing reaches it.
     let relay = host.services();
     let relay = relay.smtp.as_ref().expect("relay configured");
-    let message = Message {
+    let message = Mail {
         to: vec!["ops@example.test".into()],
         subject: "down".into(),
         text_body: "it is down".into(),

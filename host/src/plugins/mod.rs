@@ -9,10 +9,12 @@ pub mod http;
 pub mod limits;
 mod log;
 pub mod net;
+pub mod relay;
 pub mod runtime;
 pub mod secrets;
 pub mod settings;
 pub mod smtp;
+mod socket;
 pub mod state;
 pub mod stream;
 pub mod tls;
@@ -133,7 +135,7 @@ impl PluginHost {
         for version in wit::VERSIONS {
             (version.link)(&mut monitor_linker, &mut channel_linker)?;
         }
-        let smtp = smtp::SmtpRelay::from_config(&settings.smtp).map_err(anyhow::Error::msg)?;
+        let smtp = relay::SmtpRelay::from_config(&settings.smtp).map_err(anyhow::Error::msg)?;
         let roots = trust::load(settings.tls_extra_roots.as_deref())?;
         if roots.extra > 0 {
             tracing::info!(count = roots.extra, "trusting extra root certificates");
@@ -174,7 +176,7 @@ impl PluginHost {
         let Some(relay) = &self.services.smtp else {
             return Err("no SMTP relay is configured (set smtp.host)".into());
         };
-        let message = wit::smtp::Message {
+        let message = relay::Mail {
             to: vec![to.to_string()],
             subject: subject.to_string(),
             text_body: text.to_string(),
@@ -187,12 +189,7 @@ impl PluginHost {
                 &self.services.egress,
             )
             .await
-            .map_err(|e| match e {
-                wit::smtp::Error::NotConfigured(m)
-                | wit::smtp::Error::Denied(m)
-                | wit::smtp::Error::Rejected(m)
-                | wit::smtp::Error::Transient(m) => m,
-            })
+            .map_err(relay::Error::message)
     }
 
     /// Try the configured SMTP relay without sending (None: none is configured).

@@ -75,7 +75,7 @@ pub struct HostServices {
     /// Never follows redirects itself; the http import follows them one by one.
     pub http_client: reqwest::Client,
     /// The configured SMTP relay, if any.
-    pub smtp: Option<super::smtp::SmtpRelay>,
+    pub smtp: Option<super::relay::SmtpRelay>,
     /// Chain and name validation against the trusted roots, for TLS inspection.
     pub tls_verifier: Arc<rustls::client::WebPkiServerVerifier>,
     /// Which addresses connections may go to.
@@ -149,6 +149,13 @@ impl ResourceLimiter for CallLimits {
     }
 }
 
+/// What one call has used of its stream limits.
+#[derive(Debug, Default)]
+pub struct StreamUsage {
+    pub open: u32,
+    pub bytes: u64,
+}
+
 /// The data of one call's `Store`.
 pub struct CallState {
     wasi: WasiCtx,
@@ -156,7 +163,7 @@ pub struct CallState {
     pub limits: CallLimits,
     pub call: CallContext,
     /// What the call has used of its TCP stream limits.
-    pub streams: super::stream::StreamUsage,
+    pub streams: StreamUsage,
 }
 
 impl CallState {

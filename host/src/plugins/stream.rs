@@ -8,6 +8,7 @@
 
 use super::Capability;
 use super::net::{self, Budget};
+use super::socket::{Connection, Session, TcpStream};
 use super::state::{CallContext, CallState};
 use super::tls;
 use super::wit::net::{Error, HostTcpStream, StreamRequest, TlsOptions, TlsSession};
@@ -23,26 +24,22 @@ pub const MAX_STREAM_BYTES: u64 = 4 << 20;
 /// Most bytes one `read` returns.
 pub const MAX_READ_BYTES: u32 = 64 * 1024;
 
-/// What one call has used of its stream limits.
-#[derive(Debug, Default)]
-pub struct StreamUsage {
-    pub open: u32,
-    pub bytes: u64,
+impl From<TlsSession> for Session {
+    fn from(s: TlsSession) -> Self {
+        Session {
+            protocol: s.protocol,
+            validation_error: s.validation_error,
+        }
+    }
 }
 
-enum Connection {
-    Plain(Socket),
-    Tls(Box<tokio_rustls::client::TlsStream<Socket>>),
-    Closed,
-}
-
-/// The host side of one `tcp-stream` handle.
-pub struct TcpStream {
-    connection: Connection,
-    host: String,
-    peer: String,
-    connect_ms: u32,
-    session: Option<TlsSession>,
+impl From<Session> for TlsSession {
+    fn from(s: Session) -> Self {
+        TlsSession {
+            protocol: s.protocol,
+            validation_error: s.validation_error,
+        }
+    }
 }
 
 fn allowed(call: &CallContext) -> Result<(), Error> {
@@ -137,7 +134,7 @@ impl HostTcpStream for CallState {
                     Some(options) => {
                         let (connection, session) =
                             handshake(&call, socket, options, &host).await?;
-                        Ok((connection, peer, Some(session)))
+                        Ok((connection, peer, Some(Session::from(session))))
                     }
                 }
             })
@@ -260,12 +257,15 @@ impl HostTcpStream for CallState {
             .run(handshake(&call, socket, &options, &host))
             .await??;
         stream.connection = connection;
-        stream.session = Some(session.clone());
+        stream.session = Some(Session::from(session.clone()));
         Ok(session)
     }
 
     async fn tls_session(&mut self, handle: Resource<TcpStream>) -> Option<TlsSession> {
-        self.stream(&handle).ok().and_then(|s| s.session.clone())
+        self.stream(&handle)
+            .ok()
+            .and_then(|s| s.session.clone())
+            .map(TlsSession::from)
     }
 
     async fn close(&mut self, handle: Resource<TcpStream>) {

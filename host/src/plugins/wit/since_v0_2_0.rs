@@ -17,7 +17,7 @@ pub mod monitor {
         imports: { default: async },
         exports: { default: async },
         with: {
-            "tocsin:plugin/net.tcp-stream": crate::plugins::stream::TcpStream,
+            "tocsin:plugin/net.tcp-stream": crate::plugins::socket::TcpStream,
         },
     });
 }
