@@ -148,6 +148,17 @@ fn the_dashboard_shows_a_persons_workspace(database_url: Option<&str>) {
         detail.contains("Recent checks") && detail.contains(">ok<"),
         "{detail}"
     );
+    // The heartbeat bar holds its passing checks, and the chart draws them from the first
+    // minutes, before a second quarter hour is aggregated.
+    assert!(
+        detail.contains(r#"<li class="beat up" tabindex="0" data-tip=""#),
+        "{detail}"
+    );
+    assert!(!detail.contains(r#"class="beat down""#), "{detail}");
+    assert!(
+        !detail.contains("No timed check in this range") && detail.contains("<circle cx="),
+        "{detail}"
+    );
     // Ranges of the chart, today's rollup in the day strip; an unknown range falls back.
     let (status, _, month) = html(&owner, &format!("/monitors/{live_id}?range=30d"));
     assert_eq!(status, 200);

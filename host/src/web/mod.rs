@@ -28,7 +28,12 @@ mod status_pages;
 /// Monitors per overview page.
 const PAGE_SIZE: u64 = 50;
 /// Checks listed on a monitor's page.
-const RECENT_CHECKS: u64 = 30;
+const RECENT_CHECKS: usize = 30;
+/// Checks in a monitor page's heartbeat bar.
+const BEATS: u64 = 60;
+/// Most checks the response-time chart draws one by one (a range with fewer than two
+/// aggregated points, such as a monitor's first quarter hour).
+const CHART_CHECKS: u64 = 500;
 
 /// The dashboard's routes (merged into the server's router).
 pub fn routes() -> Router<AppState> {
@@ -489,6 +494,19 @@ struct CheckLine {
     reason: String,
 }
 
+/// One check in the heartbeat bar: its colour and what hovering or focusing it shows.
+struct Beat {
+    css: &'static str,
+    tip: String,
+}
+
+/// The response-time chart: its line, a dot per point when they are few, and its top.
+struct Chart {
+    line: String,
+    dots: Vec<(String, String)>,
+    max: f64,
+}
+
 struct DayLine {
     date: String,
     text: String,
@@ -515,8 +533,11 @@ struct MonitorPage {
     range: String,
     bucket_label: &'static str,
     chart: String,
+    chart_dots: Vec<(String, String)>,
     chart_from: String,
     chart_max: i64,
+    /// The last checks, oldest first.
+    beats: Vec<Beat>,
     days: Vec<DayLine>,
     incidents: Vec<(String, String)>,
     id: String,
@@ -559,7 +580,7 @@ async fn monitor(
             None,
             Page {
                 page: 1,
-                limit: RECENT_CHECKS,
+                limit: BEATS,
             },
         )
         .await
@@ -578,40 +599,15 @@ async fn monitor(
         .range
         .filter(|r| RANGES.iter().any(|(k, _)| k == r))
         .unwrap_or_else(|| "24h".into());
-    let (span, bucket, bucket_label): (i64, u32, &str) = match range.as_str() {
-        "1h" => (3_600_000, 60_000, "minute"),
-        "7d" => (7 * 86_400_000, 3_600_000, "hour"),
-        "30d" => (30 * 86_400_000, 86_400_000, "day"),
-        _ => (86_400_000, 900_000, "quarter hour"),
-    };
     let first_day = i32::try_from((now - 30 * 86_400_000) / 86_400_000).unwrap_or(0);
     let rollups = state
         .store
         .daily_uptime(vec![m.id.clone()], first_day)
         .await
         .unwrap_or_default();
-    let points: Vec<(i64, f64)> = if range == "30d" {
-        rollups
-            .iter()
-            .filter(|d| d.response_count > 0)
-            .map(|d| {
-                (
-                    i64::from(d.day) * 86_400_000,
-                    d.response_ms_sum as f64 / f64::from(d.response_count),
-                )
-            })
-            .collect()
-    } else {
-        state
-            .store
-            .summaries(vec![m.id.clone()], now - span, bucket)
-            .await
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|s| Some((s.hour * i64::from(bucket), s.mean_response_ms?)))
-            .collect()
-    };
-    let (chart, chart_max) = chart_line(points, now - span, span);
+    let (points, from, span, bucket_label) =
+        chart_points(&state, &m.id, &range, &rollups, now).await;
+    let chart = chart_line(points, from, span);
     let days = day_lines(&rollups);
     let incidents = state
         .store
@@ -638,9 +634,11 @@ async fn monitor(
         ranges: RANGES.to_vec(),
         range,
         bucket_label,
-        chart,
-        chart_from: crate::time::format_ms(now - span),
-        chart_max: chart_max.round() as i64,
+        chart: chart.line,
+        chart_dots: chart.dots,
+        chart_from: crate::time::format_ms(from),
+        chart_max: chart.max.round() as i64,
+        beats: beats(now, &checks),
         days,
         incidents,
         id: m.id.clone(),
@@ -662,6 +660,7 @@ async fn monitor(
         mean_24h,
         checks: checks
             .iter()
+            .take(RECENT_CHECKS)
             .map(|c| CheckLine {
                 at: ago(now, c.checked_at),
                 at_iso: crate::time::format_ms(c.checked_at),
@@ -678,24 +677,131 @@ async fn monitor(
     page(StatusCode::OK, html)
 }
 
-/// The response-time chart's polyline (600 by 150) over `span` from `from`, and its top.
-fn chart_line(points: Vec<(i64, f64)>, from: i64, span: i64) -> (String, f64) {
-    let chart_max = points.iter().map(|(_, v)| *v).fold(1.0, f64::max);
+/// The chart's points for `range` (mean response time per bucket, per day for 30 days),
+/// with where the chart starts, its span and the bucket's name. With fewer than two
+/// aggregated points (a new monitor, a day not rolled up yet) it draws the range's checks
+/// one by one from the first of them, so the chart shows from the first timed check.
+async fn chart_points(
+    state: &AppState,
+    monitor_id: &str,
+    range: &str,
+    rollups: &[crate::store::status_pages::DailyUptimeRow],
+    now: i64,
+) -> (Vec<(i64, f64)>, i64, i64, &'static str) {
+    let (span, bucket, bucket_label): (i64, u32, &str) = match range {
+        "1h" => (3_600_000, 60_000, "minute"),
+        "7d" => (7 * 86_400_000, 3_600_000, "hour"),
+        "30d" => (30 * 86_400_000, 86_400_000, "day"),
+        _ => (86_400_000, 900_000, "quarter hour"),
+    };
+    let points: Vec<(i64, f64)> = if range == "30d" {
+        rollups
+            .iter()
+            .filter(|d| d.response_count > 0)
+            .map(|d| {
+                (
+                    i64::from(d.day) * 86_400_000,
+                    d.response_ms_sum as f64 / f64::from(d.response_count),
+                )
+            })
+            .collect()
+    } else {
+        state
+            .store
+            .summaries(vec![monitor_id.to_string()], now - span, bucket)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|s| Some((s.hour * i64::from(bucket), s.mean_response_ms?)))
+            .collect()
+    };
+    if points.len() >= 2 {
+        return (points, now - span, span, bucket_label);
+    }
+    let page = Page {
+        page: 1,
+        limit: CHART_CHECKS,
+    };
+    let checks = state
+        .store
+        .list_checks(monitor_id, Some(now - span), Some(now), page)
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default();
+    let each: Vec<(i64, f64)> = checks
+        .iter()
+        .filter_map(|c| Some((c.checked_at, f64::from(c.response_time_ms?))))
+        .collect();
+    let first = each.iter().map(|(t, _)| *t).min().unwrap_or(now - span);
+    (each, first, (now - first).max(1_000), "check")
+}
+
+/// The heartbeat bar: `checks` (newest first) oldest first, coloured by result, a check
+/// made under maintenance marked as such.
+fn beats(now: i64, checks: &[crate::store::checks::CheckRow]) -> Vec<Beat> {
+    checks
+        .iter()
+        .rev()
+        .map(|c| {
+            let css = if c.maintenance {
+                "maintenance"
+            } else if c.ok {
+                "up"
+            } else {
+                "down"
+            };
+            let result = if c.maintenance {
+                "under maintenance".to_string()
+            } else if c.ok {
+                "ok".to_string()
+            } else {
+                format!(
+                    "failed: {}",
+                    c.reason.as_deref().unwrap_or("no reason given")
+                )
+            };
+            let response = c
+                .response_time_ms
+                .map_or_else(|| "no response".into(), |ms| format!("{ms} ms"));
+            Beat {
+                css,
+                tip: format!("{}, {response}, {result}", ago(now, c.checked_at)),
+            }
+        })
+        .collect()
+}
+
+/// The response-time chart (600 by 150) over `span` from `from`: the line through the
+/// points, a dot for each when there are few of them (one point is a dot alone).
+fn chart_line(points: Vec<(i64, f64)>, from: i64, span: i64) -> Chart {
+    let max = points.iter().map(|(_, v)| *v).fold(1.0, f64::max);
     let mut sorted = points;
     sorted.sort_by_key(|(t, _)| *t);
-    let chart = if sorted.len() < 2 {
+    let placed: Vec<(f64, f64)> = sorted
+        .iter()
+        .map(|(t, v)| {
+            let x = ((t - from) as f64 / span as f64 * 600.0).clamp(0.0, 600.0);
+            (x, 150.0 - v / max * 130.0)
+        })
+        .collect();
+    let line = if placed.len() < 2 {
         String::new()
     } else {
-        sorted
+        placed
             .iter()
-            .map(|(t, v)| {
-                let x = ((t - from) as f64 / span as f64 * 600.0).clamp(0.0, 600.0);
-                format!("{x:.1},{:.1}", 150.0 - v / chart_max * 130.0)
-            })
+            .map(|(x, y)| format!("{x:.1},{y:.1}"))
             .collect::<Vec<_>>()
             .join(" ")
     };
-    (chart, chart_max)
+    let dots = if placed.len() <= 60 {
+        placed
+            .iter()
+            .map(|(x, y)| (format!("{x:.1}"), format!("{y:.1}")))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Chart { line, dots, max }
 }
 
 /// A line per day with checks, oldest first.

@@ -134,6 +134,22 @@ try {
   }
   expect(await page.locator('dd .state:text("resolved")').count() === 1, 'the incident is resolved');
 
+  // At a glance: the monitor's heartbeat bar holds its last checks, the failures among
+  // them, and the chart draws real points from the first minutes (before a second quarter
+  // hour is aggregated).
+  await page.goto(`${config.base}/monitors/${config.liveId}`);
+  const beats = page.locator('ol.beats li.beat');
+  const beatCount = await beats.count();
+  expect(beatCount >= 5, `the heartbeat bar shows the last checks (${beatCount})`);
+  expect(await page.locator('ol.beats li.beat.down').count() >= 1, 'the failed checks are in the bar');
+  expect(await page.locator('ol.beats li.beat.up').count() >= 1, 'the passing checks are in the bar');
+  await beats.last().focus();
+  const tip = await beats.last().evaluate((el) => getComputedStyle(el, '::after').content);
+  expect(/ago, (\d+ ms|no response), /.test(tip), `a focused check shows its time, response and result (${tip})`);
+  const drawn = await page.locator('svg.chart circle, svg.chart polyline').count();
+  expect(drawn >= 1, 'the response-time chart draws the first checks');
+  expect(await page.getByText('No timed check in this range').count() === 0, 'the chart is not empty');
+
   // Accessibility: axe-core on every page finds no serious or critical violation. (This
   // context bypasses the pages' CSP to inject axe; the CSP itself is tested elsewhere.)
   const auditContext = await browser.newContext({ bypassCSP: true });
