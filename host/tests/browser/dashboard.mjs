@@ -14,6 +14,7 @@ const { chromium } = require('playwright-core');
 
 const failures = [];
 const scanned = [];
+const phoneWidths = {};
 
 // The test flips the target between steps: it reads our `step:` lines on stdout and
 // answers `go` on stdin.
@@ -232,6 +233,12 @@ try {
   await small.screenshot({ path: `${config.artifacts}/monitor-phone.png`, fullPage: true });
   await small.goto(`${config.base}/monitors/new?type=http`);
   await small.screenshot({ path: `${config.artifacts}/form-phone.png`, fullPage: true });
+  // Every page fits a phone without scrolling sideways (tables read as cards).
+  for (const path of ['/', `/monitors/${config.liveId}`, '/incidents?state=resolved', '/alerting', '/status-pages', '/settings', '/monitors/new?type=http']) {
+    await small.goto(`${config.base}${path}`);
+    phoneWidths[path] = await small.evaluate(() => document.documentElement.scrollWidth);
+    expect(phoneWidths[path] <= 360, `${path} fits 360 px (scrollWidth ${phoneWidths[path]})`);
+  }
 
   // The dark theme (following the system) passes the same contrast checks.
   const darkContext = await browser.newContext({ bypassCSP: true, colorScheme: 'dark' });
@@ -262,5 +269,5 @@ try {
   await browser.close();
 }
 
-console.log(JSON.stringify({ failures, scanned }));
+console.log(JSON.stringify({ failures, scanned, phoneWidths }));
 process.exit(failures.length ? 1 : 0);
