@@ -135,6 +135,12 @@ fn the_dashboard_shows_a_persons_workspace(database_url: Option<&str>) {
     assert!(up.contains("Live API") && !up.contains("batch 00"), "{up}");
     // Its checks so far all passed: 100 % over 24 hours and over the days rolled up.
     assert!(up.contains("<td>100.00 %</td>"), "{up}");
+    // Its heartbeat bar: its last checks, all passed, summed up for a screen reader.
+    assert!(
+        up.contains(r#"<span class="beats mini" role="img" aria-label="Last "#)
+            && up.contains(r#" checks: 0 failed"><span class="beat up" title=""#),
+        "{up}"
+    );
     let (_, _, none) = html(&owner, "/?q=%25");
     assert!(
         none.contains("No monitor matches"),

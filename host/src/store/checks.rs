@@ -2,7 +2,7 @@
 
 use super::entities::{check_result, daily_uptime};
 use super::status_pages::DAY_MS;
-use super::{Page, Store, StoreError, Tx};
+use super::{Owned, Page, Store, StoreError, Tx};
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
 
 own_row! {
@@ -70,6 +70,46 @@ impl Store {
             .all(self.db())
             .await?;
         Ok((rows.into_iter().map(CheckRow::from).collect(), total))
+    }
+
+    /// The last `per_monitor` checks of each of `monitor_ids` made since `since`, newest
+    /// first within each monitor (the heartbeat bars of a page of monitors): one query, a
+    /// window over each monitor's checks of the range, which the caller keeps short.
+    pub async fn recent_checks(
+        &self,
+        monitor_ids: &[String],
+        per_monitor: u32,
+        since: i64,
+    ) -> Result<Vec<CheckRow>, StoreError> {
+        use sea_orm::{Statement, Value};
+        if monitor_ids.is_empty() || per_monitor == 0 {
+            return Ok(Vec::new());
+        }
+        let backend = self.backend();
+        let mut values: Vec<Value> = Vec::with_capacity(monitor_ids.len() + 2);
+        let mut ids = Vec::with_capacity(monitor_ids.len());
+        for id in monitor_ids {
+            ids.push(super::param(backend, values.len()));
+            values.push(Value::from(id.clone()));
+        }
+        let since_at = super::param(backend, values.len());
+        values.push(Value::from(since));
+        let most = super::param(backend, values.len());
+        values.push(Value::from(i64::from(per_monitor)));
+        let columns = "id, monitor_id, workspace_id, checked_at, ok, reason, status_code, \
+                       response_time_ms, region, details, counted, maintenance";
+        let sql = format!(
+            "SELECT {columns} FROM (SELECT {columns}, ROW_NUMBER() OVER \
+             (PARTITION BY monitor_id ORDER BY checked_at DESC) AS beat \
+             FROM check_results WHERE monitor_id IN ({}) AND checked_at >= {since_at}) ranked \
+             WHERE beat <= {most} ORDER BY monitor_id, checked_at DESC",
+            ids.join(", ")
+        );
+        let rows = check_result::Entity::find()
+            .from_raw_sql(Statement::from_sql_and_values(backend, sql, values))
+            .all(self.db())
+            .await?;
+        Ok(rows.owned())
     }
 
     /// Uptime, counts and response times of a monitor within `[from, to]`. Windows up to

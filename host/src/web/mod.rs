@@ -34,6 +34,8 @@ const BEATS: u64 = 60;
 /// Most checks the response-time chart draws one by one (a range with fewer than two
 /// aggregated points, such as a monitor's first quarter hour).
 const CHART_CHECKS: u64 = 500;
+/// Checks in each heartbeat bar of the overview.
+const OVERVIEW_BEATS: u32 = 20;
 
 /// The dashboard's routes (merged into the server's router).
 pub fn routes() -> Router<AppState> {
@@ -190,6 +192,9 @@ struct Row {
     uptime_30d: String,
     /// SVG polyline points of the hourly mean response time over 24 h (empty: no data).
     spark: String,
+    /// Its last checks, oldest first, and what they add up to for a screen reader.
+    beats: Vec<Beat>,
+    beats_summary: String,
     state: &'static str,
     kind: String,
     response: String,
@@ -264,6 +269,18 @@ async fn overview(
         .hourly_summaries(ids.clone(), now - 24 * 3_600_000)
         .await
         .unwrap_or_default();
+    // The bars' window: twice the page's longest interval per beat, at most a day.
+    let longest_ms = rows
+        .iter()
+        .map(|m| i64::from(m.interval_secs) * 1000)
+        .max()
+        .unwrap_or(0);
+    let window = (longest_ms * i64::from(OVERVIEW_BEATS) * 2).min(86_400_000);
+    let recent = state
+        .store
+        .recent_checks(&ids, OVERVIEW_BEATS, now - window)
+        .await
+        .unwrap_or_default();
     let first_day = i32::try_from((now - 30 * 86_400_000) / 86_400_000).unwrap_or(0);
     let days = state
         .store
@@ -326,7 +343,7 @@ async fn overview(
             .unwrap_or_default(),
         rows: rows
             .iter()
-            .map(|m| overview_row(m, &hours, &days, now))
+            .map(|m| overview_row(m, &hours, &days, &recent, now))
             .collect(),
         live_ids: rows
             .iter()
@@ -389,9 +406,19 @@ fn overview_row(
     m: &crate::store::monitors::MonitorRow,
     hours: &[crate::store::checks::HourSummary],
     days: &[crate::store::status_pages::DailyUptimeRow],
+    recent: &[crate::store::checks::CheckRow],
     now: i64,
 ) -> Row {
+    let mine: Vec<crate::store::checks::CheckRow> = recent
+        .iter()
+        .filter(|c| c.monitor_id == m.id)
+        .cloned()
+        .collect();
+    let failed = mine.iter().filter(|c| !c.ok && !c.maintenance).count();
+    let beats_summary = format!("Last {} checks: {} failed", mine.len(), failed);
     Row {
+        beats: beats(now, &mine),
+        beats_summary,
         id: m.id.clone(),
         name: m.name.clone(),
         tags: m.tag_list(),
