@@ -3,7 +3,7 @@
 //! password reset) and OpenID Connect sign-ins in progress.
 
 use super::Owned;
-use super::entities::{auth_token, member, oidc_login, session, user, workspace};
+use super::entities::{member, workspace};
 use super::{Store, StoreError, Tx};
 use crate::clock::Millis;
 use crate::ids::{self, prefix};
@@ -13,9 +13,12 @@ use sea_orm::{
     QueryFilter, QueryOrder,
 };
 
+// People's accounts.
 own_row! {
-    pub struct UserRow from user::Model {
-        pub id: String,
+    pub struct UserRow in user "users" {
+        key {
+            pub id: String,
+        }
         /// In lower case.
         pub email: String,
         pub name: String,
@@ -32,9 +35,12 @@ own_row! {
         pub last_login_at: Option<i64>,
     }
 }
+// Signed-in sessions (the cookie's token only as a hash).
 own_row! {
-    pub struct SessionRow from session::Model {
-        pub id: String,
+    pub struct SessionRow in session "sessions" {
+        key {
+            pub id: String,
+        }
         pub user_id: String,
         pub token_hash: String,
         pub workspace_id: Option<String>,
@@ -47,9 +53,12 @@ own_row! {
         pub expires_at: i64,
     }
 }
+// One-time tokens: setup links, invitations, password resets.
 own_row! {
-    pub struct TokenRow from auth_token::Model {
-        pub id: String,
+    pub struct TokenRow in auth_token "auth_tokens" {
+        key {
+            pub id: String,
+        }
         pub kind: String,
         pub token_hash: String,
         pub email: String,
@@ -65,11 +74,14 @@ own_row! {
         pub used_at: Option<i64>,
     }
 }
+// OpenID Connect sign-ins between the redirect to the provider and its callback.
 own_row! {
     /// An OpenID Connect sign-in waiting for its callback.
-    pub struct OidcLoginRow from oidc_login::Model {
-        /// SHA-256 of the `state` parameter.
-        pub state: String,
+    pub struct OidcLoginRow in oidc_login "oidc_logins" {
+        key {
+            /// SHA-256 of the `state` parameter.
+            pub state: String,
+        }
         pub provider: String,
         pub pkce_verifier: String,
         pub nonce: String,

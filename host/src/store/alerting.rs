@@ -1,7 +1,7 @@
 //! Alert policy and stored channel rows.
 
 use super::Owned;
-use super::entities::{alert_policy, channel, monitor};
+use super::entities::monitor;
 use super::{Page, Store, StoreError, Tx};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -9,10 +9,13 @@ use sea_orm::{
     QueryOrder, QuerySelect,
 };
 
+// Alert policies. `channels` and `escalation` are JSON text.
 own_row! {
     /// A policy as stored.
-    pub struct PolicyRow from alert_policy::Model {
-        pub id: String,
+    pub struct PolicyRow in alert_policy "alert_policies" {
+        key {
+            pub id: String,
+        }
         pub workspace_id: String,
         pub name: String,
         pub failure_threshold: i32,
@@ -35,10 +38,13 @@ own_row! {
         pub managed_by: Option<String>,
     }
 }
+// Stored notification channels. `config` is JSON text (may hold write-only secrets).
 own_row! {
     /// A channel as stored.
-    pub struct ChannelRow from channel::Model {
-        pub id: String,
+    pub struct ChannelRow in channel "channels" {
+        key {
+            pub id: String,
+        }
         pub workspace_id: String,
         pub name: String,
         pub kind: String,

@@ -6,7 +6,6 @@
 //! ([`super::Tx::commit`]) inserts the notes with it: the change and its entry are stored
 //! together or not at all. A request that fails before writing leaves no entry.
 
-use super::entities::audit_entry;
 use super::{Page, Store, StoreError};
 use crate::clock::Millis;
 use crate::ids::{self, prefix};
@@ -164,10 +163,13 @@ fn entry(actor: &Actor, c: Change, now: Millis) -> audit_entry::ActiveModel {
     }
 }
 
+// Who changed what, when.
 own_row! {
     /// An entry as stored; `before` and `after` are JSON text.
-    pub struct AuditRow from audit_entry::Model {
-        pub id: String,
+    pub struct AuditRow in audit_entry "audit_log" {
+        key {
+            pub id: String,
+        }
         pub workspace_id: Option<String>,
         pub actor_type: String,
         pub actor_id: String,

@@ -1,14 +1,17 @@
 //! Check results: batched inserts, history pages and uptime figures.
 
-use super::entities::{check_result, daily_uptime};
+use super::entities::daily_uptime;
 use super::status_pages::DAY_MS;
 use super::{Owned, Page, Store, StoreError, Tx};
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
 
+// One row per check that ran.
 own_row! {
     /// A check result as stored.
-    pub struct CheckRow from check_result::Model {
-        pub id: String,
+    pub struct CheckRow in check_result "check_results" {
+        key {
+            pub id: String,
+        }
         pub monitor_id: String,
         pub workspace_id: String,
         pub checked_at: i64,

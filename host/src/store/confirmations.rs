@@ -5,17 +5,19 @@
 //! same transaction that counts the verdict. A request nobody answers by its deadline is
 //! settled the same way with the failure counted as it was.
 
-use super::entities::check_confirmation;
 use super::{Store, StoreError, Tx};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
+// An open request to check a monitor again from another region before a failure counts.
 own_row! {
     /// A stored request.
-    pub struct ConfirmationRow from check_confirmation::Model {
-        pub id: String,
+    pub struct ConfirmationRow in check_confirmation "check_confirmations" {
+        key {
+            pub id: String,
+        }
         pub monitor_id: String,
         pub round: i64,
         /// The region whose check failed.

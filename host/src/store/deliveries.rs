@@ -3,7 +3,7 @@
 //! attempts and records them; the API reads and redelivers them.
 
 use super::Owned;
-use super::entities::{delivery, delivery_attempt};
+
 use super::states::DeliveryState;
 use super::{Page, Store, StoreError, Tx};
 use sea_orm::sea_query::Expr;
@@ -28,10 +28,13 @@ fn lease_free(now: i64) -> Condition {
         .add(delivery::Column::LeaseUntil.lt(now))
 }
 
+// The outbox: one row per notification to one channel, sent at least once.
 own_row! {
     /// One notification to one channel, as stored.
-    pub struct DeliveryRow from delivery::Model {
-        pub id: String,
+    pub struct DeliveryRow in delivery "deliveries" {
+        key {
+            pub id: String,
+        }
         pub workspace_id: String,
         pub incident_id: Option<String>,
         pub monitor_id: Option<String>,
@@ -50,10 +53,13 @@ own_row! {
         pub delivered_at: Option<i64>,
     }
 }
+// Each attempt at a delivery.
 own_row! {
     /// One attempt at a delivery.
-    pub struct AttemptRow from delivery_attempt::Model {
-        pub id: String,
+    pub struct AttemptRow in delivery_attempt "delivery_attempts" {
+        key {
+            pub id: String,
+        }
         pub delivery_id: String,
         pub attempt: i32,
         pub at: i64,

@@ -2,7 +2,7 @@
 //! transitions.
 
 use super::Owned;
-use super::entities::{incident, incident_event};
+
 use super::states::IncidentState;
 use super::{Order, Page, Store, StoreError, Tx};
 use crate::ids::{self, prefix};
@@ -13,11 +13,14 @@ use sea_orm::{
 };
 use std::collections::HashMap;
 
+// Incidents. `open_key` is the monitor id while unresolved, NULL afterwards (unique).
 own_row! {
     /// An incident as stored.
     #[derive(serde::Deserialize)]
-    pub struct IncidentRow from incident::Model {
-        pub id: String,
+    pub struct IncidentRow in incident "incidents" {
+        key {
+            pub id: String,
+        }
         pub workspace_id: String,
         pub monitor_id: String,
         pub policy_id: Option<String>,
@@ -42,10 +45,13 @@ own_row! {
         pub group_id: Option<String>,
     }
 }
+// The timeline of an incident.
 own_row! {
     /// One entry of an incident's timeline.
-    pub struct IncidentEventRow from incident_event::Model {
-        pub id: String,
+    pub struct IncidentEventRow in incident_event "incident_events" {
+        key {
+            pub id: String,
+        }
         pub incident_id: String,
         pub at: i64,
         pub kind: String,

@@ -1,7 +1,7 @@
 //! Workspaces and API keys: creation, the first-start bootstrap and authentication.
 
 use super::Owned;
-use super::entities::{api_key, member, workspace};
+use super::entities::member;
 use super::{Store, StoreError, Tx};
 use crate::clock::Millis;
 use crate::ids::{self, SECRET_PREFIX, SECRET_RANDOM_CHARS, is_well_formed_secret, prefix};
@@ -240,10 +240,13 @@ pub fn generate_webhook_secret() -> String {
     format!("whsec_{}", ids::random_base62(32))
 }
 
+// Workspaces: tenants of the server.
 own_row! {
     /// A workspace as stored.
-    pub struct WorkspaceRow from workspace::Model {
-        pub id: String,
+    pub struct WorkspaceRow in workspace "workspaces" {
+        key {
+            pub id: String,
+        }
         pub name: String,
         pub plan: String,
         pub webhook_secret: String,
@@ -253,10 +256,13 @@ own_row! {
         pub require_two_factor: bool,
     }
 }
+// API keys. Only a SHA-256 hash of the secret is stored.
 own_row! {
     /// An API key as stored (its secret only as a hash).
-    pub struct ApiKeyRow from api_key::Model {
-        pub id: String,
+    pub struct ApiKeyRow in api_key "api_keys" {
+        key {
+            pub id: String,
+        }
         pub workspace_id: String,
         pub name: String,
         pub role: String,

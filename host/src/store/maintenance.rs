@@ -1,17 +1,23 @@
 //! Maintenance windows as stored.
 
 use super::Owned;
-use super::entities::maintenance_window;
+
 use super::{Page, Store, StoreError, Tx};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect,
 };
 
+// Maintenance windows. One-off when `rrule` and `cron` are both NULL (`starts_at` to
+// `ends_at`); otherwise recurring from `starts_at` (until `ends_at`, if set), each
+// occurrence lasting `duration_minutes`, read in `timezone`. `monitor_ids` and `tags` are
+// JSON lists; both empty means every monitor of the workspace.
 own_row! {
     /// A maintenance window as stored.
-    pub struct MaintenanceWindowRow from maintenance_window::Model {
-        pub id: String,
+    pub struct MaintenanceWindowRow in maintenance_window "maintenance_windows" {
+        key {
+            pub id: String,
+        }
         pub workspace_id: String,
         pub name: String,
         pub description: String,

@@ -1,17 +1,20 @@
 //! Members of a workspace.
 
 use super::Owned;
-use super::entities::member;
+
 use super::{Page, Store, StoreError};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
     QueryOrder, QuerySelect,
 };
 
+// People of a workspace.
 own_row! {
     /// A member as stored.
-    pub struct MemberRow from member::Model {
-        pub id: String,
+    pub struct MemberRow in member "members" {
+        key {
+            pub id: String,
+        }
         pub workspace_id: String,
         pub email: String,
         pub name: String,

@@ -1,30 +1,54 @@
 //! Persistence: sea-orm over SQLite (the embedded default) or PostgreSQL, with the same
 //! migrations and queries on both. Everything the server keeps goes through here.
 
-/// A row type of the store's own with the same fields as an entity's model, converted
-/// both ways at the store's edge: what the store hands out never is a sea-orm type.
+/// A table and the store's own row type from one field list: the sea-orm entity
+/// (`$entity`, for the store's queries; the fields under `key` are the primary key) and
+/// `$name`, with the same fields, converted both ways at the store's edge (its attributes, such as
+/// documentation and derives, apply to both). What the store
+/// hands out never is a sea-orm type, and a column is added in one place.
 macro_rules! own_row {
     (
         $(#[$meta:meta])*
-        pub struct $name:ident from $entity:ident::Model {
+        pub struct $name:ident in $entity:ident $table:literal {
+            key {
+                $($(#[$key_meta:meta])* pub $key:ident: $key_ty:ty,)+
+            }
             $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)*
         }
     ) => {
+        pub(super) mod $entity {
+            use sea_orm::entity::prelude::*;
+
+            $(#[$meta])*
+            #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+            #[sea_orm(table_name = $table)]
+            pub struct Model {
+                $($(#[$key_meta])* #[sea_orm(primary_key, auto_increment = false)] pub $key: $key_ty,)+
+                $($(#[$field_meta])* pub $field: $ty,)*
+            }
+
+            #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+            pub enum Relation {}
+
+            impl ActiveModelBehavior for ActiveModel {}
+        }
+
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq, Eq)]
         pub struct $name {
+            $($(#[$key_meta])* pub $key: $key_ty,)+
             $($(#[$field_meta])* pub $field: $ty,)*
         }
 
         impl From<$entity::Model> for $name {
             fn from(m: $entity::Model) -> Self {
-                $name { $($field: m.$field,)* }
+                $name { $($key: m.$key,)+ $($field: m.$field,)* }
             }
         }
 
         impl From<$name> for $entity::Model {
             fn from(r: $name) -> Self {
-                Self { $($field: r.$field,)* }
+                Self { $($key: r.$key,)+ $($field: r.$field,)* }
             }
         }
 
@@ -734,10 +758,10 @@ mod boundary {
         found
     }
 
-    /// `own_row!`'s `pub struct X from entity::Model { .. }` without ` from entity::Model`:
-    /// X and its fields are the store's own.
+    /// `own_row!`'s `pub struct X in entity "table" { .. }` without ` in entity "table"`: X
+    /// and its fields are the store's own (the entity stays inside the store).
     fn own_head(signature: &str) -> String {
-        match signature.split_once(" from ") {
+        match signature.split_once(" in ") {
             Some((own, rest)) if signature.starts_with("pub struct ") => {
                 let body = rest.split_once('{').map_or("", |(_, body)| body);
                 format!("{own} {{{body}")

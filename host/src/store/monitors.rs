@@ -60,59 +60,15 @@ pub(super) mod monitor {
     impl ActiveModelBehavior for ActiveModel {}
 }
 
-/// Monitors as read: the view `monitors_live`, [`monitor`] joined with [`monitor_health`](super::super::entities::monitor_health)
-/// (a monitor without a health row reads as never checked). Only read, never written.
-pub(super) mod monitor_live {
-    use sea_orm::entity::prelude::*;
-
-    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Deserialize)]
-    #[sea_orm(table_name = "monitors_live")]
-    pub struct Model {
-        #[sea_orm(primary_key, auto_increment = false)]
-        pub id: String,
-        pub workspace_id: String,
-        pub name: String,
-        pub kind: String,
-        pub config: String,
-        pub interval_secs: i32,
-        pub timeout_secs: i32,
-        pub alert_policy_id: Option<String>,
-        pub regions: String,
-        pub status: crate::store::states::MonitorState,
-        pub created_at: i64,
-        pub updated_at: i64,
-        pub last_checked_at: Option<i64>,
-        pub last_response_time_ms: Option<i32>,
-        pub consecutive_failures: i32,
-        pub consecutive_successes: i32,
-        pub region_cursor: i32,
-        /// Re-check a failure from another region before it counts.
-        pub regional_confirmation: bool,
-        /// JSON list of tags.
-        pub tags: String,
-        /// Heartbeat monitors: the secret in their ping URL.
-        pub ping_token: Option<String>,
-        /// JSON list of the ids of monitors this one depends on.
-        pub depends_on: String,
-        /// Notifications are held until then (Unix ms).
-        pub snoozed_until: Option<i64>,
-        /// A stable identifier chosen by the owner, unique in the workspace for this kind.
-        pub apply_key: Option<String>,
-        /// The tool that owns the object (`tocsin apply` sets it), if any.
-        pub managed_by: Option<String>,
-    }
-
-    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
-    pub enum Relation {}
-
-    impl ActiveModelBehavior for ActiveModel {}
-}
-
+// Monitors as read: the view `monitors_live`, [`monitor`] joined with [`monitor_health`](super::super::entities::monitor_health)
+// (a monitor without a health row reads as never checked). Only read, never written.
 own_row! {
     /// A monitor as stored: its settings and status, with its counters and last check.
     #[derive(serde::Deserialize)]
-    pub struct MonitorRow from monitor_live::Model {
-        pub id: String,
+    pub struct MonitorRow in monitor_live "monitors_live" {
+        key {
+            pub id: String,
+        }
         pub workspace_id: String,
         pub name: String,
         pub kind: String,

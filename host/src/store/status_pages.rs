@@ -1,7 +1,7 @@
 //! Status pages and the daily check counts behind their uptime bars.
 
 use super::Owned;
-use super::entities::{daily_uptime, status_page};
+
 use super::{Page, Store, StoreError, Tx};
 use sea_orm::sea_query::{Alias, Expr, ExprTrait, OnConflict};
 use sea_orm::{
@@ -10,12 +10,15 @@ use sea_orm::{
 };
 use std::collections::BTreeMap;
 
+// Checks per monitor and UTC day, for uptime bars.
 own_row! {
     /// One monitor's check counts of one UTC day.
-    pub struct DailyUptimeRow from daily_uptime::Model {
-        pub monitor_id: String,
-        /// Days since 1970-01-01 (UTC).
-        pub day: i32,
+    pub struct DailyUptimeRow in daily_uptime "daily_uptime" {
+        key {
+            pub monitor_id: String,
+            /// Days since 1970-01-01 (UTC).
+            pub day: i32,
+        }
         pub total: i32,
         pub up: i32,
         /// Sum and count of the day's response times, for means over long windows.
@@ -24,10 +27,13 @@ own_row! {
     }
 }
 
+// Public status pages.
 own_row! {
     /// A status page as stored.
-    pub struct StatusPageRow from status_page::Model {
-        pub id: String,
+    pub struct StatusPageRow in status_page "status_pages" {
+        key {
+            pub id: String,
+        }
         pub workspace_id: String,
         pub slug: String,
         pub title: String,

@@ -1,7 +1,7 @@
 //! Status-page updates and subscribers.
 
 use super::Owned;
-use super::entities::{status_page, status_subscriber, status_update, subscription_mail};
+use super::entities::{status_page, subscription_mail};
 use super::status_pages::StatusPageRow;
 use super::{Page, Store, StoreError, Tx};
 use sea_orm::sea_query::Expr;
@@ -12,8 +12,10 @@ use sea_orm::{
 
 own_row! {
     /// An update as stored.
-    pub struct StatusUpdateRow from status_update::Model {
-        pub id: String,
+    pub struct StatusUpdateRow in status_update "status_updates" {
+        key {
+            pub id: String,
+        }
         pub workspace_id: String,
         pub page_id: String,
         pub incident_id: Option<String>,
@@ -25,8 +27,10 @@ own_row! {
 }
 own_row! {
     /// A subscriber as stored.
-    pub struct SubscriberRow from status_subscriber::Model {
-        pub id: String,
+    pub struct SubscriberRow in status_subscriber "status_subscribers" {
+        key {
+            pub id: String,
+        }
         pub workspace_id: String,
         pub page_id: String,
         /// `email` or `webhook`.
