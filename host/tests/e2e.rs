@@ -26,6 +26,7 @@ mod e2e_heartbeats;
 mod e2e_holds;
 mod e2e_http;
 mod e2e_incidents;
+mod e2e_live;
 mod e2e_maintenance;
 mod e2e_metrics;
 mod e2e_monitor_catalogue;

@@ -1,6 +1,8 @@
 //! The dashboard in a real browser: headless Chromium (Debian's package) driven by
 //! playwright-core (npm), both installed on first use. An owner signs in through the
-//! form, searches with the keyboard, pauses a monitor from its page; a viewer sees no
+//! form, searches with the keyboard, pauses a monitor from its page; open pages follow
+//! changes made elsewhere without a reload (a monitor created through the API, an incident
+//! opened and resolved, checks appended); a viewer sees no
 //! write controls and a forged write is refused. Screenshots at desktop and phone width
 //! are kept in `target/tmp/dashboard-screenshots` (and `TOCSIN_TEST_ARTIFACTS` if set).
 
@@ -117,6 +119,13 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         match line.as_str() {
             "step: fail the target" => target.set_status(500),
             "step: recover the target" => target.set_status(200),
+            "step: create a monitor elsewhere" => {
+                let made = api.post(
+                    "/v1/monitors",
+                    &json!({"name": "Made elsewhere", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 3600}),
+                );
+                assert_eq!(made.status, 201, "{}", made.body);
+            }
             _ => {
                 report.push_str(&line);
                 report.push('\n');

@@ -65,6 +65,16 @@ pub struct Signed {
 /// Find the session behind the request's cookie; 401 when it is missing, unknown,
 /// revoked or expired.
 pub async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<Signed, ApiError> {
+    look_up(state, headers, true).await
+}
+
+/// Whether the request's session is still signed in, without counting this as activity
+/// (a stream open in a tab does not keep its session from idling out).
+pub async fn still_signed_in(state: &AppState, headers: &HeaderMap) -> Result<Signed, ApiError> {
+    look_up(state, headers, false).await
+}
+
+async fn look_up(state: &AppState, headers: &HeaderMap, touch: bool) -> Result<Signed, ApiError> {
     let token = cookie_token(headers)
         .ok_or_else(|| ApiError::unauthorized("Sign in first: no session cookie"))?;
     let now = state.clock.now_ms();
@@ -79,7 +89,7 @@ pub async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<Signed, 
         .user(&session.user_id)
         .await?
         .ok_or_else(|| ApiError::unauthorized("Your session has ended; sign in again"))?;
-    if now - session.last_seen_at >= TOUCH_EVERY_MS {
+    if touch && now - session.last_seen_at >= TOUCH_EVERY_MS {
         state.store.touch_session(&session.id, now).await?;
     }
     Ok(Signed {

@@ -13,8 +13,11 @@ use super::maintenance::Calendar;
 use super::policy::{self, Rules};
 use crate::ids::{self, prefix};
 use crate::outbox::events;
+use crate::store::live::Seen;
 use crate::store::status_pages::{DayCounts, day_of};
-use crate::store::{CheckRow, IncidentRow, MonitorRow, MonitorState, Store, StoreError, Tx};
+use crate::store::{
+    CheckRow, IncidentRow, MonitorRow, MonitorState, State as _, Store, StoreError, Tx,
+};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -586,12 +589,14 @@ async fn apply(
         return Ok(());
     };
     if !counted {
+        note(txn, record, false, h.status, false);
         writes.uncounted.push(check_row(record, false));
         return Ok(());
     }
     // Under maintenance a check is kept, marked, and counts for nothing: health, incidents,
     // notices and uptime wait for the window's end.
     if state.calendar.active(m, record.checked_at).is_some() {
+        note(txn, record, true, h.status, false);
         writes
             .last
             .insert(record.monitor_id.clone(), last_of(record));
@@ -667,15 +672,31 @@ async fn apply(
     {
         writes.notified = true;
     }
-    *h = Health {
-        status: health::status_after(h.status, record.ok, state.open.contains_key(&m.id)),
-        ..next
-    };
+    let status = health::status_after(h.status, record.ok, state.open.contains_key(&m.id));
+    note(txn, record, false, status, status != h.status);
+    *h = Health { status, ..next };
     writes
         .last
         .insert(record.monitor_id.clone(), last_of(record));
     writes.counted.push(check_row(record, true));
     Ok(())
+}
+
+/// Tell open dashboards of a stored check once the batch commits.
+fn note(txn: &Tx, record: &CheckRecord, maintenance: bool, status: MonitorState, changed: bool) {
+    if txn.listened() {
+        txn.note(Seen::Check {
+            workspace_id: record.workspace_id.clone(),
+            monitor_id: record.monitor_id.clone(),
+            checked_at: record.checked_at,
+            ok: record.ok,
+            response_time_ms: record.response_time_ms,
+            reason: record.reason.clone(),
+            maintenance,
+            state: status.name(),
+            changed,
+        });
+    }
 }
 
 /// Write the check rows, the daily rollup and each monitor's new health.

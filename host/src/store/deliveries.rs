@@ -259,6 +259,11 @@ impl Store {
         attempt: AttemptRow,
     ) -> Result<bool, StoreError> {
         let txn = self.begin_write().await?;
+        txn.note(super::live::Seen::Delivery {
+            workspace_id: after.workspace_id.clone(),
+            delivery_id: after.id.clone(),
+            incident_id: after.incident_id.clone(),
+        });
         let mut active = after.into_active_model().reset_all();
         // The row's identity and what it carries never change.
         for column in [

@@ -200,6 +200,15 @@ impl Store {
 }
 
 /// The incident writes of the engine's transitions.
+/// An incident's change, as open dashboards are told of it.
+fn seen(row: &IncidentRow) -> super::live::Seen {
+    super::live::Seen::Incident {
+        workspace_id: row.workspace_id.clone(),
+        incident_id: row.id.clone(),
+        monitor_id: row.monitor_id.clone(),
+    }
+}
+
 impl Tx {
     /// One incident of a workspace.
     pub async fn incident_in(
@@ -242,6 +251,7 @@ impl Tx {
 
     /// Insert a new incident.
     pub async fn insert_incident(&self, row: IncidentRow) -> Result<IncidentRow, StoreError> {
+        self.note(seen(&row));
         Ok(row
             .into_active_model()
             .reset_all()
@@ -285,6 +295,7 @@ impl Tx {
         if after.group_id != before.group_id {
             active.group_id = Set(after.group_id.clone());
         }
+        self.note(seen(after));
         Ok(active.update(self.conn()).await?.into())
     }
 

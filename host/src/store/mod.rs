@@ -98,6 +98,7 @@ pub mod heartbeats;
 pub mod holds;
 pub mod incidents;
 pub mod keys;
+pub mod live;
 pub mod maintenance;
 pub mod managed;
 pub mod members;
@@ -258,6 +259,8 @@ pub struct Store {
     /// PostgreSQL the same pool as `db`.
     writer: DatabaseConnection,
     changes: broadcast::Sender<MonitorChange>,
+    /// Committed changes, for open dashboards (see [`live`]).
+    live: live::Feed,
     /// Keys authenticated in the last second (see [`keys::KeyCache`]).
     keys: std::sync::Arc<keys::KeyCache>,
 }
@@ -303,6 +306,7 @@ impl Store {
             db,
             writer,
             changes,
+            live: live::Feed::new(),
             keys: std::sync::Arc::new(keys::KeyCache::new(sqlite)),
         }
     }
@@ -330,7 +334,7 @@ impl Store {
         let lock = self.db.begin().await?;
         lock.execute_unprepared(&format!("SELECT pg_advisory_xact_lock({STARTUP_LOCK})"))
             .await?;
-        Ok(Some(Tx { txn: lock }))
+        Ok(Some(self.tx(lock)))
     }
 
     /// Insert one row in a transaction of its own. On SQLite, an `INSERT ... RETURNING`
@@ -389,7 +393,15 @@ impl Store {
                 ..Default::default()
             })
             .await?;
-        Ok(Tx { txn })
+        Ok(self.tx(txn))
+    }
+
+    fn tx(&self, txn: DatabaseTransaction) -> Tx {
+        Tx {
+            txn,
+            live: self.live.clone(),
+            noted: std::sync::Mutex::new(Vec::new()),
+        }
     }
 
     /// Which database this is.
@@ -419,6 +431,11 @@ impl Store {
     /// Listen for monitor changes.
     pub fn subscribe_monitor_changes(&self) -> broadcast::Receiver<MonitorChange> {
         self.changes.subscribe()
+    }
+
+    /// Committed changes as they happen (see [`live`]).
+    pub fn subscribe_changes(&self) -> broadcast::Receiver<live::Committed> {
+        self.live.subscribe()
     }
 
     pub(crate) fn publish(&self, change: MonitorChange) {
@@ -527,15 +544,37 @@ fn sqlite_create_mode(url: &str) -> String {
 /// of their notifications through one `Tx`. Dropping it uncommitted rolls it back.
 pub struct Tx {
     txn: DatabaseTransaction,
+    live: live::Feed,
+    /// Changes told to open dashboards once this commits.
+    noted: std::sync::Mutex<Vec<live::Seen>>,
 }
 
 impl Tx {
     /// Make everything written through this transaction durable.
     /// The audit entries the current request noted are written first, in this
-    /// transaction (see [`audit`]).
+    /// transaction (see [`audit`]); the changes it noted are told once it committed.
     pub async fn commit(self) -> Result<(), StoreError> {
         audit::flush(&self.txn).await?;
-        Ok(self.txn.commit().await?)
+        self.txn.commit().await?;
+        let noted = self.noted.into_inner().unwrap_or_else(|e| e.into_inner());
+        self.live.publish(noted);
+        Ok(())
+    }
+
+    /// Tell open dashboards of `change` once this transaction commits.
+    pub fn note(&self, change: live::Seen) {
+        if self.live.listened() {
+            self.noted
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(change);
+        }
+    }
+
+    /// Whether a change noted now would be told to anyone (so a caller can skip
+    /// building it).
+    pub fn listened(&self) -> bool {
+        self.live.listened()
     }
 
     /// Commit when the transaction `changed` something; otherwise roll it back and

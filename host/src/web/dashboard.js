@@ -39,46 +39,130 @@ document.getElementById('workspace-switch')?.addEventListener('change', async (e
   location.assign('/');
 });
 
-for (const button of document.querySelectorAll('button[data-method][data-path]')) {
-  button.addEventListener('click', async () => {
-    if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
-    button.disabled = true;
-    const error = await api(button.dataset.method, button.dataset.path);
-    button.disabled = false;
-    if (error) return fail(error);
-    if (button.dataset.then) location.assign(button.dataset.then);
-    else location.reload();
-  });
-}
+// Listened for on the document, so content a live page reads again keeps working.
+document.addEventListener('click', async (event) => {
+  const button = event.target.closest('button[data-method][data-path]');
+  if (!button) return;
+  if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
+  button.disabled = true;
+  const error = await api(button.dataset.method, button.dataset.path);
+  button.disabled = false;
+  if (error) return fail(error);
+  if (button.dataset.then) location.assign(button.dataset.then);
+  else location.reload();
+});
 
 // Acknowledge with a note.
-document.getElementById('acknowledge')?.addEventListener('submit', async (event) => {
-  event.preventDefault();
+document.addEventListener('submit', async (event) => {
   const form = event.target;
+  if (form.id !== 'acknowledge') return;
+  event.preventDefault();
   const note = form.elements.note.value.trim();
   const error = await api('POST', form.dataset.path, note ? { note } : {});
   if (error) return fail(error);
   location.reload();
 });
 
-// Live states on the overview (server-sent events).
-const table = document.getElementById('monitors');
-if (table && table.dataset.live && window.EventSource) {
-  const source = new EventSource(table.dataset.live);
-  source.addEventListener('monitors', (event) => {
-    const data = JSON.parse(event.data);
-    for (const m of data.monitors) {
-      const row = table.querySelector(`tr[data-id="${CSS.escape(m.id)}"]`);
-      if (!row) continue;
-      const state = row.querySelector('[data-field="state"]');
-      state.textContent = m.state;
-      state.className = `state ${m.state}`;
-      row.querySelector('[data-field="response"]').textContent = m.response;
+// Live pages (server-sent events of the workspace's committed changes, see /events). The
+// overview updates a row in place for a check that leaves its monitor's state as it was;
+// otherwise a page reads itself again when something it shows changed (at most every
+// few seconds, never while a field on it is being edited) and swaps its content.
+const live = document.querySelector('main[data-live]');
+if (live && window.EventSource) {
+  const kind = live.dataset.live;
+  const monitorId = live.dataset.monitor;
+  const incidentId = live.dataset.incident;
+  const EVERY = kind === 'overview' ? 3000 : 1500;
+  let last = 0;
+  let timer = null;
+  let reading = false;
+
+  const editing = () => {
+    const el = document.activeElement;
+    return el && el !== document.body && el.closest('main') && el.matches('input, textarea, select');
+  };
+  async function readAgain() {
+    timer = null;
+    if (reading) return later();
+    if (editing()) {
+      document.activeElement.addEventListener('blur', later, { once: true });
+      return;
     }
-    for (const [name, n] of Object.entries(data.counts)) {
-      const cell = document.querySelector(`[data-count="${name}"]`);
-      if (cell) cell.textContent = n;
+    reading = true;
+    last = Date.now();
+    try {
+      const response = await fetch(location.href, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+      if (!response.ok) return;
+      const html = new DOMParser().parseFromString(await response.text(), 'text/html');
+      const fresh = html.querySelector('main[data-live]');
+      const current = document.querySelector('main[data-live]');
+      if (fresh && current && !editing()) current.replaceChildren(...fresh.childNodes);
+    } finally {
+      reading = false;
     }
+  }
+  function later() {
+    if (timer) return;
+    timer = setTimeout(readAgain, Math.max(0, last + EVERY - Date.now()));
+  }
+
+  // A check of a monitor on the overview whose state it did not change.
+  function inPlace(c) {
+    const row = document.querySelector(`#monitors tr[data-id="${CSS.escape(c.monitorId)}"]`);
+    if (!row) return !c.changed;
+    if (c.changed) return false;
+    const state = row.querySelector('[data-field="state"]');
+    state.textContent = c.state;
+    state.className = `state ${c.state}`;
+    row.querySelector('[data-field="response"]').textContent = c.responseTimeMs == null ? '–' : `${c.responseTimeMs} ms`;
+    const checked = row.querySelector('time');
+    if (checked) {
+      checked.dateTime = new Date(c.checkedAt).toISOString();
+      checked.textContent = 'just now';
+    }
+    const bar = row.querySelector('.beats.mini');
+    if (bar) {
+      const beat = document.createElement('span');
+      beat.className = `beat ${c.maintenance ? 'maintenance' : c.ok ? 'up' : 'down'}`;
+      const response = c.responseTimeMs == null ? 'no response' : `${c.responseTimeMs} ms`;
+      const result = c.maintenance ? 'under maintenance' : c.ok ? 'ok' : `failed: ${c.reason || 'no reason given'}`;
+      beat.title = `${new Date(c.checkedAt).toLocaleTimeString()}, ${response}, ${result}`;
+      bar.append(beat);
+      while (bar.children.length > 20) bar.firstElementChild.remove();
+      const failed = bar.querySelectorAll('.beat.down').length;
+      bar.setAttribute('aria-label', `Last ${bar.children.length} checks: ${failed} failed`);
+    }
+    return true;
+  }
+
+  function shown(c) {
+    switch (kind) {
+      case 'overview':
+        return c.kind === 'monitor' || (c.kind === 'check' && !inPlace(c));
+      case 'monitor':
+        return c.monitorId === monitorId && c.kind !== 'delivery';
+      case 'incidents':
+        return c.kind === 'incident';
+      case 'incident':
+        return (c.kind === 'incident' || c.kind === 'delivery') && c.incidentId === incidentId;
+      default:
+        return false;
+    }
+  }
+
+  const source = new EventSource('/events');
+  let broken = false;
+  source.addEventListener('changes', (event) => {
+    let again = false;
+    for (const c of JSON.parse(event.data)) again = shown(c) || again;
+    if (again) later();
+  });
+  source.addEventListener('missed', later);
+  source.addEventListener('error', () => { broken = true; });
+  // Back after a break (a restart, a lost connection): what changed meanwhile was not told.
+  source.addEventListener('open', () => {
+    if (broken) later();
+    broken = false;
   });
 }
 

@@ -1,34 +1,37 @@
-//! `GET /events?ids=...`: server-sent events for the overview. Every two seconds, while
-//! something changed, one `monitors` event with the state and last response time of the
-//! monitors the page shows (at most a page's worth) and the workspace's counts by state;
-//! the page updates its cells without a reload. A signed-in session is required, and only
-//! the person's workspace is read.
+//! `GET /events`: server-sent events for every dashboard page. Each committed change of
+//! the signed-in person's workspace (a check stored, a monitor created, edited or
+//! deleted, an incident opened or moved on, a delivery attempted) comes as one `changes`
+//! event, a JSON array of what one transaction changed (see
+//! [`Seen`](crate::store::live::Seen)), told by the store after the commit: nothing is
+//! read from the database per open page. A page updates in place what it can and reads
+//! itself again for the rest.
+//!
+//! A stream that falls behind the server's feed gets a `missed` event (the page reads
+//! itself again). The session is looked at again every [`RECHECK`]: a stream ends when
+//! its session ends or its person leaves the workspace.
 
 use crate::api::AppState;
 use crate::api::session;
-use crate::store::{MonitorState, State as _};
-use axum::extract::{Query, State};
+use crate::store::live::Committed;
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
 use std::time::Duration;
+use tokio::sync::broadcast::{self, error::RecvError};
 
-/// How often the shown monitors are looked at.
-const TICK: Duration = Duration::from_secs(2);
-/// Ids one stream follows at most (a page of the overview).
-const MAX_IDS: usize = 100;
+/// How often an open stream checks that its session and membership still hold.
+const RECHECK: Duration = Duration::from_secs(30);
 
-#[derive(Debug, Default, Deserialize)]
-pub struct EventsQuery {
-    ids: Option<String>,
+struct Listener {
+    state: AppState,
+    headers: HeaderMap,
+    workspace: String,
+    feed: broadcast::Receiver<Committed>,
+    recheck: tokio::time::Interval,
 }
 
-pub async fn events(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Query(q): Query<EventsQuery>,
-) -> Response {
+pub async fn events(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let principal = match session::signed_in(&state, &headers).await {
         Ok(signed) => match session::principal(&state, &headers, &signed).await {
             Ok(p) => p,
@@ -36,55 +39,20 @@ pub async fn events(
         },
         Err(e) => return (StatusCode::UNAUTHORIZED, e.message).into_response(),
     };
-    let ids: Vec<String> = q
-        .ids
-        .unwrap_or_default()
-        .split(',')
-        .filter(|s| !s.is_empty() && s.len() <= 40)
-        .take(MAX_IDS)
-        .map(str::to_string)
-        .collect();
-    let workspace = principal.workspace_id;
-    let stream = futures::stream::unfold(
-        (state, workspace, ids, String::new()),
-        |(state, workspace, ids, last)| async move {
-            loop {
-                tokio::time::sleep(TICK).await;
-                let rows = state.store.monitors_by_id(&workspace, ids.clone()).await;
-                let counts = state.store.count_monitors_by_state(&workspace).await;
-                let (Ok(rows), Ok(counts)) = (rows, counts) else {
-                    continue;
-                };
-                let count = |s: MonitorState| {
-                    counts
-                        .iter()
-                        .find(|(st, _)| *st == s)
-                        .map_or(0, |(_, n)| *n)
-                };
-                let data = serde_json::json!({
-                    "monitors": rows.iter().map(|m| serde_json::json!({
-                        "id": m.id,
-                        "state": m.status.name(),
-                        "response": m.last_response_time_ms.map_or_else(|| "–".to_string(), |ms| format!("{ms} ms")),
-                    })).collect::<Vec<_>>(),
-                    "counts": {
-                        "up": count(MonitorState::Up),
-                        "down": count(MonitorState::Down),
-                        "pending": count(MonitorState::Pending),
-                        "paused": count(MonitorState::Paused),
-                    },
-                })
-                .to_string();
-                if data != last {
-                    let event = Event::default().event("monitors").data(data.clone());
-                    return Some((
-                        Ok::<_, std::convert::Infallible>(event),
-                        (state, workspace, ids, data),
-                    ));
-                }
-            }
-        },
-    );
+    let mut recheck = tokio::time::interval(RECHECK);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    recheck.reset();
+    let listener = Listener {
+        feed: state.store.subscribe_changes(),
+        state,
+        headers,
+        workspace: principal.workspace_id,
+        recheck,
+    };
+    let stream = futures::stream::unfold(listener, |mut l| async move {
+        let event = l.next().await?;
+        Some((Ok::<_, std::convert::Infallible>(event), l))
+    });
     let mut r = Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response();
@@ -93,4 +61,46 @@ pub async fn events(
         axum::http::HeaderValue::from_static("no-store"),
     );
     r
+}
+
+impl Listener {
+    /// The next event for this page; `None` ends the stream.
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            tokio::select! {
+                received = self.feed.recv() => match received {
+                    Ok(committed) => {
+                        if let Some(event) = self.of(&committed) {
+                            return Some(event);
+                        }
+                    }
+                    Err(RecvError::Lagged(_)) => return Some(Event::default().event("missed").data("{}")),
+                    Err(RecvError::Closed) => return None,
+                },
+                _ = self.recheck.tick() => {
+                    if !self.still_a_member().await {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The `changes` event of one transaction's changes to this workspace, if any.
+    fn of(&self, committed: &Committed) -> Option<Event> {
+        let mine = committed
+            .iter()
+            .find(|t| t.workspace_id == self.workspace)?;
+        Some(Event::default().event("changes").data(&mine.json))
+    }
+
+    async fn still_a_member(&self) -> bool {
+        let Ok(signed) = session::still_signed_in(&self.state, &self.headers).await else {
+            return false;
+        };
+        matches!(
+            session::principal(&self.state, &self.headers, &signed).await,
+            Ok(p) if p.workspace_id == self.workspace
+        )
+    }
 }

@@ -215,7 +215,6 @@ struct Overview {
     tags: Vec<String>,
     rows: Vec<Row>,
     /// The shown monitors' ids, for the live updates.
-    live_ids: String,
     total: u64,
     page: u64,
     pages: u64,
@@ -345,11 +344,6 @@ async fn overview(
             .iter()
             .map(|m| overview_row(m, &hours, &days, &recent, now))
             .collect(),
-        live_ids: rows
-            .iter()
-            .map(|m| m.id.as_str())
-            .collect::<Vec<_>>()
-            .join(","),
         total,
         page: page_n,
         pages,

@@ -114,26 +114,52 @@ try {
   await page.getByRole('button', { name: 'Create monitor' }).click();
   await page.waitForSelector('h1:text("Database port")');
 
-  // The live monitor: up, then down without a reload, then its incident acknowledged with a
-  // note, then resolved when the target recovers.
+  // Live on every page: pages opened once (each marked, so a reload would show) follow
+  // what happens elsewhere. A monitor created through the API appears on the overview;
+  // checks append on a monitor's page.
+  const unreloaded = async (p) => p.evaluate(() => window.stillTheSamePage === true);
+  const mark = async (p) => p.evaluate(() => { window.stillTheSamePage = true; });
+  const watcher = await desktop.newPage();
+  await watcher.goto(`${config.base}/`);
+  await mark(watcher);
+  const allBefore = Number(await watcher.locator('.counts li').first().locator('strong').textContent());
+  await step('create a monitor elsewhere');
+  await watcher.locator('#monitors a:text("Made elsewhere")').waitFor({ timeout: 20000 });
+  const allAfter = Number(await watcher.locator('.counts li').first().locator('strong').textContent());
+  expect(allAfter === allBefore + 1, `"All" counts the new monitor (${allBefore} then ${allAfter})`);
+  expect(await unreloaded(watcher), 'the overview showed the new monitor without a reload');
+  await watcher.goto(`${config.base}/monitors/${config.liveId}`);
+  await mark(watcher);
+  const firstCheck = await watcher.locator('table time').first().getAttribute('datetime');
+  await watcher.waitForFunction((first) => {
+    const t = document.querySelector('table time');
+    return t && t.getAttribute('datetime') !== first;
+  }, firstCheck, { timeout: 20000 });
+  expect(await unreloaded(watcher), 'a new check appeared on the monitor page without a reload');
+
+  // The live monitor: up, then down without a reload (and its incident appears on an
+  // open incidents page), then its incident acknowledged with a note, then resolved when
+  // the target recovers, seen on the open incident page.
   await page.goto(`${config.base}/?q=${encodeURIComponent(config.live)}`);
   const cell = page.locator(`tr[data-id="${config.liveId}"] [data-field="state"]`);
   await cell.filter({ hasText: 'up' }).waitFor({ timeout: 30000 });
+  await watcher.goto(`${config.base}/incidents`);
+  await mark(watcher);
   await step('fail the target');
   await cell.filter({ hasText: 'down' }).waitFor({ timeout: 30000 });
+  await watcher.locator(`a:text("${config.live}")`).first().waitFor({ timeout: 20000 });
+  expect(await unreloaded(watcher), 'the new incident appeared on the incidents page without a reload');
   await page.getByRole('link', { name: 'Incidents' }).click();
   await page.getByRole('link', { name: config.live }).first().click();
   await page.getByLabel('Note (optional)').fill('Looking into it');
   await page.getByRole('button', { name: 'Acknowledge' }).click();
   await page.waitForSelector('dd .state:text("acknowledged")');
   expect(await page.getByText('note: Looking into it').count() === 1, 'the note is on the timeline');
+  await mark(page);
   await step('recover the target');
-  for (let i = 0; i < 60; i++) {
-    await page.reload();
-    if (await page.locator('dd .state:text("resolved")').count()) break;
-    await page.waitForTimeout(500);
-  }
-  expect(await page.locator('dd .state:text("resolved")').count() === 1, 'the incident is resolved');
+  await page.locator('dd .state:text("resolved")').waitFor({ timeout: 30000 });
+  expect(await unreloaded(page), 'the incident page showed the resolution without a reload');
+  await watcher.close();
 
   // At a glance: the monitor's heartbeat bar holds its last checks, the failures among
   // them, and the chart draws real points from the first minutes (before a second quarter
