@@ -147,13 +147,13 @@ fn every_example_of_the_plugin_guide_is_accepted_and_errors_answer_as_it_says() 
     );
     let top_level = api.post(
         "/v1/monitors",
-        &json!({"name": "web", "type": "http", "interval": 60, "url": "https://example.com"}),
+        &json!({"name": "web", "type": "http", "interval": 60, "method": "GET"}),
     );
     top_level.assert_error(400, "VALIDATION_ERROR");
     assert!(
         top_level.body["error"]["details"]
             .as_array()
-            .is_some_and(|d| d.iter().any(|e| e["field"] == "method")),
+            .is_some_and(|d| d.iter().any(|e| e["field"] == "url")),
         "{}",
         top_level.body
     );

@@ -141,6 +141,13 @@ fn invalid_bodies_answer_400_or_422_with_details() {
     for f in ["name", "interval", "url", "method", "surprise"] {
         assert!(fields.contains(&f), "missing {f} in {fields:?}");
     }
+    // Without a method an http monitor sends GET.
+    let get = api.post(
+        "/v1/monitors?dryRun=true",
+        &json!({"name": "x", "type": "http", "url": "http://a/", "interval": 60}),
+    );
+    assert_eq!(get.status, 200, "{}", get.body);
+    assert_eq!(get.body["data"]["method"], "GET", "{}", get.body);
     api.post("/v1/monitors", &json!({"name": "x", "type": "http", "url": "http://a/", "method": "GET", "interval": "60"})).assert_error(400, "VALIDATION_ERROR");
     api.post("/v1/monitors", &json!({"name": "x", "type": "http", "url": "http://a/", "method": "GET", "interval": 60, "id": "mon_x"})).assert_error(400, "VALIDATION_ERROR");
     api.post("/v1/monitors", &json!({"name": "x", "type": "http", "url": "http://a/", "method": "GET", "interval": 60, "regions": ["mars"]})).assert_error(400, "VALIDATION_ERROR");

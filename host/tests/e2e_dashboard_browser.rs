@@ -75,6 +75,15 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         &json!({"name": "Storefront", "type": "http", "url": target.url("/status"), "method": "GET", "interval": 1, "timeout": 1}),
     );
     let live_id = live.body["data"]["id"].as_str().expect("id").to_string();
+    let heartbeat = api.post(
+        "/v1/monitors",
+        &json!({"name": "Nightly backup", "type": "heartbeat", "period": 60, "grace": 60}),
+    );
+    assert_eq!(heartbeat.status, 201, "{}", heartbeat.body);
+    let heartbeat_id = heartbeat.body["data"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
     for i in 0..20 {
         api.post(
             "/v1/monitors",
@@ -98,6 +107,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         "hook": receiver.url("/hooks/ops"),
         "targetPort": target.port(),
         "liveId": live_id,
+        "heartbeatId": heartbeat_id,
     });
     let config_file = server.data_dir.join("browser.json");
     std::fs::write(&config_file, config.to_string()).expect("config");
@@ -142,7 +152,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .find_map(|l| serde_json::from_str(l).ok())
         .expect("the script's findings");
     let scanned = findings["scanned"].as_array().expect("scanned pages");
-    assert_eq!(scanned.len(), 12, "axe scanned every page: {findings}");
+    assert_eq!(scanned.len(), 13, "axe scanned every page: {findings}");
     let policies = api.get("/v1/alert-policies").body;
     assert_eq!(policies["data"][0]["failureThreshold"], 3, "{policies}");
     assert_eq!(
@@ -171,6 +181,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
     for shot in [
         "overview-desktop.png",
         "monitor-desktop.png",
+        "heartbeat-desktop.png",
         "form-error-desktop.png",
         "overview-phone.png",
         "monitor-phone.png",

@@ -326,7 +326,8 @@ fn keyword_monitors_look_for_text_in_the_body() {
         .find(|p| p["name"] == "keyword")
         .expect("keyword plugin")["configSchema"]
         .clone();
-    assert_eq!(schema["required"], json!(["url", "method", "keyword"]));
+    assert_eq!(schema["required"], json!(["url", "keyword"]));
+    assert_eq!(schema["properties"]["method"]["default"], "GET");
 }
 
 /// Checks run on threads of their own (`check_threads`); with several of them, checks,

@@ -259,7 +259,16 @@ fn check(
         }
     }
     if let Some(allowed) = schema["enum"].as_array() {
-        if !allowed.contains(value) {
+        // `x-tocsin-ignore-case`: a string may differ from its choice in ASCII case (HTTP
+        // methods); the type's `refine` writes it as listed.
+        let ignoring_case = schema["x-tocsin-ignore-case"] == true
+            && value.as_str().is_some_and(|v| {
+                allowed
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .any(|a| a.eq_ignore_ascii_case(v))
+            });
+        if !allowed.contains(value) && !ignoring_case {
             out.push(field_error(here, format!("must be {}", choices(allowed))));
         }
         return;
@@ -491,6 +500,25 @@ mod tests {
             [("config", "must be a JSON object")]
         );
         assert_eq!(Sample::parse("{").expect_err("not JSON")[0].field, "config");
+    }
+
+    #[test]
+    fn a_choice_may_ignore_case_when_the_schema_says_so() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "strict": {"type": "string", "enum": ["GET", "HEAD"]},
+                "loose": {"type": "string", "enum": ["GET", "HEAD"], "x-tocsin-ignore-case": true},
+            },
+        });
+        let mut out = Vec::new();
+        let value = serde_json::json!({"strict": "GET", "loose": "head"});
+        check(&schema, &value, "", "sample", &[], &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        let value = serde_json::json!({"strict": "get", "loose": "PATCH"});
+        check(&schema, &value, "", "sample", &[], &mut out);
+        let fields: Vec<&str> = out.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["strict", "loose"]);
     }
 
     #[test]

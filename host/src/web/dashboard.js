@@ -52,6 +52,21 @@ document.addEventListener('click', async (event) => {
   else location.reload();
 });
 
+// Copy a field's text (a heartbeat's ping URL and the lines that call it).
+document.addEventListener('click', async (event) => {
+  const button = event.target.closest('button[data-copy]');
+  if (!button) return;
+  const field = document.getElementById(button.dataset.copy);
+  field.select();
+  try {
+    await navigator.clipboard.writeText(field.value);
+  } catch {
+    document.execCommand('copy');
+  }
+  notice.textContent = 'Copied.';
+  notice.className = '';
+});
+
 // Acknowledge with a note.
 document.addEventListener('submit', async (event) => {
   const form = event.target;
@@ -79,7 +94,7 @@ if (live && window.EventSource) {
 
   const editing = () => {
     const el = document.activeElement;
-    return el && el !== document.body && el.closest('main') && el.matches('input, textarea, select');
+    return el && el !== document.body && el.closest('main') && el.matches('input:not([readonly]), textarea:not([readonly]), select');
   };
   async function readAgain() {
     timer = null;

@@ -21,6 +21,8 @@ pub struct Field {
     pub min: Option<String>,
     pub max: Option<String>,
     pub choices: Vec<String>,
+    /// Whether a select offers "(none)": an optional choice without a default.
+    pub blank: bool,
     /// Suggestions (the schema's `examples`), offered in a datalist.
     pub examples: Vec<String>,
     /// The value to show (from the monitor being edited, else the schema's default).
@@ -116,6 +118,7 @@ pub fn fields(schema: &Value, current: Option<&Map<String, Value>>, skip: &[&str
                 min: None,
                 max: None,
                 choices: Vec::new(),
+                blank: false,
                 examples: prop
                     .get("examples")
                     .and_then(Value::as_array)
@@ -133,6 +136,7 @@ pub fn fields(schema: &Value, current: Option<&Map<String, Value>>, skip: &[&str
                 _ if !choices.is_empty() => {
                     f.kind = "select";
                     f.choices = choices;
+                    f.blank = !f.required && prop.get("default").is_none();
                     f.value = text_of(&value);
                 }
                 Some("string") => {

@@ -20,6 +20,7 @@ use serde::Deserialize;
 
 mod alerting;
 pub mod forms;
+mod heartbeat;
 mod incidents;
 mod live;
 mod settings;
@@ -569,8 +570,8 @@ struct MonitorPage {
     kind: String,
     interval: i32,
     timeout: i32,
-    /// A heartbeat monitor's ping URL.
-    ping_url: Option<String>,
+    /// A heartbeat monitor's set-up (to those who may write).
+    heartbeat: Option<heartbeat::Setup>,
     /// Its key, and the tool that owns it (`tocsin apply` puts its fields back).
     key: Option<String>,
     managed_by: Option<String>,
@@ -650,6 +651,30 @@ async fn monitor(
             (i.id, format!("{} since {when}", i.status.name()))
         })
         .collect();
+    // The token changes the monitor's state: shown to those who may write.
+    let heartbeat = match m
+        .ping_token
+        .as_ref()
+        .filter(|_| p.role != crate::store::keys::Role::Read)
+    {
+        Some(token) => {
+            let last = state
+                .store
+                .heartbeat_state(&m.id)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|h| h.last_ping_at)
+                .map(|at| ago(now, at));
+            Some(heartbeat::setup(
+                format!("{}/ping/{token}", state.config.public_url),
+                &m.config,
+                crate::engine::heartbeat::DEFAULT_GRACE_SECS as i64,
+                last,
+            ))
+        }
+        None => None,
+    };
     let html = MonitorPage {
         layout,
         ranges: RANGES.to_vec(),
@@ -671,12 +696,7 @@ async fn monitor(
         managed_by: m.managed_by.clone(),
         interval: m.interval_secs,
         timeout: m.timeout_secs,
-        // The token changes the monitor's state: shown to those who may write.
-        ping_url: m
-            .ping_token
-            .as_ref()
-            .filter(|_| p.role != crate::store::keys::Role::Read)
-            .map(|t| format!("{}/ping/{t}", state.config.public_url)),
+        heartbeat,
         uptime_24h,
         mean_24h,
         checks: checks

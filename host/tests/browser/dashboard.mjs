@@ -7,6 +7,7 @@
 // node dashboard.mjs <config.json>
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
 
 const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const require = createRequire(config.modules + '/');
@@ -85,11 +86,10 @@ try {
   await page.keyboard.type('Keyboard API');
   await page.locator('#f-url').focus();
   await page.keyboard.type(config.targetOk);
-  // `method` has no default: submitting without it shows the server's error by the field.
-  await page.keyboard.press('Enter');
-  await page.locator('#error-method:not(:empty)').waitFor({ timeout: 10000 });
-  expect(await page.evaluate(() => document.activeElement.id) === 'f-method', 'focus moves to the invalid field');
-  await page.keyboard.type('GET');
+  // `method` is a select of the schema's choices, GET unless changed.
+  expect(await page.locator('select#f-method').inputValue() === 'GET', 'the method defaults to GET');
+  expect(await page.locator('select#f-method option[value=""]').count() === 0, 'the method offers no empty choice');
+  expect((await page.locator('label[for="f-method"]').textContent()).trim() === 'Method', 'the method is labelled from its schema title');
   await page.keyboard.press('Enter');
   await page.waitForSelector('h1:text("Keyboard API")');
   for (let i = 0; i < 60; i++) {
@@ -109,6 +109,7 @@ try {
   await page.getByRole('button', { name: 'Create monitor' }).click();
   await page.locator('#error-port:not(:empty)').waitFor({ timeout: 10000 });
   expect((await page.locator('#f-port').getAttribute('aria-invalid')) === 'true', 'the port field is marked invalid');
+  expect(await page.evaluate(() => document.activeElement.id) === 'f-port', 'focus moves to the invalid field');
   await page.screenshot({ path: `${config.artifacts}/form-error-desktop.png`, fullPage: true });
   await page.locator('#f-port').fill(String(config.targetPort));
   await page.getByRole('button', { name: 'Create monitor' }).click();
@@ -161,6 +162,22 @@ try {
   expect(await unreloaded(page), 'the incident page showed the resolution without a reload');
   await watcher.close();
 
+  // A heartbeat monitor's page tells how to call it; its shell line, run as a job would
+  // run it, turns the open page up without a reload.
+  await page.goto(`${config.base}/monitors/${config.heartbeatId}`);
+  await mark(page);
+  expect((await page.locator('dd .state').first().textContent()) === 'pending', 'a new heartbeat monitor waits for its first ping');
+  expect((await page.locator('dd:text("never")').count()) === 1, 'no ping yet');
+  const line = await page.locator('#ping-curl').inputValue();
+  expect(line.startsWith('curl ') && line.includes(`${config.base}/ping/`), `the shell line calls the ping URL (${line})`);
+  expect((await page.locator('#ping-cron').inputValue()).startsWith('* * * * * '), 'the crontab line runs every minute, as the period says');
+  await page.getByRole('button', { name: 'Copy' }).first().click();
+  await page.locator('#notice:text("Copied.")').waitFor({ timeout: 5000 });
+  execFileSync('sh', ['-c', line], { timeout: 20000 });
+  await page.locator('dd .state:text("up")').waitFor({ timeout: 20000 });
+  expect(await unreloaded(page), 'the ping turned the page up without a reload');
+  await page.screenshot({ path: `${config.artifacts}/heartbeat-desktop.png`, fullPage: true });
+
   // At a glance: the monitor's heartbeat bar holds its last checks, the failures among
   // them, and the chart draws real points from the first minutes (before a second quarter
   // hour is aggregated).
@@ -187,6 +204,8 @@ try {
   await scan(audit, 'overview');
   await audit.goto(`${config.base}/monitors/${config.liveId}`);
   await scan(audit, 'monitor');
+  await audit.goto(`${config.base}/monitors/${config.heartbeatId}`);
+  await scan(audit, 'heartbeat monitor');
   await audit.goto(`${config.base}/incidents?state=resolved`);
   await scan(audit, 'incidents');
   await audit.getByRole('link', { name: config.live }).first().click();
@@ -260,7 +279,7 @@ try {
   await small.goto(`${config.base}/monitors/new?type=http`);
   await small.screenshot({ path: `${config.artifacts}/form-phone.png`, fullPage: true });
   // Every page fits a phone without scrolling sideways (tables read as cards).
-  for (const path of ['/', `/monitors/${config.liveId}`, '/incidents?state=resolved', '/alerting', '/status-pages', '/settings', '/monitors/new?type=http']) {
+  for (const path of ['/', `/monitors/${config.liveId}`, `/monitors/${config.heartbeatId}`, '/incidents?state=resolved', '/alerting', '/status-pages', '/settings', '/monitors/new?type=http']) {
     await small.goto(`${config.base}${path}`);
     phoneWidths[path] = await small.evaluate(() => document.documentElement.scrollWidth);
     expect(phoneWidths[path] <= 360, `${path} fits 360 px (scrollWidth ${phoneWidths[path]})`);

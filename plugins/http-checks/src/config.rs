@@ -9,8 +9,6 @@ use tocsin_plugin_sdk::typed::{FieldRule, PluginConfig, TypedConfig, field_error
 
 pub use tocsin_plugin_sdk::config::FieldError;
 
-/// Methods an http monitor may use.
-pub const METHODS: [&str; 4] = ["GET", "POST", "PUT", "HEAD"];
 /// Upper bound of `maxRedirects`.
 pub const MAX_REDIRECTS_LIMIT: u64 = 20;
 /// Longest URL, in characters.
@@ -33,8 +31,12 @@ pub struct HttpConfig {
     /// Full http:// or https:// URL to request.
     #[schemars(extend("format" = "uri", "x-tocsin-target" = true), length(max = MAX_URL_CHARS))]
     pub url: String,
-    /// HTTP method: GET, POST, PUT or HEAD.
-    #[schemars(extend("examples" = ["GET", "POST", "PUT", "HEAD"]))]
+    /// HTTP method: GET (when not given), POST, PUT or HEAD.
+    #[serde(default = "get")]
+    #[schemars(
+        title = "Method",
+        extend("enum" = ["GET", "POST", "PUT", "HEAD"], "x-tocsin-ignore-case" = true)
+    )]
     pub method: String,
     /// Headers sent with each check. Their values are secrets (`Authorization`, API keys):
     /// read keys and exports do not see them.
@@ -78,6 +80,10 @@ pub struct HttpConfig {
     pub json_assertions: Vec<crate::json::JsonAssertion>,
 }
 
+fn get() -> String {
+    "GET".to_string()
+}
+
 fn yes() -> bool {
     true
 }
@@ -94,7 +100,6 @@ impl TypedConfig for HttpConfig {
     fn field_rules() -> Vec<(&'static str, FieldRule)> {
         vec![
             ("url", url_rule),
-            ("method", method_rule),
             ("headers", headers_rule),
             ("bodyContains", not_empty_rule),
             ("bodyNotContains", not_empty_rule),
@@ -125,15 +130,6 @@ impl TypedConfig for HttpConfig {
 fn url_rule(field: &str, value: &Value) -> Vec<FieldError> {
     match value.as_str().map(check_url) {
         Some(Err(message)) => vec![field_error(field, message)],
-        _ => Vec::new(),
-    }
-}
-
-fn method_rule(field: &str, value: &Value) -> Vec<FieldError> {
-    match value.as_str() {
-        Some(m) if !METHODS.contains(&m.to_ascii_uppercase().as_str()) => {
-            vec![field_error(field, "must be one of GET, POST, PUT, HEAD")]
-        }
         _ => Vec::new(),
     }
 }
@@ -267,8 +263,23 @@ mod tests {
     #[test]
     fn missing_required_fields() {
         let errors = parse("{}").expect_err("invalid");
-        assert_eq!(errors.len(), 2);
+        let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["url"]);
         assert!(errors.iter().all(|e| e.message == "is required"));
+    }
+
+    #[test]
+    fn the_method_is_get_unless_given() {
+        let c = parse(r#"{"url":"http://a.test/"}"#).expect("valid");
+        assert_eq!(c.method, "GET");
+        let schema = schema();
+        assert_eq!(schema["properties"]["method"]["default"], "GET");
+        assert_eq!(
+            schema["properties"]["method"]["enum"],
+            serde_json::json!(["GET", "POST", "PUT", "HEAD"])
+        );
+        let required = schema["required"].as_array().expect("required");
+        assert!(!required.iter().any(|r| r == "method"), "{schema}");
     }
 
     #[test]

@@ -118,7 +118,7 @@ pub fn schema() -> Value {
     s["description"] = Value::from(
         "An http check that also requires a keyword in (or absent from) the response body.",
     );
-    s["required"] = serde_json::json!(["url", "method", "keyword"]);
+    s["required"] = serde_json::json!(["url", "keyword"]);
     s["properties"]["keyword"] = serde_json::json!({"type": "string", "minLength": 1, "maxLength": MAX_KEYWORD_CHARS, "description": "Text to look for in the response body (case-sensitive, first 1 MiB)."});
     s["properties"]["keywordMode"] = serde_json::json!({"type": "string", "enum": ["present", "absent"], "default": "present", "description": "present: fail when the keyword is missing; absent: fail when it is found."});
     s
@@ -184,10 +184,7 @@ mod tests {
     #[test]
     fn schema_adds_the_keyword_fields() {
         let s = schema();
-        assert_eq!(
-            s["required"],
-            serde_json::json!(["url", "method", "keyword"])
-        );
+        assert_eq!(s["required"], serde_json::json!(["url", "keyword"]));
         assert_eq!(s["properties"]["keywordMode"]["default"], "present");
     }
 }
