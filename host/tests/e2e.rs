@@ -11,6 +11,7 @@ mod e2e_accounts;
 mod e2e_api;
 mod e2e_apply;
 mod e2e_backup;
+mod e2e_badges;
 mod e2e_bodies;
 mod e2e_channel_catalogue;
 mod e2e_cluster;

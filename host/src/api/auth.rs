@@ -124,7 +124,10 @@ pub async fn require_session(
 /// and orchestrators poll them.
 pub async fn limit_by_address(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
-    if !path.starts_with("/status/") && !path.starts_with("/v1/auth/") {
+    if !path.starts_with("/status/")
+        && !path.starts_with("/v1/auth/")
+        && !path.starts_with("/badge/")
+    {
         return next.run(req).await;
     }
     let decision = state

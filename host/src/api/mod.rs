@@ -7,6 +7,7 @@ pub mod alert_policies;
 pub mod api_keys;
 pub mod audit_log;
 pub mod auth;
+pub mod badges;
 pub mod channel_input;
 pub mod channels;
 pub mod deliveries;
@@ -88,6 +89,11 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(snoozes::snooze_monitor, snoozes::unsnooze_monitor))
         .routes(routes!(snoozes::snooze_tag, snoozes::unsnooze_tag))
         .routes(routes!(snoozes::list_snoozes))
+        .routes(routes!(
+            badges::get_badge,
+            badges::put_badge,
+            badges::delete_badge
+        ))
         .routes(routes!(monitors::monitor_uptime))
         .routes(routes!(
             alert_policies::create_policy,
@@ -188,6 +194,9 @@ fn public_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(account::list_providers))
         .routes(routes!(account::oidc_start))
         .routes(routes!(account::oidc_callback))
+        .routes(routes!(badges::status_svg))
+        .routes(routes!(badges::uptime_svg))
+        .routes(routes!(badges::response_svg))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(metrics::metrics))

@@ -29,6 +29,7 @@ use utoipa::{Modify, OpenApi};
         (name = "maintenance", description = "Maintenance windows: planned work during which checks count for nothing and nothing is sent"),
         (name = "snoozes", description = "Holding a monitor's or a tag's notifications until a time"),
         (name = "heartbeats", description = "Heartbeat monitors' ping URLs, without authentication"),
+        (name = "badges", description = "Public SVG badges of a monitor's state, uptime and response time: a token per monitor, revocable"),
         (name = "meta", description = "The API description"),
     )
 )]

@@ -87,6 +87,7 @@ pub mod accounts;
 pub mod alerting;
 pub mod audit;
 pub mod backup;
+pub mod badges;
 pub mod checks;
 pub mod cluster;
 pub mod confirmations;

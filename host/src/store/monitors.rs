@@ -630,6 +630,7 @@ impl Tx {
                 .filter(heartbeat_state::Column::MonitorId.eq(id))
                 .exec(self.conn())
                 .await?;
+            self.delete_badge_of(id).await?;
         }
         Ok(deleted > 0)
     }

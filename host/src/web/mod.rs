@@ -572,6 +572,8 @@ struct MonitorPage {
     timeout: i32,
     /// A heartbeat monitor's set-up (to those who may write).
     heartbeat: Option<heartbeat::Setup>,
+    /// Its public badge: the token and the Markdown to paste.
+    badge: Option<(String, String)>,
     /// Its key, and the tool that owns it (`tocsin apply` puts its fields back).
     key: Option<String>,
     managed_by: Option<String>,
@@ -675,6 +677,19 @@ async fn monitor(
         }
         None => None,
     };
+    let badge = state
+        .store
+        .badge_of(&p.workspace_id, &m.id)
+        .await
+        .ok()
+        .flatten()
+        .map(|b| {
+            let markdown = format!(
+                "![status]({}/badge/{}/status.svg)",
+                state.config.public_url, b.token
+            );
+            (b.token, markdown)
+        });
     let html = MonitorPage {
         layout,
         ranges: RANGES.to_vec(),
@@ -697,6 +712,7 @@ async fn monitor(
         interval: m.interval_secs,
         timeout: m.timeout_secs,
         heartbeat,
+        badge,
         uptime_24h,
         mean_24h,
         checks: checks

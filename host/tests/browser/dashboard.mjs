@@ -178,6 +178,13 @@ try {
   expect(await unreloaded(page), 'the ping turned the page up without a reload');
   await page.screenshot({ path: `${config.artifacts}/heartbeat-desktop.png`, fullPage: true });
 
+  // A public badge, made from the monitor's page: the images load, the Markdown is there.
+  await page.goto(`${config.base}/monitors/${config.liveId}`);
+  await page.getByRole('button', { name: 'Make a public badge' }).click();
+  await page.locator('img[alt="Status badge"]').waitFor({ timeout: 10000 });
+  expect(await page.locator('.badges img').evaluateAll((imgs) => imgs.every((i) => i.complete && i.naturalWidth > 40)), 'the badges load');
+  expect((await page.locator('#badge-markdown').inputValue()).includes('/badge/'), 'the badge Markdown is shown');
+
   // At a glance: the monitor's heartbeat bar holds its last checks, the failures among
   // them, and the chart draws real points from the first minutes (before a second quarter
   // hour is aggregated).
