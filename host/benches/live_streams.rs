@@ -101,6 +101,9 @@ async fn run() {
         .env("TOCSIN_LISTEN", format!("127.0.0.1:{port}"))
         .env("TOCSIN_DATA_DIR", dir.path())
         .env("TOCSIN_BOOTSTRAP_KEY", KEY)
+        .env("TOCSIN_MIN_INTERVAL", "1")
+        // Every stream comes from this one address.
+        .env("TOCSIN_MAX_CONNECTIONS_PER_ADDRESS", "1000")
         .env("TOCSIN_LOG", "warn")
         .env("TOCSIN_RATE_LIMIT_PER_MINUTE", "100000000")
         .env("TOCSIN_RATE_LIMIT_BURST", "10000000")
