@@ -153,6 +153,19 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .expect("the script's findings");
     let scanned = findings["scanned"].as_array().expect("scanned pages");
     assert_eq!(scanned.len(), 13, "axe scanned every page: {findings}");
+    // The policy was chosen and then taken off the monitor from its form.
+    let watched = api.get(&format!("/v1/monitors/{live_id}")).body;
+    assert_eq!(
+        watched["data"]["alertPolicyId"],
+        serde_json::Value::Null,
+        "{watched}"
+    );
+    for action in ["monitor.snooze", "monitor.unsnooze"] {
+        let log = api.get(&format!(
+            "/v1/audit-log?resourceId={live_id}&action={action}"
+        ));
+        assert_eq!(log.body["pagination"]["total"], 1, "{action}: {}", log.body);
+    }
     let policies = api.get("/v1/alert-policies").body;
     assert_eq!(policies["data"][0]["failureThreshold"], 3, "{policies}");
     assert_eq!(

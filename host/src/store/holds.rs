@@ -83,14 +83,23 @@ impl Store {
         id: &str,
         until: Option<i64>,
     ) -> Result<bool, StoreError> {
+        // In a transaction of its own, so the request's audit entry is written with it.
+        let tx = self.begin_write().await?;
         let changed = monitor::Entity::update_many()
             .col_expr(monitor::Column::SnoozedUntil, Expr::value(until))
             .filter(monitor::Column::WorkspaceId.eq(workspace_id))
             .filter(monitor::Column::Id.eq(id))
-            .exec(self.db())
+            .exec(tx.conn())
             .await?
             .rows_affected;
-        Ok(changed == 1)
+        if changed == 1 {
+            tx.note(super::live::Seen::Monitor {
+                workspace_id: workspace_id.to_string(),
+                monitor_id: id.to_string(),
+                deleted: false,
+            });
+        }
+        tx.commit_if(changed == 1).await
     }
 
     /// Snooze every monitor of a workspace with `tag` until `until`.
@@ -100,6 +109,8 @@ impl Store {
         tag: &str,
         until: i64,
     ) -> Result<(), StoreError> {
+        // In a transaction of its own, so the request's audit entry is written with it.
+        let tx = self.begin_write().await?;
         tag_snooze::Entity::insert(tag_snooze::ActiveModel {
             workspace_id: Set(workspace_id.to_string()),
             tag: Set(tag.to_string()),
@@ -110,9 +121,9 @@ impl Store {
                 .update_column(tag_snooze::Column::Until)
                 .to_owned(),
         )
-        .exec(self.db())
+        .exec(tx.conn())
         .await?;
-        Ok(())
+        tx.commit().await
     }
 
     /// End a tag's snooze. False when none was in force at `now`.
@@ -125,11 +136,13 @@ impl Store {
         let active = active_tag_snoozes(self.db(), workspace_id, now)
             .await?
             .contains_key(tag);
+        let tx = self.begin_write().await?;
         tag_snooze::Entity::delete_many()
             .filter(tag_snooze::Column::WorkspaceId.eq(workspace_id))
             .filter(tag_snooze::Column::Tag.eq(tag))
-            .exec(self.db())
+            .exec(tx.conn())
             .await?;
+        tx.commit().await?;
         Ok(active)
     }
 

@@ -45,7 +45,7 @@ document.addEventListener('click', async (event) => {
   if (!button) return;
   if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
   button.disabled = true;
-  const error = await api(button.dataset.method, button.dataset.path);
+  const error = await api(button.dataset.method, button.dataset.path, button.dataset.body ? JSON.parse(button.dataset.body) : undefined);
   button.disabled = false;
   if (error) return fail(error);
   if (button.dataset.then) location.assign(button.dataset.then);
@@ -201,6 +201,7 @@ function readField(el) {
     }
     case 'list': return text ? text.split('\n').map((l) => l.trim()).filter(Boolean) : undefined;
     case 'csv': return text.split(',').map((t) => t.trim()).filter(Boolean);
+    case 'nullable': return text === '' ? null : text;
     case 'json': {
       if (!text) return undefined;
       try { return JSON.parse(text); } catch { throw new Error(`${el.name}: not valid JSON`); }

@@ -574,6 +574,10 @@ struct MonitorPage {
     heartbeat: Option<heartbeat::Setup>,
     /// Its public badge: the token and the Markdown to paste.
     badge: Option<(String, String)>,
+    /// Its alert policy (id, name), if any.
+    policy: Option<(String, String)>,
+    /// Until when its notifications are held, if snoozed.
+    snoozed_until: Option<String>,
     /// Its key, and the tool that owns it (`tocsin apply` puts its fields back).
     key: Option<String>,
     managed_by: Option<String>,
@@ -690,8 +694,23 @@ async fn monitor(
             );
             (b.token, markdown)
         });
+    let policy = match &m.alert_policy_id {
+        Some(pid) => state
+            .store
+            .alert_policy(&p.workspace_id, pid)
+            .await
+            .ok()
+            .flatten()
+            .map(|r| (r.id, r.name)),
+        None => None,
+    };
     let html = MonitorPage {
         layout,
+        policy,
+        snoozed_until: m
+            .snoozed_until
+            .filter(|until| *until > now)
+            .map(crate::time::format_ms),
         ranges: RANGES.to_vec(),
         range,
         bucket_label,
@@ -897,6 +916,9 @@ struct MonitorForm {
     tags: String,
     interval: u32,
     timeout: u32,
+    /// The workspace's alert policies (id, name) and the one the monitor uses.
+    policies: Vec<(String, String)>,
+    policy: String,
     fields: Vec<forms::Field>,
 }
 
@@ -971,7 +993,7 @@ async fn new_monitor(
     if p.role == crate::store::keys::Role::Read {
         return read_only(layout, "monitors");
     }
-    monitor_form(&state, layout, None, q.kind)
+    monitor_form(&state, &p, layout, None, q.kind).await
 }
 
 async fn edit_monitor(
@@ -990,11 +1012,12 @@ async fn edit_monitor(
         return not_found(layout, "monitor");
     };
     let kind = Some(m.kind.clone());
-    monitor_form(&state, layout, Some(m), kind)
+    monitor_form(&state, &p, layout, Some(m), kind).await
 }
 
-fn monitor_form(
+async fn monitor_form(
     state: &AppState,
+    p: &Principal,
     layout: Layout,
     monitor: Option<crate::store::MonitorRow>,
     kind: Option<String>,
@@ -1028,7 +1051,24 @@ fn monitor_form(
             c
         });
     let fields = forms::fields(&schema, current.as_ref(), &MONITOR_FIELDS);
+    let policies = state
+        .store
+        .list_alert_policies(
+            &p.workspace_id,
+            Page {
+                page: 1,
+                limit: 500,
+            },
+        )
+        .await
+        .map(|(rows, _)| rows.into_iter().map(|r| (r.id, r.name)).collect())
+        .unwrap_or_default();
     let html = MonitorForm {
+        policies,
+        policy: monitor
+            .as_ref()
+            .and_then(|m| m.alert_policy_id.clone())
+            .unwrap_or_default(),
         layout,
         monitor_id: monitor.as_ref().map(|m| m.id.clone()),
         top_level: state.plugins.fields_at_top_level(&kind),

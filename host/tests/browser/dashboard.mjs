@@ -254,6 +254,20 @@ try {
   await audit.goto(`${config.base}/alerting`);
   await scan(audit, 'alerting');
 
+  // The monitor form chooses the alert policy; the monitor page names it, and snoozes.
+  await page.goto(`${config.base}/monitors/${config.liveId}/edit`);
+  await page.getByLabel('Alert policy').selectOption({ label: 'Production' });
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.waitForSelector('dd a:text("Production")');
+  await page.getByRole('button', { name: 'Snooze 1 h' }).click();
+  await page.waitForSelector('dd:text-matches("snoozed until")');
+  await page.getByRole('button', { name: 'Unsnooze' }).click();
+  await page.waitForSelector('button:text("Snooze 8 h")');
+  await page.goto(`${config.base}/monitors/${config.liveId}/edit`);
+  await page.getByLabel('Alert policy').selectOption({ label: 'None (nobody is told)' });
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.waitForSelector('dd:text("none (nobody is told)")');
+
   // A status page of two monitors, opened as visitors see it.
   await page.goto(`${config.base}/status-pages`);
   await page.locator('#sp-name').fill('Shop status');
