@@ -586,6 +586,69 @@ struct MonitorPage {
     checks: Vec<CheckLine>,
 }
 
+/// What the monitor page shows beside its checks: a heartbeat's set-up, the public badge
+/// and the alert policy.
+struct Extras {
+    heartbeat: Option<heartbeat::Setup>,
+    badge: Option<(String, String)>,
+    policy: Option<(String, String)>,
+}
+
+async fn extras(state: &AppState, p: &Principal, m: &crate::store::MonitorRow, now: i64) -> Extras {
+    // The token changes the monitor's state: shown to those who may write.
+    let heartbeat = match m
+        .ping_token
+        .as_ref()
+        .filter(|_| p.role != crate::store::keys::Role::Read)
+    {
+        Some(token) => {
+            let last = state
+                .store
+                .heartbeat_state(&m.id)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|h| h.last_ping_at)
+                .map(|at| ago(now, at));
+            Some(heartbeat::setup(
+                format!("{}/ping/{token}", state.config.public_url),
+                &m.config,
+                crate::engine::heartbeat::DEFAULT_GRACE_SECS as i64,
+                last,
+            ))
+        }
+        None => None,
+    };
+    let badge = state
+        .store
+        .badge_of(&p.workspace_id, &m.id)
+        .await
+        .ok()
+        .flatten()
+        .map(|b| {
+            let markdown = format!(
+                "![status]({}/badge/{}/status.svg)",
+                state.config.public_url, b.token
+            );
+            (b.token, markdown)
+        });
+    let policy = match &m.alert_policy_id {
+        Some(pid) => state
+            .store
+            .alert_policy(&p.workspace_id, pid)
+            .await
+            .ok()
+            .flatten()
+            .map(|r| (r.id, r.name)),
+        None => None,
+    };
+    Extras {
+        heartbeat,
+        badge,
+        policy,
+    }
+}
+
 async fn monitor(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -657,53 +720,11 @@ async fn monitor(
             (i.id, format!("{} since {when}", i.status.name()))
         })
         .collect();
-    // The token changes the monitor's state: shown to those who may write.
-    let heartbeat = match m
-        .ping_token
-        .as_ref()
-        .filter(|_| p.role != crate::store::keys::Role::Read)
-    {
-        Some(token) => {
-            let last = state
-                .store
-                .heartbeat_state(&m.id)
-                .await
-                .ok()
-                .flatten()
-                .and_then(|h| h.last_ping_at)
-                .map(|at| ago(now, at));
-            Some(heartbeat::setup(
-                format!("{}/ping/{token}", state.config.public_url),
-                &m.config,
-                crate::engine::heartbeat::DEFAULT_GRACE_SECS as i64,
-                last,
-            ))
-        }
-        None => None,
-    };
-    let badge = state
-        .store
-        .badge_of(&p.workspace_id, &m.id)
-        .await
-        .ok()
-        .flatten()
-        .map(|b| {
-            let markdown = format!(
-                "![status]({}/badge/{}/status.svg)",
-                state.config.public_url, b.token
-            );
-            (b.token, markdown)
-        });
-    let policy = match &m.alert_policy_id {
-        Some(pid) => state
-            .store
-            .alert_policy(&p.workspace_id, pid)
-            .await
-            .ok()
-            .flatten()
-            .map(|r| (r.id, r.name)),
-        None => None,
-    };
+    let Extras {
+        heartbeat,
+        badge,
+        policy,
+    } = extras(&state, &p, &m, now).await;
     let html = MonitorPage {
         layout,
         policy,
