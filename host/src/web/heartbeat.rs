@@ -19,13 +19,16 @@ pub struct Setup {
     pub systemd: String,
 }
 
-/// `seconds` as a person says it: "90 s", "5 min", "2 h", "1 d 6 h".
+/// `seconds` as a person says it: "45 s", "1 min 30 s", "12 min", "2 h 5 min", "1 d 6 h".
 pub fn span(seconds: i64) -> String {
     let s = seconds.max(0);
-    if s % 60 != 0 && s < 3600 {
+    if s < 60 {
         format!("{s} s")
-    } else if s < 3600 || (s < 7200 && s % 3600 != 0) {
-        format!("{} min", s / 60)
+    } else if s < 3600 {
+        match (s / 60, s % 60) {
+            (m, r) if r == 0 || m >= 10 => format!("{m} min"),
+            (m, r) => format!("{m} min {r} s"),
+        }
     } else if s < 86_400 {
         match (s / 3600, (s % 3600) / 60) {
             (h, 0) => format!("{h} h"),
@@ -107,10 +110,11 @@ mod tests {
     #[test]
     fn spans_read_as_people_say_them() {
         assert_eq!(span(30), "30 s");
-        assert_eq!(span(90), "90 s");
+        assert_eq!(span(90), "1 min 30 s");
         assert_eq!(span(300), "5 min");
         assert_eq!(span(3600), "1 h");
-        assert_eq!(span(5400), "90 min");
+        assert_eq!(span(5400), "1 h 30 min");
+        assert_eq!(span(725), "12 min");
         assert_eq!(span(86_400), "1 d");
         assert_eq!(span(108_000), "1 d 6 h");
     }

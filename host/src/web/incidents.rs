@@ -23,6 +23,8 @@ struct Line {
     started_iso: String,
     acknowledged_by: String,
     resolved: String,
+    /// How long it lasted, or has lasted so far.
+    duration: String,
 }
 
 #[derive(Template)]
@@ -45,6 +47,16 @@ fn monitor_name(i: &IncidentRow) -> String {
         .ok()
         .and_then(|v| v["name"].as_str().map(str::to_string))
         .unwrap_or_else(|| i.monitor_id.clone())
+}
+
+/// "12 min", or "12 min so far" while unresolved.
+fn duration(i: &IncidentRow, now: i64) -> String {
+    let span = super::heartbeat::span((i.resolved_at.unwrap_or(now) - i.created_at) / 1000);
+    if i.resolved_at.is_some() {
+        span
+    } else {
+        format!("{span} so far")
+    }
 }
 
 fn css(state: IncidentState) -> &'static str {
@@ -120,6 +132,7 @@ pub async fn list(
                 started_iso: crate::time::format_ms(i.created_at),
                 acknowledged_by: i.acknowledged_by.clone().unwrap_or_default(),
                 resolved: i.resolved_at.map(|t| ago(now, t)).unwrap_or_default(),
+                duration: duration(i, now),
             })
             .collect(),
     }
@@ -146,8 +159,14 @@ struct Show {
     started: String,
     started_iso: String,
     reason: String,
+    duration: String,
+    resolved_iso: Option<String>,
     can_write: bool,
     timeline: Vec<Event>,
+    /// The monitor's checks up to the resolution (or now), newest first.
+    checks: Vec<super::CheckLine>,
+    /// Notifications of this incident: (id, event, channel type, state, attempts).
+    deliveries: Vec<(String, String, String, &'static str, i32)>,
 }
 
 /// What an event's details say, in a line: a note, a reason, who acted.
@@ -188,8 +207,34 @@ pub async fn show(
         .ok()
         .and_then(|v| v["reason"].as_str().map(str::to_string))
         .unwrap_or_default();
+    let end = i.resolved_at.unwrap_or(now);
+    let checks = state
+        .store
+        .list_checks(&i.monitor_id, None, Some(end), Page { page: 1, limit: 20 })
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default();
+    let deliveries = state
+        .store
+        .list_deliveries(
+            &p.workspace_id,
+            None,
+            None,
+            Some(&i.id),
+            Page { page: 1, limit: 50 },
+        )
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default();
     let html = Show {
         layout,
+        duration: duration(&i, now),
+        resolved_iso: i.resolved_at.map(crate::time::format_ms),
+        checks: checks.iter().map(|c| super::check_line(now, c)).collect(),
+        deliveries: deliveries
+            .into_iter()
+            .map(|d| (d.id, d.event, d.channel_kind, d.status.name(), d.attempts))
+            .collect(),
         id: i.id.clone(),
         monitor: monitor_name(&i),
         monitor_id: i.monitor_id.clone(),

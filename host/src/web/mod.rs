@@ -758,16 +758,7 @@ async fn monitor(
         checks: checks
             .iter()
             .take(RECENT_CHECKS)
-            .map(|c| CheckLine {
-                at: ago(now, c.checked_at),
-                at_iso: crate::time::format_ms(c.checked_at),
-                ok: c.ok,
-                response: c
-                    .response_time_ms
-                    .map_or_else(|| "–".into(), |ms| format!("{ms} ms")),
-                region: c.region.clone(),
-                reason: c.reason.clone().unwrap_or_default(),
-            })
+            .map(|c| check_line(now, c))
             .collect(),
     }
     .render();
@@ -835,6 +826,20 @@ async fn chart_points(
 
 /// The heartbeat bar: `checks` (newest first) oldest first, coloured by result, a check
 /// made under maintenance marked as such.
+/// A check as a row of a table of checks.
+fn check_line(now: i64, c: &crate::store::checks::CheckRow) -> CheckLine {
+    CheckLine {
+        at: ago(now, c.checked_at),
+        at_iso: crate::time::format_ms(c.checked_at),
+        ok: c.ok,
+        response: c
+            .response_time_ms
+            .map_or_else(|| "–".into(), |ms| format!("{ms} ms")),
+        region: c.region.clone(),
+        reason: c.reason.clone().unwrap_or_default(),
+    }
+}
+
 fn beats(now: i64, checks: &[crate::store::checks::CheckRow]) -> Vec<Beat> {
     checks
         .iter()

@@ -156,10 +156,14 @@ try {
   await page.getByRole('button', { name: 'Acknowledge' }).click();
   await page.waitForSelector('dd .state:text("acknowledged")');
   expect(await page.getByText('note: Looking into it').count() === 1, 'the note is on the timeline');
+  expect(await page.locator('dd:text-matches("so far$")').count() === 1, 'an open incident shows how long it has lasted');
+  expect(await page.locator('table td[data-label="Result"] .state.down').count() >= 1, 'the incident page lists the failing checks');
   await mark(page);
   await step('recover the target');
   await page.locator('dd .state:text("resolved")').waitFor({ timeout: 30000 });
   expect(await unreloaded(page), 'the incident page showed the resolution without a reload');
+  expect(await page.locator('dt:text("Resolved")').count() === 1, 'a resolved incident shows when');
+  expect(await page.locator('dd:text-matches("so far$")').count() === 0, 'a resolved incident has a fixed duration');
   await watcher.close();
 
   // A heartbeat monitor's page tells how to call it; its shell line, run as a job would
