@@ -136,7 +136,7 @@ fn json_list(text: &str) -> Vec<String> {
     serde_json::from_str(text).unwrap_or_default()
 }
 
-fn view(row: &MaintenanceWindowRow, now: i64) -> MaintenanceWindowBody {
+pub(crate) fn view(row: &MaintenanceWindowRow, now: i64) -> MaintenanceWindowBody {
     let window = Window::from_row(row).ok();
     let current = window.as_ref().and_then(|w| current(w, now));
     MaintenanceWindowBody {

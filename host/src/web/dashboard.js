@@ -324,3 +324,66 @@ document.getElementById('totp-enroll')?.addEventListener('click', async () => {
   document.getElementById('totp-qr').replaceChildren(img);
   document.getElementById('totp-setup').hidden = false;
 });
+
+// The maintenance form: one-off (start and end, read in the browser's time zone) or
+// recurring (a cron schedule in a chosen time zone, each occurrence lasting some
+// minutes). "Preview" asks the API for a dry run and lists the next occurrences, read in
+// the window's time zone.
+const maintenanceForm = document.getElementById('maintenance-form');
+if (maintenanceForm) {
+  const f = maintenanceForm.elements;
+  const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  f.timezone.value = browserZone;
+  const showKind = () => {
+    for (const el of maintenanceForm.querySelectorAll('[data-for]')) el.hidden = el.dataset.for !== f.kind.value;
+  };
+  f.kind.addEventListener('change', showKind);
+  showKind();
+  const instant = (value) => (value ? new Date(value).toISOString() : undefined);
+  const body = () => {
+    const b = { name: f.name.value.trim() };
+    if (f.description.value.trim()) b.description = f.description.value.trim();
+    if (f.kind.value === 'once') {
+      b.start = instant(f.start.value);
+      b.end = instant(f.end.value);
+    } else {
+      b.start = instant(f.start.value) || new Date().toISOString();
+      b.cron = f.cron.value.trim();
+      b.durationMinutes = Number(f.duration.value);
+      b.timezone = f.timezone.value.trim();
+    }
+    const ids = [...maintenanceForm.querySelectorAll('input[data-monitor]:checked')].map((i) => i.value);
+    if (ids.length) b.monitorIds = ids;
+    const tags = f.tags.value.split(',').map((t) => t.trim()).filter(Boolean);
+    if (tags.length) b.tags = tags;
+    return b;
+  };
+  const problem = (reply) => {
+    const e = reply.json.error || {};
+    const details = (e.details || []).map((d) => `${d.field} ${d.message}`).join('; ');
+    return details || e.message || `The server answered ${reply.status}`;
+  };
+  const upcoming = document.getElementById('mw-upcoming');
+  document.getElementById('mw-preview').addEventListener('click', async () => {
+    const b = body();
+    const reply = await send('POST', '/v1/maintenance-windows?dryRun=true', b);
+    if (!reply.ok) return fail(problem(reply));
+    const zone = b.timezone || browserZone;
+    const when = (iso) => new Date(iso).toLocaleString(undefined, { timeZone: zone, weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
+    const list = document.createElement('ol');
+    for (const o of reply.json.data.upcoming || []) {
+      const li = document.createElement('li');
+      li.textContent = `${when(o.start)} to ${when(o.end)}`;
+      list.append(li);
+    }
+    const title = document.createElement('p');
+    title.textContent = list.children.length ? `Next occurrences (${zone}):` : 'No occurrence ahead.';
+    upcoming.replaceChildren(title, list);
+  });
+  maintenanceForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const reply = await send('POST', '/v1/maintenance-windows', body());
+    if (!reply.ok) return fail(problem(reply));
+    location.reload();
+  });
+}

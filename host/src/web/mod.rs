@@ -23,6 +23,7 @@ pub mod forms;
 mod heartbeat;
 mod incidents;
 mod live;
+mod maintenance;
 mod settings;
 mod status_pages;
 
@@ -49,6 +50,7 @@ pub fn routes() -> Router<AppState> {
         .route("/settings", get(settings::show))
         .route("/alerting", get(alerting::show))
         .route("/status-pages", get(status_pages::show))
+        .route("/maintenance", get(maintenance::show))
         .route("/alerting/channels/new", get(alerting::new_channel))
         .route("/alerting/channels/{id}/edit", get(alerting::edit_channel))
         .route("/alerting/policies/{id}/edit", get(alerting::edit_policy))

@@ -293,6 +293,30 @@ try {
   await page.locator('#totp-qr img').waitFor({ timeout: 10000 });
   expect(await page.locator('#totp-qr img').evaluate((img) => img.naturalWidth > 0), 'the QR code renders');
 
+  // Maintenance planned from the dashboard: a weekly window previewed in its own time
+  // zone, saved, read back in the list, then deleted.
+  await page.goto(`${config.base}/maintenance`);
+  await page.locator('#mw-name').fill('Database upgrades');
+  await page.getByLabel('Happens').selectOption('recurring');
+  await page.locator('#mw-cron').fill('0 2 * * 0');
+  await page.locator('#mw-duration').fill('90');
+  await page.locator('#mw-timezone').fill('Europe/Paris');
+  await page.getByLabel('Keyboard API', { exact: true }).check();
+  await page.getByRole('button', { name: 'Preview' }).click();
+  await page.locator('#mw-upcoming li').first().waitFor({ timeout: 10000 });
+  const previewed = await page.locator('#mw-upcoming li').allTextContents();
+  expect(previewed.length === 5 && previewed.every((t) => t.startsWith('Sun') && t.includes('02:00') && t.includes('03:30')), `the preview lists Sundays 02:00 to 03:30 in Paris (${previewed})`);
+  await page.getByRole('button', { name: 'Plan maintenance' }).click();
+  await page.waitForSelector('td:text("Database upgrades")');
+  expect((await page.locator('td[data-label="Schedule"]').first().textContent()).includes('cron 0 2 * * 0, 90 min each, Europe/Paris'), 'the schedule reads back');
+  expect((await page.locator('td[data-label="Covers"]').first().textContent()).trim() === 'Keyboard API', 'the covered monitor is named');
+  expect(/^next: Sun .* 02:00 to Sun .* 03:30/.test((await page.locator('td[data-label="When"] .state').first().textContent()).trim()), 'the next occurrence is in the window\'s zone');
+  await audit.goto(`${config.base}/maintenance`);
+  await scan(audit, 'maintenance');
+  page.once('dialog', (d) => d.accept());
+  await page.locator('td:text("Database upgrades") ~ td button:text("Delete")').click();
+  await page.waitForSelector('text=No maintenance planned.');
+
   // A phone-sized look at the overview.
   const phone = await browser.newContext({ viewport: { width: 360, height: 740 } });
   const small = await signIn(phone, config.owner.email, config.owner.password);
@@ -304,7 +328,7 @@ try {
   await small.goto(`${config.base}/monitors/new?type=http`);
   await small.screenshot({ path: `${config.artifacts}/form-phone.png`, fullPage: true });
   // Every page fits a phone without scrolling sideways (tables read as cards).
-  for (const path of ['/', `/monitors/${config.liveId}`, `/monitors/${config.heartbeatId}`, '/incidents?state=resolved', '/alerting', '/status-pages', '/settings', '/monitors/new?type=http']) {
+  for (const path of ['/', `/monitors/${config.liveId}`, `/monitors/${config.heartbeatId}`, '/incidents?state=resolved', '/alerting', '/maintenance', '/status-pages', '/settings', '/monitors/new?type=http']) {
     await small.goto(`${config.base}${path}`);
     phoneWidths[path] = await small.evaluate(() => document.documentElement.scrollWidth);
     expect(phoneWidths[path] <= 360, `${path} fits 360 px (scrollWidth ${phoneWidths[path]})`);
