@@ -152,7 +152,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .find_map(|l| serde_json::from_str(l).ok())
         .expect("the script's findings");
     let scanned = findings["scanned"].as_array().expect("scanned pages");
-    assert_eq!(scanned.len(), 14, "axe scanned every page: {findings}");
+    assert_eq!(scanned.len(), 15, "axe scanned every page: {findings}");
     // The maintenance window was made and deleted through the dashboard.
     for action in ["maintenance_window.create", "maintenance_window.delete"] {
         let log = api.get(&format!("/v1/audit-log?action={action}"));
@@ -200,6 +200,33 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         api.get(&format!("/v1/monitors/{monitor_id}")).body["data"]["status"],
         "paused"
     );
+    // Each main page at both widths; `TOCSIN_UPDATE_DOC_IMAGES=1` copies them to
+    // docs/images, where the documentation shows them.
+    for name in [
+        "overview",
+        "monitor",
+        "heartbeat",
+        "incidents",
+        "alerting",
+        "maintenance",
+        "status-pages",
+        "settings",
+        "form",
+    ] {
+        for width in ["desktop", "phone"] {
+            let shot = format!("dashboard-{name}-{width}.png");
+            let path = artifacts.join(&shot);
+            assert!(
+                std::fs::metadata(&path).is_ok_and(|m| m.len() > 1000),
+                "{shot}"
+            );
+            if std::env::var_os("TOCSIN_UPDATE_DOC_IMAGES").is_some() {
+                let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/images");
+                std::fs::create_dir_all(&docs).expect("docs/images");
+                std::fs::copy(&path, docs.join(&shot)).expect("copy to docs/images");
+            }
+        }
+    }
     for shot in [
         "overview-desktop.png",
         "monitor-desktop.png",

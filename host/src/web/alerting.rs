@@ -206,7 +206,11 @@ pub async fn edit_channel(
         layout,
         channel_id: Some(c.id.clone()),
         name: c.name.clone(),
-        fields: forms::fields(&schema, Some(&visible), &["name", "type"]),
+        fields: {
+            let mut fields = forms::fields(&schema, Some(&visible), &["name", "type"]);
+            forms::mark_kept(&mut fields, &forms::left_out(&c.config, &visible));
+            fields
+        },
         kind: c.kind.clone(),
         types: Vec::new(),
     }

@@ -28,6 +28,24 @@ function fail(message) {
   notice.className = 'error';
 }
 
+// The theme: the system's, or light or dark as chosen here (kept in this browser).
+const themeSwitch = document.getElementById('theme');
+function applyTheme(theme) {
+  if (theme) document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+}
+try {
+  const chosen = localStorage.getItem('tocsin-theme') || '';
+  applyTheme(chosen);
+  if (themeSwitch) themeSwitch.value = chosen;
+} catch {
+  // Storage may be off; the system's theme applies.
+}
+themeSwitch?.addEventListener('change', () => {
+  applyTheme(themeSwitch.value);
+  try { localStorage.setItem('tocsin-theme', themeSwitch.value); } catch { /* not kept */ }
+});
+
 document.getElementById('sign-out')?.addEventListener('click', async () => {
   await api('POST', '/v1/auth/logout');
   location.assign('/');

@@ -23,11 +23,34 @@ pub struct Field {
     pub choices: Vec<String>,
     /// Whether a select offers "(none)": an optional choice without a default.
     pub blank: bool,
+    /// Shown in an empty input: "set, unchanged" for a stored secret the page leaves out.
+    pub placeholder: String,
     /// Suggestions (the schema's `examples`), offered in a datalist.
     pub examples: Vec<String>,
     /// The value to show (from the monitor being edited, else the schema's default).
     pub value: String,
     pub checked: bool,
+}
+
+/// Mark the fields whose stored value the page leaves out (write-only secrets): empty,
+/// they say the value is set and is kept unless something is typed.
+pub fn mark_kept(fields: &mut [Field], kept: &[String]) {
+    for f in fields.iter_mut().filter(|f| kept.contains(&f.name)) {
+        f.placeholder = "set, unchanged: type to replace".to_string();
+        f.required = false;
+    }
+}
+
+/// Top-level keys of `stored` (JSON object text) that `shown` leaves out.
+pub fn left_out(stored: &str, shown: &Map<String, Value>) -> Vec<String> {
+    serde_json::from_str::<Map<String, Value>>(stored)
+        .map(|m| {
+            m.into_iter()
+                .filter(|(k, v)| !v.is_null() && !shown.contains_key(k))
+                .map(|(k, _)| k)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// `maxConnectMs` → "Max connect ms".
@@ -119,6 +142,7 @@ pub fn fields(schema: &Value, current: Option<&Map<String, Value>>, skip: &[&str
                 max: None,
                 choices: Vec::new(),
                 blank: false,
+                placeholder: String::new(),
                 examples: prop
                     .get("examples")
                     .and_then(Value::as_array)
@@ -142,6 +166,8 @@ pub fn fields(schema: &Value, current: Option<&Map<String, Value>>, skip: &[&str
                 Some("string") => {
                     f.kind = "text";
                     f.input = match prop.get("format").and_then(Value::as_str) {
+                        // A write-only value (a password, a token) is typed unseen.
+                        _ if prop.get("writeOnly") == Some(&Value::Bool(true)) => "password",
                         Some("uri" | "url") => "url",
                         Some("email") => "email",
                         _ => "text",

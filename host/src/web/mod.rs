@@ -1078,7 +1078,10 @@ async fn monitor_form(
             }
             c
         });
-    let fields = forms::fields(&schema, current.as_ref(), &MONITOR_FIELDS);
+    let mut fields = forms::fields(&schema, current.as_ref(), &MONITOR_FIELDS);
+    if let (Some(m), Some(shown)) = (&monitor, &current) {
+        forms::mark_kept(&mut fields, &forms::left_out(&m.config, shown));
+    }
     let policies = state
         .store
         .list_alert_policies(

@@ -55,8 +55,37 @@ struct AuditLine {
     at: String,
     who: String,
     action: String,
+    /// The resource's kind ("monitor"), its name where the entry recorded one (else its
+    /// id), and its page in the dashboard, if it has one.
+    kind: String,
     resource: String,
+    href: Option<String>,
     ip: String,
+}
+
+/// The dashboard page of a resource named in the audit log.
+fn page_of(kind: &str, id: &str) -> Option<String> {
+    match kind {
+        "monitor" => Some(format!("/monitors/{id}")),
+        "incident" => Some(format!("/incidents/{id}")),
+        "channel" => Some(format!("/alerting/channels/{id}/edit")),
+        "alert_policy" => Some(format!("/alerting/policies/{id}/edit")),
+        "delivery" => Some(format!("/alerting/deliveries/{id}")),
+        "maintenance_window" => Some("/maintenance".to_string()),
+        "status_page" => Some("/status-pages".to_string()),
+        _ => None,
+    }
+}
+
+/// The name an entry recorded for its resource (`name`, or a status page's `title`, in
+/// the state after the change, else before it).
+fn recorded_name(after: Option<&str>, before: Option<&str>) -> Option<String> {
+    [after, before].into_iter().flatten().find_map(|text| {
+        let v: serde_json::Value = serde_json::from_str(text).ok()?;
+        ["name", "title"]
+            .iter()
+            .find_map(|k| v[*k].as_str().map(str::to_string))
+    })
 }
 
 #[derive(Template)]
@@ -204,15 +233,46 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
             .collect(),
         audit: audit
             .into_iter()
-            .map(|a| AuditLine {
-                at: ago(now, a.created_at),
-                who: a.actor_name,
-                action: a.action,
-                resource: a.resource_id.unwrap_or_default(),
-                ip: a.ip.unwrap_or_default(),
+            .map(|a| {
+                let id = a.resource_id.clone().unwrap_or_default();
+                AuditLine {
+                    at: ago(now, a.created_at),
+                    who: a.actor_name,
+                    action: a.action,
+                    href: a
+                        .resource_id
+                        .as_deref()
+                        .and_then(|id| page_of(&a.resource_type, id)),
+                    resource: recorded_name(a.after.as_deref(), a.before.as_deref()).unwrap_or(id),
+                    kind: a.resource_type.replace('_', " "),
+                    ip: a.ip.unwrap_or_default(),
+                }
             })
             .collect(),
     }
     .render();
     page(StatusCode::OK, html)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn audit_entries_name_and_link_their_resources() {
+        assert_eq!(
+            recorded_name(Some(r#"{"name":"Shop","url":"x"}"#), None).as_deref(),
+            Some("Shop")
+        );
+        assert_eq!(
+            recorded_name(None, Some(r#"{"title":"Status"}"#)).as_deref(),
+            Some("Status")
+        );
+        assert_eq!(recorded_name(Some(r#"{"until":null}"#), None), None);
+        assert_eq!(
+            page_of("monitor", "mon_1").as_deref(),
+            Some("/monitors/mon_1")
+        );
+        assert_eq!(page_of("api_key", "key_1"), None);
+    }
 }

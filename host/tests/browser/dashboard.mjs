@@ -327,12 +327,37 @@ try {
   await small.screenshot({ path: `${config.artifacts}/monitor-phone.png`, fullPage: true });
   await small.goto(`${config.base}/monitors/new?type=http`);
   await small.screenshot({ path: `${config.artifacts}/form-phone.png`, fullPage: true });
-  // Every page fits a phone without scrolling sideways (tables read as cards).
-  for (const path of ['/', `/monitors/${config.liveId}`, `/monitors/${config.heartbeatId}`, '/incidents?state=resolved', '/alerting', '/maintenance', '/status-pages', '/settings', '/monitors/new?type=http']) {
+  // Every page fits a phone without scrolling sideways (tables read as cards); each main
+  // page is photographed at phone and desktop width for the documentation.
+  const pages = {
+    overview: '/',
+    monitor: `/monitors/${config.liveId}`,
+    heartbeat: `/monitors/${config.heartbeatId}`,
+    incidents: '/incidents?state=resolved',
+    alerting: '/alerting',
+    maintenance: '/maintenance',
+    'status-pages': '/status-pages',
+    settings: '/settings',
+    form: '/monitors/new?type=http',
+  };
+  for (const [name, path] of Object.entries(pages)) {
     await small.goto(`${config.base}${path}`);
     phoneWidths[path] = await small.evaluate(() => document.documentElement.scrollWidth);
     expect(phoneWidths[path] <= 360, `${path} fits 360 px (scrollWidth ${phoneWidths[path]})`);
+    await small.screenshot({ path: `${config.artifacts}/dashboard-${name}-phone.png` });
+    await page.goto(`${config.base}${path}`);
+    await page.screenshot({ path: `${config.artifacts}/dashboard-${name}-desktop.png` });
   }
+
+  // The theme switch: dark chosen in a light system, kept across pages, and as clean.
+  const switched = await auditContext.newPage();
+  await switched.goto(`${config.base}/`);
+  await switched.getByLabel('Theme').selectOption('dark');
+  await switched.goto(`${config.base}/incidents?state=resolved`);
+  const background = await switched.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  expect(background === 'rgb(18, 21, 28)', `the dark theme chosen stays on the next page (${background})`);
+  await scan(switched, 'incidents (dark, chosen)');
+  await switched.getByLabel('Theme').selectOption('');
 
   // The dark theme (following the system) passes the same contrast checks.
   const darkContext = await browser.newContext({ bypassCSP: true, colorScheme: 'dark' });
