@@ -119,8 +119,8 @@ pub async fn require_session(
     with_headers(response, &decision)
 }
 
-/// Middleware for unauthenticated pages: public status pages spend from a bucket per
-/// client address. Health checks (`/healthz`, `/readyz`) are not limited: load balancers
+/// Middleware for unauthenticated pages: public status pages and sign-in spend from a
+/// bucket per client address, badges from a larger one of their own. Health checks (`/healthz`, `/readyz`) are not limited: load balancers
 /// and orchestrators poll them.
 pub async fn limit_by_address(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
@@ -130,10 +130,12 @@ pub async fn limit_by_address(State(state): State<AppState>, req: Request, next:
     {
         return next.run(req).await;
     }
-    let decision = state
-        .limits
-        .addresses
-        .check(&client_address(&req), state.clock.now_ms());
+    let bucket = if path.starts_with("/badge/") {
+        &state.limits.badges
+    } else {
+        &state.limits.addresses
+    };
+    let decision = bucket.check(&client_address(&req), state.clock.now_ms());
     let response = if decision.allowed {
         next.run(req).await
     } else {

@@ -17,10 +17,17 @@ pub const CHANNEL_TESTS_PER_MINUTE: u32 = 6;
 pub const CHANNEL_TESTS_BURST: u32 = 3;
 
 /// Every bucket family the API keeps.
+/// How many times an address's rate its badge requests get.
+const BADGE_FACTOR: u32 = 10;
+
 pub struct Limits {
     pub keys: RateLimiter,
     pub workspaces: RateLimiter,
     pub addresses: RateLimiter,
+    /// Public badges, per client address: image proxies (GitHub's) fetch them for many
+    /// readers at once, so they get ten times the address rate from a bucket of their
+    /// own and never spend an address's sign-in allowance.
+    pub badges: RateLimiter,
     pub channel_tests: RateLimiter,
 }
 
@@ -31,6 +38,10 @@ impl Limits {
             keys: RateLimiter::new(per_minute, burst),
             workspaces: RateLimiter::new(per_minute, burst),
             addresses: RateLimiter::new(per_minute, burst),
+            badges: RateLimiter::new(
+                per_minute.saturating_mul(BADGE_FACTOR),
+                burst.saturating_mul(BADGE_FACTOR),
+            ),
             channel_tests: RateLimiter::new(CHANNEL_TESTS_PER_MINUTE, CHANNEL_TESTS_BURST),
         }
     }
