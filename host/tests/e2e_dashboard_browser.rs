@@ -152,7 +152,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .find_map(|l| serde_json::from_str(l).ok())
         .expect("the script's findings");
     let scanned = findings["scanned"].as_array().expect("scanned pages");
-    assert_eq!(scanned.len(), 15, "axe scanned every page: {findings}");
+    assert_eq!(scanned.len(), 16, "axe scanned every page: {findings}");
     // The maintenance window was made and deleted through the dashboard.
     for action in ["maintenance_window.create", "maintenance_window.delete"] {
         let log = api.get(&format!("/v1/audit-log?action={action}"));
@@ -162,6 +162,13 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         api.get("/v1/maintenance-windows").body["pagination"]["total"],
         0
     );
+    // The keyboard-made monitor carries the header typed as a row.
+    let all = api.get("/v1/monitors?limit=100").body;
+    let made = all["data"]
+        .as_array()
+        .and_then(|ms| ms.iter().find(|m| m["name"] == "Keyboard API"))
+        .expect("the keyboard-made monitor");
+    assert_eq!(made["headers"], json!({"X-Probe": "tocsin"}), "{made}");
     // The policy was chosen and then taken off the monitor from its form.
     let watched = api.get(&format!("/v1/monitors/{live_id}")).body;
     assert_eq!(
@@ -188,6 +195,15 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
     );
     let shop = api.get("/status/shop.json");
     assert_eq!(shop.status, 200, "{}", shop.body);
+    // Edited from its own page: renamed, one monitor fewer, the update deleted.
+    let pages = api.get("/v1/status-pages").body;
+    assert_eq!(pages["data"][0]["name"], "Shop status (edited)", "{pages}");
+    assert_eq!(
+        pages["data"][0]["monitorIds"].as_array().map(Vec::len),
+        Some(1),
+        "{pages}"
+    );
+    assert_eq!(shop.body["updates"], json!([]), "{}", shop.body);
     // The test button's notification reached the receiver over the wire.
     let tests = receiver.at("/hooks/ops");
     assert!(!tests.is_empty(), "the receiver got the test notification");

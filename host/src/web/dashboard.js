@@ -70,6 +70,26 @@ document.addEventListener('click', async (event) => {
   else location.reload();
 });
 
+// Rows of names and values (a map such as headers): add one, remove one.
+document.addEventListener('click', (event) => {
+  const add = event.target.closest('button[data-add-pair]');
+  if (add) {
+    const rows = add.closest('.pairs');
+    const last = rows.querySelectorAll('.pair');
+    const row = last[last.length - 1].cloneNode(true);
+    for (const input of row.querySelectorAll('input')) input.value = '';
+    add.before(row);
+    row.querySelector('input').focus();
+    return;
+  }
+  const remove = event.target.closest('button[data-remove-pair]');
+  if (remove) {
+    const row = remove.closest('.pair');
+    if (row.parentElement.querySelectorAll('.pair').length > 1) row.remove();
+    else for (const input of row.querySelectorAll('input')) input.value = '';
+  }
+});
+
 // Copy a field's text (a heartbeat's ping URL and the lines that call it).
 document.addEventListener('click', async (event) => {
   const button = event.target.closest('button[data-copy]');
@@ -124,7 +144,8 @@ if (live && window.EventSource) {
     reading = true;
     last = Date.now();
     try {
-      const response = await fetch(location.href, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+      // Marked as the page's own reading, so an open tab does not keep the session alive.
+      const response = await fetch(location.href, { credentials: 'same-origin', headers: { accept: 'text/html', 'x-tocsin-live': '1' } });
       if (!response.ok) return;
       const html = new DOMParser().parseFromString(await response.text(), 'text/html');
       const fresh = html.querySelector('main[data-live]');
@@ -208,14 +229,13 @@ function readField(el) {
   switch (kind) {
     case 'boolean': return el.checked;
     case 'number': case 'decimal': return text === '' ? undefined : (Number.isFinite(Number(text)) ? Number(text) : text);
-    case 'map': {
-      if (!text) return undefined;
+    case 'pairs': {
       const map = {};
-      for (const line of text.split('\n')) {
-        const at = line.indexOf(':');
-        if (at > 0) map[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+      for (const row of el.querySelectorAll('.pair')) {
+        const name = row.querySelector('.pair-name').value.trim();
+        if (name) map[name] = row.querySelector('.pair-value').value;
       }
-      return map;
+      return Object.keys(map).length ? map : undefined;
     }
     case 'list': return text ? text.split('\n').map((l) => l.trim()).filter(Boolean) : undefined;
     case 'csv': return text.split(',').map((t) => t.trim()).filter(Boolean);
@@ -251,7 +271,7 @@ monitorForm?.addEventListener('submit', async (event) => {
     for (const el of monitorForm.querySelectorAll('[data-kind]')) {
       const value = readField(el);
       if (value === undefined) continue;
-      (el.dataset.plugin && !topLevel ? config : body)[el.name] = value;
+      (el.dataset.plugin && !topLevel ? config : body)[el.dataset.name || el.name] = value;
     }
   } catch (e) {
     return fail(e.message);

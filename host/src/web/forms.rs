@@ -25,6 +25,8 @@ pub struct Field {
     pub blank: bool,
     /// Shown in an empty input: "set, unchanged" for a stored secret the page leaves out.
     pub placeholder: String,
+    /// A map's entries (headers), one row each.
+    pub pairs: Vec<(String, String)>,
     /// Suggestions (the schema's `examples`), offered in a datalist.
     pub examples: Vec<String>,
     /// The value to show (from the monitor being edited, else the schema's default).
@@ -143,6 +145,7 @@ pub fn fields(schema: &Value, current: Option<&Map<String, Value>>, skip: &[&str
                 choices: Vec::new(),
                 blank: false,
                 placeholder: String::new(),
+                pairs: Vec::new(),
                 examples: prop
                     .get("examples")
                     .and_then(Value::as_array)
@@ -196,14 +199,9 @@ pub fn fields(schema: &Value, current: Option<&Map<String, Value>>, skip: &[&str
                         == Some("string") =>
                 {
                     f.kind = "map";
-                    f.value = value
+                    f.pairs = value
                         .as_object()
-                        .map(|m| {
-                            m.iter()
-                                .map(|(k, v)| format!("{k}: {}", text_of(v)))
-                                .collect::<Vec<_>>()
-                                .join("\n")
-                        })
+                        .map(|m| m.iter().map(|(k, v)| (k.clone(), text_of(v))).collect())
                         .unwrap_or_default();
                 }
                 Some("array")
@@ -261,7 +259,7 @@ mod tests {
         assert_eq!(by("method").kind, "select");
         assert_eq!(by("method").value, "GET");
         assert_eq!(by("headers").kind, "map");
-        assert_eq!(by("headers").value, "X-A: 1");
+        assert_eq!(by("headers").pairs, [("X-A".to_string(), "1".to_string())]);
         assert!(by("follow").checked);
         assert_eq!(by("codes").kind, "list");
         assert!(

@@ -27,6 +27,9 @@ mod maintenance;
 mod settings;
 mod status_pages;
 
+/// Sent by a live page when it reads itself again (see `dashboard.js`).
+const LIVE_HEADER: &str = "x-tocsin-live";
+
 /// Monitors per overview page.
 const PAGE_SIZE: u64 = 50;
 /// Checks listed on a monitor's page.
@@ -51,6 +54,7 @@ pub fn routes() -> Router<AppState> {
         .route("/alerting", get(alerting::show))
         .route("/status-pages", get(status_pages::show))
         .route("/maintenance", get(maintenance::show))
+        .route("/status-pages/{id}", get(status_pages::edit))
         .route("/alerting/channels/new", get(alerting::new_channel))
         .route("/alerting/channels/{id}/edit", get(alerting::edit_channel))
         .route("/alerting/policies/{id}/edit", get(alerting::edit_policy))
@@ -99,7 +103,14 @@ pub(crate) async fn viewer(
     headers: &HeaderMap,
     section: &'static str,
 ) -> Result<(Principal, Layout), Response> {
-    let signed = match session::signed_in(state, headers).await {
+    // A live page reading itself again is not the person's activity: it must not keep the
+    // session from idling out while a tab stays open.
+    let looked_up = if headers.contains_key(LIVE_HEADER) {
+        session::still_signed_in(state, headers).await
+    } else {
+        session::signed_in(state, headers).await
+    };
+    let signed = match looked_up {
         Ok(s) => s,
         Err(_) => return Err(crate::api::pages::page().await),
     };
@@ -692,14 +703,20 @@ async fn monitor(
         .range
         .filter(|r| RANGES.iter().any(|(k, _)| k == r))
         .unwrap_or_else(|| "24h".into());
-    let first_day = i32::try_from((now - 30 * 86_400_000) / 86_400_000).unwrap_or(0);
+    // 90 days of rollups for the uptime by day; the chart's 30-day range reads the last 30.
+    let day =
+        |ago_days: i64| i32::try_from((now - ago_days * 86_400_000) / 86_400_000).unwrap_or(0);
     let rollups = state
         .store
-        .daily_uptime(vec![m.id.clone()], first_day)
+        .daily_uptime(vec![m.id.clone()], day(90))
         .await
         .unwrap_or_default();
-    let (points, from, span, bucket_label) =
-        chart_points(&state, &m.id, &range, &rollups, now).await;
+    let month: Vec<_> = rollups
+        .iter()
+        .filter(|d| d.day >= day(30))
+        .cloned()
+        .collect();
+    let (points, from, span, bucket_label) = chart_points(&state, &m.id, &range, &month, now).await;
     let chart = chart_line(points, from, span);
     let days = day_lines(&rollups);
     let incidents = state

@@ -1,13 +1,15 @@
 //! `/status-pages`: the workspace's public status pages, each with a link to see it as
-//! visitors do, and a form to make one from chosen monitors.
+//! visitors do, and a form to make one from chosen monitors. `/status-pages/{id}`: one
+//! page edited (name, address, description, public or not, its monitors), its updates
+//! posted and deleted, its subscribers approved and removed.
 
-use super::{Layout, page, viewer};
+use super::{Layout, ago, not_found, page, viewer};
 use crate::api::AppState;
 use crate::store::keys::Role;
 use crate::store::monitors::{MonitorListQuery, MonitorSort};
 use crate::store::{Order, Page};
 use askama::Template;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
@@ -84,6 +86,102 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
             .collect(),
         monitors: monitors.into_iter().map(|m| (m.id, m.name)).collect(),
         monitors_truncated: total > MONITOR_CHOICES,
+    }
+    .render();
+    page(StatusCode::OK, html)
+}
+
+#[derive(Template)]
+#[template(path = "status_page.html")]
+struct StatusPageEdit {
+    layout: Layout,
+    can_write: bool,
+    id: String,
+    name: String,
+    slug: String,
+    description: String,
+    public: bool,
+    managed: bool,
+    /// Every monitor offered (id, name, shown on the page).
+    monitors: Vec<(String, String, bool)>,
+    monitors_truncated: bool,
+    /// (id, status, body, when)
+    updates: Vec<(String, String, String, String)>,
+    /// (id, type, address, confirmed, when)
+    subscribers: Vec<(String, String, String, bool, String)>,
+}
+
+pub async fn edit(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "status-pages").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let Ok(Some(sp)) = state.store.status_page(&p.workspace_id, &id).await else {
+        return not_found(layout, "status page");
+    };
+    let now = state.clock.now_ms();
+    let shown: Vec<String> = serde_json::from_str(&sp.monitor_ids).unwrap_or_default();
+    let (monitors, total) = state
+        .store
+        .list_monitors(
+            &p.workspace_id,
+            &MonitorListQuery {
+                status: None,
+                search: None,
+                kind: None,
+                tag: None,
+                sort: MonitorSort::Name,
+                order: Order::Asc,
+                page: Page {
+                    page: 1,
+                    limit: MONITOR_CHOICES,
+                },
+            },
+        )
+        .await
+        .unwrap_or_default();
+    let first = Page { page: 1, limit: 50 };
+    let updates = state
+        .store
+        .list_status_updates(&sp.id, first)
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default();
+    let subscribers = state
+        .store
+        .list_subscribers(&sp.id, first)
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default();
+    let html = StatusPageEdit {
+        layout,
+        can_write: p.role != Role::Read,
+        managed: sp.managed_by.is_some(),
+        monitors: monitors
+            .into_iter()
+            .map(|m| {
+                let on = shown.contains(&m.id);
+                (m.id, m.name, on)
+            })
+            .collect(),
+        monitors_truncated: total > MONITOR_CHOICES,
+        updates: updates
+            .into_iter()
+            .map(|u| (u.id, u.status, u.body, ago(now, u.created_at)))
+            .collect(),
+        subscribers: subscribers
+            .into_iter()
+            .map(|s| (s.id, s.kind, s.target, s.confirmed, ago(now, s.created_at)))
+            .collect(),
+        id: sp.id,
+        name: sp.title,
+        slug: sp.slug,
+        description: sp.description,
+        public: sp.public,
     }
     .render();
     page(StatusCode::OK, html)

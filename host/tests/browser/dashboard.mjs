@@ -86,6 +86,14 @@ try {
   await page.keyboard.type('Keyboard API');
   await page.locator('#f-url').focus();
   await page.keyboard.type(config.targetOk);
+  // Headers are rows of a name and a value: one filled, a second added and removed.
+  await page.locator('#f-headers .pair-name').first().fill('X-Probe');
+  await page.locator('#f-headers .pair-value').first().fill('tocsin');
+  await page.getByRole('button', { name: 'Add a row' }).click();
+  expect(await page.locator('#f-headers .pair').count() === 2, 'a row is added');
+  await page.locator('#f-headers .pair').last().getByRole('button', { name: 'Remove' }).click();
+  expect(await page.locator('#f-headers .pair').count() === 1, 'a row is removed');
+  await page.locator('#f-url').focus();
   // `method` is a select of the schema's choices, GET unless changed.
   expect(await page.locator('select#f-method').inputValue() === 'GET', 'the method defaults to GET');
   expect(await page.locator('select#f-method option[value=""]').count() === 0, 'the method offers no empty choice');
@@ -283,6 +291,29 @@ try {
   await page.waitForSelector(`text=${config.live}`);
   await audit.goto(`${config.base}/status-pages`);
   await scan(audit, 'status pages');
+
+  // The status page edited from its own page: renamed, one monitor fewer, an update
+  // posted (visitors read it), then deleted.
+  await page.goto(`${config.base}/status-pages`);
+  await page.getByRole('link', { name: 'Shop status' }).click();
+  await page.locator('#sp-name').fill('Shop status (edited)');
+  await page.getByLabel('Keyboard API', { exact: true }).uncheck();
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.waitForSelector('h1:text("Shop status (edited)")');
+  expect(!(await page.getByLabel('Keyboard API', { exact: true }).isChecked()), 'the monitor taken off stays off');
+  await page.getByLabel('Status', { exact: true }).selectOption('identified');
+  await page.getByLabel('What visitors read').fill('Payments are slow; a fix is rolling out.');
+  await page.getByRole('button', { name: 'Post update' }).click();
+  await page.waitForSelector('td:text("Payments are slow; a fix is rolling out.")');
+  await audit.goto(page.url());
+  await scan(audit, 'status page');
+  const visitor = await browser.newPage();
+  await visitor.goto(`${config.base}/status/shop`);
+  expect(await visitor.getByText('Payments are slow; a fix is rolling out.').count() >= 1, 'visitors read the update');
+  await visitor.close();
+  page.once('dialog', (d) => d.accept());
+  await page.locator('td:text("Payments are slow; a fix is rolling out.") ~ td button:text("Delete")').click();
+  await page.waitForSelector('text=No update posted.');
 
   // Settings: a new API key's secret is shown once; the QR code for two-factor appears.
   await page.goto(`${config.base}/settings`);
