@@ -535,11 +535,21 @@ struct Beat {
     tip: String,
 }
 
-/// The response-time chart: its line, a dot per point when they are few, and its top.
+/// The response-time chart, drawn on the server: its line, a dot per point when they are
+/// few, its scale, the median and 95th percentile of its points, the incidents of its range
+/// shaded, and the labels of its axes.
 struct Chart {
     line: String,
     dots: Vec<(String, String)>,
     max: f64,
+    /// Reference lines: (label, y).
+    marks: Vec<(String, String)>,
+    /// Incidents within the range: (x, width, what).
+    bands: Vec<(String, String, String)>,
+    /// The time axis: (x, text anchor, label).
+    ticks: Vec<(String, &'static str, String)>,
+    /// Half the top, for the value axis.
+    half: i64,
 }
 
 struct DayLine {
@@ -567,8 +577,7 @@ struct MonitorPage {
     ranges: Vec<(&'static str, &'static str)>,
     range: String,
     bucket_label: &'static str,
-    chart: String,
-    chart_dots: Vec<(String, String)>,
+    chart: Chart,
     chart_from: String,
     chart_max: i64,
     /// The last checks, oldest first.
@@ -717,9 +726,8 @@ async fn monitor(
         .cloned()
         .collect();
     let (points, from, span, bucket_label) = chart_points(&state, &m.id, &range, &month, now).await;
-    let chart = chart_line(points, from, span);
     let days = day_lines(&rollups);
-    let incidents = state
+    let incident_rows = state
         .store
         .list_incidents(
             &p.workspace_id,
@@ -732,11 +740,16 @@ async fn monitor(
         )
         .await
         .map(|(rows, _)| rows)
-        .unwrap_or_default()
+        .unwrap_or_default();
+    let mut chart = chart_line(points, from, span);
+    chart.bands = bands(&incident_rows, from, span, now);
+    chart.ticks = ticks(from, span, &range);
+    let incidents = incident_rows
         .into_iter()
         .map(|i| {
             let when = crate::time::format_ms(i.created_at);
-            (i.id, format!("{} since {when}", i.status.name()))
+            let lasted = incidents::duration(&i, now);
+            (i.id, format!("{}, from {when}, {lasted}", i.status.name()))
         })
         .collect();
     let Extras {
@@ -754,10 +767,9 @@ async fn monitor(
         ranges: RANGES.to_vec(),
         range,
         bucket_label,
-        chart: chart.line,
-        chart_dots: chart.dots,
         chart_from: crate::time::format_ms(from),
         chart_max: chart.max.round() as i64,
+        chart,
         beats: beats(now, &checks),
         days,
         incidents,
@@ -922,7 +934,75 @@ fn chart_line(points: Vec<(i64, f64)>, from: i64, span: i64) -> Chart {
     } else {
         Vec::new()
     };
-    Chart { line, dots, max }
+    let mut values: Vec<f64> = sorted.iter().map(|(_, v)| *v).collect();
+    values.sort_by(f64::total_cmp);
+    let marks = if values.len() < 2 {
+        Vec::new()
+    } else {
+        [("median", 0.5), ("p95", 0.95)]
+            .into_iter()
+            .map(|(name, q)| {
+                let v = quantile(&values, q);
+                (
+                    format!("{name} {v:.0} ms"),
+                    format!("{:.1}", 150.0 - v / max * 130.0),
+                )
+            })
+            .collect()
+    };
+    Chart {
+        line,
+        dots,
+        max,
+        marks,
+        bands: Vec::new(),
+        ticks: Vec::new(),
+        half: (max / 2.0).round() as i64,
+    }
+}
+
+/// The `q` quantile of sorted values (nearest rank).
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// The incidents within the chart's range, as shaded spans.
+fn bands(
+    incidents: &[crate::store::IncidentRow],
+    from: i64,
+    span: i64,
+    now: i64,
+) -> Vec<(String, String, String)> {
+    let x = |t: i64| ((t - from) as f64 / span as f64 * 600.0).clamp(0.0, 600.0);
+    incidents
+        .iter()
+        .filter(|i| i.resolved_at.unwrap_or(now) > from)
+        .map(|i| {
+            let (a, b) = (x(i.created_at), x(i.resolved_at.unwrap_or(now)));
+            (
+                format!("{a:.1}"),
+                format!("{:.1}", (b - a).max(2.0)),
+                format!("Incident from {}", crate::time::format_ms(i.created_at)),
+            )
+        })
+        .collect()
+}
+
+/// Labels of the time axis: the range's start, middle and end.
+fn ticks(from: i64, span: i64, range: &str) -> Vec<(String, &'static str, String)> {
+    let label = |t: i64| {
+        let iso = crate::time::format_ms(t);
+        match range {
+            "1h" | "24h" => iso[11..16].to_string(),
+            _ => iso[5..10].to_string(),
+        }
+    };
+    vec![
+        ("2".into(), "start", label(from)),
+        ("300".into(), "middle", label(from + span / 2)),
+        ("598".into(), "end", label(from + span)),
+    ]
 }
 
 /// A line per day with checks, oldest first.
@@ -1153,6 +1233,22 @@ async fn style() -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_chart_marks_quantiles_and_labels_its_axes() {
+        let sorted = [1.0, 2.0, 3.0, 4.0, 100.0];
+        assert_eq!(quantile(&sorted, 0.5), 3.0);
+        assert_eq!(quantile(&sorted, 0.95), 100.0);
+        let chart = chart_line(vec![(0, 10.0), (60_000, 20.0), (120_000, 30.0)], 0, 120_000);
+        let labels: Vec<&str> = chart.marks.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(labels, ["median 20 ms", "p95 30 ms"]);
+        assert_eq!(chart.half, 15);
+        let t = ticks(0, 3_600_000, "1h");
+        assert_eq!(
+            t.iter().map(|(_, _, l)| l.as_str()).collect::<Vec<_>>(),
+            ["00:00", "00:30", "01:00"]
+        );
+    }
 
     #[test]
     fn times_read_as_ago() {

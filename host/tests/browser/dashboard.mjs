@@ -212,6 +212,10 @@ try {
   const drawn = await page.locator('svg.chart circle, svg.chart polyline').count();
   expect(drawn >= 1, 'the response-time chart draws the first checks');
   expect(await page.getByText('No timed check in this range').count() === 0, 'the chart is not empty');
+  expect(await page.locator('svg.chart rect.band-down').count() >= 1, 'the incident is shaded on the chart');
+  expect(await page.locator('svg.chart line.ref').count() === 2, 'the chart marks its median and 95th percentile');
+  expect(/^median \d+ ms$/.test(await page.locator('svg.chart text:text-matches("^median")').textContent()), 'the median is labelled');
+  expect(await page.locator('svg.chart text[y="168"]').count() === 3, 'the time axis is labelled');
 
   // Accessibility: axe-core on every page finds no serious or critical violation. (This
   // context bypasses the pages' CSP to inject axe; the CSP itself is tested elsewhere.)
