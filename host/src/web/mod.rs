@@ -51,6 +51,7 @@ pub fn routes() -> Router<AppState> {
         .route("/monitors/{id}/edit", get(edit_monitor))
         .route("/events", get(live::events))
         .route("/settings", get(settings::show))
+        .route("/settings/{section}", get(settings::section))
         .route("/alerting", get(alerting::show))
         .route("/status-pages", get(status_pages::show))
         .route("/maintenance", get(maintenance::show))

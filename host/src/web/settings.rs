@@ -7,7 +7,7 @@ use crate::api::AppState;
 use crate::store::Page;
 use crate::store::audit::AuditFilter;
 use askama::Template;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
@@ -92,6 +92,10 @@ fn recorded_name(after: Option<&str>, before: Option<&str>) -> Option<String> {
 #[template(path = "settings.html")]
 struct Settings {
     layout: Layout,
+    /// The section shown (see [`SECTIONS`]).
+    section: &'static str,
+    /// The sections this person may open: (path segment, title).
+    sections: Vec<(&'static str, &'static str)>,
     is_admin: bool,
     is_owner: bool,
     require_two_factor: bool,
@@ -105,10 +109,41 @@ struct Settings {
     audit: Vec<AuditLine>,
 }
 
-pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response {
+/// The settings' sections, each at `/settings/{segment}` (the first also at `/settings`),
+/// and whether only admins may open it.
+const SECTIONS: [(&str, &str, bool); 6] = [
+    ("workspace", "Workspace", false),
+    ("members", "Members", false),
+    ("keys", "API keys", true),
+    ("you", "You", false),
+    ("plugins", "Plugins", false),
+    ("audit", "Audit log", true),
+];
+
+pub async fn show(state: State<AppState>, headers: HeaderMap) -> Response {
+    show_section(state, headers, "workspace").await
+}
+
+pub async fn section(
+    state: State<AppState>,
+    headers: HeaderMap,
+    Path(section): Path<String>,
+) -> Response {
+    show_section(state, headers, &section).await
+}
+
+async fn show_section(State(state): State<AppState>, headers: HeaderMap, wanted: &str) -> Response {
     let (p, layout) = match viewer(&state, &headers, "settings").await {
         Ok(v) => v,
         Err(r) => return r,
+    };
+    let open: Vec<(&'static str, &'static str)> = SECTIONS
+        .iter()
+        .filter(|(_, _, admin)| !admin || p.role.is_admin())
+        .map(|(segment, title, _)| (*segment, *title))
+        .collect();
+    let Some(&(section, _)) = open.iter().find(|(segment, _)| *segment == wanted) else {
+        return super::not_found(layout, "settings section");
     };
     let now = state.clock.now_ms();
     let is_admin = p.role.is_admin();
@@ -162,8 +197,28 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
             .unwrap_or_default(),
         None => Vec::new(),
     };
+    // Monitors named by entries that did not record a name are named as they are now.
+    let monitor_ids: Vec<String> = audit
+        .iter()
+        .filter(|a| a.resource_type == "monitor")
+        .filter_map(|a| a.resource_id.clone())
+        .collect();
+    let monitor_names: std::collections::HashMap<String, String> = if monitor_ids.is_empty() {
+        Default::default()
+    } else {
+        state
+            .store
+            .monitors_in_workspace(&p.workspace_id, monitor_ids)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| (m.id, m.name))
+            .collect()
+    };
     let html = Settings {
         layout,
+        section,
+        sections: open,
         is_admin,
         is_owner: p.is_owner(),
         require_two_factor: ws.as_ref().is_some_and(|w| w.require_two_factor),
@@ -243,7 +298,9 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
                         .resource_id
                         .as_deref()
                         .and_then(|id| page_of(&a.resource_type, id)),
-                    resource: recorded_name(a.after.as_deref(), a.before.as_deref()).unwrap_or(id),
+                    resource: recorded_name(a.after.as_deref(), a.before.as_deref())
+                        .or_else(|| monitor_names.get(&id).cloned())
+                        .unwrap_or(id),
                     kind: a.resource_type.replace('_', " "),
                     ip: a.ip.unwrap_or_default(),
                 }

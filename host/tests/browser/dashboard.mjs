@@ -233,8 +233,10 @@ try {
   await scan(audit, 'incidents');
   await audit.getByRole('link', { name: config.live }).first().click();
   await scan(audit, 'incident');
-  await audit.goto(`${config.base}/settings`);
-  await scan(audit, 'settings');
+  for (const section of ['', '/members', '/keys', '/you', '/plugins', '/audit']) {
+    await audit.goto(`${config.base}/settings${section}`);
+    await scan(audit, `settings${section}`);
+  }
   await audit.goto(`${config.base}/monitors/new?type=tcp-port`);
   await scan(audit, 'monitor form');
 
@@ -319,11 +321,17 @@ try {
   await page.locator('td:text("Payments are slow; a fix is rolling out.") ~ td button:text("Delete")').click();
   await page.waitForSelector('text=No update posted.');
 
-  // Settings: a new API key's secret is shown once; the QR code for two-factor appears.
+  // Settings, a section at a time: a new API key's secret is shown once; the QR code for
+  // two-factor appears; the audit log names and links what changed.
   await page.goto(`${config.base}/settings`);
+  await page.getByRole('link', { name: 'API keys' }).click();
+  await page.waitForURL(`${config.base}/settings/keys`);
   await page.getByLabel('Name', { exact: true }).last().fill('deploy bot');
   await page.getByRole('button', { name: 'Create key' }).click();
   await page.locator('#result:text-matches("tcs_")').waitFor({ timeout: 10000 });
+  await page.goto(`${config.base}/settings/audit`);
+  expect(await page.locator(`td[data-label="Resource"] a[href="/monitors/${config.liveId}"]`).first().textContent() === config.live, 'the audit log names the monitor and links to it');
+  await page.goto(`${config.base}/settings/you`);
   await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
   await page.locator('#totp-qr img').waitFor({ timeout: 10000 });
   expect(await page.locator('#totp-qr img').evaluate((img) => img.naturalWidth > 0), 'the QR code renders');
@@ -414,8 +422,11 @@ try {
   }, config.monitorId);
   expect(forged === 403, `a forged write answers 403 (got ${forged})`);
   await viewer.goto(`${config.base}/settings`);
-  expect(await viewer.getByRole('button', { name: 'Create key' }).count() === 0, 'a viewer cannot create keys');
-  expect(await viewer.getByRole('heading', { name: 'Audit log' }).count() === 0, 'a viewer sees no audit log');
+  expect(await viewer.getByRole('link', { name: 'API keys' }).count() === 0, 'a viewer is offered no keys section');
+  expect(await viewer.getByRole('link', { name: 'Audit log' }).count() === 0, 'a viewer is offered no audit log');
+  const refused = await viewer.goto(`${config.base}/settings/audit`);
+  expect(refused.status() === 404, `a viewer cannot open the audit log (${refused.status()})`);
+  await viewer.goto(`${config.base}/settings/you`);
   expect(await viewer.getByRole('heading', { name: 'Sessions' }).count() === 1, 'a viewer sees their sessions');
 } catch (e) {
   failures.push(String(e && e.stack || e));
