@@ -197,24 +197,7 @@ async fn show_section(State(state): State<AppState>, headers: HeaderMap, wanted:
             .unwrap_or_default(),
         None => Vec::new(),
     };
-    // Monitors named by entries that did not record a name are named as they are now.
-    let monitor_ids: Vec<String> = audit
-        .iter()
-        .filter(|a| a.resource_type == "monitor")
-        .filter_map(|a| a.resource_id.clone())
-        .collect();
-    let monitor_names: std::collections::HashMap<String, String> = if monitor_ids.is_empty() {
-        Default::default()
-    } else {
-        state
-            .store
-            .monitors_in_workspace(&p.workspace_id, monitor_ids)
-            .await
-            .unwrap_or_default()
-            .into_iter()
-            .map(|m| (m.id, m.name))
-            .collect()
-    };
+    let audit = audit_lines(&state, &p.workspace_id, audit, now).await;
     let html = Settings {
         layout,
         section,
@@ -286,29 +269,58 @@ async fn show_section(State(state): State<AppState>, headers: HeaderMap, wanted:
                 source: d.source,
             })
             .collect(),
-        audit: audit
-            .into_iter()
-            .map(|a| {
-                let id = a.resource_id.clone().unwrap_or_default();
-                AuditLine {
-                    at: ago(now, a.created_at),
-                    who: a.actor_name,
-                    action: a.action,
-                    href: a
-                        .resource_id
-                        .as_deref()
-                        .and_then(|id| page_of(&a.resource_type, id)),
-                    resource: recorded_name(a.after.as_deref(), a.before.as_deref())
-                        .or_else(|| monitor_names.get(&id).cloned())
-                        .unwrap_or(id),
-                    kind: a.resource_type.replace('_', " "),
-                    ip: a.ip.unwrap_or_default(),
-                }
-            })
-            .collect(),
+        audit,
     }
     .render();
     page(StatusCode::OK, html)
+}
+
+/// The audit log's lines: each resource named (as the entry recorded it, else a monitor as
+/// it is named now) and linked to its page.
+async fn audit_lines(
+    state: &AppState,
+    workspace_id: &str,
+    audit: Vec<crate::store::audit::AuditRow>,
+    now: i64,
+) -> Vec<AuditLine> {
+    // Monitors named by entries that did not record a name are named as they are now.
+    let monitor_ids: Vec<String> = audit
+        .iter()
+        .filter(|a| a.resource_type == "monitor")
+        .filter_map(|a| a.resource_id.clone())
+        .collect();
+    let monitor_names: std::collections::HashMap<String, String> = if monitor_ids.is_empty() {
+        Default::default()
+    } else {
+        state
+            .store
+            .monitors_in_workspace(workspace_id, monitor_ids)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| (m.id, m.name))
+            .collect()
+    };
+    audit
+        .into_iter()
+        .map(|a| {
+            let id = a.resource_id.clone().unwrap_or_default();
+            AuditLine {
+                at: ago(now, a.created_at),
+                who: a.actor_name,
+                action: a.action,
+                href: a
+                    .resource_id
+                    .as_deref()
+                    .and_then(|id| page_of(&a.resource_type, id)),
+                resource: recorded_name(a.after.as_deref(), a.before.as_deref())
+                    .or_else(|| monitor_names.get(&id).cloned())
+                    .unwrap_or(id),
+                kind: a.resource_type.replace('_', " "),
+                ip: a.ip.unwrap_or_default(),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
