@@ -222,7 +222,6 @@ if (live && window.EventSource) {
 
 // Monitor forms (generated from the plugin's schema): read each field by its kind, send
 // JSON to the API, and show the API's field errors next to their fields.
-const monitorForm = document.querySelector('form[data-plugin-form]');
 function readField(el) {
   const kind = el.dataset.kind;
   const text = (el.value || '').trim();
@@ -259,7 +258,9 @@ function showErrors(details) {
   }
   if (first) first.focus();
 }
-monitorForm?.addEventListener('submit', async (event) => {
+document.addEventListener('submit', async (event) => {
+  const monitorForm = event.target.closest('form[data-plugin-form]');
+  if (!monitorForm) return;
   event.preventDefault();
   for (const slot of monitorForm.querySelectorAll('.error')) slot.textContent = '';
   for (const el of monitorForm.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
@@ -425,3 +426,24 @@ if (maintenanceForm) {
     location.reload();
   });
 }
+
+// Choosing another type swaps the form for that type's without a page load, keeping what
+// was typed in the fields every monitor or channel has.
+const typePicker = document.getElementById('type-picker');
+typePicker?.addEventListener('change', async () => {
+  const url = `${typePicker.form.getAttribute('action')}?type=${encodeURIComponent(typePicker.value)}`;
+  const response = await fetch(url, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+  if (!response.ok) return location.assign(url);
+  const fresh = new DOMParser().parseFromString(await response.text(), 'text/html').querySelector('form[data-plugin-form]');
+  const current = document.querySelector('form[data-plugin-form]');
+  if (!fresh || !current) return location.assign(url);
+  for (const name of ['name', 'tags', 'interval', 'timeout', 'alertPolicyId']) {
+    const was = current.querySelector(`[name="${name}"]`);
+    const now = fresh.querySelector(`[name="${name}"]`);
+    if (was && now) now.value = was.value;
+  }
+  current.replaceWith(fresh);
+  history.replaceState(null, '', url);
+  notice.textContent = `The form is now for the ${typePicker.value} type.`;
+  notice.className = '';
+});

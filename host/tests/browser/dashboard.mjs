@@ -108,10 +108,17 @@ try {
   expect(await page.locator('dd .state:text("up")').count() === 1, 'the keyboard-made monitor goes up');
 
   // A third-party plugin's form, from its schema; the server's error shows by its field.
-  await page.goto(`${config.base}/monitors/new?type=tcp-port`);
+  // Chosen from the type picker without a page load, keeping the name already typed.
+  await page.goto(`${config.base}/monitors/new?type=http`);
+  await page.evaluate(() => { window.pickedInPlace = true; });
+  await page.locator('#f-name').fill('Database port');
+  await page.getByLabel('Type', { exact: true }).selectOption('tcp-port');
+  await page.locator('#f-port').waitFor({ timeout: 10000 });
+  expect(await page.evaluate(() => window.pickedInPlace === true), 'the type changed without a page load');
+  expect(await page.locator('#f-name').inputValue() === 'Database port', 'the name typed is kept');
+  expect(page.url().endsWith('/monitors/new?type=tcp-port'), 'the address follows the type');
   expect((await page.locator('#help-port').textContent()).includes('TCP port.'), 'the port field carries the schema\'s description');
   expect(await page.locator('#f-port').getAttribute('max') === '65535', 'the port field carries the schema\'s maximum');
-  await page.locator('#f-name').fill('Database port');
   await page.locator('#f-host').fill('127.0.0.1');
   await page.locator('#f-port').fill('70000');
   await page.getByRole('button', { name: 'Create monitor' }).click();
