@@ -176,6 +176,11 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         serde_json::Value::Null,
         "{watched}"
     );
+    assert_eq!(
+        watched["data"]["dependsOn"],
+        json!([monitor_id]),
+        "{watched}"
+    );
     for action in ["monitor.snooze", "monitor.unsnooze"] {
         let log = api.get(&format!(
             "/v1/audit-log?resourceId={live_id}&action={action}"

@@ -239,6 +239,7 @@ function readField(el) {
     case 'list': return text ? text.split('\n').map((l) => l.trim()).filter(Boolean) : undefined;
     case 'csv': return text.split(',').map((t) => t.trim()).filter(Boolean);
     case 'nullable': return text === '' ? null : text;
+    case 'ids': return [...el.querySelectorAll('input[type="checkbox"]:checked')].map((c) => c.value);
     case 'json': {
       if (!text) return undefined;
       try { return JSON.parse(text); } catch { throw new Error(`${el.name}: not valid JSON`); }

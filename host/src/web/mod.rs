@@ -599,6 +599,8 @@ struct MonitorPage {
     badge: Option<(String, String)>,
     /// Its alert policy (id, name), if any.
     policy: Option<(String, String)>,
+    /// The monitors it depends on: (id, name).
+    parents: Vec<(String, String)>,
     /// Until when its notifications are held, if snoozed.
     snoozed_until: Option<String>,
     /// Its key, and the tool that owns it (`tocsin apply` puts its fields back).
@@ -615,6 +617,8 @@ struct Extras {
     heartbeat: Option<heartbeat::Setup>,
     badge: Option<(String, String)>,
     policy: Option<(String, String)>,
+    /// The monitors it depends on: (id, name).
+    parents: Vec<(String, String)>,
 }
 
 async fn extras(state: &AppState, p: &Principal, m: &crate::store::MonitorRow, now: i64) -> Extras {
@@ -665,10 +669,24 @@ async fn extras(state: &AppState, p: &Principal, m: &crate::store::MonitorRow, n
             .map(|r| (r.id, r.name)),
         None => None,
     };
+    let parent_ids = m.parent_ids();
+    let parents = if parent_ids.is_empty() {
+        Vec::new()
+    } else {
+        state
+            .store
+            .monitors_in_workspace(&p.workspace_id, parent_ids)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| (m.id, m.name))
+            .collect()
+    };
     Extras {
         heartbeat,
         badge,
         policy,
+        parents,
     }
 }
 
@@ -757,10 +775,12 @@ async fn monitor(
         heartbeat,
         badge,
         policy,
+        parents,
     } = extras(&state, &p, &m, now).await;
     let html = MonitorPage {
         layout,
         policy,
+        parents,
         snoozed_until: m
             .snoozed_until
             .filter(|until| *until > now)
@@ -1045,6 +1065,8 @@ struct MonitorForm {
     /// The workspace's alert policies (id, name) and the one the monitor uses.
     policies: Vec<(String, String)>,
     policy: String,
+    /// Other monitors it may depend on: (id, name, chosen).
+    parents: Vec<(String, String, bool)>,
     fields: Vec<forms::Field>,
 }
 
@@ -1192,7 +1214,37 @@ async fn monitor_form(
         .await
         .map(|(rows, _)| rows.into_iter().map(|r| (r.id, r.name)).collect())
         .unwrap_or_default();
+    let chosen = monitor.as_ref().map(|m| m.parent_ids()).unwrap_or_default();
+    let own_id = monitor.as_ref().map(|m| m.id.clone()).unwrap_or_default();
+    let parents = state
+        .store
+        .list_monitors(
+            &p.workspace_id,
+            &MonitorListQuery {
+                status: None,
+                search: None,
+                kind: None,
+                tag: None,
+                sort: MonitorSort::Name,
+                order: Order::Asc,
+                page: Page {
+                    page: 1,
+                    limit: 200,
+                },
+            },
+        )
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|m| m.id != own_id)
+        .map(|m| {
+            let on = chosen.contains(&m.id);
+            (m.id, m.name, on)
+        })
+        .collect();
     let html = MonitorForm {
+        parents,
         policies,
         policy: monitor
             .as_ref()

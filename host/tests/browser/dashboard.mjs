@@ -282,8 +282,10 @@ try {
   // The monitor form chooses the alert policy; the monitor page names it, and snoozes.
   await page.goto(`${config.base}/monitors/${config.liveId}/edit`);
   await page.getByLabel('Alert policy').selectOption({ label: 'Production' });
+  await page.locator('#f-dependsOn').getByLabel('Checkout API', { exact: true }).check();
   await page.getByRole('button', { name: 'Save' }).click();
   await page.waitForSelector('dd a:text("Production")');
+  expect(await page.locator('dt:text("Depends on") + dd a:text("Checkout API")').count() === 1, 'the dependency chosen on the form is named on the page');
   await page.getByRole('button', { name: 'Snooze 1 h' }).click();
   await page.waitForSelector('dd:text-matches("snoozed until")');
   await page.getByRole('button', { name: 'Unsnooze' }).click();
