@@ -5,16 +5,12 @@
 use super::{Layout, page, unavailable, viewer};
 use crate::api::AppState;
 use crate::api::maintenance::{MaintenanceWindowBody, view};
+use crate::store::Page;
 use crate::store::keys::Role;
-use crate::store::monitors::{MonitorListQuery, MonitorSort};
-use crate::store::{Order, Page};
 use askama::Template;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-
-/// Monitors offered as checkboxes.
-const MONITOR_CHOICES: u64 = 200;
 
 struct WindowLine {
     id: String,
@@ -128,32 +124,13 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
     else {
         return unavailable(layout);
     };
-    let (monitors, total) = state
-        .store
-        .list_monitors(
-            &p.workspace_id,
-            &MonitorListQuery {
-                status: None,
-                search: None,
-                kind: None,
-                tag: None,
-                sort: MonitorSort::Name,
-                order: Order::Asc,
-                page: Page {
-                    page: 1,
-                    limit: MONITOR_CHOICES,
-                },
-            },
-        )
-        .await
-        .unwrap_or_default();
-    let monitors: Vec<(String, String)> = monitors.into_iter().map(|m| (m.id, m.name)).collect();
+    let (monitors, total) = super::monitor_choices(&state, &p.workspace_id).await;
     let html = Maintenance {
         layout,
         can_write: p.role != Role::Read,
         windows: rows.iter().map(|r| line(view(r, now), &monitors)).collect(),
         monitors,
-        monitors_truncated: total > MONITOR_CHOICES,
+        monitors_truncated: total > super::MONITOR_CHOICES,
     }
     .render();
     page(StatusCode::OK, html)

@@ -1082,6 +1082,37 @@ const MONITOR_FIELDS: [&str; 8] = [
     "paused",
 ];
 
+/// Monitors offered as choices on a form (status pages, maintenance, dependencies).
+const MONITOR_CHOICES: u64 = 200;
+
+/// The workspace's first [`MONITOR_CHOICES`] monitors by name, as (id, name), and how many
+/// it has in all (more than were listed: the form says so).
+pub(crate) async fn monitor_choices(
+    state: &AppState,
+    workspace_id: &str,
+) -> (Vec<(String, String)>, u64) {
+    let (rows, total) = state
+        .store
+        .list_monitors(
+            workspace_id,
+            &MonitorListQuery {
+                status: None,
+                search: None,
+                kind: None,
+                tag: None,
+                sort: MonitorSort::Name,
+                order: Order::Asc,
+                page: Page {
+                    page: 1,
+                    limit: MONITOR_CHOICES,
+                },
+            },
+        )
+        .await
+        .unwrap_or_default();
+    (rows.into_iter().map(|m| (m.id, m.name)).collect(), total)
+}
+
 /// 404 page: no such `what` in the person's workspace.
 pub(crate) fn not_found(layout: Layout, what: &str) -> Response {
     let message = format!("There is no such {what} in this workspace.");
@@ -1216,31 +1247,14 @@ async fn monitor_form(
         .unwrap_or_default();
     let chosen = monitor.as_ref().map(|m| m.parent_ids()).unwrap_or_default();
     let own_id = monitor.as_ref().map(|m| m.id.clone()).unwrap_or_default();
-    let parents = state
-        .store
-        .list_monitors(
-            &p.workspace_id,
-            &MonitorListQuery {
-                status: None,
-                search: None,
-                kind: None,
-                tag: None,
-                sort: MonitorSort::Name,
-                order: Order::Asc,
-                page: Page {
-                    page: 1,
-                    limit: 200,
-                },
-            },
-        )
+    let parents = monitor_choices(state, &p.workspace_id)
         .await
-        .map(|(rows, _)| rows)
-        .unwrap_or_default()
+        .0
         .into_iter()
-        .filter(|m| m.id != own_id)
-        .map(|m| {
-            let on = chosen.contains(&m.id);
-            (m.id, m.name, on)
+        .filter(|(id, _)| *id != own_id)
+        .map(|(id, name)| {
+            let on = chosen.contains(&id);
+            (id, name, on)
         })
         .collect();
     let html = MonitorForm {

@@ -5,16 +5,12 @@
 
 use super::{Layout, ago, not_found, page, viewer};
 use crate::api::AppState;
+use crate::store::Page;
 use crate::store::keys::Role;
-use crate::store::monitors::{MonitorListQuery, MonitorSort};
-use crate::store::{Order, Page};
 use askama::Template;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-
-/// Monitors offered as checkboxes.
-const MONITOR_CHOICES: u64 = 200;
 
 struct PageLine {
     id: String,
@@ -51,25 +47,7 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
         .await
         .map(|(rows, _)| rows)
         .unwrap_or_default();
-    let (monitors, total) = state
-        .store
-        .list_monitors(
-            &p.workspace_id,
-            &MonitorListQuery {
-                status: None,
-                search: None,
-                kind: None,
-                tag: None,
-                sort: MonitorSort::Name,
-                order: Order::Asc,
-                page: Page {
-                    page: 1,
-                    limit: MONITOR_CHOICES,
-                },
-            },
-        )
-        .await
-        .unwrap_or_default();
+    let (monitors, total) = super::monitor_choices(&state, &p.workspace_id).await;
     let html = StatusPages {
         layout,
         can_write: p.role != Role::Read,
@@ -84,8 +62,8 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
                 public: s.public,
             })
             .collect(),
-        monitors: monitors.into_iter().map(|m| (m.id, m.name)).collect(),
-        monitors_truncated: total > MONITOR_CHOICES,
+        monitors,
+        monitors_truncated: total > super::MONITOR_CHOICES,
     }
     .render();
     page(StatusCode::OK, html)
@@ -125,25 +103,7 @@ pub async fn edit(
     };
     let now = state.clock.now_ms();
     let shown: Vec<String> = serde_json::from_str(&sp.monitor_ids).unwrap_or_default();
-    let (monitors, total) = state
-        .store
-        .list_monitors(
-            &p.workspace_id,
-            &MonitorListQuery {
-                status: None,
-                search: None,
-                kind: None,
-                tag: None,
-                sort: MonitorSort::Name,
-                order: Order::Asc,
-                page: Page {
-                    page: 1,
-                    limit: MONITOR_CHOICES,
-                },
-            },
-        )
-        .await
-        .unwrap_or_default();
+    let (monitors, total) = super::monitor_choices(&state, &p.workspace_id).await;
     let first = Page { page: 1, limit: 50 };
     let updates = state
         .store
@@ -163,12 +123,12 @@ pub async fn edit(
         managed: sp.managed_by.is_some(),
         monitors: monitors
             .into_iter()
-            .map(|m| {
-                let on = shown.contains(&m.id);
-                (m.id, m.name, on)
+            .map(|(id, name)| {
+                let on = shown.contains(&id);
+                (id, name, on)
             })
             .collect(),
-        monitors_truncated: total > MONITOR_CHOICES,
+        monitors_truncated: total > super::MONITOR_CHOICES,
         updates: updates
             .into_iter()
             .map(|u| (u.id, u.status, u.body, ago(now, u.created_at)))
