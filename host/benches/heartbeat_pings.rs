@@ -6,8 +6,10 @@
 //! client on loopback with 32 requests in flight sends a fixed number of each. A ping
 //! answers once its check is committed, so the figure includes the database write.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use futures::StreamExt;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const KEY: &str = "tcs_BenchAdminKey000000000000000000000000001";
@@ -24,13 +26,6 @@ fn main() {
         .build()
         .expect("runtime");
     runtime.block_on(run());
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 /// Send `paths` (cycled to `REQUESTS`) with `IN_FLIGHT` at once; requests per second and
@@ -68,36 +63,8 @@ async fn drive(
 async fn run() {
     tocsin::crypto::install_provider();
     let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut server = Command::new(env!("CARGO_BIN_EXE_tocsin"))
-        .arg("serve")
-        .env("TOCSIN_LISTEN", format!("127.0.0.1:{port}"))
-        .env("TOCSIN_DATA_DIR", dir.path())
-        .env("TOCSIN_BOOTSTRAP_KEY", KEY)
-        .env("TOCSIN_LOG", "warn")
-        .env("TOCSIN_RATE_LIMIT_PER_MINUTE", "100000000")
-        .env("TOCSIN_RATE_LIMIT_BURST", "10000000")
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.path().join("server.log")).expect("log"))
-        .spawn()
-        .expect("start tocsin");
+    let (mut server, base) = support::serve(dir.path(), KEY, &[]).await;
     let client = reqwest::Client::new();
-    let ready_by = Instant::now() + Duration::from_secs(120);
-    loop {
-        if let Ok(r) = client.get(format!("{base}/readyz")).send().await
-            && r.status().is_success()
-        {
-            break;
-        }
-        if Instant::now() > ready_by || matches!(server.try_wait(), Ok(Some(_))) {
-            let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
-            panic!("tocsin did not become ready:\n{log}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     let mut pings = Vec::new();
     for n in 0..MONITORS {
         let created: serde_json::Value = client

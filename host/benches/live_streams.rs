@@ -7,10 +7,12 @@
 //! The server's CPU comes from /proc (its user and system time), its memory from VmRSS;
 //! the figures are given against the run without streams, in the same process.
 
-use std::process::{Command, Stdio};
+#[path = "support/mod.rs"]
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const KEY: &str = "tcs_BenchAdminKey000000000000000000000000001";
 const MONITORS: usize = 250;
@@ -26,13 +28,6 @@ fn main() {
         .build()
         .expect("runtime");
     runtime.block_on(run());
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 /// The server's CPU time so far (user and system) and its resident memory.
@@ -94,40 +89,18 @@ async fn run() {
     });
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut server = Command::new(env!("CARGO_BIN_EXE_tocsin"))
-        .arg("serve")
-        .env("TOCSIN_LISTEN", format!("127.0.0.1:{port}"))
-        .env("TOCSIN_DATA_DIR", dir.path())
-        .env("TOCSIN_BOOTSTRAP_KEY", KEY)
-        .env("TOCSIN_MIN_INTERVAL", "1")
-        // Every stream comes from this one address.
-        .env("TOCSIN_MAX_CONNECTIONS_PER_ADDRESS", "1000")
-        .env("TOCSIN_LOG", "warn")
-        .env("TOCSIN_RATE_LIMIT_PER_MINUTE", "100000000")
-        .env("TOCSIN_RATE_LIMIT_BURST", "10000000")
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.path().join("server.log")).expect("log"))
-        .spawn()
-        .expect("start tocsin");
+    let (mut server, base) = support::serve(
+        dir.path(),
+        KEY,
+        &[
+            ("TOCSIN_MIN_INTERVAL", "1"),
+            // Every stream comes from this one address.
+            ("TOCSIN_MAX_CONNECTIONS_PER_ADDRESS", "1000"),
+        ],
+    )
+    .await;
     let pid = server.id();
     let client = reqwest::Client::new();
-    let ready_by = Instant::now() + Duration::from_secs(120);
-    loop {
-        if let Ok(r) = client.get(format!("{base}/readyz")).send().await
-            && r.status().is_success()
-        {
-            break;
-        }
-        if Instant::now() > ready_by || matches!(server.try_wait(), Ok(Some(_))) {
-            let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
-            panic!("tocsin did not become ready:\n{log}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 
     // The owner's session, through the setup link.
     let link = std::fs::read_to_string(dir.path().join("setup-link.txt")).expect("setup link");

@@ -250,8 +250,8 @@ pub async fn uptime_svg(
     let (text, colour) = if total == 0 {
         ("no data".to_string(), GREY)
     } else {
-        let pct = up as f64 * 100.0 / total as f64;
-        (percent(pct), uptime_colour(pct))
+        let pct = super::public_status::percent(up, total);
+        (percent_text(pct), uptime_colour(pct))
     };
     Ok(svg_response(&label, &text, colour))
 }
@@ -326,10 +326,10 @@ fn uptime_colour(pct: f64) -> &'static str {
     }
 }
 
-/// "100%", "99.95%", "87.5%": two decimals at most, never rounded up to 100.
-fn percent(pct: f64) -> String {
-    let floored = (pct * 100.0).floor() / 100.0;
-    let text = format!("{floored:.2}");
+/// "100%", "99.95%", "87.5%": a percentage of [`percent`](super::public_status::percent)
+/// (two decimals, never rounded up) without its trailing zeros.
+fn percent_text(pct: f64) -> String {
+    let text = format!("{pct:.2}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     format!("{text}%")
 }
@@ -385,11 +385,12 @@ mod tests {
 
     #[test]
     fn percentages_are_never_rounded_up_to_a_hundred() {
-        assert_eq!(percent(100.0), "100%");
-        assert_eq!(percent(99.999), "99.99%");
-        assert_eq!(percent(99.95), "99.95%");
-        assert_eq!(percent(87.5), "87.5%");
-        assert_eq!(percent(0.0), "0%");
+        let percent = |up, total| percent_text(super::super::public_status::percent(up, total));
+        assert_eq!(percent(1, 1), "100%");
+        assert_eq!(percent(99_999, 100_000), "99.99%");
+        assert_eq!(percent(1_999, 2_000), "99.95%");
+        assert_eq!(percent(7, 8), "87.5%");
+        assert_eq!(percent(0, 5), "0%");
     }
 
     #[test]

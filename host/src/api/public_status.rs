@@ -351,7 +351,9 @@ fn announced(
         .collect()
 }
 
-fn percent(up: i64, total: i64) -> f64 {
+/// `up` of `total` as a percentage with two decimals, never rounded up (99.999 % of the
+/// checks passing reads 99.99, not 100).
+pub(crate) fn percent(up: i64, total: i64) -> f64 {
     (up as f64 * 10_000.0 / total as f64).floor() / 100.0
 }
 

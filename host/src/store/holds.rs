@@ -93,11 +93,7 @@ impl Store {
             .await?
             .rows_affected;
         if changed == 1 {
-            tx.note(super::live::Seen::Monitor {
-                workspace_id: workspace_id.to_string(),
-                monitor_id: id.to_string(),
-                deleted: false,
-            });
+            tx.note(super::live::Seen::monitor(workspace_id, id, false));
         }
         tx.commit_if(changed == 1).await
     }

@@ -64,6 +64,15 @@ pub enum Seen {
 }
 
 impl Seen {
+    /// A monitor created, edited, paused, resumed or snoozed, or (`deleted`) deleted.
+    pub(super) fn monitor(workspace_id: &str, monitor_id: &str, deleted: bool) -> Seen {
+        Seen::Monitor {
+            workspace_id: workspace_id.to_string(),
+            monitor_id: monitor_id.to_string(),
+            deleted,
+        }
+    }
+
     /// The workspace the change belongs to: only its members are told.
     pub fn workspace_id(&self) -> &str {
         match self {

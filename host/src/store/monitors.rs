@@ -4,6 +4,7 @@ use super::Owned;
 use super::entities::{
     certificate_notice, daily_uptime, heartbeat_state, monitor_health, monitor_tombstone,
 };
+use super::live::Seen;
 use super::states::MonitorState;
 use super::{MonitorChange, Order, Page, Store, StoreError, Tx};
 use sea_orm::sea_query::ExprTrait as _;
@@ -239,7 +240,7 @@ impl Store {
         settings_of(&row).insert(tx.conn()).await?;
         health_of(&row).insert(tx.conn()).await?;
         add_to_count(tx.conn(), &row.workspace_id, 1).await?;
-        tx.note(seen(&row.workspace_id, &id, false));
+        tx.note(Seen::monitor(&row.workspace_id, &id, false));
         tx.commit().await?;
         self.publish(MonitorChange::Upserted(id));
         Ok(row)
@@ -439,7 +440,7 @@ impl Store {
             .one(tx.conn())
             .await?
             .ok_or_else(|| sea_orm::DbErr::RecordNotUpdated)?;
-        tx.note(seen(&row.workspace_id, &id, false));
+        tx.note(Seen::monitor(&row.workspace_id, &id, false));
         tx.commit().await?;
         self.publish(MonitorChange::Upserted(id));
         Ok(saved.into())
@@ -588,15 +589,6 @@ async fn add_to_count(
     Ok(())
 }
 
-/// A monitor's change, as open dashboards are told of it.
-fn seen(workspace_id: &str, monitor_id: &str, deleted: bool) -> super::live::Seen {
-    super::live::Seen::Monitor {
-        workspace_id: workspace_id.to_string(),
-        monitor_id: monitor_id.to_string(),
-        deleted,
-    }
-}
-
 /// Monitor writes that are part of a larger change (checks, incidents, deletion).
 impl Tx {
     /// Delete a monitor (its check history follows, in batches). Returns whether it existed.
@@ -608,7 +600,7 @@ impl Tx {
             .await?
             .rows_affected;
         if deleted > 0 {
-            self.note(seen(workspace_id, id, true));
+            self.note(Seen::monitor(workspace_id, id, true));
             add_to_count(self.conn(), workspace_id, -1).await?;
             // Its check history may be large: the retention sweeper removes it in small
             // batches afterwards, so deleting a monitor never holds a long write lock.
@@ -790,7 +782,7 @@ impl Tx {
         if update.exec(self.conn()).await?.rows_affected == 0 {
             return Err(sea_orm::DbErr::RecordNotUpdated.into());
         }
-        self.note(seen(&m.workspace_id, &m.id, false));
+        self.note(Seen::monitor(&m.workspace_id, &m.id, false));
         if reset_counters {
             monitor_health::Entity::update_many()
                 .col_expr(monitor_health::Column::ConsecutiveFailures, Expr::value(0))

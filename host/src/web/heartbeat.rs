@@ -2,6 +2,7 @@
 //! cron schedule, and the grace), the last ping, and lines to copy that call the URL from
 //! a shell, a crontab and a systemd service.
 
+use super::span;
 use serde_json::{Map, Value};
 
 /// What the monitor page shows of a heartbeat monitor (to those who may write: the URL
@@ -17,29 +18,6 @@ pub struct Setup {
     pub curl: String,
     pub cron: String,
     pub systemd: String,
-}
-
-/// `seconds` as a person says it: "45 s", "1 min 30 s", "12 min", "2 h 5 min", "1 d 6 h".
-pub fn span(seconds: i64) -> String {
-    let s = seconds.max(0);
-    if s < 60 {
-        format!("{s} s")
-    } else if s < 3600 {
-        match (s / 60, s % 60) {
-            (m, r) if r == 0 || m >= 10 => format!("{m} min"),
-            (m, r) => format!("{m} min {r} s"),
-        }
-    } else if s < 86_400 {
-        match (s / 3600, (s % 3600) / 60) {
-            (h, 0) => format!("{h} h"),
-            (h, m) => format!("{h} h {m} min"),
-        }
-    } else {
-        match (s / 86_400, (s % 86_400) / 3600) {
-            (d, 0) => format!("{d} d"),
-            (d, h) => format!("{d} d {h} h"),
-        }
-    }
 }
 
 /// The crontab schedule that runs a job to match the monitor: its own cron, or its period
@@ -106,18 +84,6 @@ pub fn setup(url: String, config: &str, default_grace: i64, last_ping: Option<St
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn spans_read_as_people_say_them() {
-        assert_eq!(span(30), "30 s");
-        assert_eq!(span(90), "1 min 30 s");
-        assert_eq!(span(300), "5 min");
-        assert_eq!(span(3600), "1 h");
-        assert_eq!(span(5400), "1 h 30 min");
-        assert_eq!(span(725), "12 min");
-        assert_eq!(span(86_400), "1 d");
-        assert_eq!(span(108_000), "1 d 6 h");
-    }
 
     #[test]
     fn a_period_becomes_a_crontab_schedule_where_one_can_say_it() {

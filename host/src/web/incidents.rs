@@ -51,7 +51,7 @@ fn monitor_name(i: &IncidentRow) -> String {
 
 /// "12 min", or "12 min so far" while unresolved.
 pub(super) fn duration(i: &IncidentRow, now: i64) -> String {
-    let span = super::heartbeat::span((i.resolved_at.unwrap_or(now) - i.created_at) / 1000);
+    let span = super::span((i.resolved_at.unwrap_or(now) - i.created_at) / 1000);
     if i.resolved_at.is_some() {
         span
     } else {

@@ -244,6 +244,29 @@ const SORTS: [(&str, &str); 4] = [
     ("updated", "Recently changed"),
 ];
 
+/// `seconds` as a person says it: "45 s", "1 min 30 s", "12 min", "2 h 5 min", "1 d 6 h".
+pub(crate) fn span(seconds: i64) -> String {
+    let s = seconds.max(0);
+    if s < 60 {
+        format!("{s} s")
+    } else if s < 3600 {
+        match (s / 60, s % 60) {
+            (m, r) if r == 0 || m >= 10 => format!("{m} min"),
+            (m, r) => format!("{m} min {r} s"),
+        }
+    } else if s < 86_400 {
+        match (s / 3600, (s % 3600) / 60) {
+            (h, 0) => format!("{h} h"),
+            (h, m) => format!("{h} h {m} min"),
+        }
+    } else {
+        match (s / 86_400, (s % 86_400) / 3600) {
+            (d, 0) => format!("{d} d"),
+            (d, h) => format!("{d} d {h} h"),
+        }
+    }
+}
+
 pub(crate) fn ago(now: i64, at: i64) -> String {
     let secs = (now - at).max(0) / 1000;
     match secs {
@@ -1315,6 +1338,18 @@ mod tests {
             t.iter().map(|(_, _, l)| l.as_str()).collect::<Vec<_>>(),
             ["00:00", "00:30", "01:00"]
         );
+    }
+
+    #[test]
+    fn spans_read_as_people_say_them() {
+        assert_eq!(span(30), "30 s");
+        assert_eq!(span(90), "1 min 30 s");
+        assert_eq!(span(300), "5 min");
+        assert_eq!(span(3600), "1 h");
+        assert_eq!(span(5400), "1 h 30 min");
+        assert_eq!(span(725), "12 min");
+        assert_eq!(span(86_400), "1 d");
+        assert_eq!(span(108_000), "1 d 6 h");
     }
 
     #[test]

@@ -1,0 +1,51 @@
+//! What the benchmarks that drive a real `tocsin serve` share: a free loopback port, and the
+//! server started in a data directory of its own with rate limits out of the way, ready.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A port nobody listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Start `tocsin serve` in `dir` with `key` as its bootstrap admin key and `env` besides,
+/// and wait (up to two minutes) until it answers `/readyz`. Its log goes to
+/// `dir/server.log`. Returns the process and its base URL.
+pub async fn serve(dir: &Path, key: &str, env: &[(&str, &str)]) -> (Child, String) {
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_tocsin"))
+        .arg("serve")
+        .env("TOCSIN_LISTEN", format!("127.0.0.1:{port}"))
+        .env("TOCSIN_DATA_DIR", dir)
+        .env("TOCSIN_BOOTSTRAP_KEY", key)
+        .env("TOCSIN_LOG", "warn")
+        .env("TOCSIN_RATE_LIMIT_PER_MINUTE", "100000000")
+        .env("TOCSIN_RATE_LIMIT_BURST", "10000000")
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("server.log")).expect("log"))
+        .spawn()
+        .expect("start tocsin");
+    let client = reqwest::Client::new();
+    let ready_by = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Ok(r) = client.get(format!("{base}/readyz")).send().await
+            && r.status().is_success()
+        {
+            return (server, base);
+        }
+        if Instant::now() > ready_by || matches!(server.try_wait(), Ok(Some(_))) {
+            let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
+            panic!("tocsin did not become ready:\n{log}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
