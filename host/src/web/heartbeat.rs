@@ -20,24 +20,19 @@ pub struct Setup {
     pub systemd: String,
 }
 
-/// The crontab schedule that runs a job to match the monitor: its own cron, or its period
-/// when a crontab can say it (whole minutes dividing an hour, whole hours dividing a day).
+/// The crontab schedule that runs a job to match the monitor: its own cron, or one that
+/// runs at least as often as its period (a crontab says whole minutes, hours or days, so
+/// a 45-minute period runs at :00 and :45, never more than 45 minutes apart).
 fn schedule(config: &Map<String, Value>) -> String {
     if let Some(cron) = config.get("cron").and_then(Value::as_str) {
         return cron.to_string();
     }
-    let period = config.get("period").and_then(Value::as_i64).unwrap_or(0);
-    match period {
-        60 => "* * * * *".to_string(),
-        p if p >= 60 && p % 60 == 0 && 60 % (p / 60) == 0 && p < 3600 => {
-            format!("*/{} * * * *", p / 60)
-        }
-        3600 => "0 * * * *".to_string(),
-        p if p > 3600 && p % 3600 == 0 && 24 % (p / 3600) == 0 && p < 86_400 => {
-            format!("0 */{} * * *", p / 3600)
-        }
-        86_400 => "0 3 * * *".to_string(),
-        _ => "*/5 * * * *".to_string(),
+    match config.get("period").and_then(Value::as_i64).unwrap_or(0) {
+        p if p < 120 => "* * * * *".to_string(),
+        p if p < 3600 => format!("*/{} * * * *", p / 60),
+        p if p < 7200 => "0 * * * *".to_string(),
+        p if p < 86_400 => format!("0 */{} * * *", p / 3600),
+        _ => "0 3 * * *".to_string(),
     }
 }
 
@@ -90,6 +85,8 @@ mod tests {
         let of = |c: &str| schedule(&serde_json::from_str(c).expect("JSON"));
         assert_eq!(of(r#"{"period": 60}"#), "* * * * *");
         assert_eq!(of(r#"{"period": 300}"#), "*/5 * * * *");
+        assert_eq!(of(r#"{"period": 2700}"#), "*/45 * * * *");
+        assert_eq!(of(r#"{"period": 5400}"#), "0 * * * *");
         assert_eq!(of(r#"{"period": 3600}"#), "0 * * * *");
         assert_eq!(of(r#"{"period": 21600}"#), "0 */6 * * *");
         assert_eq!(of(r#"{"period": 86400}"#), "0 3 * * *");
