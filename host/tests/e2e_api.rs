@@ -574,3 +574,79 @@ fn every_documented_route_is_served_and_every_served_route_is_documented() {
         assert_eq!(r.body["error"]["code"], "NOT_FOUND", "{method} {path}");
     }
 }
+
+#[test]
+/// The monitor list is served again as rendered while nothing was written: each write
+/// (an edit, a heartbeat's ping, a pause, a delete) shows in the very next list, and a
+/// read key's list never comes from an admin's.
+fn the_monitor_list_is_never_older_than_the_last_write() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let hb = support::create(
+        &api,
+        "/v1/monitors",
+        json!({"name": "Nightly backup", "type": "heartbeat", "period": 3600, "grace": 60}),
+    );
+    let id = hb["id"].as_str().expect("id");
+    let list = |api: &support::Api| {
+        let r = api.get("/v1/monitors?limit=10");
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.body
+    };
+    let first = list(&api);
+    let again = list(&api);
+    assert_eq!(first["data"], again["data"]);
+    assert_eq!(first["pagination"], again["pagination"]);
+    assert_ne!(
+        first["meta"]["requestId"], again["meta"]["requestId"],
+        "each answer has its own request id"
+    );
+    assert_eq!(first["data"][0]["status"], "pending");
+    assert_eq!(first["data"][0]["lastCheckedAt"], Value::Null);
+
+    // A read key sees the ping URL without its token, even right after an admin's list.
+    let r = api.post("/v1/api-keys", &json!({"name": "reader", "role": "read"}));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let reader = api.with_key(r.body["data"]["secret"].as_str().expect("secret"));
+    list(&api);
+    let seen = list(&reader);
+    let token_url = first["data"][0]["pingUrl"].as_str().expect("pingUrl");
+    assert!(!token_url.ends_with("/ping/[redacted]"), "{token_url}");
+    assert_eq!(
+        seen["data"][0]["pingUrl"]
+            .as_str()
+            .map(|u| u.ends_with("/ping/[redacted]")),
+        Some(true),
+        "{}",
+        seen["data"][0]
+    );
+
+    // An edit.
+    list(&api);
+    let r = api.patch(&format!("/v1/monitors/{id}"), &json!({"name": "Backup"}));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(list(&api)["data"][0]["name"], "Backup");
+
+    // A ping: the check it records (its answer comes once committed).
+    support::ping(&api, &hb, "");
+    let after_ping = list(&api);
+    assert_eq!(
+        after_ping["data"][0]["status"], "up",
+        "{}",
+        after_ping["data"][0]
+    );
+    assert!(after_ping["data"][0]["lastCheckedAt"].is_string());
+
+    // A pause, then a second monitor, then a delete.
+    let r = api.request("POST", &format!("/v1/monitors/{id}/pause"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(list(&api)["data"][0]["status"], "paused");
+    let other = support::create(&api, "/v1/monitors", http_monitor("Second"));
+    let both = list(&api);
+    assert_eq!(both["pagination"]["total"], 2);
+    assert_eq!(both["data"][0]["id"], other["id"]);
+    assert_eq!(api.delete(&format!("/v1/monitors/{id}")).status, 204);
+    let left = list(&api);
+    assert_eq!(left["pagination"]["total"], 1);
+    assert_eq!(left["data"].as_array().map(Vec::len), Some(1));
+}

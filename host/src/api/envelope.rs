@@ -85,28 +85,61 @@ pub struct Paged<T> {
 
 impl<T: Serialize> IntoResponse for Paged<T> {
     fn into_response(self) -> Response {
-        let body = ListBody {
-            success: true,
-            data: self.items,
-            meta: Meta::now(),
-            pagination: self.pagination,
-        };
         // Written into one buffer sized for the page up front: grown from axum's 128
         // bytes, a 100-item page (about 70 KB) was copied over again at every doubling.
-        let mut buf = Vec::with_capacity(LIST_ITEM_BYTES * body.data.len() + 512);
-        match serde_json::to_writer(&mut buf, &body) {
-            Ok(()) => (
-                [(
-                    axum::http::header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                )],
-                buf,
-            )
-                .into_response(),
-            Err(e) => {
-                super::error::ApiError::internal(format!("rendering a list: {e}")).into_response()
-            }
+        let capacity = LIST_ITEM_BYTES * self.items.len() + 512;
+        list_response(
+            &ListBody {
+                success: true,
+                data: self.items,
+                meta: Meta::now(),
+                pagination: self.pagination,
+            },
+            capacity,
+        )
+    }
+}
+
+/// A list body written as JSON into a buffer of `capacity` bytes.
+fn list_response(body: &impl Serialize, capacity: usize) -> Response {
+    let mut buf = Vec::with_capacity(capacity);
+    match serde_json::to_writer(&mut buf, body) {
+        Ok(()) => (
+            [(
+                axum::http::header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            buf,
+        )
+            .into_response(),
+        Err(e) => {
+            super::error::ApiError::internal(format!("rendering a list: {e}")).into_response()
         }
+    }
+}
+
+/// A list answer whose items are JSON already (see [`super::monitor_pages`]).
+pub struct RawPaged(pub super::monitor_pages::RenderedPage);
+
+impl IntoResponse for RawPaged {
+    fn into_response(self) -> Response {
+        /// [`ListBody`] with its items as they were written.
+        #[derive(Serialize)]
+        struct RawListBody<'a> {
+            success: bool,
+            data: &'a serde_json::value::RawValue,
+            meta: Meta,
+            pagination: Pagination,
+        }
+        list_response(
+            &RawListBody {
+                success: true,
+                data: &self.0.items,
+                meta: Meta::now(),
+                pagination: self.0.pagination,
+            },
+            self.0.items.get().len() + 512,
+        )
     }
 }
 

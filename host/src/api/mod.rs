@@ -24,6 +24,7 @@ pub mod members;
 pub mod meta;
 pub mod metrics;
 pub mod monitor_input;
+pub mod monitor_pages;
 pub mod monitors;
 pub mod openapi;
 pub mod pages;
@@ -71,6 +72,8 @@ pub struct AppState {
     pub accounts: Arc<crate::accounts::Services>,
     /// Where heartbeat monitors' pings are recorded.
     pub recorder: crate::engine::Recorder,
+    /// The monitor list's pages as rendered, while nothing was written since.
+    pub monitor_pages: Arc<monitor_pages::MonitorPages>,
 }
 
 /// The routes of `/v1`, with their OpenAPI description.

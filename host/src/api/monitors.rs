@@ -1,11 +1,12 @@
 //! `/v1/monitors`: create, list, read, edit, delete, pause, resume, check history, uptime.
 
 use super::AppState;
-use super::envelope::{ListBody, NoContent, Paged, Pagination, Success, SuccessBody};
+use super::envelope::{ListBody, NoContent, Paged, Pagination, RawPaged, Success, SuccessBody};
 use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
 use super::extract::{ApiObject, ApiPath, ApiQuery};
 use super::managed::DryRun;
 use super::monitor_input::{self, InputRules, MonitorInput, MonitorView};
+use super::monitor_pages::RenderedPage;
 use super::paging::{self, PageParams};
 use crate::ids::{self, prefix};
 use crate::plans::Counted;
@@ -19,6 +20,7 @@ use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use utoipa::{IntoParams, ToSchema};
 
 /// Fields of a monitor on creation. The `http` fields apply to `http` and `keyword` monitors,
@@ -437,7 +439,7 @@ pub async fn list_monitors(
     Extension(p): Extension<Principal>,
     ApiQuery(pg): ApiQuery<PageParams>,
     ApiQuery(q): ApiQuery<MonitorListParams>,
-) -> Result<Paged<MonitorView>, ApiError> {
+) -> Result<RawPaged, ApiError> {
     let mut errors = Vec::new();
     let page = pg.page(&mut errors);
     let order = paging::order(q.order.as_deref(), &mut errors);
@@ -470,6 +472,14 @@ pub async fn list_monitors(
         order,
         page,
     };
+    let redact = super::redact::applies(&p);
+    // The count is taken before the read (see `monitor_pages`).
+    let commits = state.store.commits();
+    let read_at = std::time::Instant::now();
+    let key = super::monitor_pages::key(&p.workspace_id, redact, &query);
+    if let Some(kept) = commits.and_then(|c| state.monitor_pages.get(&key, c)) {
+        return Ok(RawPaged(kept));
+    }
     let (rows, total) = state.store.list_monitors(&p.workspace_id, &query).await?;
     let regions = state.config.region_names();
     // Where each type's fields go and which are write-only, asked once per type, not
@@ -486,8 +496,7 @@ pub async fn list_monitors(
         });
     }
     let unknown = SchemaSecrets::unknown();
-    let redact = super::redact::applies(&p);
-    let items = rows
+    let items: Vec<MonitorView> = rows
         .iter()
         .map(|r| {
             let (top_level, write_only, secrets) = shapes
@@ -504,10 +513,16 @@ pub async fn list_monitors(
             v
         })
         .collect();
-    Ok(Paged {
-        items,
+    let items = serde_json::value::to_raw_value(&items)
+        .map_err(|e| ApiError::internal(format!("rendering a list: {e}")))?;
+    let page = RenderedPage {
+        items: Arc::from(items),
         pagination: Pagination::new(page, total),
-    })
+    };
+    if let Some(c) = commits {
+        state.monitor_pages.put(key, page.clone(), c, read_at);
+    }
+    Ok(RawPaged(page))
 }
 
 /// Get one monitor.

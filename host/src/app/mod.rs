@@ -227,6 +227,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             reset: Default::default(),
         }),
         recorder,
+        monitor_pages: Arc::default(),
     };
     // The decoy hash makes an unknown account's refusal cost what a wrong password costs.
     tokio::task::spawn_blocking(crate::accounts::password::prepare);

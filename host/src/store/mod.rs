@@ -125,6 +125,7 @@ use sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend,
     DbErr, SqliteTransactionMode, TransactionOptions, TransactionTrait,
 };
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tocsin_migrations::{Migrator, MigratorTrait};
 use tokio::sync::broadcast;
@@ -264,6 +265,8 @@ pub struct Store {
     live: live::Feed,
     /// Keys authenticated in the last second (see [`keys::KeyCache`]).
     keys: std::sync::Arc<keys::KeyCache>,
+    /// How many write transactions this process committed (see [`Store::commits`]).
+    commits: Commits,
 }
 
 impl Store {
@@ -309,6 +312,7 @@ impl Store {
             changes,
             live: live::Feed::new(),
             keys: std::sync::Arc::new(keys::KeyCache::new(sqlite)),
+            commits: Commits::default(),
         }
     }
 
@@ -401,6 +405,7 @@ impl Store {
         Tx {
             txn,
             live: self.live.clone(),
+            commits: self.commits.clone(),
             noted: std::sync::Mutex::new(Vec::new()),
         }
     }
@@ -408,6 +413,16 @@ impl Store {
     /// Which database this is.
     pub(in crate::store) fn backend(&self) -> DbBackend {
         self.db.get_database_backend()
+    }
+
+    /// On SQLite, how many write transactions this server has committed so far: a
+    /// value read before a read and still the same after it means nothing was written
+    /// in between, so what the read found is still what the database holds (the
+    /// monitor list's rendered pages are kept on that condition). Counted after each
+    /// commit, never before. None on PostgreSQL, where other nodes write too.
+    pub fn commits(&self) -> Option<u64> {
+        self.is_sqlite()
+            .then(|| self.commits.0.load(Ordering::Acquire))
     }
 
     /// Whether this is the embedded SQLite database (one node owns it).
@@ -540,12 +555,23 @@ fn sqlite_create_mode(url: &str) -> String {
     }
 }
 
+/// The count behind [`Store::commits`], shared by the store's clones and transactions.
+#[derive(Clone, Default)]
+struct Commits(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl Commits {
+    fn count(&self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
 /// A write transaction: what is written through it commits together or not at all. The
 /// engine writes a check's results, the incident changes they cause and the outbox rows
 /// of their notifications through one `Tx`. Dropping it uncommitted rolls it back.
 pub struct Tx {
     txn: DatabaseTransaction,
     live: live::Feed,
+    commits: Commits,
     /// Changes told to open dashboards once this commits.
     noted: std::sync::Mutex<Vec<live::Seen>>,
 }
@@ -557,6 +583,7 @@ impl Tx {
     pub async fn commit(self) -> Result<(), StoreError> {
         audit::flush(&self.txn).await?;
         self.txn.commit().await?;
+        self.commits.count();
         let noted = self.noted.into_inner().unwrap_or_else(|e| e.into_inner());
         self.live.publish(noted);
         Ok(())

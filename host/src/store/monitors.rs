@@ -282,6 +282,7 @@ impl Store {
                 .await?;
         }
         txn.commit().await?;
+        self.commits.count();
         Ok(())
     }
 

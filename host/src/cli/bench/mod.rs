@@ -763,6 +763,7 @@ async fn load_api(
         recorder,
         limits,
         key_usage: Arc::default(),
+        monitor_pages: Arc::default(),
         accounts: Arc::new(crate::accounts::Services {
             sso: crate::accounts::oidc::Sso::new(Vec::new(), "http://127.0.0.1", &[])
                 .map_err(anyhow::Error::msg)?,
