@@ -16,7 +16,9 @@
 //! node's write shows within that second.
 //!
 //! A page is kept per workspace, per query and per view (a read key sees secrets
-//! redacted, so it has pages of its own), and every page goes at the next commit.
+//! redacted, so it has pages of its own), and every page goes at the next commit. At most
+//! 256 pages (32 of one workspace) and 32 MiB are kept, a page over 2 MiB never; a page
+//! past its second makes room.
 
 use crate::store::Page;
 use crate::store::monitors::MonitorListQuery;
@@ -27,9 +29,16 @@ use std::time::{Duration, Instant};
 
 use super::envelope::Pagination;
 
-/// Pages kept at most (about 70 KB each at 100 monitors a page): past it, a new page is
-/// not kept until the next commit clears them.
+/// Pages kept at most, in all.
 const MAX_PAGES: usize = 256;
+/// Pages kept at most for one workspace, so one workspace's queries cannot take every
+/// place.
+const MAX_PAGES_PER_WORKSPACE: usize = 32;
+/// Bytes of JSON kept at most, in all (a page of 100 monitors is about 70 KB; one of
+/// monitors with the largest configurations the schemas allow, tens of MB).
+const MAX_BYTES: usize = 32 << 20;
+/// A page larger than this is not kept.
+const MAX_PAGE_BYTES: usize = 2 << 20;
 /// How long a page is kept at most, even with nothing committed here.
 const MAX_AGE: Duration = Duration::from_secs(1);
 
@@ -50,6 +59,8 @@ pub struct MonitorPages {
 struct Kept {
     commits: u64,
     pages: HashMap<String, (RenderedPage, Instant)>,
+    /// The JSON bytes of `pages`.
+    bytes: usize,
 }
 
 /// Which page of which list, seen by whom.
@@ -77,16 +88,44 @@ impl MonitorPages {
     /// Keep `page`, read from `read_at` on, after the store's count was `commits`. A page
     /// read before a commit that is already counted is not kept.
     pub fn put(&self, key: String, page: RenderedPage, commits: u64, read_at: Instant) {
+        let size = page.items.get().len();
+        if size > MAX_PAGE_BYTES {
+            return;
+        }
         let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         if commits > kept.commits {
             kept.commits = commits;
             kept.pages.clear();
+            kept.bytes = 0;
         }
-        if kept.commits != commits
-            || (kept.pages.len() >= MAX_PAGES && !kept.pages.contains_key(&key))
+        if kept.commits != commits {
+            return;
+        }
+        if let Some((old, _)) = kept.pages.remove(&key) {
+            kept.bytes -= old.items.get().len();
+        }
+        if kept.pages.len() >= MAX_PAGES || kept.bytes + size > MAX_BYTES {
+            // Pages past their second take room for nothing.
+            let pages = std::mem::take(&mut kept.pages);
+            kept.pages = pages
+                .into_iter()
+                .filter(|(_, (_, at))| at.elapsed() < MAX_AGE)
+                .collect();
+            kept.bytes = kept.pages.values().map(|(p, _)| p.items.get().len()).sum();
+        }
+        let workspace = key.split('\n').next().unwrap_or_default();
+        let of_workspace = kept
+            .pages
+            .keys()
+            .filter(|k| k.split('\n').next() == Some(workspace))
+            .count();
+        if kept.pages.len() >= MAX_PAGES
+            || kept.bytes + size > MAX_BYTES
+            || of_workspace >= MAX_PAGES_PER_WORKSPACE
         {
             return;
         }
+        kept.bytes += size;
         kept.pages.insert(key, (page, read_at));
     }
 }
@@ -151,6 +190,62 @@ mod tests {
             .expect("an instant a second ago");
         pages.put(k.clone(), rendered("[1]"), 3, long_ago);
         assert!(pages.get(&k, 3).is_none());
+    }
+
+    #[test]
+    fn one_workspace_cannot_take_every_place_and_large_pages_are_not_kept() {
+        let pages = MonitorPages::default();
+        for n in 1..=(MAX_PAGES_PER_WORKSPACE as u64 + 5) {
+            pages.put(
+                key("ws_1", false, &query(n)),
+                rendered("[1]"),
+                1,
+                Instant::now(),
+            );
+        }
+        let kept = (1..=(MAX_PAGES_PER_WORKSPACE as u64 + 5))
+            .filter(|n| pages.get(&key("ws_1", false, &query(*n)), 1).is_some())
+            .count();
+        assert_eq!(kept, MAX_PAGES_PER_WORKSPACE);
+        pages.put(
+            key("ws_2", false, &query(1)),
+            rendered("[2]"),
+            1,
+            Instant::now(),
+        );
+        assert!(pages.get(&key("ws_2", false, &query(1)), 1).is_some());
+
+        let large = format!("[\"{}\"]", "x".repeat(MAX_PAGE_BYTES));
+        pages.put(
+            key("ws_3", false, &query(1)),
+            rendered(&large),
+            1,
+            Instant::now(),
+        );
+        assert!(pages.get(&key("ws_3", false, &query(1)), 1).is_none());
+    }
+
+    #[test]
+    fn pages_past_their_second_make_room() {
+        let pages = MonitorPages::default();
+        let long_ago = Instant::now()
+            .checked_sub(MAX_AGE + Duration::from_millis(1))
+            .expect("an instant a second ago");
+        for n in 0..MAX_PAGES {
+            pages.put(
+                key(&format!("ws_{n}"), false, &query(1)),
+                rendered("[1]"),
+                1,
+                long_ago,
+            );
+        }
+        pages.put(
+            key("ws_new", false, &query(1)),
+            rendered("[2]"),
+            1,
+            Instant::now(),
+        );
+        assert!(pages.get(&key("ws_new", false, &query(1)), 1).is_some());
     }
 
     #[test]

@@ -563,6 +563,21 @@ impl Commits {
     fn count(&self) {
         self.0.fetch_add(1, Ordering::AcqRel);
     }
+
+    /// Counts one commit when dropped: after the commit returns, and also when the
+    /// request waiting on it goes away first (the database may still finish it, so a
+    /// commit is never left uncounted; counting one too many costs nothing).
+    fn on_drop(&self) -> CountOnDrop<'_> {
+        CountOnDrop(self)
+    }
+}
+
+struct CountOnDrop<'a>(&'a Commits);
+
+impl Drop for CountOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.count();
+    }
 }
 
 /// A write transaction: what is written through it commits together or not at all. The
@@ -582,8 +597,10 @@ impl Tx {
     /// transaction (see [`audit`]); the changes it noted are told once it committed.
     pub async fn commit(self) -> Result<(), StoreError> {
         audit::flush(&self.txn).await?;
-        self.txn.commit().await?;
-        self.commits.count();
+        {
+            let _counted = self.commits.on_drop();
+            self.txn.commit().await?;
+        }
         let noted = self.noted.into_inner().unwrap_or_else(|e| e.into_inner());
         self.live.publish(noted);
         Ok(())

@@ -281,8 +281,8 @@ impl Store {
                 .exec_without_returning(&txn)
                 .await?;
         }
+        let _counted = self.commits.on_drop();
         txn.commit().await?;
-        self.commits.count();
         Ok(())
     }
 
