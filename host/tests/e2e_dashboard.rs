@@ -191,3 +191,68 @@ fn the_dashboard_shows_a_persons_workspace(database_url: Option<&str>) {
     let (_, _, signin) = html(&stranger, &format!("/monitors/{live_id}"));
     assert!(signin.contains(r#"<form id="login""#));
 }
+
+#[test]
+/// A monitor's chart hatches the maintenance windows that cover it (with each
+/// occurrence's name and times on hover), and only those.
+fn a_monitors_chart_hatches_its_maintenance() {
+    let target = Target::start();
+    let server = Server::start(&[]);
+    let api = server.client();
+    let link = std::fs::read_to_string(server.data_dir.join("setup-link.txt")).expect("link");
+    let mut owner = Browser::new(&server.base);
+    let r = owner.post(
+        "/v1/auth/setup",
+        &json!({"token": token_in(&link, "/setup"), "name": "Olive", "email": "olive@example.com", "password": "olive-password-1"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let live = support::create(
+        &api,
+        "/v1/monitors",
+        json!({"name": "Live API", "type": "http", "url": target.url("/ok"), "method": "GET", "interval": 1, "timeout": 1}),
+    );
+    let live_id = live["id"].as_str().expect("id").to_string();
+    let other = support::create(
+        &api,
+        "/v1/monitors",
+        json!({"name": "Other", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 3600}),
+    );
+    let now = chrono::Utc::now().timestamp_millis();
+    let iso = tocsin::time::format_ms;
+    support::create(
+        &api,
+        "/v1/maintenance-windows",
+        json!({"name": "Database upgrade", "start": iso(now - 5 * 60_000), "end": iso(now + 10 * 60_000),
+               "monitorIds": [live_id]}),
+    );
+    support::create(
+        &api,
+        "/v1/maintenance-windows",
+        json!({"name": "Someone else's", "start": iso(now - 5 * 60_000), "end": iso(now + 10 * 60_000),
+               "monitorIds": [other["id"]]}),
+    );
+    // Both windows are in force while the monitor is checked; a chart needs two timed
+    // checks (a new monitor's chart starts at its first).
+    let page = wait_for("a chart", Duration::from_secs(20), || {
+        let (status, _, page) = html(&owner, &format!("/monitors/{live_id}?range=1h"));
+        assert_eq!(status, 200, "{page}");
+        (!page.contains("No timed check in this range")).then_some(page)
+    });
+    assert_eq!(
+        page.matches(r#"class="band-maintenance""#).count(),
+        1,
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!(
+            "Maintenance \u{201c}Database upgrade\u{201d} from {} to {}",
+            iso(now - 5 * 60_000),
+            iso(now + 10 * 60_000)
+        )),
+        "{page}"
+    );
+    assert!(page.contains("1 maintenance period hatched"), "{page}");
+    assert!(!page.contains("Someone else"), "{page}");
+    // The hatching is drawn by a pattern inside the chart (no style attribute: the CSP).
+    assert!(page.contains(r#"<pattern id="hatch""#), "{page}");
+}

@@ -78,6 +78,7 @@ document.addEventListener('click', (event) => {
     const last = rows.querySelectorAll('.pair');
     const row = last[last.length - 1].cloneNode(true);
     for (const input of row.querySelectorAll('input')) input.value = '';
+    for (const select of row.querySelectorAll('select')) select.selectedIndex = 0;
     add.before(row);
     row.querySelector('input').focus();
     return;
@@ -236,6 +237,25 @@ function readField(el) {
       }
       return Object.keys(map).length ? map : undefined;
     }
+    case 'records': {
+      // Rows of small objects (JSON assertions): a row with nothing typed is left out; a
+      // cell marked JSON is read as JSON when it is JSON (200, true, "200"), else as text.
+      const list = [];
+      for (const row of el.querySelectorAll('.pair')) {
+        const item = {};
+        let typed = false;
+        for (const cell of row.querySelectorAll('[data-key]')) {
+          const v = cell.value.trim();
+          if (v === '') continue;
+          if (cell.tagName !== 'SELECT') typed = true;
+          if (cell.dataset.json) {
+            try { item[cell.dataset.key] = JSON.parse(v); } catch { item[cell.dataset.key] = v; }
+          } else item[cell.dataset.key] = v;
+        }
+        if (typed) list.push(item);
+      }
+      return list;
+    }
     case 'list': return text ? text.split('\n').map((l) => l.trim()).filter(Boolean) : undefined;
     case 'csv': return text.split(',').map((t) => t.trim()).filter(Boolean);
     case 'nullable': return text === '' ? null : text;
@@ -250,7 +270,8 @@ function readField(el) {
 function showErrors(details) {
   let first = null;
   for (const d of details) {
-    const name = d.field.replace(/^config\./, '').split('.')[0];
+    // `url`, `config.port`, `jsonAssertions[0].path`: the field is the first name.
+    const name = d.field.replace(/^config\./, '').split(/[.[]/)[0];
     const slot = document.getElementById(`error-${name}`);
     if (!slot) { fail(`${d.field} ${d.message}`); continue; }
     slot.textContent = `${d.field} ${d.message}`;

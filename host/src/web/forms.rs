@@ -14,7 +14,7 @@ pub struct Field {
     pub help: String,
     pub required: bool,
     /// How the script reads it back: `text`, `number`, `boolean`, `select`, `map`,
-    /// `list` or `json`.
+    /// `records`, `list` or `json`.
     pub kind: &'static str,
     /// The `<input type>` for `text` and `number` kinds.
     pub input: &'static str,
@@ -27,11 +27,133 @@ pub struct Field {
     pub placeholder: String,
     /// A map's entries (headers), one row each.
     pub pairs: Vec<(String, String)>,
+    /// A list of small objects (JSON assertions), one row of cells each, the last row
+    /// blank for a new one.
+    pub rows: Vec<Vec<Cell>>,
     /// Suggestions (the schema's `examples`), offered in a datalist.
     pub examples: Vec<String>,
     /// The value to show (from the monitor being edited, else the schema's default).
     pub value: String,
     pub checked: bool,
+}
+
+/// One cell of a row of records: an input, or a select of the schema's choices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub key: String,
+    pub label: String,
+    /// A select's choices (empty: a text input).
+    pub choices: Vec<String>,
+    /// Whether what is typed is read as JSON when it is JSON (numbers, any value).
+    pub json: bool,
+    pub value: String,
+}
+
+/// Items of a list shown as rows have at most this many properties.
+const MAX_COLUMNS: usize = 6;
+
+/// `schema`, or what its `$ref` points to within `root`.
+fn resolved<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| root.pointer(pointer))
+        .unwrap_or(schema)
+}
+
+/// The columns of a list of small flat objects (each property a choice, a string, a
+/// number, a flag or any value), or None when its items are anything else.
+fn columns(root: &Value, prop: &Value) -> Option<Vec<(Cell, Option<Value>, String)>> {
+    let items = resolved(root, prop.get("items")?);
+    if schema_type(items).as_deref() != Some("object") {
+        return None;
+    }
+    let properties = items.get("properties")?.as_object()?;
+    if properties.is_empty() || properties.len() > MAX_COLUMNS {
+        return None;
+    }
+    properties
+        .iter()
+        .map(|(key, p)| {
+            let p = resolved(root, p);
+            let choices: Vec<String> = p
+                .get("enum")
+                .and_then(Value::as_array)
+                .map(|e| e.iter().map(text_of).collect())
+                .unwrap_or_default();
+            let json = match schema_type(p).as_deref() {
+                _ if !choices.is_empty() => false,
+                Some("string") => false,
+                Some("integer" | "number" | "boolean") | None => true,
+                Some(_) => return None,
+            };
+            let label = p
+                .get("title")
+                .and_then(Value::as_str)
+                .map_or_else(|| label(key), str::to_string);
+            let help = p
+                .get("description")
+                .and_then(Value::as_str)
+                .map(|d| format!("{label}: {d}"))
+                .unwrap_or_default();
+            Some((
+                Cell {
+                    key: key.clone(),
+                    label,
+                    choices,
+                    json,
+                    value: String::new(),
+                },
+                p.get("default").cloned(),
+                help,
+            ))
+        })
+        .collect()
+}
+
+/// A cell's text for a stored value: a string as typed, unless it would read back as
+/// other JSON ("200" is shown as "\"200\"", so it stays a string).
+fn cell_text(v: &Value, json: bool) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) if !json || serde_json::from_str::<Value>(s).is_err() => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Rows of cells for `value` (a list of objects), and a blank row at the end.
+fn rows(columns: &[(Cell, Option<Value>, String)], value: &Value) -> Vec<Vec<Cell>> {
+    let row = |item: Option<&Map<String, Value>>| {
+        columns
+            .iter()
+            .map(|(c, default, _)| {
+                let mut cell = c.clone();
+                let v = item.and_then(|i| i.get(&c.key));
+                cell.value = match v {
+                    Some(v) => cell_text(v, c.json),
+                    None if !c.choices.is_empty() => default
+                        .as_ref()
+                        .map(text_of)
+                        .or_else(|| c.choices.first().cloned())
+                        .unwrap_or_default(),
+                    None => String::new(),
+                };
+                cell
+            })
+            .collect::<Vec<Cell>>()
+    };
+    let mut out: Vec<Vec<Cell>> = value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_object)
+                .map(|o| row(Some(o)))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.push(row(None));
+    out
 }
 
 /// Mark the fields whose stored value the page leaves out (write-only secrets): empty,
@@ -146,6 +268,7 @@ pub fn fields(schema: &Value, current: Option<&Map<String, Value>>, skip: &[&str
                 blank: false,
                 placeholder: String::new(),
                 pairs: Vec::new(),
+                rows: Vec::new(),
                 examples: prop
                     .get("examples")
                     .and_then(Value::as_array)
@@ -159,6 +282,7 @@ pub fn fields(schema: &Value, current: Option<&Map<String, Value>>, skip: &[&str
                 .and_then(Value::as_array)
                 .map(|e| e.iter().map(text_of).collect())
                 .unwrap_or_default();
+            let records = columns(schema, prop);
             match schema_type(prop).as_deref() {
                 _ if !choices.is_empty() => {
                     f.kind = "select";
@@ -204,6 +328,19 @@ pub fn fields(schema: &Value, current: Option<&Map<String, Value>>, skip: &[&str
                         .map(|m| m.iter().map(|(k, v)| (k.clone(), text_of(v))).collect())
                         .unwrap_or_default();
                 }
+                Some("array") if records.is_some() => {
+                    let cols = records.unwrap_or_default();
+                    f.kind = "records";
+                    let helps: Vec<&str> = cols
+                        .iter()
+                        .map(|(_, _, h)| h.as_str())
+                        .filter(|h| !h.is_empty())
+                        .collect();
+                    if !helps.is_empty() {
+                        f.help = format!("{} {}", f.help, helps.join(" ")).trim().to_string();
+                    }
+                    f.rows = rows(&cols, &value);
+                }
                 Some("array")
                     if prop.get("items").and_then(schema_type).as_deref() == Some("string") =>
                 {
@@ -230,6 +367,69 @@ pub fn fields(schema: &Value, current: Option<&Map<String, Value>>, skip: &[&str
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn lists_of_small_objects_become_rows_of_cells() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "jsonAssertions": {"type": "array", "description": "Checks of the body.",
+                    "items": {"$ref": "#/$defs/JsonAssertion"}},
+                "nested": {"type": "array", "items": {"type": "object",
+                    "properties": {"inner": {"type": "object"}}}}
+            },
+            "$defs": {"JsonAssertion": {"type": "object", "properties": {
+                "path": {"type": "string", "description": "JSONPath."},
+                "op": {"type": "string", "enum": ["eq", "ne", "exists"]},
+                "value": {"description": "What to compare with."}
+            }}}
+        });
+        let current: Map<String, Value> = serde_json::from_value(json!({"jsonAssertions": [
+            {"path": "$.status", "op": "ne", "value": "down"},
+            {"path": "$.count", "op": "eq", "value": 3},
+            {"path": "$.code", "op": "eq", "value": "200"},
+            {"path": "$.ok", "op": "exists"}
+        ]}))
+        .expect("an object");
+        let fields = fields(&schema, Some(&current), &[]);
+        let f = fields
+            .iter()
+            .find(|f| f.name == "jsonAssertions")
+            .expect("the field");
+        assert_eq!(f.kind, "records");
+        assert_eq!(
+            f.help,
+            "Checks of the body. Path: JSONPath. Value: What to compare with."
+        );
+        let texts: Vec<Vec<&str>> = f
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| c.value.as_str()).collect())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                vec!["$.status", "ne", "down"],
+                vec!["$.count", "eq", "3"],
+                // A string that reads as a number is shown quoted, so it stays a string.
+                vec!["$.code", "eq", "\"200\""],
+                vec!["$.ok", "exists", ""],
+                // The blank row for a new one: the first choice.
+                vec!["", "eq", ""],
+            ]
+        );
+        let op = &f.rows[0][1];
+        assert_eq!(
+            (op.key.as_str(), op.choices.len(), op.json),
+            ("op", 3, false)
+        );
+        assert!(f.rows[0][2].json && !f.rows[0][0].json);
+        // Items that hold objects stay a JSON text area.
+        assert_eq!(
+            fields.iter().find(|f| f.name == "nested").map(|f| f.kind),
+            Some("json")
+        );
+    }
 
     #[test]
     fn schema_properties_become_fields() {

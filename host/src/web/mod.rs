@@ -570,6 +570,8 @@ struct Chart {
     marks: Vec<(String, String)>,
     /// Incidents within the range: (x, width, what).
     bands: Vec<(String, String, String)>,
+    /// Maintenance within the range, as the incidents.
+    maintenance: Vec<(String, String, String)>,
     /// The time axis: (x, text anchor, label).
     ticks: Vec<(String, &'static str, String)>,
     /// Half the top, for the value axis.
@@ -785,6 +787,7 @@ async fn monitor(
         .unwrap_or_default();
     let mut chart = chart_line(points, from, span);
     chart.bands = bands(&incident_rows, from, span, now);
+    chart.maintenance = maintenance_bands(&state, &m, from, span, now).await;
     chart.ticks = ticks(from, span, &range);
     let incidents = incident_rows
         .into_iter()
@@ -1000,6 +1003,7 @@ fn chart_line(points: Vec<(i64, f64)>, from: i64, span: i64) -> Chart {
         max,
         marks,
         bands: Vec::new(),
+        maintenance: Vec::new(),
         ticks: Vec::new(),
         half: (max / 2.0).round() as i64,
     }
@@ -1031,6 +1035,53 @@ fn bands(
             )
         })
         .collect()
+}
+
+/// Most maintenance occurrences shaded on one chart (an hourly window over 30 days is 720).
+const CHART_MAINTENANCE: usize = 200;
+
+/// The occurrences of the maintenance windows that cover `m` within the chart's range, as
+/// shaded spans (the checks they hold back are not counted against its uptime).
+async fn maintenance_bands(
+    state: &AppState,
+    m: &crate::store::MonitorRow,
+    from: i64,
+    span: i64,
+    now: i64,
+) -> Vec<(String, String, String)> {
+    let rows = state
+        .store
+        .maintenance_windows_of(vec![m.workspace_id.clone()])
+        .await
+        .unwrap_or_default();
+    let x = |t: i64| ((t - from) as f64 / span as f64 * 600.0).clamp(0.0, 600.0);
+    let mut out = Vec::new();
+    for row in &rows {
+        let Ok(window) = crate::engine::maintenance::Window::from_row(row) else {
+            continue;
+        };
+        if !window.covers(m) {
+            continue;
+        }
+        for o in window.occurrences(
+            from,
+            now,
+            CHART_MAINTENANCE - out.len().min(CHART_MAINTENANCE),
+        ) {
+            let (a, b) = (x(o.start), x(o.end.min(now)));
+            out.push((
+                format!("{a:.1}"),
+                format!("{:.1}", (b - a).max(2.0)),
+                format!(
+                    "Maintenance \u{201c}{}\u{201d} from {} to {}",
+                    window.name,
+                    crate::time::format_ms(o.start),
+                    crate::time::format_ms(o.end)
+                ),
+            ));
+        }
+    }
+    out
 }
 
 /// Labels of the time axis: the range's start, middle and end.

@@ -89,7 +89,7 @@ try {
   // Headers are rows of a name and a value: one filled, a second added and removed.
   await page.locator('#f-headers .pair-name').first().fill('X-Probe');
   await page.locator('#f-headers .pair-value').first().fill('tocsin');
-  await page.getByRole('button', { name: 'Add a row' }).click();
+  await page.locator('#f-headers').getByRole('button', { name: 'Add a row' }).click();
   expect(await page.locator('#f-headers .pair').count() === 2, 'a row is added');
   await page.locator('#f-headers .pair').last().getByRole('button', { name: 'Remove' }).click();
   expect(await page.locator('#f-headers .pair').count() === 1, 'a row is removed');
@@ -106,6 +106,28 @@ try {
     await page.reload();
   }
   expect(await page.locator('dd .state:text("up")').count() === 1, 'the keyboard-made monitor goes up');
+
+  // JSON assertions are rows of a path, an operator and a value; edited, they come back
+  // as rows.
+  await page.goto(`${config.base}/monitors/new?type=http`);
+  await page.locator('#f-name').fill('JSON API');
+  await page.locator('#f-url').fill(config.targetOk);
+  const cells = (row) => page.locator('#f-jsonAssertions .pair').nth(row).locator('[data-key]');
+  await cells(0).nth(0).fill('$.status');
+  await cells(0).nth(2).fill('ok');
+  await page.locator('#f-jsonAssertions').getByRole('button', { name: 'Add a row' }).click();
+  await cells(1).nth(0).fill('$.count');
+  await page.locator('#f-jsonAssertions .pair').nth(1).locator('select').selectOption('gt');
+  await cells(1).nth(2).fill('3');
+  await page.getByRole('button', { name: 'Create monitor' }).click();
+  await page.waitForSelector('h1:text("JSON API")');
+  const jsonId = page.url().split('/monitors/')[1].split(/[/?#]/)[0];
+  const stored = await page.evaluate(async (id) => (await (await fetch(`/v1/monitors/${id}`)).json()).data.jsonAssertions, jsonId);
+  expect(JSON.stringify(stored) === JSON.stringify([{ path: '$.status', op: 'eq', value: 'ok' }, { path: '$.count', op: 'gt', value: 3 }]),
+    `the assertions are stored as typed (${JSON.stringify(stored)})`);
+  await page.goto(`${config.base}/monitors/${jsonId}/edit`);
+  expect(await page.locator('#f-jsonAssertions .pair').count() === 3, 'two rows and a blank one');
+  expect(await cells(1).nth(2).inputValue() === '3' && await cells(1).nth(1).inputValue() === 'gt', 'the second row comes back');
 
   // A third-party plugin's form, from its schema; the server's error shows by its field.
   // Chosen from the type picker without a page load, keeping the name already typed.
