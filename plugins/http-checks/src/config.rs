@@ -30,6 +30,7 @@ pub const MAX_MATCH_CHARS: u32 = 1024;
 pub struct HttpConfig {
     /// Full http:// or https:// URL to request.
     #[schemars(extend("format" = "uri", "x-tocsin-target" = true), length(max = MAX_URL_CHARS))]
+    #[schemars(title = "URL")]
     pub url: String,
     /// HTTP method: GET (when not given), POST, PUT or HEAD.
     #[serde(default = "get")]
@@ -42,41 +43,51 @@ pub struct HttpConfig {
     /// read keys and exports do not see them.
     #[serde(default)]
     #[schemars(extend("additionalProperties" = {"type": "string", "x-tocsin-secret": true}))]
+    #[schemars(title = "Headers")]
     pub headers: BTreeMap<String, String>,
     /// Request body, POST and PUT only.
     #[serde(default)]
     #[schemars(length(max = MAX_BODY_CHARS))]
+    #[schemars(title = "Request body")]
     pub body: Option<String>,
     /// Whether 3xx answers are followed.
     #[serde(default = "yes")]
+    #[schemars(title = "Follow redirects")]
     pub follow_redirects: bool,
     /// Longest redirect chain that passes.
     #[serde(default = "ten")]
     #[schemars(range(min = 0, max = 20))]
+    #[schemars(title = "Most redirects")]
     pub max_redirects: u32,
     /// Status code required to pass.
     #[serde(default = "ok")]
     #[schemars(range(min = 100, max = 599))]
+    #[schemars(title = "Expected status code")]
     pub expected_status_code: u16,
     /// When true, any 2xx status passes.
     #[serde(default)]
+    #[schemars(title = "Any 2xx status passes")]
     pub expected_status_range: bool,
     /// Text that must appear in the body.
     #[serde(default)]
     #[schemars(length(max = MAX_MATCH_CHARS))]
+    #[schemars(title = "Body contains")]
     pub body_contains: Option<String>,
     /// Text that must not appear in the body.
     #[serde(default)]
     #[schemars(length(max = MAX_MATCH_CHARS))]
+    #[schemars(title = "Body does not contain")]
     pub body_not_contains: Option<String>,
     /// The check fails when the response takes longer.
     #[serde(default)]
     #[schemars(range(min = 1, max = 600_000))]
+    #[schemars(title = "Slowest response (ms)")]
     pub max_response_time_ms: Option<u32>,
     /// Assertions on the response body read as JSON, e.g.
     /// [{"path": "$.status", "op": "eq", "value": "ok"}]; every failing one is named.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 20))]
+    #[schemars(title = "JSON assertions")]
     pub json_assertions: Vec<crate::json::JsonAssertion>,
 }
 

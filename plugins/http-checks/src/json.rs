@@ -20,12 +20,15 @@ pub const OPS: [&str; 7] = ["eq", "ne", "lt", "gt", "contains", "exists", "match
 pub struct JsonAssertion {
     /// JSONPath of the value, e.g. $.status, $.checks[0].state or $['db-primary'].ok.
     #[schemars(length(min = 1, max = 512))]
+    #[schemars(title = "Path")]
     pub path: String,
     /// eq, ne, lt, gt, contains (text or list), exists, matches (a regular expression).
     #[schemars(extend("enum" = ["eq", "ne", "lt", "gt", "contains", "exists", "matches"]))]
+    #[schemars(title = "Operator")]
     pub op: String,
     /// What to compare with (not for exists).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(title = "Value")]
     pub value: Option<Value>,
 }
 
