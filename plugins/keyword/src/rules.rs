@@ -119,8 +119,8 @@ pub fn schema() -> Value {
         "An http check that also requires a keyword in (or absent from) the response body.",
     );
     s["required"] = serde_json::json!(["url", "keyword"]);
-    s["properties"]["keyword"] = serde_json::json!({"type": "string", "minLength": 1, "maxLength": MAX_KEYWORD_CHARS, "description": "Text to look for in the response body (case-sensitive, first 1 MiB)."});
-    s["properties"]["keywordMode"] = serde_json::json!({"type": "string", "enum": ["present", "absent"], "default": "present", "description": "present: fail when the keyword is missing; absent: fail when it is found."});
+    s["properties"]["keyword"] = serde_json::json!({"type": "string", "title": "Keyword", "minLength": 1, "maxLength": MAX_KEYWORD_CHARS, "description": "Text to look for in the response body (case-sensitive, first 1 MiB)."});
+    s["properties"]["keywordMode"] = serde_json::json!({"type": "string", "title": "The keyword must be", "enum": ["present", "absent"], "default": "present", "description": "present: fail when the keyword is missing; absent: fail when it is found."});
     s
 }
 
