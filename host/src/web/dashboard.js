@@ -28,6 +28,16 @@ function fail(message) {
   notice.className = 'error';
 }
 
+// On a phone the navigation folds under a Menu button (see the style sheet).
+document.documentElement.classList.add('js');
+const menu = document.getElementById('menu');
+if (menu) {
+  menu.addEventListener('click', () => {
+    const open = menu.closest('header').classList.toggle('open');
+    menu.setAttribute('aria-expanded', String(open));
+  });
+}
+
 // The theme: the system's, or light or dark as chosen here (kept in this browser).
 const themeSwitch = document.getElementById('theme');
 function applyTheme(theme) {

@@ -414,6 +414,15 @@ try {
     settings: '/settings',
     form: '/monitors/new?type=http',
   };
+  // The navigation folds under a Menu button on a phone, and opens from it.
+  await small.goto(`${config.base}/incidents`);
+  const incidentsLink = small.locator('#main-nav a[href="/incidents"]');
+  expect(!(await incidentsLink.isVisible()), 'the navigation is folded on a phone');
+  await small.getByRole('button', { name: 'Menu' }).click();
+  expect(await incidentsLink.isVisible(), 'the Menu button opens the navigation');
+  expect(await small.locator('#menu').getAttribute('aria-expanded') === 'true', 'the Menu button says it is open');
+  expect(await small.locator('#sign-out').isVisible(), 'signing out is reachable from the menu');
+  expect(!(await page.locator('#menu').isVisible()), 'no Menu button on a desktop');
   for (const [name, path] of Object.entries(pages)) {
     await small.goto(`${config.base}${path}`);
     phoneWidths[path] = await small.evaluate(() => document.documentElement.scrollWidth);
