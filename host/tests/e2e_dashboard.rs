@@ -256,3 +256,63 @@ fn a_monitors_chart_hatches_its_maintenance() {
     // The hatching is drawn by a pattern inside the chart (no style attribute: the CSP).
     assert!(page.contains(r#"<pattern id="hatch""#), "{page}");
 }
+
+#[test]
+/// A member previews a status page before it is public: the public page's own HTML under
+/// its strict policy, never cached, marked as a preview; visitors still get 404, and a
+/// stranger gets the sign-in page, not the preview.
+fn a_private_status_page_is_previewed_by_members_only() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let link = std::fs::read_to_string(server.data_dir.join("setup-link.txt")).expect("link");
+    let mut owner = Browser::new(&server.base);
+    let r = owner.post(
+        "/v1/auth/setup",
+        &json!({"token": token_in(&link, "/setup"), "name": "Olive", "email": "olive@example.com", "password": "olive-password-1"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let shop = support::create(
+        &api,
+        "/v1/monitors",
+        json!({"name": "Shop front", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 3600}),
+    );
+    let page = support::create(
+        &api,
+        "/v1/status-pages",
+        json!({"slug": "soon", "name": "Coming soon status", "public": false, "monitorIds": [shop["id"]]}),
+    );
+    let id = page["id"].as_str().expect("id");
+    assert_eq!(page["public"], false, "{page}");
+
+    let stranger = Browser::new(&server.base);
+    let (status, _, visitor) = html(&stranger, "/status/soon");
+    assert_eq!(status, 404, "{visitor}");
+
+    let (_, _, edit) = html(&owner, &format!("/status-pages/{id}"));
+    assert!(
+        edit.contains(&format!(r#"href="/status-pages/{id}/preview""#)),
+        "{edit}"
+    );
+    let (status, headers, preview) = html(&owner, &format!("/status-pages/{id}/preview"));
+    assert_eq!(status, 200, "{preview}");
+    assert!(
+        preview.contains("Coming soon status") && preview.contains("Shop front"),
+        "{preview}"
+    );
+    assert!(preview.contains("this page is private"), "{preview}");
+    let csp = headers["content-security-policy"].to_str().expect("csp");
+    assert!(
+        csp.contains("default-src 'none'") && !csp.contains("script"),
+        "{csp}"
+    );
+    assert_eq!(headers["cache-control"], "no-store");
+
+    let (_, _, refused) = html(&stranger, &format!("/status-pages/{id}/preview"));
+    assert!(!refused.contains("Coming soon status"), "{refused}");
+    assert!(refused.contains(r#"<form id="login""#), "{refused}");
+    let (status, _, missing) = html(
+        &owner,
+        "/status-pages/sp_00000000000000000000000000/preview",
+    );
+    assert_eq!(status, 404, "{missing}");
+}

@@ -190,6 +190,26 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
     if !page.public {
         return Ok(None);
     }
+    view_of(state, page).await.map(Some)
+}
+
+/// A page as visitors would see it, public or not yet, for its workspace's members (the
+/// dashboard's preview, never cached): None when `id` is not a page of `workspace_id`.
+pub async fn preview(
+    state: &AppState,
+    workspace_id: &str,
+    id: &str,
+) -> Result<Option<String>, ApiError> {
+    let Some(page) = state.store.status_page(workspace_id, id).await? else {
+        return Ok(None);
+    };
+    Ok(Some(render(&view_of(state, page).await?)))
+}
+
+async fn view_of(
+    state: &AppState,
+    page: crate::store::status_pages::StatusPageRow,
+) -> Result<PageView, ApiError> {
     let ids: Vec<String> = serde_json::from_str(&page.monitor_ids).unwrap_or_default();
     let monitors = state
         .store
@@ -289,7 +309,7 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
         .filter(|u| u.created_at >= now - RECENT_INCIDENT_DAYS * DAY_MS)
         .map(super::public_subscribe::update_json)
         .collect();
-    Ok(Some(PageView {
+    Ok(PageView {
         name: page.title,
         description: page.description,
         status,
@@ -299,7 +319,7 @@ async fn build(state: &AppState, slug: &str) -> Result<Option<PageView>, ApiErro
         maintenance,
         updates,
         slug: page.slug,
-    }))
+    })
 }
 
 /// Maintenance covering the page's monitors: in progress, or starting within 14 days.

@@ -56,6 +56,7 @@ pub fn routes() -> Router<AppState> {
         .route("/status-pages", get(status_pages::show))
         .route("/maintenance", get(maintenance::show))
         .route("/status-pages/{id}", get(status_pages::edit))
+        .route("/status-pages/{id}/preview", get(status_pages::preview))
         .route("/alerting/channels/new", get(alerting::new_channel))
         .route("/alerting/channels/{id}/edit", get(alerting::edit_channel))
         .route("/alerting/policies/{id}/edit", get(alerting::edit_policy))

@@ -146,3 +146,62 @@ pub async fn edit(
     .render();
     page(StatusCode::OK, html)
 }
+
+/// A status page as visitors would see it, public or not yet (`/status-pages/{id}/preview`),
+/// for its workspace's members: the public page's own HTML under the public page's strict
+/// policy (no script, its inline style, its forms sending nothing), never cached, with a
+/// line saying it is a preview.
+pub async fn preview(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    use axum::http::{HeaderValue, header};
+    use axum::response::IntoResponse;
+    let (p, layout) = match viewer(&state, &headers, "status-pages").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let public = match state.store.status_page(&p.workspace_id, &id).await {
+        Ok(Some(sp)) => sp.public,
+        Ok(None) => return not_found(layout, "status page"),
+        Err(_) => return super::unavailable(layout),
+    };
+    let html = match crate::api::public_status::preview(&state, &p.workspace_id, &id).await {
+        Ok(Some(html)) => html,
+        Ok(None) => return not_found(layout, "status page"),
+        Err(_) => return super::unavailable(layout),
+    };
+    let banner = if public {
+        "Preview: this is what visitors see now."
+    } else {
+        "Preview: this page is private; visitors get 404 until it is made public."
+    };
+    let html = html.replacen(
+        "<body>",
+        &format!(
+            "<body><p role=\"note\" style=\"margin:0;padding:.6rem 1rem;background:#fff3cd;color:#3d2c00\">{banner}</p>"
+        ),
+        1,
+    );
+    let mut r = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; \
+             form-action 'none'; base-uri 'none'; frame-ancestors 'none'",
+        ),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    r
+}
