@@ -188,33 +188,10 @@ async fn time(
     (took[TIMED / 2], took[TIMED * 95 / 100], bytes)
 }
 
-fn sign_up_token(dir: &std::path::Path) -> String {
-    let link = std::fs::read_to_string(dir.join("setup-link.txt")).expect("setup link");
-    link.split("token=")
-        .nth(1)
-        .and_then(|t| t.split(|c: char| c.is_whitespace() || c == '&').next())
-        .expect("a setup token")
-        .to_string()
-}
-
 async fn run() {
     tocsin::crypto::install_provider();
-    let target = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("target");
-    let target_url = format!("http://{}/ok", target.local_addr().expect("addr"));
     let hits = Arc::new(AtomicU64::new(0));
-    let counted = hits.clone();
-    tokio::spawn(async move {
-        let app = axum::Router::new().route(
-            "/ok",
-            axum::routing::get(move || {
-                counted.fetch_add(1, Ordering::Relaxed);
-                async { "ok" }
-            }),
-        );
-        axum::serve(target, app).await.expect("target serves");
-    });
+    let target_url = support::counting_target(hits.clone()).await;
 
     // A first start: the owner signs up, and one monitor made through the API is the
     // template of the 10,000 written into the database.
@@ -222,20 +199,7 @@ async fn run() {
     let env = [("TOCSIN_MIN_INTERVAL", "1")];
     let (mut server, base) = support::serve(dir.path(), KEY, &env).await;
     let client = reqwest::Client::new();
-    let setup = client
-        .post(format!("{base}/v1/auth/setup"))
-        .json(&serde_json::json!({"token": sign_up_token(dir.path()), "name": "Bench", "email": "bench@example.com", "password": "bench-password-1"}))
-        .send()
-        .await
-        .expect("setup");
-    assert_eq!(setup.status(), 201, "the owner signs up");
-    let cookie = setup
-        .headers()
-        .get("set-cookie")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .expect("a session cookie")
-        .to_string();
+    let cookie = support::owner_cookie(&client, &base, dir.path()).await;
     let made: serde_json::Value = client
         .post(format!("{base}/v1/monitors"))
         .bearer_auth(KEY)

@@ -72,21 +72,7 @@ async fn run() {
     tocsin::crypto::install_provider();
     // The checks' target: counts what it is asked.
     let hits = Arc::new(AtomicU64::new(0));
-    let counted = hits.clone();
-    let target = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("target");
-    let target_url = format!("http://{}/ok", target.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let app = axum::Router::new().route(
-            "/ok",
-            axum::routing::get(move || {
-                counted.fetch_add(1, Ordering::Relaxed);
-                async { "ok" }
-            }),
-        );
-        axum::serve(target, app).await.expect("target serves");
-    });
+    let target_url = support::counting_target(hits.clone()).await;
 
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut server, base) = support::serve(
@@ -103,26 +89,7 @@ async fn run() {
     let client = reqwest::Client::new();
 
     // The owner's session, through the setup link.
-    let link = std::fs::read_to_string(dir.path().join("setup-link.txt")).expect("setup link");
-    let token = link
-        .split("token=")
-        .nth(1)
-        .and_then(|t| t.split(|c: char| c.is_whitespace() || c == '&').next())
-        .expect("a setup token");
-    let setup = client
-        .post(format!("{base}/v1/auth/setup"))
-        .json(&serde_json::json!({"token": token, "name": "Bench", "email": "bench@example.com", "password": "bench-password-1"}))
-        .send()
-        .await
-        .expect("setup");
-    assert_eq!(setup.status(), 201, "the owner signs up");
-    let cookie = setup
-        .headers()
-        .get("set-cookie")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .expect("a session cookie")
-        .to_string();
+    let cookie = support::owner_cookie(&client, &base, dir.path()).await;
 
     for n in 0..MONITORS {
         let r = client

@@ -1,5 +1,8 @@
 //! What the benchmarks that drive a real `tocsin serve` share: a free loopback port, and the
-//! server started in a data directory of its own with rate limits out of the way, ready.
+//! server started in a data directory of its own with rate limits out of the way, ready,
+//! its owner's session, and a target that counts the checks it is asked.
+// Each bench uses only some of these.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -48,4 +51,48 @@ pub async fn serve(dir: &Path, key: &str, env: &[(&str, &str)]) -> (Child, Strin
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The owner's session cookie (`name=value`), signed up through the setup link that a
+/// fresh server in `dir` wrote.
+pub async fn owner_cookie(client: &reqwest::Client, base: &str, dir: &Path) -> String {
+    let link = std::fs::read_to_string(dir.join("setup-link.txt")).expect("setup link");
+    let token = link
+        .split("token=")
+        .nth(1)
+        .and_then(|t| t.split(|c: char| c.is_whitespace() || c == '&').next())
+        .expect("a setup token");
+    let setup = client
+        .post(format!("{base}/v1/auth/setup"))
+        .json(&serde_json::json!({"token": token, "name": "Bench", "email": "bench@example.com", "password": "bench-password-1"}))
+        .send()
+        .await
+        .expect("setup");
+    assert_eq!(setup.status(), 201, "the owner signs up");
+    setup
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .expect("a session cookie")
+        .to_string()
+}
+
+/// A loopback target answering `GET /ok` with "ok", counting what it is asked; its URL.
+pub async fn counting_target(hits: std::sync::Arc<std::sync::atomic::AtomicU64>) -> String {
+    let target = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("target");
+    let url = format!("http://{}/ok", target.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let app = axum::Router::new().route(
+            "/ok",
+            axum::routing::get(move || {
+                hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                async { "ok" }
+            }),
+        );
+        axum::serve(target, app).await.expect("target serves");
+    });
+    url
 }
