@@ -7,7 +7,7 @@ use crate::support;
 
 use serde_json::json;
 use std::time::Duration;
-use support::browser::{Browser, token_in};
+use support::browser::{Browser, sign_up_owner};
 use support::target::Target;
 use support::{Server, wait_for};
 
@@ -20,18 +20,6 @@ fn html(b: &Browser, path: &str) -> (u16, reqwest::header::HeaderMap, String) {
     let status = r.status().as_u16();
     let headers = r.headers().clone();
     (status, headers, r.text().expect("html"))
-}
-
-/// The owner, signed up through the server's setup link, with a session.
-fn owner_of(server: &Server) -> Browser {
-    let link = std::fs::read_to_string(server.data_dir.join("setup-link.txt")).expect("link");
-    let mut owner = Browser::new(&server.base);
-    let r = owner.post(
-        "/v1/auth/setup",
-        &json!({"token": token_in(&link, "/setup"), "name": "Olive", "email": "olive@example.com", "password": "olive-password-1"}),
-    );
-    assert_eq!(r.status, 201, "{}", r.body);
-    owner
 }
 
 #[test]
@@ -67,7 +55,7 @@ fn the_dashboard_shows_a_persons_workspace(database_url: Option<&str>) {
     assert_eq!(headers["x-frame-options"], "DENY");
 
     // The owner signs up through the setup link.
-    let owner = owner_of(&server);
+    let owner = sign_up_owner(&server);
 
     // Monitors: one checked against a live target, one with a hostile name, and enough
     // to need a second page.
@@ -205,7 +193,7 @@ fn a_monitors_chart_hatches_its_maintenance() {
     let target = Target::start();
     let server = Server::start(&[]);
     let api = server.client();
-    let owner = owner_of(&server);
+    let owner = sign_up_owner(&server);
     let live = support::create(
         &api,
         "/v1/monitors",
@@ -264,7 +252,7 @@ fn a_monitors_chart_hatches_its_maintenance() {
 fn a_private_status_page_is_previewed_by_members_only() {
     let server = Server::start(&[]);
     let api = server.client();
-    let owner = owner_of(&server);
+    let owner = sign_up_owner(&server);
     let shop = support::create(
         &api,
         "/v1/monitors",

@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use support::Server;
-use support::browser::{Browser, token_in};
+use support::browser::{Browser, sign_up_owner, token_in};
 use support::target::Target;
 
 /// The `changes` of one open stream, each change as JSON, read on a thread of its own.
@@ -70,17 +70,6 @@ impl Stream {
         }
         (seen, false)
     }
-}
-
-fn sign_up_owner(server: &Server) -> Browser {
-    let link = std::fs::read_to_string(server.data_dir.join("setup-link.txt")).expect("link");
-    let mut owner = Browser::new(&server.base);
-    let r = owner.post(
-        "/v1/auth/setup",
-        &json!({"token": token_in(&link, "/setup"), "name": "Olive", "email": "olive@example.com", "password": "olive-password-1"}),
-    );
-    assert_eq!(r.status, 201, "{}", r.body);
-    owner
 }
 
 #[test]

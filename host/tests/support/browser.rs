@@ -85,3 +85,15 @@ pub fn token_in(text: &str, path: &str) -> String {
         .take_while(|c| c.is_ascii_alphanumeric())
         .collect()
 }
+
+/// The owner of a fresh `server` (Olive), signed up through its setup link, with a session.
+pub fn sign_up_owner(server: &super::Server) -> Browser {
+    let link = std::fs::read_to_string(server.data_dir.join("setup-link.txt")).expect("link");
+    let mut owner = Browser::new(&server.base);
+    let r = owner.post(
+        "/v1/auth/setup",
+        &json!({"token": token_in(&link, "/setup"), "name": "Olive", "email": "olive@example.com", "password": "olive-password-1"}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    owner
+}
