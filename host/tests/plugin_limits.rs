@@ -298,3 +298,119 @@ async fn load_refusals_and_the_compile_cache() {
         "the corrupt entry was replaced"
     );
 }
+
+/// The built-ins, and the trap and spin guests loaded as the server loads its built-ins:
+/// their instances are kept between one workspace's checks.
+async fn keeping_host() -> Arc<PluginHost> {
+    tocsin::crypto::install_provider();
+    let mut host = PluginHost::new(None, &Default::default()).expect("runtime");
+    let mut sources = PluginHost::builtin_sources();
+    sources.extend(["spin", "trap"].map(|name| PluginSource {
+        origin: "builtin".into(),
+        ..guest(name)
+    }));
+    let refused = host.load_all(sources).await;
+    assert!(refused.is_empty(), "refused: {refused:?}");
+    Arc::new(host)
+}
+
+/// How many checks the instance that answered has made (the trap guest's `count` mode).
+async fn calls(host: &PluginHost, workspace: &str) -> u64 {
+    let trap = host.monitor("test-trap").expect("trap loaded");
+    let outcome = host
+        .check_for(workspace, &trap, request(r#"{"count":true}"#, 1000))
+        .await
+        .expect("counting check answers");
+    let details: serde_json::Value = serde_json::from_str(&outcome.details).expect("json");
+    details["calls"].as_u64().expect("calls")
+}
+
+/// A workspace's checks one after another share one instance of a built-in; another
+/// workspace never gets it (no guest state crosses tenants), and an instance whose call
+/// failed is never used again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_keeps_its_own_instances_and_never_a_failed_one() {
+    let host = keeping_host().await;
+    let trap = host.monitor("test-trap").expect("trap loaded");
+    assert_eq!(
+        calls(&host, "ws_a").await,
+        1,
+        "the first check starts an instance"
+    );
+    assert_eq!(calls(&host, "ws_a").await, 2, "the next one reuses it");
+    assert_eq!(calls(&host, "ws_a").await, 3);
+    assert_eq!(
+        calls(&host, "ws_b").await,
+        1,
+        "another workspace: its own instance"
+    );
+    assert_eq!(calls(&host, "ws_a").await, 4, "and ws_a's is still its own");
+    assert_eq!(host.kept_instances().reused(), 3);
+
+    // A trap drops the instance it happened in: ws_a's next check starts afresh.
+    match host.check_for("ws_a", &trap, request("{}", 1000)).await {
+        Err(CallError::Trap(reason)) => assert!(reason.contains("unreachable"), "{reason}"),
+        other => panic!("expected a trap, got {other:?}"),
+    }
+    assert_eq!(
+        calls(&host, "ws_a").await,
+        1,
+        "a trapped instance is not kept"
+    );
+
+    // So does a deadline.
+    let spin = host.monitor("test-spin").expect("spin loaded");
+    let before = host.kept_instances().idle();
+    assert!(matches!(
+        host.check_for("ws_a", &spin, request("{}", 100)).await,
+        Err(CallError::Deadline(_))
+    ));
+    assert_eq!(
+        host.kept_instances().idle(),
+        before,
+        "a stopped instance is not kept"
+    );
+
+    // Plugins from files are never kept: each check gets a fresh instance.
+    let plain = {
+        let mut h = PluginHost::new(None, &Default::default()).expect("runtime");
+        assert!(h.load_all(vec![guest("trap")]).await.is_empty());
+        h
+    };
+    assert_eq!(calls(&plain, "ws_a").await, 1);
+    assert_eq!(
+        calls(&plain, "ws_a").await,
+        1,
+        "a plugin from a file is not kept"
+    );
+    assert_eq!(plain.kept_instances().reused(), 0);
+}
+
+/// The http built-in gives the same verdicts in a kept instance as in a fresh one: each
+/// check sees its own configuration, never the last one's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_instance_checks_each_monitor_by_its_own_configuration() {
+    let target = target::Target::start();
+    let host = keeping_host().await;
+    let http = host.monitor("http").expect("http loaded");
+    let up = format!(r#"{{"url":"{}","method":"GET"}}"#, target.url("/ok"));
+    let down = format!(r#"{{"url":"{}","method":"GET"}}"#, target.url("/nowhere"));
+    for round in 0..3 {
+        let a = host
+            .check_for("ws_a", &http, request(&up, 2000))
+            .await
+            .expect("check runs");
+        assert!(a.ok, "round {round}: {:?}", a.reason);
+        let b = host
+            .check_for("ws_a", &http, request(&down, 2000))
+            .await
+            .expect("check runs");
+        assert!(!b.ok, "round {round}");
+        assert_eq!(b.status_code, Some(404), "round {round}");
+    }
+    assert_eq!(
+        host.kept_instances().reused(),
+        5,
+        "one instance served the six checks"
+    );
+}

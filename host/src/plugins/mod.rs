@@ -6,6 +6,7 @@ pub mod describe;
 pub mod egress;
 mod engine_config;
 pub mod http;
+pub mod kept;
 pub mod limits;
 mod log;
 pub mod net;
@@ -90,7 +91,14 @@ pub struct MonitorPlugin {
     name: Arc<str>,
     grants: Grants,
     binding: Arc<dyn MonitorContract>,
+    /// This load of the plugin, for [`kept::Owner`]; never reused within a process.
+    load: u64,
+    /// Whether its instances are kept between a workspace's checks: built-ins only.
+    keeps_instances: bool,
 }
+
+/// Numbers for [`MonitorPlugin::load`].
+static LOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// A loaded channel plugin.
 pub struct ChannelPlugin {
@@ -124,6 +132,8 @@ pub struct PluginHost {
     channels: BTreeMap<String, Arc<ChannelPlugin>>,
     monitor_linker: Linker<CallState>,
     channel_linker: Linker<CallState>,
+    /// Built-in monitors' instances idle between a workspace's checks.
+    kept: kept::KeptInstances,
 }
 
 impl PluginHost {
@@ -167,6 +177,7 @@ impl PluginHost {
             channels: BTreeMap::new(),
             monitor_linker,
             channel_linker,
+            kept: kept::KeptInstances::default(),
         })
     }
 
@@ -309,6 +320,8 @@ impl PluginHost {
                         description: description.clone(),
                         grants,
                         binding,
+                        load: LOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                        keeps_instances: source.origin == "builtin",
                     }),
                 );
                 Ok((description, how))
@@ -523,6 +536,11 @@ impl PluginHost {
         self.services.clone()
     }
 
+    /// Built-in monitors' instances kept between a workspace's checks.
+    pub fn kept_instances(&self) -> &kept::KeptInstances {
+        &self.kept
+    }
+
     /// Instances in use and the most that may be, per kind of call (`check`, `deliver`,
     /// `validate`).
     pub fn instances(&self) -> [(&'static str, usize, usize); 3] {
@@ -596,7 +614,7 @@ impl PluginHost {
         ctx
     }
 
-    /// Run one check. `budget` is the monitor's timeout.
+    /// Run one check in a fresh instance. `budget` is the monitor's timeout.
     pub async fn check(
         &self,
         plugin: &MonitorPlugin,
@@ -613,6 +631,60 @@ impl PluginHost {
         result
     }
 
+    /// Run one check of a monitor of `workspace`: in an instance an earlier check of the
+    /// same workspace left idle when the plugin is a built-in (see [`kept`]), in a fresh one
+    /// otherwise.
+    pub async fn check_for(
+        &self,
+        workspace: &str,
+        plugin: &MonitorPlugin,
+        request: CheckRequest,
+    ) -> Result<CheckOutcome, CallError> {
+        if !plugin.keeps_instances {
+            return self.check(plugin, request).await;
+        }
+        let _slot = self.budgets.checks.acquire().await;
+        let ctx = self.check_context(plugin, &request);
+        let owner = kept::Owner {
+            plugin: plugin.load,
+            workspace: Arc::from(workspace),
+        };
+        let (mut store, instance, history) = match self.kept.take(&owner) {
+            Some(kept) => {
+                let (mut store, instance, history) = kept.into_parts();
+                store.data_mut().renew(ctx);
+                (store, Some(instance), history)
+            }
+            None => (self.runtime.store(ctx), None, kept::History::fresh()),
+        };
+        let binding = plugin.binding.clone();
+        let result = self
+            .runtime
+            .run(&mut store, move |store| {
+                Box::pin(async move {
+                    let instance = match instance {
+                        Some(instance) => instance,
+                        None => binding.instance(store).await?,
+                    };
+                    let outcome = instance.check(store, request).await?;
+                    Ok((outcome, instance))
+                })
+            })
+            .await;
+        let (result, instance) = match result {
+            Ok((outcome, instance)) => (Ok(outcome), Some(instance)),
+            Err(e) => (Err(e), None),
+        };
+        count_call(&plugin.name, "check", &result);
+        if let Some(instance) = instance
+            && store.data().holds_no_resources()
+        {
+            self.kept
+                .put(owner, kept::Kept::new(store, instance, history));
+        }
+        result
+    }
+
     /// Go only as far as `stage` of a check call, for measuring a call's pieces apart
     /// (`tocsin bench --plugin-pieces`). True when the stage did what it should (the
     /// configuration valid, the check passed).
@@ -622,6 +694,9 @@ impl PluginHost {
         request: CheckRequest,
         stage: CallStage,
     ) -> Result<bool, CallError> {
+        if let CallStage::Kept(workspace) = stage {
+            return Ok(self.check_for(workspace, plugin, request).await?.ok);
+        }
         let binding = plugin.binding.clone();
         let _slot = self.budgets.checks.acquire().await;
         let ctx = self.check_context(plugin, &request);
@@ -641,6 +716,7 @@ impl PluginHost {
                 CallStage::Check => {
                     Box::pin(async move { Ok(binding.check(store, request).await?.ok) })
                 }
+                CallStage::Kept(_) => unreachable!("answered above"),
             })
             .await
     }
@@ -706,13 +782,15 @@ impl PluginHost {
 
 /// How far [`PluginHost::check_up_to`] goes: a store created and dropped; and a component
 /// instantiated in it; and its configuration validated (a call that does no I/O); or a
-/// whole check.
+/// whole check in a fresh instance; or a whole check as the scheduler makes it, in an
+/// instance kept between the checks of the workspace named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallStage {
     Store,
     Instantiate,
     Validate,
     Check,
+    Kept(&'static str),
 }
 
 impl PluginHost {

@@ -1,6 +1,7 @@
 //! Everything that touches wasmtime directly: one `Engine` (epoch interruption, pooling
 //! allocator when the address space allows), the epoch ticker, compiling with an on-disk
-//! cache, and running one call in a fresh `Store` under its limits and deadline.
+//! cache, and running one call in a `Store` (fresh, or kept for a workspace's next check)
+//! under its limits and deadline.
 
 use super::state::{CallContext, CallState};
 use super::{engine_config, limits};
@@ -223,18 +224,10 @@ impl Runtime {
         )
     }
 
-    /// A fresh store for one call, with limits and a hard deadline.
-    fn new_store(&self, call: CallContext, hard_deadline: Instant) -> Store<CallState> {
+    /// A fresh store for one call, under the memory and table limits.
+    pub(super) fn store(&self, call: CallContext) -> Store<CallState> {
         let mut store = Store::new(&self.engine, CallState::new(call));
         store.limiter(|state| &mut state.limits);
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            if Instant::now() >= hard_deadline {
-                Ok(UpdateDeadline::Interrupt)
-            } else {
-                Ok(UpdateDeadline::Yield(1))
-            }
-        });
         store
     }
 
@@ -248,13 +241,35 @@ impl Runtime {
         )
             -> Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 's>>,
     {
-        let allowed = call.budget + limits::DEADLINE_MARGIN;
+        let mut store = self.store(call);
+        self.run(&mut store, f).await
+    }
+
+    /// Run `f` in `store`, fresh or kept: the call gets the budget of the store's call
+    /// context plus the margin, then it is stopped. Any failure is turned into a
+    /// `CallError`; after one, the store must not be used again.
+    pub(super) async fn run<R, F>(&self, store: &mut Store<CallState>, f: F) -> Result<R, CallError>
+    where
+        R: Send,
+        F: for<'s> FnOnce(
+            &'s mut Store<CallState>,
+        )
+            -> Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 's>>,
+    {
+        let allowed = store.data().call.budget + limits::DEADLINE_MARGIN;
         let hard_deadline = Instant::now() + allowed;
         let allowed_ms = u64::try_from(allowed.as_millis()).unwrap_or(u64::MAX);
         let _running = self.ticker.enter();
-        let mut store = self.new_store(call, hard_deadline);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= hard_deadline {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
         // The epoch callback stops a guest busy in wasm; this stops one stuck in a host call.
-        let outcome = tokio::time::timeout(allowed + limits::EPOCH_TICK * 5, f(&mut store)).await;
+        let outcome = tokio::time::timeout(allowed + limits::EPOCH_TICK * 5, f(store)).await;
         match outcome {
             Ok(Ok(value)) => Ok(value),
             Err(_) => Err(CallError::Deadline(allowed_ms)),

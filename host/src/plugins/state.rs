@@ -188,6 +188,20 @@ impl CallState {
         }
     }
 
+    /// Make a kept store ready for its next call (see [`crate::plugins::kept`]): the new
+    /// call's context, nothing used yet. Only a store whose last call left no host resource
+    /// behind is kept, so the resource table is already empty.
+    pub fn renew(&mut self, call: CallContext) {
+        self.call = call;
+        self.limits.memory_exceeded = false;
+        self.streams = StreamUsage::default();
+    }
+
+    /// Whether the guest holds no host resource (a stream, a request, a WASI handle).
+    pub fn holds_no_resources(&self) -> bool {
+        self.table.is_empty()
+    }
+
     /// The call's resource table (host resources such as TCP streams live there).
     pub fn table_mut(&mut self) -> &mut ResourceTable {
         &mut self.table

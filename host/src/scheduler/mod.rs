@@ -822,7 +822,8 @@ pub async fn run_check(
     let outcome = match plugins.monitor(&monitor.kind) {
         None => Err(format!("No loaded plugin provides the monitor type `{}`", monitor.kind)),
         Some(plugin) => plugins
-            .check(
+            .check_for(
+                &monitor.workspace_id,
                 &plugin,
                 CheckRequest {
                     config: monitor.config.clone(),

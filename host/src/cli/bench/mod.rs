@@ -627,7 +627,10 @@ async fn compare_native(
             let http = http.clone();
             let config = config.clone();
             async move {
-                let r = plugins.check(&http, bench_request(config)).await;
+                // The scheduler's path: an instance kept between one workspace's checks.
+                let r = plugins
+                    .check_for(BENCH_WORKSPACE, &http, bench_request(config))
+                    .await;
                 matches!(r, Ok(o) if o.ok)
             }
         }
@@ -653,6 +656,9 @@ async fn compare_native(
         per(totals[1].1),
     ))
 }
+
+/// The workspace the in-process checks are made for (instances are kept per workspace).
+const BENCH_WORKSPACE: &str = "ws_bench";
 
 /// The bench's check request for an http monitor configuration.
 fn bench_request(config: String) -> CheckRequest {

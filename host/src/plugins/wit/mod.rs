@@ -65,6 +65,22 @@ pub trait MonitorContract: Send + Sync {
         store: &'s mut Store<CallState>,
         request: CheckRequest,
     ) -> CallFuture<'s, CheckOutcome>;
+    /// Instantiate for several checks made one after another in the same store (see
+    /// [`crate::plugins::kept`]).
+    fn instance<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+    ) -> CallFuture<'s, Box<dyn MonitorInstance>>;
+}
+
+/// A monitor component instantiated in a store that is kept between checks.
+pub trait MonitorInstance: Send + Sync {
+    /// One check in the store the instance lives in.
+    fn check<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        request: CheckRequest,
+    ) -> CallFuture<'s, CheckOutcome>;
 }
 
 /// A channel component of some contract version, ready to instantiate.

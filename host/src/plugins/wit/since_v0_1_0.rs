@@ -7,7 +7,7 @@
 mod latest {
     pub use super::super::{http, log, net, smtp, tls, types};
 }
-use super::{CallFuture, ChannelContract, MonitorContract, Version, export_call};
+use super::{CallFuture, ChannelContract, MonitorContract, MonitorInstance, Version, export_call};
 use crate::plugins::state::CallState;
 use std::sync::Arc;
 use wasmtime::Store;
@@ -178,6 +178,36 @@ impl MonitorContract for MonitorBinding {
             tocsin_plugin_monitor_plugin.call_check(&monitor_plugin::CheckRequest::from(request))
                 => Into::into
         )
+    }
+
+    fn instance<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+    ) -> CallFuture<'s, Box<dyn MonitorInstance>> {
+        let pre = self.0.clone();
+        Box::pin(async move {
+            let instance = pre.instantiate_async(&mut *store).await?;
+            Ok(Box::new(KeptMonitor(Arc::new(instance))) as Box<dyn MonitorInstance>)
+        })
+    }
+}
+
+struct KeptMonitor(Arc<monitor::Monitor>);
+
+impl MonitorInstance for KeptMonitor {
+    fn check<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        request: super::CheckRequest,
+    ) -> CallFuture<'s, super::CheckOutcome> {
+        let instance = self.0.clone();
+        Box::pin(async move {
+            let outcome = instance
+                .tocsin_plugin_monitor_plugin()
+                .call_check(&mut *store, &monitor_plugin::CheckRequest::from(request))
+                .await?;
+            Ok(outcome.into())
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 //! the `tcp` capability, `net` errors `tls`, `limit` and `closed`, `check-request.attempt`,
 //! and `net` imported by the channel world.
 
-use super::{CallFuture, ChannelContract, MonitorContract, Version, export_call};
+use super::{CallFuture, ChannelContract, MonitorContract, MonitorInstance, Version, export_call};
 use crate::plugins::state::CallState;
 use std::sync::Arc;
 use wasmtime::Store;
@@ -103,6 +103,35 @@ impl MonitorContract for MonitorBinding {
             store,
             tocsin_plugin_monitor_plugin.call_check(&request)
         )
+    }
+
+    fn instance<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+    ) -> CallFuture<'s, Box<dyn MonitorInstance>> {
+        let pre = self.0.clone();
+        Box::pin(async move {
+            let instance = pre.instantiate_async(&mut *store).await?;
+            Ok(Box::new(KeptMonitor(Arc::new(instance))) as Box<dyn MonitorInstance>)
+        })
+    }
+}
+
+struct KeptMonitor(Arc<monitor::Monitor>);
+
+impl MonitorInstance for KeptMonitor {
+    fn check<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        request: CheckRequest,
+    ) -> CallFuture<'s, CheckOutcome> {
+        let instance = self.0.clone();
+        Box::pin(async move {
+            instance
+                .tocsin_plugin_monitor_plugin()
+                .call_check(&mut *store, &request)
+                .await
+        })
     }
 }
 
