@@ -318,3 +318,130 @@ fn an_update_reaches_a_confirmed_subscriber_and_the_feed() {
             .any(|s| s["target"] == "bob@example.test" && s["confirmed"] == false)
     );
 }
+
+/// A posted update can be corrected: the page, its JSON and the Atom feed show the new
+/// text marked as edited, subscribers are not told again, and bad input, a read key and
+/// another workspace change nothing.
+#[test]
+fn an_update_is_corrected_without_telling_subscribers_again() {
+    let receiver = Receiver::start();
+    let server = Server::start(&[
+        ("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true"),
+        ("TOCSIN_SUBSCRIPTIONS_ALLOW_PRIVATE_TARGETS", "true"),
+    ]);
+    let api = server.client();
+    let public = api.without_key();
+    let page = create(
+        &api,
+        "/v1/status-pages",
+        json!({"slug": "fixes", "name": "Fixes", "monitorIds": []}),
+    );
+    let page_id = page["id"].as_str().expect("id").to_string();
+    let sub = public.post(
+        "/status/fixes/subscribe",
+        &json!({"webhookUrl": receiver.url("/sub")}),
+    );
+    assert_eq!(sub.status, 202, "{}", sub.body);
+    receiver.set_secret(sub.body["data"]["secret"].as_str().expect("secret"));
+    let subscriber = api
+        .get(&format!("/v1/status-pages/{page_id}/subscribers"))
+        .body["data"][0]["id"]
+        .as_str()
+        .expect("subscriber")
+        .to_string();
+    let approved = api.post(
+        &format!("/v1/status-pages/{page_id}/subscribers/{subscriber}/approve"),
+        &json!({}),
+    );
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    let posted = create(
+        &api,
+        &format!("/v1/status-pages/{page_id}/updates"),
+        json!({"status": "investigating", "body": "The databse is slow."}),
+    );
+    assert_eq!(posted["updatedAt"], Value::Null, "{posted}");
+    let update = format!(
+        "/v1/status-pages/{page_id}/updates/{}",
+        posted["id"].as_str().expect("id")
+    );
+    wait_for("the update delivered", Duration::from_secs(20), || {
+        (hook_events(&receiver).len() == 1).then_some(())
+    });
+
+    // Bad input is refused and changes nothing.
+    api.patch(&update, &json!({"status": "fixed"}))
+        .assert_error(400, "VALIDATION_ERROR");
+    api.patch(&update, &json!({"body": "  "}))
+        .assert_error(400, "VALIDATION_ERROR");
+    api.patch(&update, &json!({"createdAt": "2020-01-01T00:00:00Z"}))
+        .assert_error(400, "VALIDATION_ERROR");
+    api.patch(&update, &json!({"incidentId": "inc_nope"}))
+        .assert_error(422, "UNPROCESSABLE_ENTITY");
+    let read = api.post("/v1/api-keys", &json!({"name": "reader", "role": "read"}));
+    let read = read.body["data"]["secret"]
+        .as_str()
+        .expect("secret")
+        .to_string();
+    api.with_key(&read)
+        .patch(&update, &json!({"body": "Read keys cannot."}))
+        .assert_error(403, "FORBIDDEN");
+    let ws_b = server.cli(&["workspace", "create", "--name", "B"]);
+    let key_b = server.cli(&["key", "create", "--workspace", &ws_b, "--role", "admin"]);
+    api.with_key(&key_b)
+        .patch(&update, &json!({"body": "Not mine."}))
+        .assert_error(404, "STATUS_PAGE_NOT_FOUND");
+    api.patch(
+        &format!("/v1/status-pages/{page_id}/updates/upd_nope"),
+        &json!({"body": "Nothing here."}),
+    )
+    .assert_error(404, "STATUS_UPDATE_NOT_FOUND");
+    let listed = api.get(&format!("/v1/status-pages/{page_id}/updates")).body;
+    assert_eq!(listed["data"][0]["body"], "The databse is slow.");
+    assert_eq!(listed["data"][0]["updatedAt"], Value::Null);
+
+    // The correction: the text and the status, one field at a time.
+    let fixed = api.patch(&update, &json!({"body": "The database is slow."}));
+    assert_eq!(fixed.status, 200, "{}", fixed.body);
+    assert_eq!(fixed.body["data"]["body"], "The database is slow.");
+    assert_eq!(fixed.body["data"]["status"], "investigating");
+    assert!(
+        fixed.body["data"]["updatedAt"].is_string(),
+        "{}",
+        fixed.body
+    );
+    let fixed = api.patch(&update, &json!({"status": "identified"}));
+    assert_eq!(fixed.status, 200, "{}", fixed.body);
+    assert_eq!(fixed.body["data"]["body"], "The database is slow.");
+    assert_eq!(fixed.body["data"]["status"], "identified");
+    assert_eq!(fixed.body["data"]["createdAt"], posted["createdAt"]);
+
+    let facts = public.get("/status/fixes.json").body;
+    assert_eq!(
+        facts["updates"][0]["body"], "The database is slow.",
+        "{facts}"
+    );
+    assert_eq!(facts["updates"][0]["status"], "identified");
+    assert!(facts["updates"][0]["updatedAt"].is_string(), "{facts}");
+    let html = public.get("/status/fixes").body;
+    let html = html.as_str().expect("html");
+    assert!(html.contains("The database is slow."), "{html}");
+    assert!(html.contains("edited"), "{html}");
+    assert!(!html.contains("databse"), "{html}");
+    let feed = public.get("/status/fixes/feed.atom").body;
+    let feed = feed.as_str().expect("xml");
+    assert!(feed.contains("The database is slow."), "{feed}");
+    assert!(!feed.contains("databse"), "{feed}");
+
+    // The audit log has the change, and the subscriber heard only the first post.
+    let audit = api.get("/v1/audit-log").body;
+    assert!(
+        audit["data"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .any(|e| e["action"] == "status_update.update"),
+        "{audit}"
+    );
+    std::thread::sleep(SETTLE);
+    assert_eq!(hook_events(&receiver).len(), 1, "an edit is not sent again");
+}

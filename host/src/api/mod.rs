@@ -146,7 +146,10 @@ fn v1_routes() -> OpenApiRouter<AppState> {
             status_updates::create_update,
             status_updates::list_updates
         ))
-        .routes(routes!(status_updates::delete_update))
+        .routes(routes!(
+            status_updates::edit_update,
+            status_updates::delete_update
+        ))
         .routes(routes!(status_updates::list_subscribers))
         .routes(routes!(status_updates::delete_subscriber))
         .routes(routes!(status_updates::approve_subscriber))

@@ -47,7 +47,8 @@ pub struct PageView {
     /// Maintenance in progress and scheduled within 14 days, soonest first.
     pub maintenance: Vec<MaintenanceView>,
     /// The workspace's updates of the last 14 days, newest first (`status`, `body`,
-    /// `createdAt`); all of them are in the Atom feed at `/status/{slug}/feed.atom`.
+    /// `createdAt`, and `updatedAt` when it was edited, null otherwise); all of them are in
+    /// the Atom feed at `/status/{slug}/feed.atom`.
     pub updates: Vec<serde_json::Value>,
     /// The page's slug (for its feed and subscribe form).
     pub slug: String,
@@ -412,6 +413,31 @@ h2{font-size:1.1rem;margin:16px 0 8px}\
 footer{text-align:center;color:#9aa5b1;font-size:.85rem}\
 @media (max-width:520px){.bar{height:28px;gap:1px}h1{font-size:1.4rem}section{padding:4px 14px}}";
 
+/// The page's updates, newest first; an edited one says when it was edited.
+fn render_updates(h: &mut String, updates: &[serde_json::Value]) {
+    if updates.is_empty() {
+        return;
+    }
+    h.push_str("<section aria-label=\"Updates\" id=\"updates\"><h2>Updates</h2>");
+    for u in updates {
+        let status = u["status"].as_str().unwrap_or("");
+        let edited = u["updatedAt"]
+            .as_str()
+            .map(|at| format!(" · edited {} UTC", short_time(at)))
+            .unwrap_or_default();
+        let _ = write!(
+            h,
+            "<div class=\"incident\"><span class=\"tag {s}\">{s}</span>\
+             <span class=\"muted\">{when} UTC{edited}</span><p>{body}</p></div>",
+            s = escape_html(status),
+            when = short_time(u["createdAt"].as_str().unwrap_or("")),
+            edited = escape_html(&edited),
+            body = escape_html(u["body"].as_str().unwrap_or("")),
+        );
+    }
+    h.push_str("</section>");
+}
+
 /// The page as HTML.
 pub fn render(v: &PageView) -> String {
     let banner = match v.status {
@@ -511,21 +537,7 @@ pub fn render(v: &PageView) -> String {
         }
         h.push_str("</section>");
     }
-    if !v.updates.is_empty() {
-        h.push_str("<section aria-label=\"Updates\" id=\"updates\"><h2>Updates</h2>");
-        for u in &v.updates {
-            let status = u["status"].as_str().unwrap_or("");
-            let _ = write!(
-                h,
-                "<div class=\"incident\"><span class=\"tag {s}\">{s}</span>\
-                 <span class=\"muted\">{when} UTC</span><p>{body}</p></div>",
-                s = escape_html(status),
-                when = short_time(u["createdAt"].as_str().unwrap_or("")),
-                body = escape_html(u["body"].as_str().unwrap_or("")),
-            );
-        }
-        h.push_str("</section>");
-    }
+    render_updates(&mut h, &v.updates);
     h.push_str("<section aria-label=\"Incidents\"><h2>Incidents</h2>");
     if v.incidents.is_empty() {
         h.push_str("<p class=\"muted\">No incidents in the last 14 days.</p>");

@@ -497,9 +497,15 @@ pub async fn feed(State(state): State<AppState>, Path(slug): Path<String>) -> Re
     let mut f = atom_syndication::Feed::default();
     f.set_title(atom_syndication::Text::plain(page.title.clone()));
     f.set_id(page_url.clone());
+    // An edited entry counts as updated when it was edited (Atom's `updated`), so feed
+    // readers show the corrected text.
+    let edited =
+        |u: &crate::store::subscriptions::StatusUpdateRow| u.updated_at.unwrap_or(u.created_at);
     f.set_updated(at(updates
-        .first()
-        .map_or(page.updated_at, |u| u.created_at)));
+        .iter()
+        .map(edited)
+        .max()
+        .unwrap_or(page.updated_at)));
     let mut alternate = atom_syndication::Link::default();
     alternate.set_href(page_url.clone());
     alternate.set_rel("alternate");
@@ -517,7 +523,7 @@ pub async fn feed(State(state): State<AppState>, Path(slug): Path<String>) -> Re
                 page.title
             )));
             e.set_id(format!("{page_url}#{}", u.id));
-            e.set_updated(at(u.created_at));
+            e.set_updated(at(edited(u)));
             e.set_published(Some(at(u.created_at)));
             let mut link = atom_syndication::Link::default();
             link.set_href(page_url.clone());
@@ -546,5 +552,6 @@ pub fn update_json(u: &crate::store::subscriptions::StatusUpdateRow) -> Value {
         "status": u.status,
         "body": u.body,
         "createdAt": crate::time::format_ms(u.created_at),
+        "updatedAt": u.updated_at.map(crate::time::format_ms),
     })
 }

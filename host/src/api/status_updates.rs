@@ -44,6 +44,9 @@ pub struct StatusUpdateBody {
     pub sent_to: Option<usize>,
     #[schema(read_only)]
     pub created_at: Option<String>,
+    /// When the update was last edited; null when never.
+    #[schema(read_only)]
+    pub updated_at: Option<String>,
 }
 
 fn update_view(u: &StatusUpdateRow, sent_to: Option<usize>) -> StatusUpdateBody {
@@ -54,6 +57,7 @@ fn update_view(u: &StatusUpdateRow, sent_to: Option<usize>) -> StatusUpdateBody 
         incident_id: u.incident_id.clone(),
         sent_to,
         created_at: Some(crate::time::format_ms(u.created_at)),
+        updated_at: u.updated_at.map(crate::time::format_ms),
     }
 }
 
@@ -110,53 +114,13 @@ pub async fn create_update(
     ApiObject(object): ApiObject,
 ) -> Result<Success<StatusUpdateBody>, ApiError> {
     let page = page_of(&state, &p, &id).await?;
-    let mut errors = Vec::new();
-    let status = match object.get("status").and_then(Value::as_str) {
-        Some(s) if STATUSES.contains(&s) => s.to_string(),
-        _ => {
-            errors.push(FieldError::new(
-                "status",
-                "must be investigating, identified, monitoring or resolved",
-            ));
-            String::new()
-        }
+    let fields = read_fields(&state, &p, &object, true).await?;
+    let (Some(status), Some(body)) = (fields.status, fields.body) else {
+        return Err(ApiError::internal(
+            "a whole update was read without its fields",
+        ));
     };
-    let body = match object.get("body").and_then(Value::as_str).map(str::trim) {
-        Some(b) if !b.is_empty() && b.chars().count() <= MAX_BODY_CHARS => b.to_string(),
-        _ => {
-            errors.push(FieldError::new(
-                "body",
-                format!("is required: 1 to {MAX_BODY_CHARS} characters"),
-            ));
-            String::new()
-        }
-    };
-    let incident_id = match object.get("incidentId") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(i)) => Some(i.clone()),
-        Some(_) => {
-            errors.push(FieldError::new(
-                "incidentId",
-                "must be an incident id or null",
-            ));
-            None
-        }
-    };
-    for key in object.keys() {
-        match key.as_str() {
-            "status" | "body" | "incidentId" => {}
-            "id" | "sentTo" | "createdAt" => errors.push(FieldError::new(key, "is read-only")),
-            _ => errors.push(FieldError::new(key, "is not a field of a status update")),
-        }
-    }
-    paging::finish(errors)?;
-    if let Some(inc) = &incident_id
-        && state.store.incident(&p.workspace_id, inc).await?.is_none()
-    {
-        return Err(ApiError::unprocessable(format!(
-            "No incident with id `{inc}` in this workspace"
-        )));
-    }
+    let incident_id = fields.incident_id.flatten();
     let now = state.clock.now_ms();
     let row = StatusUpdateRow {
         id: ids::new_id(ids::prefix::STATUS_UPDATE),
@@ -166,6 +130,7 @@ pub async fn create_update(
         status,
         body,
         created_at: now,
+        updated_at: None,
     };
     crate::store::audit::note(
         crate::store::audit::Change::new(
@@ -185,6 +150,135 @@ pub async fn create_update(
     };
     txn.commit().await?;
     Ok(Success::created(update_view(&row, Some(sent))))
+}
+
+/// What a request gives of an update: on a new one every field it must have, on an edit
+/// the fields it changes (`incident_id`: Some(None) clears it).
+struct UpdateFields {
+    status: Option<String>,
+    body: Option<String>,
+    incident_id: Option<Option<String>>,
+}
+
+async fn read_fields(
+    state: &AppState,
+    p: &Principal,
+    object: &serde_json::Map<String, Value>,
+    whole: bool,
+) -> Result<UpdateFields, ApiError> {
+    let mut errors = Vec::new();
+    let status = match object.get("status") {
+        None if !whole => None,
+        value => match value.and_then(Value::as_str) {
+            Some(s) if STATUSES.contains(&s) => Some(s.to_string()),
+            _ => {
+                errors.push(FieldError::new(
+                    "status",
+                    "must be investigating, identified, monitoring or resolved",
+                ));
+                None
+            }
+        },
+    };
+    let body = match object.get("body") {
+        None if !whole => None,
+        value => match value.and_then(Value::as_str).map(str::trim) {
+            Some(b) if !b.is_empty() && b.chars().count() <= MAX_BODY_CHARS => Some(b.to_string()),
+            _ => {
+                errors.push(FieldError::new(
+                    "body",
+                    format!("is required: 1 to {MAX_BODY_CHARS} characters"),
+                ));
+                None
+            }
+        },
+    };
+    let incident_id = match object.get("incidentId") {
+        None if !whole => None,
+        None | Some(Value::Null) => Some(None),
+        Some(Value::String(i)) => Some(Some(i.clone())),
+        Some(_) => {
+            errors.push(FieldError::new(
+                "incidentId",
+                "must be an incident id or null",
+            ));
+            None
+        }
+    };
+    for key in object.keys() {
+        match key.as_str() {
+            "status" | "body" | "incidentId" => {}
+            "id" | "sentTo" | "createdAt" | "updatedAt" => {
+                errors.push(FieldError::new(key, "is read-only"))
+            }
+            _ => errors.push(FieldError::new(key, "is not a field of a status update")),
+        }
+    }
+    paging::finish(errors)?;
+    if let Some(Some(inc)) = &incident_id
+        && state.store.incident(&p.workspace_id, inc).await?.is_none()
+    {
+        return Err(ApiError::unprocessable(format!(
+            "No incident with id `{inc}` in this workspace"
+        )));
+    }
+    Ok(UpdateFields {
+        status,
+        body,
+        incident_id,
+    })
+}
+
+/// Correct an update: its status, text or incident. The page shows the new text marked
+/// as edited; messages already sent to subscribers stay as they were, and nothing is sent
+/// again.
+#[utoipa::path(patch, path = "/v1/status-pages/{id}/updates/{updateId}", tag = "status-pages",
+    params(("id" = String, Path, description = "Status page id"), ("updateId" = String, Path, description = "Update id")),
+    request_body = StatusUpdateBody,
+    responses(
+        (status = 200, description = "The update as edited", body = SuccessBody<StatusUpdateBody>),
+        (status = 400, description = "Invalid fields", body = ErrorBody),
+        (status = 404, description = "STATUS_PAGE_NOT_FOUND or STATUS_UPDATE_NOT_FOUND", body = ErrorBody),
+        (status = 422, description = "The incident is not in the workspace", body = ErrorBody),
+    ))]
+pub async fn edit_update(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath((id, update_id)): ApiPath<(String, String)>,
+    ApiObject(object): ApiObject,
+) -> Result<Success<StatusUpdateBody>, ApiError> {
+    let sp = page_of(&state, &p, &id).await?;
+    let fields = read_fields(&state, &p, &object, false).await?;
+    let before = state
+        .store
+        .status_update(&sp.id, &update_id)
+        .await?
+        .or_not_found(Resource::STATUS_UPDATE, &update_id)?;
+    let mut edited = before.clone();
+    if let Some(status) = fields.status {
+        edited.status = status;
+    }
+    if let Some(body) = fields.body {
+        edited.body = body;
+    }
+    if let Some(incident_id) = fields.incident_id {
+        edited.incident_id = incident_id;
+    }
+    edited.updated_at = Some(state.clock.now_ms());
+    crate::store::audit::note(
+        crate::store::audit::Change::new(
+            Some(&p.workspace_id),
+            "status_update.update",
+            "status_update",
+            Some(&update_id),
+        )
+        .before(update_view(&before, None))
+        .after(update_view(&edited, None)),
+    );
+    match state.store.edit_status_update(&sp.id, edited).await? {
+        Some(row) => Ok(Success::ok(update_view(&row, None))),
+        None => Err(Resource::STATUS_UPDATE.not_found(&update_id)),
+    }
 }
 
 /// A status page's updates, newest first.

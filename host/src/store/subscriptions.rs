@@ -23,6 +23,8 @@ own_row! {
         pub status: String,
         pub body: String,
         pub created_at: i64,
+        /// When it was last edited; none when never.
+        pub updated_at: Option<i64>,
     }
 }
 own_row! {
@@ -128,6 +130,53 @@ impl Store {
             .all(self.db())
             .await?;
         Ok((rows.owned(), total))
+    }
+
+    /// One of a page's updates.
+    pub async fn status_update(
+        &self,
+        page_id: &str,
+        id: &str,
+    ) -> Result<Option<StatusUpdateRow>, StoreError> {
+        Ok(status_update::Entity::find_by_id(id.to_string())
+            .filter(status_update::Column::PageId.eq(page_id))
+            .one(self.db())
+            .await?
+            .map(Into::into))
+    }
+
+    /// Replace an update's status, text and incident, marking it edited at `now`. None
+    /// when the page has no such update.
+    pub async fn edit_status_update(
+        &self,
+        page_id: &str,
+        edited: StatusUpdateRow,
+    ) -> Result<Option<StatusUpdateRow>, StoreError> {
+        // In a transaction of its own, so the request's audit entry is written with it.
+        let tx = self.begin_write().await?;
+        let changed = status_update::Entity::update_many()
+            .col_expr(
+                status_update::Column::Status,
+                Expr::value(edited.status.clone()),
+            )
+            .col_expr(
+                status_update::Column::Body,
+                Expr::value(edited.body.clone()),
+            )
+            .col_expr(
+                status_update::Column::IncidentId,
+                Expr::value(edited.incident_id.clone()),
+            )
+            .col_expr(
+                status_update::Column::UpdatedAt,
+                Expr::value(edited.updated_at),
+            )
+            .filter(status_update::Column::Id.eq(edited.id.as_str()))
+            .filter(status_update::Column::PageId.eq(page_id))
+            .exec(tx.conn())
+            .await?
+            .rows_affected;
+        Ok(tx.commit_if(changed > 0).await?.then_some(edited))
     }
 
     pub async fn delete_status_update(&self, page_id: &str, id: &str) -> Result<bool, StoreError> {

@@ -1,7 +1,7 @@
 //! `/status-pages`: the workspace's public status pages, each with a link to see it as
 //! visitors do, and a form to make one from chosen monitors. `/status-pages/{id}`: one
 //! page edited (name, address, description, public or not, its monitors), its updates
-//! posted and deleted, its subscribers approved and removed.
+//! posted, corrected and deleted, its subscribers approved and removed.
 
 use super::{Layout, ago, not_found, page, viewer};
 use crate::api::AppState;
@@ -83,8 +83,10 @@ struct StatusPageEdit {
     /// Every monitor offered (id, name, shown on the page).
     monitors: Vec<(String, String, bool)>,
     monitors_truncated: bool,
-    /// (id, status, body, when)
-    updates: Vec<(String, String, String, String)>,
+    /// (id, status, body, when posted, when edited)
+    updates: Vec<(String, String, String, String, Option<String>)>,
+    /// The statuses an update may give, with their labels.
+    update_statuses: [(&'static str, &'static str); 4],
     /// (id, type, address, confirmed, when)
     subscribers: Vec<(String, String, String, bool, String)>,
 }
@@ -131,8 +133,17 @@ pub async fn edit(
         monitors_truncated: total > super::MONITOR_CHOICES,
         updates: updates
             .into_iter()
-            .map(|u| (u.id, u.status, u.body, ago(now, u.created_at)))
+            .map(|u| {
+                let edited = u.updated_at.map(|at| ago(now, at));
+                (u.id, u.status, u.body, ago(now, u.created_at), edited)
+            })
             .collect(),
+        update_statuses: [
+            ("investigating", "Investigating"),
+            ("identified", "Identified"),
+            ("monitoring", "Monitoring"),
+            ("resolved", "Resolved"),
+        ],
         subscribers: subscribers
             .into_iter()
             .map(|s| (s.id, s.kind, s.target, s.confirmed, ago(now, s.created_at)))
