@@ -367,6 +367,7 @@ macro_rules! webhook_url_config {
             // The URL is the credential: whoever has it can post.
             #[schemars(length(min = 1, max = 2048))]
             #[schemars(extend("x-tocsin-secret" = true, "x-tocsin-target" = true))]
+            #[schemars(title = "Webhook URL")]
             pub webhook_url: String,
         }
 

@@ -21,23 +21,28 @@ use tocsin_plugin_sdk::{
 pub struct DnsConfig {
     /// The name to look up, e.g. example.com.
     #[schemars(length(min = 1, max = 253))]
+    #[schemars(title = "Host name")]
     pub hostname: String,
     /// A, AAAA, CNAME, MX, TXT, NS or SOA.
     #[serde(default = "default_type")]
     #[schemars(extend("enum" = ["A", "AAAA", "CNAME", "MX", "TXT", "NS", "SOA"]))]
+    #[schemars(title = "Record type")]
     pub record_type: String,
     /// The resolver's IP address (or name) to ask.
     #[serde(default = "default_resolver")]
     #[schemars(length(min = 1, max = 253))]
+    #[schemars(title = "DNS resolver")]
     pub resolver: String,
     /// The resolver's port.
     #[serde(default = "default_port")]
     #[schemars(range(min = 1, max = 65535))]
+    #[schemars(title = "Resolver port")]
     pub port: u16,
     /// Values the answer must hold, each as the answer shows it ("192.0.2.1",
     /// "10 mail.example.com", "v=spf1 -all"); any answer passes when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 20))]
+    #[schemars(title = "Expected values")]
     pub expected: Vec<String>,
 }
 

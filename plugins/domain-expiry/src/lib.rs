@@ -18,18 +18,22 @@ use tocsin_plugin_sdk::{
 pub struct DomainConfig {
     /// The registered domain, e.g. example.com.
     #[schemars(length(min = 3, max = 253))]
+    #[schemars(title = "Domain")]
     pub domain: String,
     /// Say "warning" from this many days before expiry.
     #[serde(default = "default_warning")]
     #[schemars(range(min = 1, max = 365))]
+    #[schemars(title = "Warning threshold (days)")]
     pub warning_days: u32,
     /// Fail from this many days before expiry.
     #[serde(default = "default_critical")]
     #[schemars(range(min = 0, max = 365))]
+    #[schemars(title = "Critical threshold (days)")]
     pub critical_days: u32,
     /// An RDAP base URL (e.g. https://rdap.verisign.com/com/v1); https://rdap.org when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 2048))]
+    #[schemars(title = "RDAP server URL")]
     pub rdap_server: Option<String>,
 }
 

@@ -36,6 +36,7 @@ pub fn plausible_address(a: &str) -> bool {
 pub struct EmailConfig {
     /// Recipient address.
     #[schemars(extend("format" = "email"))]
+    #[schemars(title = "Recipient address")]
     pub target: String,
 }
 

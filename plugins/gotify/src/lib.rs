@@ -17,13 +17,16 @@ use tocsin_plugin_sdk::{
 pub struct GotifyConfig {
     /// The Gotify server, e.g. https://gotify.example.com.
     #[schemars(length(min = 1, max = 2048), extend("x-tocsin-target" = true))]
+    #[schemars(title = "Server URL")]
     pub server_url: String,
     /// The application's token.
     #[schemars(length(min = 1, max = 256), extend("writeOnly" = true))]
+    #[schemars(title = "App token")]
     pub app_token: String,
     /// Priority of DOWN alerts, 0 to 10 (default 8); recoveries use 4.
     #[serde(default = "default_priority")]
     #[schemars(range(min = 0, max = 10))]
+    #[schemars(title = "Down alert priority")]
     pub down_priority: u8,
 }
 

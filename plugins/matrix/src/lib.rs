@@ -18,12 +18,15 @@ use tocsin_plugin_sdk::{
 pub struct MatrixConfig {
     /// The homeserver's base URL, e.g. https://matrix.example.org.
     #[schemars(length(min = 1, max = 2048), extend("x-tocsin-target" = true))]
+    #[schemars(title = "Homeserver URL")]
     pub homeserver_url: String,
     /// The room id, e.g. !abcdefg:example.org (the sending user must have joined it).
     #[schemars(length(min = 3, max = 255))]
+    #[schemars(title = "Room ID")]
     pub room_id: String,
     /// Access token of the sending user.
     #[schemars(length(min = 1, max = 1024), extend("writeOnly" = true))]
+    #[schemars(title = "Access token")]
     pub access_token: String,
 }
 

@@ -20,34 +20,42 @@ use tocsin_plugin_sdk::{
 pub struct MqttConfig {
     /// Host name or IP address of the broker.
     #[schemars(length(min = 1, max = 253), extend("x-tocsin-target" = true))]
+    #[schemars(title = "Host")]
     pub host: String,
     /// Port (1883 by default; 8883 is the usual TLS port).
     #[serde(default = "default_port")]
     #[schemars(range(min = 1, max = 65535), extend("x-tocsin-target" = true))]
+    #[schemars(title = "Port")]
     pub port: u16,
     /// User name, when the broker wants one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 256))]
+    #[schemars(title = "Username")]
     pub username: Option<String>,
     /// Password.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 512), extend("writeOnly" = true))]
+    #[schemars(title = "Password")]
     pub password: Option<String>,
     /// Client identifier; "tocsin-" and the monitor's id when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
+    #[schemars(title = "Client ID")]
     pub client_id: Option<String>,
     /// With a topic: subscribe, publish a message and wait for it (a round trip).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 256))]
+    #[schemars(title = "Topic")]
     pub topic: Option<String>,
     /// Connect with TLS.
     #[serde(default)]
     #[schemars(extend("x-tocsin-target" = true))]
+    #[schemars(title = "Use TLS")]
     pub tls: bool,
     /// With tls: accept a certificate that does not validate.
     #[serde(default)]
     #[schemars(extend("x-tocsin-target" = true))]
+    #[schemars(title = "Ignore TLS errors")]
     pub ignore_tls_errors: bool,
 }
 

@@ -20,10 +20,12 @@ pub const MAX_PACKET_COUNT: u8 = 10;
 pub struct PingConfig {
     /// Host name or IP address (IPv4 or IPv6) to send ICMP echo requests to.
     #[schemars(length(min = 1, max = 253), extend("format" = "hostname"))]
+    #[schemars(title = "Host")]
     pub hostname: String,
     /// Echo requests per check. The check passes when any reply arrives.
     #[serde(default = "default_packet_count")]
     #[schemars(range(min = 1, max = 10))]
+    #[schemars(title = "Packets per check")]
     pub packet_count: u8,
 }
 

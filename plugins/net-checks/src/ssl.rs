@@ -46,30 +46,36 @@ pub struct SslConfig {
 pub struct SslFields {
     /// Host name (sent as SNI and matched against the certificate) or IP address.
     #[schemars(length(min = 1, max = 253), extend("format" = "hostname"))]
+    #[schemars(title = "Host")]
     pub hostname: String,
     /// TCP port of the TLS service.
     #[serde(default = "default_port")]
     #[schemars(range(min = 1, max = 65535))]
+    #[schemars(title = "Port")]
     pub port: u16,
     /// Emit ssl.expiry_warning when at most this many days are left. Not together with
     /// warningPercent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 3650), extend("default" = 30))]
+    #[schemars(title = "Warning threshold (days)")]
     pub warning_days: Option<i64>,
     /// Emit ssl.expiry_critical when at most this many days are left. Not together with
     /// criticalPercent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 3650), extend("default" = 7))]
+    #[schemars(title = "Critical threshold (days)")]
     pub critical_days: Option<i64>,
     /// Emit ssl.expiry_warning when at most this share of the certificate's lifetime is
     /// left, e.g. 33 for a third.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(max = 100), extend("exclusiveMinimum" = 0))]
+    #[schemars(title = "Warning threshold (%)")]
     pub warning_percent: Option<f64>,
     /// Emit ssl.expiry_critical when at most this share of the certificate's lifetime is
     /// left.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(max = 100), extend("exclusiveMinimum" = 0))]
+    #[schemars(title = "Critical threshold (%)")]
     pub critical_percent: Option<f64>,
 }
 

@@ -18,18 +18,22 @@ pub struct NtfyConfig {
     /// The ntfy server, e.g. https://ntfy.sh (the default).
     #[serde(default = "default_server")]
     #[schemars(length(min = 1, max = 2048), extend("x-tocsin-target" = true))]
+    #[schemars(title = "Server URL")]
     pub server_url: String,
     /// The topic to publish to.
     // On a public server the topic's name is all it takes to read and post: a secret.
     #[schemars(length(min = 1, max = 64), extend("x-tocsin-secret" = true))]
+    #[schemars(title = "Topic")]
     pub topic: String,
     /// Access token (tk_...) for a protected topic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 256), extend("writeOnly" = true))]
+    #[schemars(title = "Access token")]
     pub access_token: Option<String>,
     /// Priority of DOWN alerts, 1 (min) to 5 (max, the default); recoveries use 3.
     #[serde(default = "default_priority")]
     #[schemars(range(min = 1, max = 5))]
+    #[schemars(title = "Down alert priority")]
     pub down_priority: u8,
 }
 

@@ -18,14 +18,17 @@ use tocsin_plugin_sdk::{
 pub struct OpsgenieConfig {
     /// API key of an API integration.
     #[schemars(length(min = 1, max = 128), extend("writeOnly" = true))]
+    #[schemars(title = "API key")]
     pub api_key: String,
     /// Where the account lives: us (api.opsgenie.com, the default) or eu (api.eu.opsgenie.com).
     #[serde(default = "default_region")]
     #[schemars(extend("enum" = ["us", "eu"]))]
+    #[schemars(title = "Region")]
     pub region: String,
     /// Priority of created alerts, P1 (the default) to P5.
     #[serde(default = "default_priority")]
     #[schemars(extend("enum" = ["P1", "P2", "P3", "P4", "P5"]))]
+    #[schemars(title = "Priority")]
     pub priority: String,
 }
 

@@ -19,10 +19,12 @@ use tocsin_plugin_sdk::{
 pub struct PagerDutyConfig {
     /// The integration key (routing key) of an Events API v2 integration.
     #[schemars(length(min = 32, max = 32), extend("writeOnly" = true))]
+    #[schemars(title = "Integration key")]
     pub routing_key: String,
     /// Severity of triggered alerts: critical (the default), error, warning or info.
     #[serde(default = "default_severity")]
     #[schemars(extend("enum" = ["critical", "error", "warning", "info"]))]
+    #[schemars(title = "Severity")]
     pub severity: String,
 }
 

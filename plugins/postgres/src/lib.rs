@@ -24,38 +24,47 @@ use tocsin_plugin_sdk::{
 pub struct PostgresConfig {
     /// Host name or IP address.
     #[schemars(length(min = 1, max = 253), extend("x-tocsin-target" = true))]
+    #[schemars(title = "Host")]
     pub host: String,
     /// Port (5432 by default).
     #[serde(default = "default_port")]
     #[schemars(range(min = 1, max = 65535), extend("x-tocsin-target" = true))]
+    #[schemars(title = "Port")]
     pub port: u16,
     /// The user to connect as.
     #[serde(default = "default_user")]
     #[schemars(length(min = 1, max = 63))]
+    #[schemars(title = "User")]
     pub user: String,
     /// The password, when the server asks for one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 512), extend("writeOnly" = true))]
+    #[schemars(title = "Password")]
     pub password: Option<String>,
     /// The database; the user's name when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 63))]
+    #[schemars(title = "Database")]
     pub database: Option<String>,
     /// One query to run, e.g. "SELECT 1" or "SELECT count(*) FROM jobs WHERE failed".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 4096))]
+    #[schemars(title = "Query")]
     pub query: Option<String>,
     /// With query: the text the first column of the first row must equal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 4096))]
+    #[schemars(title = "Expected value")]
     pub expected_value: Option<String>,
     /// Require TLS (the server must accept it).
     #[serde(default)]
     #[schemars(extend("x-tocsin-target" = true))]
+    #[schemars(title = "Require TLS")]
     pub tls: bool,
     /// With tls: accept a certificate that does not validate.
     #[serde(default)]
     #[schemars(extend("x-tocsin-target" = true))]
+    #[schemars(title = "Ignore TLS errors")]
     pub ignore_tls_errors: bool,
 }
 

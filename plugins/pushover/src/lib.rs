@@ -17,17 +17,21 @@ use tocsin_plugin_sdk::{
 pub struct PushoverConfig {
     /// The application's API token.
     #[schemars(length(min = 30, max = 30), extend("writeOnly" = true))]
+    #[schemars(title = "API token")]
     pub app_token: String,
     /// The user or group key to notify.
     #[schemars(length(min = 30, max = 30))]
+    #[schemars(title = "User key")]
     pub user_key: String,
     /// Only these devices of the user (comma-separated names); all when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 200))]
+    #[schemars(title = "Devices")]
     pub device: Option<String>,
     /// Priority of DOWN alerts, -2 to 1 (default 1, high: it bypasses quiet hours).
     #[serde(default = "default_priority")]
     #[schemars(range(min = -2, max = 1))]
+    #[schemars(title = "Down alert priority")]
     pub down_priority: i8,
 }
 

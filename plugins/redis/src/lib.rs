@@ -20,38 +20,47 @@ use tocsin_plugin_sdk::{
 pub struct RedisConfig {
     /// Host name or IP address.
     #[schemars(length(min = 1, max = 253), extend("x-tocsin-target" = true))]
+    #[schemars(title = "Host")]
     pub host: String,
     /// Port (6379 by default).
     #[serde(default = "default_port")]
     #[schemars(range(min = 1, max = 65535), extend("x-tocsin-target" = true))]
+    #[schemars(title = "Port")]
     pub port: u16,
     /// User name (Redis 6 ACLs); the default user when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 256))]
+    #[schemars(title = "Username")]
     pub username: Option<String>,
     /// Password; no AUTH when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 512), extend("writeOnly" = true))]
+    #[schemars(title = "Password")]
     pub password: Option<String>,
     /// Database number to SELECT.
     #[serde(default)]
     #[schemars(range(min = 0, max = 1000))]
+    #[schemars(title = "Database number")]
     pub database: u16,
     /// A key that must exist.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 1024))]
+    #[schemars(title = "Key")]
     pub key: Option<String>,
     /// With key: the value it must hold (a string value, compared exactly).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 4096))]
+    #[schemars(title = "Expected value")]
     pub expected_value: Option<String>,
     /// Connect with TLS.
     #[serde(default)]
     #[schemars(extend("x-tocsin-target" = true))]
+    #[schemars(title = "Use TLS")]
     pub tls: bool,
     /// With tls: accept a certificate that does not validate.
     #[serde(default)]
     #[schemars(extend("x-tocsin-target" = true))]
+    #[schemars(title = "Ignore TLS errors")]
     pub ignore_tls_errors: bool,
 }
 

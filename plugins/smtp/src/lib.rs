@@ -19,25 +19,31 @@ use tocsin_plugin_sdk::{
 pub struct SmtpConfig {
     /// Host name or IP address of the mail server.
     #[schemars(length(min = 1, max = 253))]
+    #[schemars(title = "Host")]
     pub host: String,
     /// Port: 25 (the default), 587 (submission) or 465 (with tls).
     #[serde(default = "default_port")]
     #[schemars(range(min = 1, max = 65535))]
+    #[schemars(title = "Port")]
     pub port: u16,
     /// TLS: "none" (the default), "starttls" (upgrade after EHLO; fails when not offered)
     /// or "tls" (implicit TLS, port 465).
     #[serde(default = "default_tls")]
     #[schemars(extend("enum" = ["none", "starttls", "tls"]))]
+    #[schemars(title = "TLS mode")]
     pub tls: String,
     /// Fail when the server does not offer STARTTLS (without upgrading).
     #[serde(default)]
+    #[schemars(title = "Require STARTTLS")]
     pub require_starttls: bool,
     /// With TLS: accept a certificate that does not validate.
     #[serde(default)]
+    #[schemars(title = "Ignore TLS errors")]
     pub ignore_tls_errors: bool,
     /// The name said in EHLO.
     #[serde(default = "default_ehlo")]
     #[schemars(length(min = 1, max = 253))]
+    #[schemars(title = "EHLO name")]
     pub ehlo_name: String,
 }
 

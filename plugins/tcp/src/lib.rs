@@ -22,23 +22,29 @@ const MAX_ANSWER: usize = 16 * 1024;
 pub struct TcpConfig {
     /// Host name or IP address.
     #[schemars(length(min = 1, max = 253))]
+    #[schemars(title = "Host")]
     pub host: String,
     /// TCP port.
     #[schemars(range(min = 1, max = 65535))]
+    #[schemars(title = "Port")]
     pub port: u16,
     /// Text sent once connected (e.g. "PING\r\n"); nothing when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 4096))]
+    #[schemars(title = "Text to send")]
     pub send: Option<String>,
     /// Text the answer (or the server's greeting) must contain, e.g. "SSH-2.0".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 1024))]
+    #[schemars(title = "Expected text")]
     pub expect: Option<String>,
     /// Connect with TLS (implicit TLS, like port 443 or 993).
     #[serde(default)]
+    #[schemars(title = "Use TLS")]
     pub tls: bool,
     /// With tls: accept a certificate that does not validate.
     #[serde(default)]
+    #[schemars(title = "Ignore TLS errors")]
     pub ignore_tls_errors: bool,
 }
 

@@ -24,10 +24,12 @@ pub struct TelegramConfig {
     // Chat ids are numbers or @channelusernames; a number given as JSON is accepted too.
     #[serde(deserialize_with = "string_or_number")]
     #[schemars(length(min = 1, max = 64), extend("type" = ["string", "integer"]))]
+    #[schemars(title = "Chat ID")]
     pub chat_id: String,
     /// Bot token; defaults to the server's telegram.bot_token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("writeOnly" = true))]
+    #[schemars(title = "Bot token")]
     pub bot_token: Option<String>,
 }
 

@@ -24,6 +24,7 @@ pub struct WebhookConfig {
     /// HTTPS endpoint that receives signed events.
     // Receivers often put a token in the path or query: the URL is a secret.
     #[schemars(extend("format" = "uri", "x-tocsin-secret" = true, "x-tocsin-target" = true))]
+    #[schemars(title = "URL")]
     pub url: String,
 }
 
