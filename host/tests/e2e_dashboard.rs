@@ -298,3 +298,139 @@ fn a_private_status_page_is_previewed_by_members_only() {
     );
     assert_eq!(status, 404, "{missing}");
 }
+
+#[test]
+/// A new workspace's overview lists its first steps and ticks each off as it is done (a
+/// monitor, a channel, a policy on the monitor, a notification that arrived); once all are
+/// done the list goes away.
+fn a_young_workspaces_first_steps_are_ticked_off_as_they_are_done() {
+    let receiver = support::sinks::Receiver::start();
+    let server = Server::start(&[("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true")]);
+    let api = server.client();
+    let owner = sign_up_owner(&server);
+    let steps = |page: &str| -> Option<usize> {
+        let at = page.find("Get started <span class=\"help\">(")?;
+        let rest = &page[at + "Get started <span class=\"help\">(".len()..];
+        rest.split(' ').next()?.parse().ok()
+    };
+    let (_, _, page) = html(&owner, "/");
+    assert_eq!(steps(&page), Some(0), "{page}");
+    assert!(page.contains(r#"href="/monitors/new""#), "{page}");
+
+    let monitor = support::create(
+        &api,
+        "/v1/monitors",
+        json!({"name": "Shop", "type": "http", "url": "http://127.0.0.1:9/", "method": "GET", "interval": 3600}),
+    );
+    assert_eq!(steps(&html(&owner, "/").2), Some(1));
+    let channel = support::create(
+        &api,
+        "/v1/channels",
+        json!({"name": "Ops hook", "type": "webhook", "url": receiver.url("/ops")}),
+    );
+    assert_eq!(steps(&html(&owner, "/").2), Some(2));
+    let policy = support::create(
+        &api,
+        "/v1/alert-policies",
+        json!({"name": "Ops", "channels": [{"channelId": channel["id"]}]}),
+    );
+    let id = monitor["id"].as_str().expect("id");
+    let r = api.patch(
+        &format!("/v1/monitors/{id}"),
+        &json!({"alertPolicyId": policy["id"]}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let (_, _, page) = html(&owner, "/");
+    assert_eq!(steps(&page), Some(3), "{page}");
+    assert_eq!(
+        page.matches("<span class=\"step-done\">Done:</span>")
+            .count(),
+        3
+    );
+
+    let sent = api.post(
+        &format!("/v1/channels/{}/test", channel["id"].as_str().expect("id")),
+        &json!({}),
+    );
+    assert!(sent.status < 300, "{}", sent.body);
+    wait_for("the test notification", Duration::from_secs(20), || {
+        (!receiver.at("/ops").is_empty()).then_some(())
+    });
+    wait_for("the first steps done", Duration::from_secs(10), || {
+        let (_, _, page) = html(&owner, "/");
+        (steps(&page).is_none() && !page.contains("Get started")).then_some(())
+    });
+}
+
+#[test]
+/// A policy's inline channels are listed on its form beside the saved ones, ticked, as the
+/// API shows them (a bot token left out); sent back as shown, the token is kept.
+fn a_policys_inline_channels_are_on_its_form_without_their_secrets() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let owner = sign_up_owner(&server);
+    let saved = support::create(
+        &api,
+        "/v1/channels",
+        json!({"name": "Mail ops", "type": "email", "target": "ops@example.test"}),
+    );
+    let policy = support::create(
+        &api,
+        "/v1/alert-policies",
+        json!({"name": "On call", "channels": [{"type": "telegram", "chatId": "42", "botToken": "111:first-token"}]}),
+    );
+    let id = policy["id"].as_str().expect("id");
+    let (status, _, form) = html(&owner, &format!("/alerting/policies/{id}/edit"));
+    assert_eq!(status, 200, "{form}");
+    assert!(!form.contains("first-token"), "{form}");
+    assert!(form.contains("telegram: 42"), "{form}");
+    assert!(form.contains("data-json"), "{form}");
+    assert!(form.contains("Mail ops"), "{form}");
+    // What the form sends when the inline channel stays ticked and the saved one is ticked.
+    let value_start =
+        form.find("data-json value=\"").expect("inline value") + "data-json value=\"".len();
+    let value = &form[value_start..];
+    let value = &value[..value.find('"').expect("end")];
+    let inline: serde_json::Value = serde_json::from_str(
+        &value
+            .replace("&quot;", "\"")
+            .replace("&#x22;", "\"")
+            .replace("&#34;", "\"")
+            .replace("&amp;", "&"),
+    )
+    .expect("the inline channel as JSON");
+    assert_eq!(inline["chatId"], "42", "{inline}");
+    let r = api.patch(
+        &format!("/v1/alert-policies/{id}"),
+        &json!({"channels": [inline, {"channelId": saved["id"]}]}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let (_, _, form) = html(&owner, &format!("/alerting/policies/{id}/edit"));
+    assert!(form.contains("telegram: 42"), "{form}");
+    let shown = api.get(&format!("/v1/alert-policies/{id}")).body;
+    assert_eq!(
+        shown["data"]["channels"].as_array().map(Vec::len),
+        Some(2),
+        "{shown}"
+    );
+    assert!(!shown.to_string().contains("first-token"), "{shown}");
+    // The token stayed with its channel in the stored policy.
+    let workspace = api.get("/v1/workspace").body["data"]["id"]
+        .as_str()
+        .expect("workspace")
+        .to_string();
+    let url = format!("sqlite://{}", server.data_dir.join("tocsin.db").display());
+    let stored = tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(async {
+            let store = tocsin::store::Store::connect(&url).await.expect("store");
+            let row = store
+                .alert_policy(&workspace, id)
+                .await
+                .expect("read")
+                .expect("policy row");
+            store.close().await;
+            row.channels
+        });
+    assert!(stored.contains("111:first-token"), "{stored}");
+}

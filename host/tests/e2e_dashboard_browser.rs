@@ -152,7 +152,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .find_map(|l| serde_json::from_str(l).ok())
         .expect("the script's findings");
     let scanned = findings["scanned"].as_array().expect("scanned pages");
-    assert_eq!(scanned.len(), 21, "axe scanned every page: {findings}");
+    assert_eq!(scanned.len(), 22, "axe scanned every page: {findings}");
     // The maintenance window was made and deleted through the dashboard.
     for action in ["maintenance_window.create", "maintenance_window.delete"] {
         let log = api.get(&format!("/v1/audit-log?action={action}"));
@@ -188,11 +188,21 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         assert_eq!(log.body["pagination"]["total"], 1, "{action}: {}", log.body);
     }
     let policies = api.get("/v1/alert-policies").body;
-    assert_eq!(policies["data"][0]["failureThreshold"], 3, "{policies}");
-    assert_eq!(
-        policies["data"][0]["channels"].as_array().map(Vec::len),
-        Some(1)
-    );
+    let named = |name: &str| {
+        policies["data"]
+            .as_array()
+            .and_then(|l| l.iter().find(|p| p["name"] == name))
+            .unwrap_or_else(|| panic!("no policy {name}: {policies}"))
+            .clone()
+    };
+    let production = named("Production");
+    assert_eq!(production["failureThreshold"], 3, "{policies}");
+    assert_eq!(production["channels"].as_array().map(Vec::len), Some(1));
+    // The one made from the monitor form, in one step with the monitor's edit.
+    let made = named("Alert Ops hook (renamed)");
+    assert_eq!(made["failureThreshold"], 1, "{made}");
+    assert_eq!(made["channels"], production["channels"], "{made}");
+    assert_eq!(policies["pagination"]["total"], 2, "{policies}");
     let channels = api.get("/v1/channels").body;
     assert_eq!(
         channels["data"][0]["name"], "Ops hook (renamed)",
@@ -200,7 +210,14 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
     );
     let shop = api.get("/status/shop.json");
     assert_eq!(shop.status, 200, "{}", shop.body);
-    // Edited from its own page: renamed, one monitor fewer, the update deleted.
+    // Edited from its own page: renamed, one monitor fewer, the update corrected and then
+    // deleted.
+    let corrected = api.get("/v1/audit-log?action=status_update.update");
+    assert_eq!(
+        corrected.body["pagination"]["total"], 1,
+        "{}",
+        corrected.body
+    );
     let pages = api.get("/v1/status-pages").body;
     assert_eq!(pages["data"][0]["name"], "Shop status (edited)", "{pages}");
     assert_eq!(

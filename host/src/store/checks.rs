@@ -3,7 +3,9 @@
 use super::entities::daily_uptime;
 use super::status_pages::DAY_MS;
 use super::{Owned, Page, Store, StoreError, Tx};
-use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{
+    ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait,
+};
 
 // One row per check that ran.
 own_row! {
@@ -47,7 +49,38 @@ pub struct UptimeStats {
     pub timed: u64,
 }
 
+/// One check's response time, as [`Store::response_times`] reads it.
+#[derive(Debug, Clone, Copy, sea_orm::FromQueryResult, serde::Deserialize)]
+pub struct ResponseTime {
+    pub ms: i32,
+}
+
+/// Most response times [`Store::response_times`] reads: 30 days of a monitor checked every
+/// 10 seconds.
+pub const MAX_RESPONSE_TIMES: u64 = 260_000;
+
 impl Store {
+    /// The response times of a monitor's timed checks since `since` (at most
+    /// [`MAX_RESPONSE_TIMES`], the newest), in no particular order: what the dashboard's
+    /// chart takes its median and 95th percentile from. Read as one value on SQLite.
+    pub async fn response_times(
+        &self,
+        monitor_id: &str,
+        since: i64,
+    ) -> Result<Vec<i32>, StoreError> {
+        let rows = check_result::Entity::find()
+            .select_only()
+            .column_as(check_result::Column::ResponseTimeMs, "ms")
+            .filter(check_result::Column::MonitorId.eq(monitor_id))
+            .filter(check_result::Column::CheckedAt.gte(since))
+            .filter(check_result::Column::ResponseTimeMs.is_not_null())
+            .order_by_desc(check_result::Column::CheckedAt)
+            .limit(MAX_RESPONSE_TIMES)
+            .into_query();
+        let found: Vec<ResponseTime> = self.rows_at_once(rows, &["ms"], "p.\"ms\"").await?;
+        Ok(found.into_iter().map(|r| r.ms).collect())
+    }
+
     /// A page of a monitor's results, newest first, within `[from, to]`.
     pub async fn list_checks(
         &self,

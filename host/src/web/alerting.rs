@@ -228,9 +228,27 @@ struct PolicyForm {
     recovery: i32,
     notify: bool,
     group_window: i32,
-    has_inline: bool,
+    /// Channels defined on the policy itself, as the API shows them (write-only settings
+    /// left out; sent back as shown, the API keeps them): (JSON, what it is).
+    inline: Vec<(String, String)>,
     /// (id, name, chosen)
     channels: Vec<(String, String, bool)>,
+}
+
+/// An inline channel in a few words: its type and where it goes, where the view shows it.
+fn inline_summary(channel: &serde_json::Value) -> String {
+    let kind = channel
+        .get("type")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("channel");
+    let target = ["target", "chatId", "url", "roomId", "topic", "routingKey"]
+        .iter()
+        .find_map(|k| channel.get(*k).and_then(serde_json::Value::as_str))
+        .filter(|t| *t != crate::api::redact::REDACTED);
+    match target {
+        Some(t) => format!("{kind}: {t}"),
+        None => format!("{kind} (its address is kept secret)"),
+    }
 }
 
 pub async fn edit_policy(
@@ -248,7 +266,15 @@ pub async fn edit_policy(
     let Ok(Some(policy)) = state.store.alert_policy(&p.workspace_id, &id).await else {
         return not_found(layout, "alert policy");
     };
-    let listed: Vec<serde_json::Value> = serde_json::from_str(&policy.channels).unwrap_or_default();
+    let stored: serde_json::Value =
+        serde_json::from_str(&policy.channels).unwrap_or(serde_json::Value::Array(Vec::new()));
+    let shown = crate::api::channel_input::visible_list(&state.plugins, &stored);
+    let listed: Vec<serde_json::Value> = shown.as_array().cloned().unwrap_or_default();
+    let inline = listed
+        .iter()
+        .filter(|c| c.get("channelId").is_none())
+        .map(|c| (c.to_string(), inline_summary(c)))
+        .collect();
     let chosen: Vec<&str> = listed
         .iter()
         .filter_map(|c| c.get("channelId").and_then(|v| v.as_str()))
@@ -273,7 +299,7 @@ pub async fn edit_policy(
         recovery: policy.recovery_threshold,
         notify: policy.notify_on_recovery,
         group_window: policy.group_window_secs,
-        has_inline: chosen.len() < listed.len(),
+        inline,
         channels: channels
             .into_iter()
             .map(|c| {
@@ -305,9 +331,17 @@ struct DeliveryPage {
     channel: String,
     status: &'static str,
     attempts: Vec<AttemptLine>,
+    /// The event payload as the channel was given it, indented (tokens hidden as the API
+    /// hides them from this member).
+    payload: String,
+    /// Where the delivery's incident and monitor are, when it has them.
+    incident_id: Option<String>,
+    /// (id, name)
+    monitor: Option<(String, String)>,
 }
 
-/// One delivery with every attempt (time, result, status code, duration, error).
+/// One delivery with its payload and every attempt (time, result, status code, duration,
+/// error).
 pub async fn delivery(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -336,9 +370,29 @@ pub async fn delivery(
             .map_or_else(|| cid.clone(), |c| c.name),
         None => format!("{} (inline)", d.channel_kind),
     };
+    let monitor = match &d.monitor_id {
+        Some(mid) => {
+            let name = state
+                .store
+                .monitor(&p.workspace_id, mid)
+                .await
+                .ok()
+                .flatten()
+                .map_or_else(|| format!("{mid} (deleted)"), |m| m.name);
+            Some((mid.clone(), name))
+        }
+        None => None,
+    };
+    let view = crate::api::deliveries::view_for(&p, &d, None);
+    let payload = serde_json::from_str::<serde_json::Value>(view.payload.get())
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .unwrap_or_else(|_| view.payload.get().to_string());
     let html = DeliveryPage {
         layout,
         can_write: p.role != Role::Read,
+        payload,
+        incident_id: d.incident_id.clone(),
+        monitor,
         id: d.id.clone(),
         event: d.event.clone(),
         channel,

@@ -311,6 +311,28 @@ document.addEventListener('submit', async (event) => {
   }
   if (monitorForm.dataset.method === 'POST') body.type = monitorForm.dataset.type;
   if (Object.keys(config).length) body.config = config;
+  // "A new policy that alerts" a channel: the monitor is checked first (a dry run), so a
+  // form with mistakes makes no policy; then the policy is made and the monitor saved
+  // with it.
+  const newPolicy = typeof body.alertPolicyId === 'string' && body.alertPolicyId.startsWith('new:');
+  if (newPolicy) {
+    const channelId = body.alertPolicyId.slice(4);
+    const option = monitorForm.querySelector(`option[value="new:${CSS.escape(channelId)}"]`);
+    const dry = await send(monitorForm.dataset.method, `${monitorForm.dataset.path}?dryRun=true`, { ...body, alertPolicyId: null });
+    if (!dry.ok) {
+      const error = dry.json.error || {};
+      if (error.details && error.details.length) return showErrors(error.details);
+      return fail(error.message || `The server answered ${dry.status}`);
+    }
+    const made = await send('POST', '/v1/alert-policies', {
+      name: `Alert ${option ? option.dataset.channelName : channelId}`,
+      failureThreshold: 1,
+      notifyOnRecovery: true,
+      channels: [{ channelId }],
+    });
+    if (!made.ok) return fail((made.json.error && made.json.error.message) || `The server answered ${made.status}`);
+    body.alertPolicyId = made.json.data.id;
+  }
   const response = await fetch(monitorForm.dataset.path, {
     method: monitorForm.dataset.method,
     headers: { 'x-csrf-token': csrf, 'content-type': 'application/json' },
@@ -351,7 +373,8 @@ for (const form of document.querySelectorAll('form[data-json]')) {
     for (const el of form.elements) {
       if (el.dataset.array) {
         body[el.dataset.array] = body[el.dataset.array] || [];
-        if (el.checked) body[el.dataset.array].push(el.dataset.itemKey ? { [el.dataset.itemKey]: el.value } : el.value);
+        // `data-json`: the item is the JSON object in the value (a policy's inline channel).
+        if (el.checked) body[el.dataset.array].push(el.dataset.json !== undefined ? JSON.parse(el.value) : el.dataset.itemKey ? { [el.dataset.itemKey]: el.value } : el.value);
         continue;
       }
       if (!el.name) continue;

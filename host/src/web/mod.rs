@@ -230,12 +230,87 @@ struct Overview {
     types: Vec<String>,
     tags: Vec<String>,
     rows: Vec<Row>,
+    /// The first steps and which are done, while a young workspace has steps left.
+    first_run: Option<FirstRun>,
     /// The shown monitors' ids, for the live updates.
     total: u64,
     page: u64,
     pages: u64,
     prev: Option<String>,
     next: Option<String>,
+}
+
+/// A young workspace's first steps: a monitor, a channel, a policy on a monitor, and a
+/// notification that arrived (a test counts).
+struct FirstRun {
+    monitor: bool,
+    channel: bool,
+    policy: bool,
+    delivered: bool,
+}
+
+impl FirstRun {
+    fn done(&self) -> usize {
+        [self.monitor, self.channel, self.policy, self.delivered]
+            .iter()
+            .filter(|d| **d)
+            .count()
+    }
+}
+
+/// Workspaces with at most this many monitors still see their first steps until all are
+/// done; larger ones are past them.
+const FIRST_RUN_MONITORS: u64 = 5;
+
+/// The first steps of `workspace` with `monitors` monitors, or None when it is past them.
+async fn first_run(state: &AppState, workspace: &str, monitors: u64) -> Option<FirstRun> {
+    if monitors > FIRST_RUN_MONITORS {
+        return None;
+    }
+    let one = Page { page: 1, limit: 1 };
+    let all = Page {
+        page: 1,
+        limit: FIRST_RUN_MONITORS,
+    };
+    let channel = state
+        .store
+        .list_channels(workspace, one)
+        .await
+        .is_ok_and(|(_, n)| n > 0);
+    let delivered = state
+        .store
+        .list_deliveries(
+            workspace,
+            None,
+            Some(crate::store::states::DeliveryState::Succeeded),
+            None,
+            one,
+        )
+        .await
+        .is_ok_and(|(_, n)| n > 0);
+    let policy = state
+        .store
+        .list_monitors(
+            workspace,
+            &crate::store::monitors::MonitorListQuery {
+                status: None,
+                search: None,
+                kind: None,
+                tag: None,
+                sort: crate::store::monitors::MonitorSort::Name,
+                order: crate::store::Order::Asc,
+                page: all,
+            },
+        )
+        .await
+        .is_ok_and(|(rows, _)| rows.iter().any(|m| m.alert_policy_id.is_some()));
+    let steps = FirstRun {
+        monitor: monitors > 0,
+        channel,
+        policy,
+        delivered,
+    };
+    (steps.done() < 4).then_some(steps)
 }
 
 const SORTS: [(&str, &str); 4] = [
@@ -348,7 +423,10 @@ async fn overview(
         .map(|d| d.name)
         .collect();
     types.sort();
+    let monitors: u64 = by_state.iter().map(|(_, n)| n).sum();
+    let first_run = first_run(&state, &p.workspace_id, monitors).await;
     let overview = Overview {
+        first_run,
         can_write: p.role != crate::store::keys::Role::Read,
         layout,
         counts: Counts {
@@ -786,7 +864,12 @@ async fn monitor(
         .await
         .map(|(rows, _)| rows)
         .unwrap_or_default();
-    let mut chart = chart_line(points, from, span);
+    let times = state
+        .store
+        .response_times(&m.id, from)
+        .await
+        .unwrap_or_default();
+    let mut chart = chart_line(points, from, span, &times);
     chart.bands = bands(&incident_rows, from, span, now);
     chart.maintenance = maintenance_bands(&state, &m, from, span, now).await;
     chart.ticks = ticks(from, span, &range);
@@ -954,8 +1037,30 @@ fn beats(now: i64, checks: &[crate::store::checks::CheckRow]) -> Vec<Beat> {
 
 /// The response-time chart (600 by 150) over `span` from `from`: the line through the
 /// points, a dot for each when there are few of them (one point is a dot alone).
-fn chart_line(points: Vec<(i64, f64)>, from: i64, span: i64) -> Chart {
-    let max = points.iter().map(|(_, v)| *v).fold(1.0, f64::max);
+fn chart_line(points: Vec<(i64, f64)>, from: i64, span: i64, checks: &[i32]) -> Chart {
+    // The median and 95th percentile are the range's checks' when there are any (a point
+    // of a long range is a mean of many checks, and the mean of means hides the slow
+    // ones), the plotted points' otherwise.
+    let mut values: Vec<f64> = if checks.len() >= 2 {
+        checks.iter().map(|ms| f64::from(*ms)).collect()
+    } else {
+        points.iter().map(|(_, v)| *v).collect()
+    };
+    values.sort_by(f64::total_cmp);
+    let quantiles: Vec<(&str, f64)> = if values.len() < 2 {
+        Vec::new()
+    } else {
+        [("median", 0.5), ("p95", 0.95)]
+            .into_iter()
+            .map(|(name, q)| (name, quantile(&values, q)))
+            .collect()
+    };
+    // The scale holds the line and the reference lines.
+    let max = points
+        .iter()
+        .map(|(_, v)| *v)
+        .chain(quantiles.iter().map(|(_, v)| *v))
+        .fold(1.0, f64::max);
     let mut sorted = points;
     sorted.sort_by_key(|(t, _)| *t);
     let placed: Vec<(f64, f64)> = sorted
@@ -982,22 +1087,15 @@ fn chart_line(points: Vec<(i64, f64)>, from: i64, span: i64) -> Chart {
     } else {
         Vec::new()
     };
-    let mut values: Vec<f64> = sorted.iter().map(|(_, v)| *v).collect();
-    values.sort_by(f64::total_cmp);
-    let marks = if values.len() < 2 {
-        Vec::new()
-    } else {
-        [("median", 0.5), ("p95", 0.95)]
-            .into_iter()
-            .map(|(name, q)| {
-                let v = quantile(&values, q);
-                (
-                    format!("{name} {v:.0} ms"),
-                    format!("{:.1}", 150.0 - v / max * 130.0),
-                )
-            })
-            .collect()
-    };
+    let marks = quantiles
+        .into_iter()
+        .map(|(name, v)| {
+            (
+                format!("{name} {v:.0} ms"),
+                format!("{:.1}", 150.0 - v / max * 130.0),
+            )
+        })
+        .collect();
     Chart {
         line,
         dots,
@@ -1139,6 +1237,9 @@ struct MonitorForm {
     timeout: u32,
     /// The workspace's alert policies (id, name) and the one the monitor uses.
     policies: Vec<(String, String)>,
+    /// The workspace's channels (id, name), each offered as a new policy made in the same
+    /// step as the monitor.
+    channels: Vec<(String, String)>,
     policy: String,
     /// Other monitors it may depend on: (id, name, chosen).
     parents: Vec<(String, String, bool)>,
@@ -1320,6 +1421,18 @@ async fn monitor_form(
         .await
         .map(|(rows, _)| rows.into_iter().map(|r| (r.id, r.name)).collect())
         .unwrap_or_default();
+    let channels = state
+        .store
+        .list_channels(
+            &p.workspace_id,
+            Page {
+                page: 1,
+                limit: 100,
+            },
+        )
+        .await
+        .map(|(rows, _)| rows.into_iter().map(|r| (r.id, r.name)).collect())
+        .unwrap_or_default();
     let chosen = monitor.as_ref().map(|m| m.parent_ids()).unwrap_or_default();
     let own_id = monitor.as_ref().map(|m| m.id.clone()).unwrap_or_default();
     let parents = monitor_choices(state, &p.workspace_id)
@@ -1335,6 +1448,7 @@ async fn monitor_form(
     let html = MonitorForm {
         parents,
         policies,
+        channels,
         policy: monitor
             .as_ref()
             .and_then(|m| m.alert_policy_id.clone())
@@ -1381,10 +1495,20 @@ mod tests {
         let sorted = [1.0, 2.0, 3.0, 4.0, 100.0];
         assert_eq!(quantile(&sorted, 0.5), 3.0);
         assert_eq!(quantile(&sorted, 0.95), 100.0);
-        let chart = chart_line(vec![(0, 10.0), (60_000, 20.0), (120_000, 30.0)], 0, 120_000);
+        let points = vec![(0, 10.0), (60_000, 20.0), (120_000, 30.0)];
+        let chart = chart_line(points.clone(), 0, 120_000, &[]);
         let labels: Vec<&str> = chart.marks.iter().map(|(l, _)| l.as_str()).collect();
         assert_eq!(labels, ["median 20 ms", "p95 30 ms"]);
         assert_eq!(chart.half, 15);
+        // With the range's checks, theirs: three points are means of many checks, one in
+        // ten of which took 400 ms; the scale rises to show that line.
+        let mut checks = vec![10; 90];
+        checks.extend([400; 10]);
+        let chart = chart_line(points, 0, 120_000, &checks);
+        let labels: Vec<&str> = chart.marks.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(labels, ["median 10 ms", "p95 400 ms"]);
+        assert_eq!(chart.half, 200);
+        assert_eq!(chart.marks[1].1, "20.0", "p95 at the top of the scale");
         let t = ticks(0, 3_600_000, "1h");
         assert_eq!(
             t.iter().map(|(_, _, l)| l.as_str()).collect::<Vec<_>>(),

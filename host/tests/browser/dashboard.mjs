@@ -286,6 +286,9 @@ try {
   await page.reload();
   await page.locator('a[href^="/alerting/deliveries/"]').first().click();
   await page.waitForSelector('td .state:text("delivered")');
+  // Beside its attempts, the payload the channel was given.
+  const payload = await page.locator('pre.payload').textContent();
+  expect(JSON.parse(payload).test === true, `the delivery shows its payload: ${payload}`);
   await audit.goto(page.url());
   await scan(audit, 'delivery');
   await page.goto(`${config.base}/alerting`);
@@ -312,6 +315,11 @@ try {
   await page.waitForSelector('dd:text-matches("snoozed until")');
   await page.getByRole('button', { name: 'Unsnooze' }).click();
   await page.waitForSelector('button:text("Snooze 8 h")');
+  // A new policy alerting a channel, made in the same step as the monitor's edit.
+  await page.goto(`${config.base}/monitors/${config.liveId}/edit`);
+  await page.getByLabel('Alert policy').selectOption({ label: 'Ops hook (renamed) (new policy)' });
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.waitForSelector('dd a:text("Alert Ops hook (renamed)")');
   await page.goto(`${config.base}/monitors/${config.liveId}/edit`);
   await page.getByLabel('Alert policy').selectOption({ label: 'None (nobody is told)' });
   await page.getByRole('button', { name: 'Save' }).click();
@@ -348,8 +356,24 @@ try {
   await visitor.goto(`${config.base}/status/shop`);
   expect(await visitor.getByText('Payments are slow; a fix is rolling out.').count() >= 1, 'visitors read the update');
   await visitor.close();
+  // Corrected in place: the row's Edit opens its own form with the text to change.
+  await page.locator('details.edit-update summary').click();
+  await page.locator('details.edit-update select').selectOption('monitoring');
+  await page.locator('details.edit-update textarea').fill('Payments are back; we are watching them.');
+  await page.getByRole('button', { name: 'Save update' }).click();
+  await page.waitForSelector('td[data-label="Text"]:text("Payments are back; we are watching them.")');
+  expect(await page.locator('td[data-label="Status"]:text("monitoring")').count() === 1, 'the status changed');
+  expect(await page.locator('td[data-label="Posted"] .help:text("edited")').count() === 1, 'the row says it was edited');
+  await audit.goto(page.url());
+  await audit.locator('details.edit-update summary').click();
+  await scan(audit, 'status page, an update being edited');
+  const reader = await browser.newPage();
+  await reader.goto(`${config.base}/status/shop`);
+  expect(await reader.getByText('Payments are back; we are watching them.').count() >= 1, 'visitors read the corrected update');
+  expect(await reader.getByText('Payments are slow; a fix is rolling out.').count() === 0, 'and not the first text');
+  await reader.close();
   page.once('dialog', (d) => d.accept());
-  await page.locator('td:text("Payments are slow; a fix is rolling out.") ~ td button:text("Delete")').click();
+  await page.locator('td[data-label="Text"]:text("Payments are back; we are watching them.") ~ td button:text("Delete")').click();
   await page.waitForSelector('text=No update posted.');
 
   // Settings, a section at a time: a new API key's secret is shown once; the QR code for
