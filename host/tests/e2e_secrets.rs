@@ -267,3 +267,93 @@ fn a_delivery_being_attempted_is_not_redelivered_at_the_same_time() {
     assert_eq!(got.len(), 2, "{got:?}");
     assert_eq!(got[0].json["webhookId"], got[1].json["webhookId"]);
 }
+
+/// Taking one inline channel off a policy moves no secret to the channel after it: each
+/// channel sent back as shown keeps its own write-only value, wherever it now stands; two
+/// channels that look the same are refused until the value is given again.
+#[test]
+fn taking_an_inline_channel_off_moves_no_secret_to_its_neighbour() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let workspace = api.get("/v1/workspace").body["data"]["id"]
+        .as_str()
+        .expect("workspace")
+        .to_string();
+    let policy = id(&api.post(
+        "/v1/alert-policies",
+        &json!({"name": "paging",
+        "channels": [
+            {"type": "pagerduty", "routingKey": "R0000000000000000000000000000a0a", "severity": "critical"},
+            {"type": "telegram", "chatId": "42", "botToken": "111:token-of-b"},
+            {"type": "pagerduty", "routingKey": "R0000000000000000000000000000c0c", "severity": "warning"}
+        ]}),
+    ));
+    let shown = api.get(&format!("/v1/alert-policies/{policy}")).body;
+    let as_shown = shown["data"]["channels"]
+        .as_array()
+        .expect("channels")
+        .clone();
+    assert!(!shown.to_string().contains("R000000"), "{shown}");
+
+    // The first taken off: the other two keep their own values.
+    let r = api.patch(
+        &format!("/v1/alert-policies/{policy}"),
+        &json!({"channels": [as_shown[1], as_shown[2]]}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let (channels, _) = stored_policy(&server, &workspace, &policy);
+    let stored: Value = serde_json::from_str(&channels).expect("json");
+    assert_eq!(stored[0]["botToken"], "111:token-of-b", "{stored}");
+    assert_eq!(
+        stored[1]["routingKey"], "R0000000000000000000000000000c0c",
+        "{stored}"
+    );
+    assert!(
+        !channels.contains("R0000000000000000000000000000a0a"),
+        "{channels}"
+    );
+
+    // Two that look the same: which value each keeps cannot be told, so it is asked for.
+    let twins = id(&api.post(
+        "/v1/alert-policies",
+        &json!({"name": "twins",
+        "channels": [
+            {"type": "pagerduty", "routingKey": "R00000000000000000000000000001e1", "severity": "error"},
+            {"type": "pagerduty", "routingKey": "R00000000000000000000000000002e2", "severity": "error"}
+        ]}),
+    ));
+    let shown = api.get(&format!("/v1/alert-policies/{twins}")).body;
+    let one = shown["data"]["channels"][0].clone();
+    let r = api.patch(
+        &format!("/v1/alert-policies/{twins}"),
+        &json!({"channels": [one]}),
+    );
+    r.assert_error(400, "VALIDATION_ERROR");
+    assert!(
+        r.body.to_string().contains("channels[0].routingKey"),
+        "{}",
+        r.body
+    );
+    let (channels, _) = stored_policy(&server, &workspace, &twins);
+    assert!(
+        channels.contains("R00000000000000000000000000001e1")
+            && channels.contains("R00000000000000000000000000002e2"),
+        "nothing changed: {channels}"
+    );
+    // A rename sends both back as shown, in place: each keeps its own.
+    let r = api.patch(
+        &format!("/v1/alert-policies/{twins}"),
+        &json!({"name": "twins (renamed)"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let (channels, _) = stored_policy(&server, &workspace, &twins);
+    let stored: Value = serde_json::from_str(&channels).expect("json");
+    assert_eq!(
+        stored[0]["routingKey"], "R00000000000000000000000000001e1",
+        "{stored}"
+    );
+    assert_eq!(
+        stored[1]["routingKey"], "R00000000000000000000000000002e2",
+        "{stored}"
+    );
+}

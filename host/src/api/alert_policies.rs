@@ -567,7 +567,9 @@ async fn edit(
     // in place, or sends back as it was shown, keeps the stored ones.
     let stored_channels: Value = serde_json::from_str(&row.channels).unwrap_or(Value::Null);
     let given_channels = match merged.get_mut("channels") {
-        Some(list) => channel_input::carry_write_only(&state.plugins, list, &stored_channels),
+        Some(list) => {
+            channel_input::carry_write_only(&state.plugins, list, &stored_channels, "channels")?
+        }
         None => Vec::new(),
     };
     let stored_escalation: Value = row
@@ -579,9 +581,12 @@ async fn edit(
         .get_mut("escalation")
         .and_then(|e| e.get_mut("channels"))
     {
-        Some(list) => {
-            channel_input::carry_write_only(&state.plugins, list, &stored_escalation["channels"])
-        }
+        Some(list) => channel_input::carry_write_only(
+            &state.plugins,
+            list,
+            &stored_escalation["channels"],
+            "escalation.channels",
+        )?,
         None => Vec::new(),
     };
     let v = validate(state, p, &merged).await?;

@@ -153,60 +153,142 @@ pub async fn validate_channel_list(
     Ok(Value::Array(out))
 }
 
-/// Give each inline channel of `list` the write-only settings its stored counterpart (same
-/// position, same type) has and it lacks: the API never shows them, so a client that sends
-/// back what it read must not erase them. Returns each item as it was given, for
-/// [`secrets_stay_with_targets`] once the list is validated.
+/// An inline channel as a request gave it, and the position of the stored channel whose
+/// write-only settings it was given ([`carry_write_only`]).
+pub type Carried = (Map<String, Value>, Option<usize>);
+
+/// Give each inline channel of `list` the write-only settings (a bot token, an API key) of
+/// the stored inline channel it is, when it lacks them: the API never shows them, so a
+/// client that sends back what it read must not erase them. Which stored channel an item
+/// is: the one it equals, write-only settings aside (an item sent back as shown, at any
+/// position, so taking one channel off the list moves no secret to its neighbour); else,
+/// when it equals none, the stored item at its position of the same type (one edited in
+/// place, whose secrets [`secrets_stay_with_targets`] then keeps from a new target). When
+/// the whole list comes back as shown, nothing moved, each keeps its own. Otherwise an item
+/// equal to several stored channels is refused: nothing tells which one's secrets it should
+/// have. Returns each item as it was given with the position of the stored channel
+/// it took them from, for [`secrets_stay_with_targets`] once the list is validated.
 pub fn carry_write_only(
     plugins: &PluginHost,
     list: &mut Value,
     stored: &Value,
-) -> Vec<Map<String, Value>> {
+    field: &str,
+) -> Result<Vec<Carried>, ApiError> {
     let Value::Array(items) = list else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     let given: Vec<Map<String, Value>> = items
         .iter()
         .map(|i| i.as_object().cloned().unwrap_or_default())
         .collect();
     let Value::Array(before) = stored else {
-        return given;
+        return Ok(given.into_iter().map(|g| (g, None)).collect());
     };
-    for (item, old) in items.iter_mut().zip(before) {
-        let (Value::Object(item), Value::Object(old)) = (item, old) else {
+    let without = |o: &Map<String, Value>, fields: &[String]| -> Map<String, Value> {
+        o.iter()
+            .filter(|(k, _)| !fields.contains(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let shown_as_stored = |item: &Value, old: &Value| match (item, old) {
+        (Value::Object(item), Value::Object(old)) => {
+            let kind = item.get("type").and_then(Value::as_str).unwrap_or_default();
+            let fields = plugins.channel_secrets(kind).write_only_fields();
+            without(item, &fields) == without(old, &fields)
+        }
+        _ => item == old,
+    };
+    // The whole list sent back as it was shown, nothing moved (a PATCH of other fields, a
+    // rename): every channel keeps its own, even two that look the same.
+    let in_place =
+        items.len() == before.len() && items.iter().zip(before).all(|(i, o)| shown_as_stored(i, o));
+    let mut sources = Vec::with_capacity(items.len());
+    let mut errors = Vec::new();
+    for (i, item) in items.iter_mut().enumerate() {
+        let Value::Object(item) = item else {
+            sources.push(None);
             continue;
         };
-        let Some(kind) = item.get("type").and_then(Value::as_str) else {
+        let Some(kind) = item.get("type").and_then(Value::as_str).map(str::to_string) else {
+            sources.push(None);
             continue;
         };
-        if old.get("type").and_then(Value::as_str) != Some(kind) {
+        let fields = plugins.channel_secrets(&kind).write_only_fields();
+        let lacking: Vec<&String> = fields.iter().filter(|f| !item.contains_key(*f)).collect();
+        if lacking.is_empty() {
+            sources.push(None);
             continue;
         }
-        for f in plugins.channel_secrets(kind).write_only_fields() {
-            if !item.contains_key(&f)
-                && let Some(v) = old.get(&f)
-            {
-                item.insert(f, v.clone());
+        let shown = without(item, &fields);
+        let same_type = |old: &Map<String, Value>| {
+            old.get("type").and_then(Value::as_str) == Some(kind.as_str())
+        };
+        let equal: Vec<usize> = before
+            .iter()
+            .enumerate()
+            .filter_map(|(j, old)| {
+                let old = old.as_object()?;
+                (same_type(old) && without(old, &fields) == shown).then_some(j)
+            })
+            .collect();
+        let source = match equal.as_slice() {
+            _ if in_place => Some(i),
+            [j] => Some(*j),
+            [] => before
+                .get(i)
+                .and_then(Value::as_object)
+                .filter(|old| same_type(old))
+                .map(|_| i),
+            _ => {
+                let holds_secrets = equal.iter().any(|j| {
+                    before[*j]
+                        .as_object()
+                        .is_some_and(|old| lacking.iter().any(|f| old.contains_key(*f)))
+                });
+                if holds_secrets {
+                    for f in &lacking {
+                        errors.push(FieldError::new(
+                            format!("{field}[{i}].{f}"),
+                            "must be given again: this channel is the same as several on the policy, so which one's stored value it keeps cannot be told",
+                        ));
+                    }
+                }
+                None
+            }
+        };
+        if let Some(old) = source.and_then(|j| before[j].as_object()) {
+            for f in &lacking {
+                if let Some(v) = old.get(*f) {
+                    item.insert((*f).clone(), v.clone());
+                }
             }
         }
+        sources.push(source);
     }
-    given
+    if !errors.is_empty() {
+        return Err(ApiError::validation(errors));
+    }
+    Ok(given.into_iter().zip(sources).collect())
 }
 
 /// Refuse a validated list (`new`) in which an inline channel carries a stored write-only
-/// value its request item (`given`) did not give again while its target changed (a channel
-/// that now sends elsewhere). `field` names the list in the refusal.
+/// value its request item did not give again while its target changed (a channel that now
+/// sends elsewhere). `given` is [`carry_write_only`]'s answer: each item as given and the
+/// stored channel it took its values from. `field` names the list in the refusal.
 pub fn secrets_stay_with_targets(
     plugins: &PluginHost,
     new: &Value,
     stored: &Value,
-    given: &[Map<String, Value>],
+    given: &[Carried],
     field: &str,
 ) -> Result<(), ApiError> {
     let (Value::Array(items), Value::Array(before)) = (new, stored) else {
         return Ok(());
     };
-    for (i, ((item, old), given)) in items.iter().zip(before).zip(given).enumerate() {
+    for (i, (item, (given, source))) in items.iter().zip(given).enumerate() {
+        let Some(old) = source.and_then(|j| before.get(j)) else {
+            continue;
+        };
         let (Value::Object(item), Value::Object(old)) = (item, old) else {
             continue;
         };
