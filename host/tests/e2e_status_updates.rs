@@ -399,6 +399,14 @@ fn an_update_is_corrected_without_telling_subscribers_again() {
     assert_eq!(listed["data"][0]["body"], "The databse is slow.");
     assert_eq!(listed["data"][0]["updatedAt"], Value::Null);
 
+    // Saving it unchanged changes nothing: not marked as edited.
+    let same = api.patch(
+        &update,
+        &json!({"body": "The databse is slow.", "status": "investigating"}),
+    );
+    assert_eq!(same.status, 200, "{}", same.body);
+    assert_eq!(same.body["data"]["updatedAt"], Value::Null, "{}", same.body);
+
     // The correction: the text and the status, one field at a time.
     let fixed = api.patch(&update, &json!({"body": "The database is slow."}));
     assert_eq!(fixed.status, 200, "{}", fixed.body);

@@ -12,7 +12,7 @@ use crate::ids;
 use crate::outbox::subscribers;
 use crate::store::keys::Principal;
 use crate::store::status_pages::StatusPageRow;
-use crate::store::subscriptions::{StatusUpdateRow, SubscriberRow};
+use crate::store::subscriptions::{StatusUpdateEdit, StatusUpdateRow, SubscriberRow};
 use axum::Extension;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
@@ -254,17 +254,28 @@ pub async fn edit_update(
         .status_update(&sp.id, &update_id)
         .await?
         .or_not_found(Resource::STATUS_UPDATE, &update_id)?;
-    let mut edited = before.clone();
-    if let Some(status) = fields.status {
-        edited.status = status;
+    // Only what differs is written: an edit that changes nothing leaves the update as it
+    // was, not marked as edited.
+    let edit = StatusUpdateEdit {
+        status: fields.status.filter(|s| *s != before.status),
+        body: fields.body.filter(|b| *b != before.body),
+        incident_id: fields.incident_id.filter(|i| *i != before.incident_id),
+    };
+    if edit.status.is_none() && edit.body.is_none() && edit.incident_id.is_none() {
+        return Ok(Success::ok(update_view(&before, None)));
     }
-    if let Some(body) = fields.body {
-        edited.body = body;
+    let mut expected = before.clone();
+    if let Some(status) = &edit.status {
+        expected.status.clone_from(status);
     }
-    if let Some(incident_id) = fields.incident_id {
-        edited.incident_id = incident_id;
+    if let Some(body) = &edit.body {
+        expected.body.clone_from(body);
     }
-    edited.updated_at = Some(state.clock.now_ms());
+    if let Some(incident_id) = &edit.incident_id {
+        expected.incident_id.clone_from(incident_id);
+    }
+    let now = state.clock.now_ms();
+    expected.updated_at = Some(now);
     crate::store::audit::note(
         crate::store::audit::Change::new(
             Some(&p.workspace_id),
@@ -273,9 +284,13 @@ pub async fn edit_update(
             Some(&update_id),
         )
         .before(update_view(&before, None))
-        .after(update_view(&edited, None)),
+        .after(update_view(&expected, None)),
     );
-    match state.store.edit_status_update(&sp.id, edited).await? {
+    match state
+        .store
+        .edit_status_update(&sp.id, &update_id, edit, now)
+        .await?
+    {
         Some(row) => Ok(Success::ok(update_view(&row, None))),
         None => Err(Resource::STATUS_UPDATE.not_found(&update_id)),
     }

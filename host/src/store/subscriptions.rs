@@ -104,6 +104,15 @@ pub struct MailCounts {
 pub const WEBHOOK_MAILBOX: &str = "";
 
 /// A confirmation mail about to be sent (or a webhook subscriber added), for the counts.
+/// The fields an edit of a status update sets (None: left as they are).
+#[derive(Debug, Clone, Default)]
+pub struct StatusUpdateEdit {
+    pub status: Option<String>,
+    pub body: Option<String>,
+    /// Some(None) clears the incident.
+    pub incident_id: Option<Option<String>>,
+}
+
 pub struct SentMail<'a> {
     pub id: &'a str,
     pub page_id: &'a str,
@@ -145,38 +154,43 @@ impl Store {
             .map(Into::into))
     }
 
-    /// Replace an update's status, text and incident, marking it edited at `now`. None
-    /// when the page has no such update.
+    /// Set the fields of an update that `edit` gives (each `Some`), marking it edited at
+    /// `edited_at`; the others keep what they hold now, so two edits of different fields
+    /// at once both stay. The update as it is afterwards; None when the page has no such
+    /// update.
     pub async fn edit_status_update(
         &self,
         page_id: &str,
-        edited: StatusUpdateRow,
+        id: &str,
+        edit: StatusUpdateEdit,
+        edited_at: i64,
     ) -> Result<Option<StatusUpdateRow>, StoreError> {
         // In a transaction of its own, so the request's audit entry is written with it.
         let tx = self.begin_write().await?;
-        let changed = status_update::Entity::update_many()
-            .col_expr(
-                status_update::Column::Status,
-                Expr::value(edited.status.clone()),
-            )
-            .col_expr(
-                status_update::Column::Body,
-                Expr::value(edited.body.clone()),
-            )
-            .col_expr(
-                status_update::Column::IncidentId,
-                Expr::value(edited.incident_id.clone()),
-            )
-            .col_expr(
-                status_update::Column::UpdatedAt,
-                Expr::value(edited.updated_at),
-            )
-            .filter(status_update::Column::Id.eq(edited.id.as_str()))
+        let mut update = status_update::Entity::update_many().col_expr(
+            status_update::Column::UpdatedAt,
+            Expr::value(Some(edited_at)),
+        );
+        if let Some(status) = edit.status {
+            update = update.col_expr(status_update::Column::Status, Expr::value(status));
+        }
+        if let Some(body) = edit.body {
+            update = update.col_expr(status_update::Column::Body, Expr::value(body));
+        }
+        if let Some(incident_id) = edit.incident_id {
+            update = update.col_expr(status_update::Column::IncidentId, Expr::value(incident_id));
+        }
+        let changed = update
+            .filter(status_update::Column::Id.eq(id))
             .filter(status_update::Column::PageId.eq(page_id))
             .exec(tx.conn())
             .await?
             .rows_affected;
-        Ok(tx.commit_if(changed > 0).await?.then_some(edited))
+        let after = status_update::Entity::find_by_id(id.to_string())
+            .one(tx.conn())
+            .await?
+            .map(StatusUpdateRow::from);
+        Ok(tx.commit_if(changed > 0).await?.then_some(after).flatten())
     }
 
     pub async fn delete_status_update(&self, page_id: &str, id: &str) -> Result<bool, StoreError> {

@@ -325,7 +325,7 @@ document.addEventListener('submit', async (event) => {
       return fail(error.message || `The server answered ${dry.status}`);
     }
     const made = await send('POST', '/v1/alert-policies', {
-      name: `Alert ${option ? option.dataset.channelName : channelId}`,
+      name: `Alert ${option ? option.dataset.channelName : channelId}`.slice(0, 200),
       failureThreshold: 1,
       notifyOnRecovery: true,
       channels: [{ channelId }],
@@ -341,6 +341,8 @@ document.addEventListener('submit', async (event) => {
   });
   const reply = await response.json().catch(() => ({}));
   if (response.ok) return location.assign(monitorForm.dataset.then.replace('{id}', reply.data.id));
+  // The monitor was not saved after all: the policy made for it goes too.
+  if (newPolicy) await send('DELETE', `/v1/alert-policies/${body.alertPolicyId}`);
   const error = reply.error || {};
   if (error.details && error.details.length) return showErrors(error.details);
   fail(error.message || `The server answered ${response.status}`);
