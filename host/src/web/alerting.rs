@@ -279,18 +279,7 @@ pub async fn edit_policy(
         .iter()
         .filter_map(|c| c.get("channelId").and_then(|v| v.as_str()))
         .collect();
-    let channels = state
-        .store
-        .list_channels(
-            &p.workspace_id,
-            Page {
-                page: 1,
-                limit: 100,
-            },
-        )
-        .await
-        .map(|(rows, _)| rows)
-        .unwrap_or_default();
+    let channels = super::channel_choices(&state, &p.workspace_id).await;
     let html = PolicyForm {
         layout,
         id: policy.id.clone(),
@@ -302,9 +291,9 @@ pub async fn edit_policy(
         inline,
         channels: channels
             .into_iter()
-            .map(|c| {
-                let on = chosen.contains(&c.id.as_str());
-                (c.id, c.name, on)
+            .map(|(id, name)| {
+                let on = chosen.contains(&id.as_str());
+                (id, name, on)
             })
             .collect(),
     }

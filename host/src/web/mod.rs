@@ -1263,6 +1263,22 @@ const MONITOR_CHOICES: u64 = 200;
 
 /// The workspace's first [`MONITOR_CHOICES`] monitors by name, as (id, name), and how many
 /// it has in all (more than were listed: the form says so).
+/// The channels a form offers (id, name): the workspace's first 100, newest first.
+pub(crate) async fn channel_choices(state: &AppState, workspace_id: &str) -> Vec<(String, String)> {
+    state
+        .store
+        .list_channels(
+            workspace_id,
+            Page {
+                page: 1,
+                limit: 100,
+            },
+        )
+        .await
+        .map(|(rows, _)| rows.into_iter().map(|r| (r.id, r.name)).collect())
+        .unwrap_or_default()
+}
+
 pub(crate) async fn monitor_choices(
     state: &AppState,
     workspace_id: &str,
@@ -1421,18 +1437,7 @@ async fn monitor_form(
         .await
         .map(|(rows, _)| rows.into_iter().map(|r| (r.id, r.name)).collect())
         .unwrap_or_default();
-    let channels = state
-        .store
-        .list_channels(
-            &p.workspace_id,
-            Page {
-                page: 1,
-                limit: 100,
-            },
-        )
-        .await
-        .map(|(rows, _)| rows.into_iter().map(|r| (r.id, r.name)).collect())
-        .unwrap_or_default();
+    let channels = channel_choices(state, &p.workspace_id).await;
     let chosen = monitor.as_ref().map(|m| m.parent_ids()).unwrap_or_default();
     let own_id = monitor.as_ref().map(|m| m.id.clone()).unwrap_or_default();
     let parents = monitor_choices(state, &p.workspace_id)
