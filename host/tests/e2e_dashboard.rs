@@ -386,6 +386,25 @@ fn a_policys_inline_channels_are_on_its_form_without_their_secrets() {
     assert!(form.contains("telegram: 42"), "{form}");
     assert!(form.contains("data-json"), "{form}");
     assert!(form.contains("Mail ops"), "{form}");
+    // Its settings have their own form, generated from the type's schema: the chat id
+    // shown, the token kept and not shown.
+    let edit = format!("/alerting/policies/{id}/channels/0/edit");
+    assert!(form.contains(&format!("href=\"{edit}\"")), "{form}");
+    let (status, _, own) = html(&owner, &edit);
+    assert_eq!(status, 200, "{own}");
+    assert!(!own.contains("first-token"), "{own}");
+    assert!(own.contains("id=\"f-chatId\""), "{own}");
+    assert!(own.contains("value=\"42\""), "{own}");
+    assert!(own.contains("set, unchanged"), "{own}");
+    assert!(own.contains("data-inline-at=\"0\""), "{own}");
+    // No such channel on the policy: past its end, not a number, another policy.
+    for missing in [
+        format!("/alerting/policies/{id}/channels/1/edit"),
+        format!("/alerting/policies/{id}/channels/x/edit"),
+        "/alerting/policies/ap_missing/channels/0/edit".to_string(),
+    ] {
+        assert_eq!(html(&owner, &missing).0, 404, "{missing}");
+    }
     // What the form sends when the inline channel stays ticked and the saved one is ticked.
     let value_start =
         form.find("data-json value=\"").expect("inline value") + "data-json value=\"".len();
@@ -407,6 +426,11 @@ fn a_policys_inline_channels_are_on_its_form_without_their_secrets() {
     assert_eq!(r.status, 200, "{}", r.body);
     let (_, _, form) = html(&owner, &format!("/alerting/policies/{id}/edit"));
     assert!(form.contains("telegram: 42"), "{form}");
+    // A saved channel on the list is edited on its own form, not as the policy's.
+    assert_eq!(
+        html(&owner, &format!("/alerting/policies/{id}/channels/1/edit")).0,
+        404
+    );
     let shown = api.get(&format!("/v1/alert-policies/{id}")).body;
     assert_eq!(
         shown["data"]["channels"].as_array().map(Vec::len),

@@ -84,6 +84,13 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .as_str()
         .expect("id")
         .to_string();
+    // A policy with a channel defined on it, edited through the dashboard.
+    let pager = api.post(
+        "/v1/alert-policies",
+        &json!({"name": "Pager", "channels": [{"type": "telegram", "chatId": "42", "botToken": "111:pager-token"}]}),
+    );
+    assert_eq!(pager.status, 201, "{}", pager.body);
+    let pager_id = pager.body["data"]["id"].as_str().expect("id").to_string();
     for i in 0..20 {
         api.post(
             "/v1/monitors",
@@ -152,7 +159,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .find_map(|l| serde_json::from_str(l).ok())
         .expect("the script's findings");
     let scanned = findings["scanned"].as_array().expect("scanned pages");
-    assert_eq!(scanned.len(), 22, "axe scanned every page: {findings}");
+    assert_eq!(scanned.len(), 23, "axe scanned every page: {findings}");
     // The maintenance window was made and deleted through the dashboard.
     for action in ["maintenance_window.create", "maintenance_window.delete"] {
         let log = api.get(&format!("/v1/audit-log?action={action}"));
@@ -202,7 +209,28 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
     let made = named("Alert Ops hook (renamed)");
     assert_eq!(made["failureThreshold"], 1, "{made}");
     assert_eq!(made["channels"], production["channels"], "{made}");
-    assert_eq!(policies["pagination"]["total"], 2, "{policies}");
+    assert_eq!(policies["pagination"]["total"], 3, "{policies}");
+    // The inline channel's chat id changed on its form; its bot token stayed stored.
+    let pager = named("Pager");
+    assert_eq!(
+        pager["channels"],
+        json!([{"type": "telegram", "chatId": "43"}]),
+        "{pager}"
+    );
+    let stored = tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(async {
+            let url = format!("sqlite://{}", server.data_dir.join("tocsin.db").display());
+            let store = tocsin::store::Store::connect(&url).await.expect("store");
+            let row = store
+                .alert_policy(&ws, &pager_id)
+                .await
+                .expect("read")
+                .expect("policy row");
+            store.close().await;
+            row.channels
+        });
+    assert!(stored.contains("111:pager-token"), "{stored}");
     let channels = api.get("/v1/channels").body;
     assert_eq!(
         channels["data"][0]["name"], "Ops hook (renamed)",

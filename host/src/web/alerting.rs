@@ -229,8 +229,9 @@ struct PolicyForm {
     notify: bool,
     group_window: i32,
     /// Channels defined on the policy itself, as the API shows them (write-only settings
-    /// left out; sent back as shown, the API keeps them): (JSON, what it is).
-    inline: Vec<(String, String)>,
+    /// left out; sent back as shown, the API keeps them): (position in the list, JSON,
+    /// what it is).
+    inline: Vec<(usize, String, String)>,
     /// (id, name, chosen)
     channels: Vec<(String, String, bool)>,
 }
@@ -272,8 +273,9 @@ pub async fn edit_policy(
     let listed: Vec<serde_json::Value> = shown.as_array().cloned().unwrap_or_default();
     let inline = listed
         .iter()
-        .filter(|c| c.get("channelId").is_none())
-        .map(|c| (c.to_string(), inline_summary(c)))
+        .enumerate()
+        .filter(|(_, c)| c.get("channelId").is_none())
+        .map(|(at, c)| (at, c.to_string(), inline_summary(c)))
         .collect();
     let chosen: Vec<&str> = listed
         .iter()
@@ -296,6 +298,83 @@ pub async fn edit_policy(
                 (id, name, on)
             })
             .collect(),
+    }
+    .render();
+    page(StatusCode::OK, html)
+}
+
+#[derive(Template)]
+#[template(path = "inline_channel_form.html")]
+struct InlineChannelForm {
+    layout: Layout,
+    policy_id: String,
+    policy_name: String,
+    /// The channel's position in the policy's list.
+    at: usize,
+    /// The channel as the API shows it, JSON: the form sends its edit only while the policy
+    /// still holds it there.
+    was: String,
+    what: String,
+    kind: String,
+    fields: Vec<forms::Field>,
+    /// Some write-only setting is stored and not shown.
+    kept: bool,
+}
+
+/// One of a policy's inline channels, its settings on a form generated from its type's
+/// schema (write-only ones shown as "set, unchanged"); saving sends the policy's list with
+/// this channel changed in place, so the API keeps its stored secrets unless the channel
+/// now sends elsewhere.
+pub async fn edit_inline_channel(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((id, at)): Path<(String, String)>,
+) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "alerting").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let Ok(at) = at.parse::<usize>() else {
+        return not_found(layout, "channel on this policy");
+    };
+    if p.role == Role::Read {
+        return read_only(layout, "alerting");
+    }
+    let Ok(Some(policy)) = state.store.alert_policy(&p.workspace_id, &id).await else {
+        return not_found(layout, "alert policy");
+    };
+    let stored: serde_json::Value =
+        serde_json::from_str(&policy.channels).unwrap_or(serde_json::Value::Array(Vec::new()));
+    let shown = crate::api::channel_input::visible_list(&state.plugins, &stored);
+    let (Some(serde_json::Value::Object(old)), Some(serde_json::Value::Object(visible))) =
+        (stored.get(at), shown.get(at))
+    else {
+        return not_found(layout, "channel on this policy");
+    };
+    let Some(kind) = visible.get("type").and_then(serde_json::Value::as_str) else {
+        // A saved channel is edited on its own form.
+        return not_found(layout, "channel on this policy");
+    };
+    let schema = state
+        .plugins
+        .descriptions()
+        .into_iter()
+        .find(|d| d.kind == "channel" && d.name == kind)
+        .map(|d| d.config_schema)
+        .unwrap_or_default();
+    let kept = forms::left_out(&serde_json::Value::Object(old.clone()).to_string(), visible);
+    let mut fields = forms::fields(&schema, Some(visible), &["type"]);
+    forms::mark_kept(&mut fields, &kept);
+    let html = InlineChannelForm {
+        layout,
+        policy_id: policy.id.clone(),
+        policy_name: policy.name.clone(),
+        at,
+        was: serde_json::Value::Object(visible.clone()).to_string(),
+        what: inline_summary(&serde_json::Value::Object(visible.clone())),
+        kind: kind.to_string(),
+        fields,
+        kept: !kept.is_empty(),
     }
     .render();
     page(StatusCode::OK, html)

@@ -311,6 +311,7 @@ document.addEventListener('submit', async (event) => {
   }
   if (monitorForm.dataset.method === 'POST') body.type = monitorForm.dataset.type;
   if (Object.keys(config).length) body.config = config;
+  if (monitorForm.dataset.inlineAt !== undefined) return saveInline(monitorForm, body);
   // "A new policy that alerts" a channel: the monitor is checked first (a dry run), so a
   // form with mistakes makes no policy; then the policy is made and the monitor saved
   // with it.
@@ -347,6 +348,35 @@ document.addEventListener('submit', async (event) => {
   if (error.details && error.details.length) return showErrors(error.details);
   fail(error.message || `The server answered ${response.status}`);
 });
+
+// One of a policy's inline channels, edited on its own form: the policy's list is read
+// again and sent back with this channel changed in place, only while the channel is still
+// there as the page showed it (someone else's edit in between is not overwritten). Its
+// secrets left empty are kept by the API.
+function same(a, b) {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => same(a[k], b[k]));
+}
+async function saveInline(form, body) {
+  const at = Number(form.dataset.inlineAt);
+  const now = await send('GET', form.dataset.path);
+  if (!now.ok) return fail((now.json.error && now.json.error.message) || `The server answered ${now.status}`);
+  const channels = now.json.data.channels;
+  if (!same(channels[at], JSON.parse(form.dataset.was))) {
+    return fail('This policy changed since the page was loaded: reload the page and edit again.');
+  }
+  channels[at] = { type: form.dataset.type, ...body };
+  const reply = await send('PATCH', form.dataset.path, { channels });
+  if (reply.ok) return location.assign(form.dataset.then);
+  const error = reply.json.error || {};
+  const prefix = `channels[${at}].`;
+  const mine = (error.details || []).filter((d) => d.field.startsWith(prefix));
+  if (mine.length) return showErrors(mine.map((d) => ({ ...d, field: d.field.slice(prefix.length) })));
+  fail(error.message || `The server answered ${reply.status}`);
+}
 
 // Forms that send their fields as JSON (`data-json`), selects that PATCH one field
 // (`data-patch`), and results shown once (`data-show`: a field of the answer, such as a

@@ -60,6 +60,10 @@ pub fn routes() -> Router<AppState> {
         .route("/alerting/channels/new", get(alerting::new_channel))
         .route("/alerting/channels/{id}/edit", get(alerting::edit_channel))
         .route("/alerting/policies/{id}/edit", get(alerting::edit_policy))
+        .route(
+            "/alerting/policies/{id}/channels/{at}/edit",
+            get(alerting::edit_inline_channel),
+        )
         .route("/alerting/deliveries/{id}", get(alerting::delivery))
         .route("/incidents", get(incidents::list))
         .route("/incidents/{id}", get(incidents::show))

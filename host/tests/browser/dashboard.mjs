@@ -298,10 +298,27 @@ try {
   await page.locator('#f-name').fill('Ops hook (renamed)');
   await page.getByRole('button', { name: 'Save' }).click();
   await page.waitForSelector('td:text("Ops hook (renamed)")');
-  await page.locator('a[href*="/alerting/policies/"][href$="/edit"]').click();
+  await page.locator('tr', { hasText: 'Production' }).locator('a[href$="/edit"]').click();
   await page.locator('#p-failure').fill('3');
   await page.getByRole('button', { name: 'Save' }).click();
   await page.waitForSelector('td:text("3 failures")');
+  // A channel defined on a policy, edited from the policy's form: its bot token is not
+  // shown and is kept; a mistake is shown beside its field.
+  await page.locator('tr', { hasText: 'Pager' }).locator('a[href$="/edit"]').click();
+  await page.getByRole('link', { name: 'Edit settings of telegram: 42' }).click();
+  await page.waitForSelector('#f-chatId');
+  expect(await page.locator('#f-chatId').inputValue() === '42', 'the inline channel\'s chat id is on its form');
+  expect(await page.locator('#f-botToken').inputValue() === '', 'the bot token is not shown');
+  expect((await page.locator('#f-botToken').getAttribute('placeholder')).startsWith('set, unchanged'), 'the bot token is marked as kept');
+  await audit.goto(page.url());
+  await scan(audit, 'inline channel');
+  await page.locator('#f-botToken').fill('no-colon');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.locator('#error-botToken:text-matches("bot token")').waitFor();
+  await page.locator('#f-botToken').fill('');
+  await page.locator('#f-chatId').fill('43');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.waitForSelector('label:text("telegram: 43")');
   await audit.goto(`${config.base}/alerting`);
   await scan(audit, 'alerting');
 
