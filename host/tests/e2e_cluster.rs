@@ -624,3 +624,87 @@ fn a_node_stopped_normally_hands_its_checks_over_at_once() {
     rt.block_on(db.close()).ok();
     rt.block_on(test_db.drop());
 }
+
+#[test]
+/// A dashboard open on one node hears what another node commits: a monitor created there,
+/// its checks, and its deletion.
+fn a_dashboard_on_one_node_hears_what_another_node_commits() {
+    let Some((_turn, _rt, test_db)) =
+        cluster_test("a_dashboard_on_one_node_hears_what_another_node_commits")
+    else {
+        return;
+    };
+    let target = Target::start();
+    let start = || {
+        let dir = tempfile::tempdir().expect("dir");
+        std::fs::write(dir.path().join("tocsin.toml"), CONFIG).expect("config");
+        let server = Server::start_in(
+            dir.path(),
+            &[
+                ("TOCSIN_REGION", "eu"),
+                ("TOCSIN_DATABASE_URL", test_db.url.as_str()),
+            ],
+        );
+        (server, dir)
+    };
+    let (a, _da) = start();
+    let (b, _db) = start();
+    let ws = a.client().get("/v1/workspace").body["data"]["id"]
+        .as_str()
+        .expect("workspace")
+        .to_string();
+    let out = a.cli_with(
+        &[
+            "user",
+            "create",
+            "--email",
+            "olive@example.com",
+            "--workspace",
+            &ws,
+            "--role",
+            "admin",
+        ],
+        &[("TOCSIN_DATABASE_URL", test_db.url.as_str())],
+    );
+    let mut olive = support::browser::Browser::new(&a.base);
+    let set = olive.post(
+        "/v1/auth/password-reset/confirm",
+        &json!({"token": support::browser::token_in(&out, "/reset-password"), "password": "olive-password-1"}),
+    );
+    assert_eq!(set.status, 204, "{}", set.body);
+    assert_eq!(
+        olive.login("olive@example.com", "olive-password-1").status,
+        200
+    );
+    let hears = crate::e2e_live::Stream::open(&olive);
+    // Node a announces its open dashboard as the stream opens; give it a moment to reach b.
+    std::thread::sleep(Duration::from_millis(500));
+
+    let api_b = b.client();
+    let made = api_b.post(
+        "/v1/monitors",
+        &json!({"name": "Made on b", "type": "http", "method": "GET", "url": target.url("/ok"),
+                "interval": 1, "timeout": 1, "regions": ["eu"]}),
+    );
+    assert_eq!(made.status, 201, "{}", made.body);
+    let id = made.body["data"]["id"].as_str().expect("id").to_string();
+    let (seen, created) = hears.until(Duration::from_secs(10), |c| {
+        c["kind"] == "monitor" && c["monitorId"] == id.as_str() && c["deleted"] == false
+    });
+    assert!(
+        created,
+        "the monitor made on node b was told on node a: {seen:?}"
+    );
+    let (seen, checked) = hears.until(Duration::from_secs(15), |c| {
+        c["kind"] == "check" && c["monitorId"] == id.as_str() && c["ok"] == true
+    });
+    assert!(checked, "its checks were told on node a: {seen:?}");
+    assert_eq!(api_b.delete(&format!("/v1/monitors/{id}")).status, 204);
+    let (seen, deleted) = hears.until(Duration::from_secs(10), |c| {
+        c["kind"] == "monitor" && c["monitorId"] == id.as_str() && c["deleted"] == true
+    });
+    assert!(
+        deleted,
+        "its deletion on node b was told on node a: {seen:?}"
+    );
+}

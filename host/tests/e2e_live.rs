@@ -13,12 +13,12 @@ use support::browser::{Browser, sign_up_owner, token_in};
 use support::target::Target;
 
 /// The `changes` of one open stream, each change as JSON, read on a thread of its own.
-struct Stream {
+pub(crate) struct Stream {
     changes: mpsc::Receiver<Value>,
 }
 
 impl Stream {
-    fn open(b: &Browser) -> Stream {
+    pub(crate) fn open(b: &Browser) -> Stream {
         let response = reqwest::blocking::Client::builder()
             .timeout(None)
             .build()
@@ -55,7 +55,11 @@ impl Stream {
     }
 
     /// Changes read until `found` says yes (or `within` passes), and whether it did.
-    fn until(&self, within: Duration, found: impl Fn(&Value) -> bool) -> (Vec<Value>, bool) {
+    pub(crate) fn until(
+        &self,
+        within: Duration,
+        found: impl Fn(&Value) -> bool,
+    ) -> (Vec<Value>, bool) {
         let deadline = Instant::now() + within;
         let mut seen = Vec::new();
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {

@@ -653,7 +653,7 @@ async fn listen_for_revocations(url: String, cache: Weak<KeyCache>) {
 
 /// A listener on a connection of its own (not one of the store's pool), that reports a
 /// lost connection at once instead of making it again itself.
-async fn listener_on(url: &str) -> Result<sqlx_postgres::PgListener, sqlx_core::Error> {
+pub(super) async fn listener_on(url: &str) -> Result<sqlx_postgres::PgListener, sqlx_core::Error> {
     let pool = sqlx_postgres::PgPoolOptions::new()
         .max_connections(1)
         .acquire_timeout(LISTEN_RETRY * 2)

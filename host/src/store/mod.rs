@@ -123,7 +123,7 @@ pub use status_pages::DailyUptimeRow;
 
 use sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend,
-    DbErr, SqliteTransactionMode, TransactionOptions, TransactionTrait,
+    DbErr, SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
 };
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -298,8 +298,9 @@ impl Store {
         let mut options = common_options(url);
         options.max_connections(16).min_connections(1);
         let db = Database::connect(options).await?;
-        let store = Store::with(db.clone(), db);
+        let mut store = Store::with(db.clone(), db.clone());
         store.listen_for_key_revocations(url);
+        store.live = live::Feed::across_nodes(url, db);
         Ok(store)
     }
 
@@ -597,11 +598,21 @@ impl Tx {
     /// transaction (see [`audit`]); the changes it noted are told once it committed.
     pub async fn commit(self) -> Result<(), StoreError> {
         audit::flush(&self.txn).await?;
+        let noted = self.noted.into_inner().unwrap_or_else(|e| e.into_inner());
+        // The other nodes' dashboards (PostgreSQL): delivered when this commits.
+        for payload in self.live.for_other_nodes(&noted) {
+            self.txn
+                .execute_raw(Statement::from_sql_and_values(
+                    DbBackend::Postgres,
+                    "SELECT pg_notify($1, $2)",
+                    [live::CHANGES.into(), payload.into()],
+                ))
+                .await?;
+        }
         {
             let _counted = self.commits.on_drop();
             self.txn.commit().await?;
         }
-        let noted = self.noted.into_inner().unwrap_or_else(|e| e.into_inner());
         self.live.publish(noted);
         Ok(())
     }

@@ -6,13 +6,15 @@
 //! read from the database per open page. A page updates in place what it can and reads
 //! itself again for the rest.
 //!
-//! A stream that falls behind the server's feed gets a `missed` event (the page reads
-//! itself again). The session is looked at again every [`RECHECK`]: a stream ends when
+//! On PostgreSQL the changes committed by the cluster's other nodes come too (see
+//! [`live`](crate::store::live)). A stream that falls behind the server's feed, or whose
+//! node lost its link to the other nodes for a while, gets a `missed` event (the page
+//! reads itself again). The session is looked at again every [`RECHECK`]: a stream ends when
 //! its session ends or its person leaves the workspace.
 
 use crate::api::AppState;
 use crate::api::session;
-use crate::store::live::Committed;
+use crate::store::live::{Committed, Told};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -88,6 +90,9 @@ impl Listener {
 
     /// The `changes` event of one transaction's changes to this workspace, if any.
     fn of(&self, committed: &Committed) -> Option<Event> {
+        if committed.iter().any(|t| t.workspace_id == Told::EVERYONE) {
+            return Some(Event::default().event("missed").data("{}"));
+        }
         let mine = committed
             .iter()
             .find(|t| t.workspace_id == self.workspace)?;
