@@ -16,6 +16,8 @@ const { chromium } = require('playwright-core');
 const failures = [];
 const scanned = [];
 const phoneWidths = {};
+// Every page axe looked at, opened again at phone width.
+const scannedUrls = new Set();
 
 // The test flips the target between steps: it reads our `step:` lines on stdout and
 // answers `go` on stdin.
@@ -45,6 +47,7 @@ async function scan(page, name) {
   await page.addScriptTag({ path: `${config.modules}/axe-core/axe.min.js` });
   const result = await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa'] }));
   scanned.push({ page: name, rulesPassed: result.passes.length });
+  scannedUrls.add(page.url());
   for (const v of result.violations) {
     if (v.impact === 'serious' || v.impact === 'critical') {
       failures.push(`${name}: ${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
@@ -456,6 +459,15 @@ try {
     settings: '/settings',
     form: '/monitors/new?type=http',
   };
+  // And every other page looked at in this run (a form, a delivery, an incident, a
+  // settings section, a policy's channel...) fits as well.
+  for (const url of scannedUrls) {
+    const path = url.slice(config.base.length);
+    if (Object.values(pages).includes(path)) continue;
+    await small.goto(url);
+    phoneWidths[path] = await small.evaluate(() => document.documentElement.scrollWidth);
+    expect(phoneWidths[path] <= 360, `${path} fits 360 px (scrollWidth ${phoneWidths[path]})`);
+  }
   // The navigation folds under a Menu button on a phone, and opens from it.
   await small.goto(`${config.base}/incidents`);
   const incidentsLink = small.locator('#main-nav a[href="/incidents"]');
