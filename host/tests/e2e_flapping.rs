@@ -1,7 +1,8 @@
 //! End to end: a flapping target. With a policy watching for flapping (more than three
-//! changes within a minute), the first three changes are told as usual, then the monitor
-//! is flapping and nothing more is sent until it has been stable for a minute; then one
-//! summary goes out (`monitor.flapping` to the webhook, a FLAPPING e-mail).
+//! changes within a minute), the first three changes are told as usual; the fourth makes
+//! the monitor flapping and is told as that, once (`monitor.flapping_started`), and nothing
+//! more is sent until it has been stable for a minute; then one summary goes out
+//! (`monitor.flapping` to the webhook, a FLAPPING e-mail).
 
 use crate::support;
 
@@ -82,10 +83,45 @@ fn a_flapping_target_is_told_once_in_a_summary() {
     wait_for("three alerts", Duration::from_secs(15), || {
         (events(&receiver).len() >= 3).then_some(())
     });
-    // Up, down, up, down: flapping from the fourth change; nothing more is sent.
+    // Up, down, up, down: flapping from the fourth change, told once; nothing more is
+    // sent.
     for signal in ["", "/fail", "", "/fail"] {
         ping(&api, &job, signal);
     }
+    let started = wait_for("the start of the flapping", Duration::from_secs(15), || {
+        receiver
+            .at("/alerts")
+            .into_iter()
+            .find(|r| r.json["event"] == "monitor.flapping_started")
+    });
+    assert_eq!(
+        (
+            &started.json["flapping"]["changes"],
+            &started.json["flapping"]["windowMinutes"],
+            &started.json["flapping"]["state"],
+        ),
+        (&json!(4), &json!(1), &json!("up")),
+        "{}",
+        started.json
+    );
+    assert!(
+        started.json["flapping"]["since"].is_string(),
+        "{}",
+        started.json
+    );
+    let started_mail = wait_for("the start's e-mail", Duration::from_secs(15), || {
+        smtp.mails().into_iter().find(|m| {
+            m.data
+                .contains("Subject: FLAPPING: Flaky job changed state 4 times in 1 min")
+        })
+    });
+    assert!(
+        started_mail
+            .data
+            .contains("alerts are held until it settles"),
+        "{}",
+        started_mail.data
+    );
     let held = api.get(&format!(
         "/v1/incidents?monitorId={}&status=open",
         job["id"].as_str().expect("id")
@@ -98,7 +134,12 @@ fn a_flapping_target_is_told_once_in_a_summary() {
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(
         events(&receiver),
-        ["incident.created", "incident.resolved", "incident.created"],
+        [
+            "incident.created",
+            "incident.resolved",
+            "incident.created",
+            "monitor.flapping_started"
+        ],
         "notified while flapping"
     );
 
@@ -122,9 +163,10 @@ fn a_flapping_target_is_told_once_in_a_summary() {
         summary.json
     );
     let mail = wait_for("the summary e-mail", Duration::from_secs(15), || {
-        smtp.mails()
-            .into_iter()
-            .find(|m| m.data.contains("Subject: FLAPPING: Flaky job"))
+        smtp.mails().into_iter().find(|m| {
+            m.data
+                .contains("Subject: FLAPPING: Flaky job changed state 7")
+        })
     });
     assert!(
         mail.data.contains("changed state 7 times, now DOWN"),
@@ -132,14 +174,15 @@ fn a_flapping_target_is_told_once_in_a_summary() {
         mail.data
     );
     std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(events(&receiver).len(), 4, "exactly one summary");
+    assert_eq!(events(&receiver).len(), 5, "exactly one summary");
     let mails = smtp.mails();
     assert_eq!(
         mails
             .iter()
             .filter(|m| m.data.contains("Subject: FLAPPING"))
             .count(),
-        1
+        2,
+        "the start and the summary"
     );
 
     // Once settled, a recovery is told like any other.

@@ -790,6 +790,20 @@ async fn a_flapping_monitor_is_held_until_stable_then_summarised_once() {
     let last_change = f.clock.now_ms() - 60_000;
     assert_eq!(f.deliveries("incident.created", "webhook").await, 2);
     assert_eq!(f.deliveries("incident.resolved", "webhook").await, 1);
+    // The crossing is told once, by the change that crossed (a recovery: up).
+    assert_eq!(f.deliveries("monitor.flapping_started", "webhook").await, 1);
+    let start: serde_json::Value = serde_json::from_str(
+        &f.all_deliveries()
+            .await
+            .into_iter()
+            .find(|d| d.event == "monitor.flapping_started")
+            .expect("the start")
+            .payload,
+    )
+    .expect("json");
+    assert_eq!(start["flapping"]["state"], "up", "{start}");
+    assert_eq!(start["flapping"]["changes"], 4, "{start}");
+    assert_eq!(start["flapping"]["windowMinutes"], 10, "{start}");
     let incidents = f.incidents("mon_f").await;
     let open = incidents.last().expect("open").clone();
     assert_eq!(open.status.name(), "open");

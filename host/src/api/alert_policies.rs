@@ -62,8 +62,9 @@ pub struct EscalationBody {
 }
 
 /// When a monitor counts as flapping: more than `changes` state changes (down or up)
-/// within `windowMinutes`. Its notifications are then held until it has been stable for
-/// `windowMinutes`, and one summary (`monitor.flapping`) is sent.
+/// within `windowMinutes`. The change that crosses the line is told once
+/// (`monitor.flapping_started`); its notifications are then held until it has been stable
+/// for `windowMinutes`, and one summary (`monitor.flapping`) is sent.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]

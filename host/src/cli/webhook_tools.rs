@@ -234,6 +234,18 @@ pub fn example_payloads() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            kind::MONITOR_FLAPPING_STARTED,
+            events::payload_with(
+                &body(kind::MONITOR_FLAPPING_STARTED, &monitor, None, None, None),
+                id,
+                Some((
+                    "flapping",
+                    json!({"since": "2026-11-21T09:02:00.000Z", "changes": 4,
+                           "windowMinutes": 10, "state": "up"}),
+                )),
+            ),
+        ),
+        (
             kind::MONITOR_FLAPPING,
             events::payload_with(
                 &body(kind::MONITOR_FLAPPING, &monitor, None, None, None),

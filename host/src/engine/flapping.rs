@@ -1,6 +1,8 @@
 //! Flapping: a monitor that keeps going down and up. With a policy's `flapping` setting
 //! (more than `changes` changes within `windowMinutes`), the change that crosses the line
-//! marks the monitor flapping (since the window's first change); from then on its openings are held (`hold: flapping`) and
+//! marks the monitor flapping (since the window's first change) and tells the policy's
+//! channels so, once (`monitor.flapping_started`: "changed state 4 times in 1 min; alerts
+//! are held until it settles"); from then on its openings are held (`hold: flapping`) and
 //! its recoveries too, until it has gone `windowMinutes` without a change. Then one
 //! summary (`monitor.flapping`) tells the policy's channels how many changes there were
 //! and how the monitor is now; an incident still open is told by it (and escalates from
@@ -23,14 +25,23 @@ use serde_json::{Value, json};
 /// Most flapping monitors looked at in one pass.
 const BATCH: u64 = 200;
 
-/// Note a change of state of `m` at `now`. Returns since when the monitor is flapping
+/// A monitor flapping, as a change of its state found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flap {
+    /// Since when (the window's first change).
+    pub since: i64,
+    /// This change crossed the line: how many changes the window holds (to be told).
+    pub started: Option<i32>,
+}
+
+/// Note a change of state of `m` at `now`. Returns whether the monitor is flapping
 /// (counting this change), or None. Free when the policy does not watch for flapping.
 pub async fn note_change(
     tx: &Tx,
     m: &MonitorRow,
     rules: &Rules,
     now: i64,
-) -> Result<Option<i64>, StoreError> {
+) -> Result<Option<Flap>, StoreError> {
     let Some(f) = rules.flapping else {
         return Ok(None);
     };
@@ -40,12 +51,14 @@ pub async fn note_change(
     let mut changes = std::mem::take(&mut st.changes);
     changes.push(now);
     changes.retain(|t| *t > now - f.window_ms);
+    let mut started = None;
     if st.flapping_since.is_some() {
         st.flap_count += 1;
     } else if changes.len() > f.changes as usize {
         // It has been flapping since the first change of the window.
         st.flapping_since = changes.first().copied().or(Some(now));
         st.flap_count = i32::try_from(changes.len()).unwrap_or(i32::MAX);
+        started = Some(st.flap_count);
     }
     // Only the window's worth is needed to decide; keep it bounded.
     let keep = changes.len().saturating_sub(f.changes as usize + 1);
@@ -54,7 +67,69 @@ pub async fn note_change(
     st.last_change = now;
     let since = st.flapping_since;
     tx.save_flap_state(st, exists).await?;
-    Ok(since)
+    Ok(since.map(|since| Flap { since, started }))
+}
+
+/// Tell the policy's channels that `m` started flapping (`monitor.flapping_started`):
+/// `flap`'s count of changes within the policy's window, the state this change moved it
+/// to, and `open`, the incident it now holds if it went down.
+pub async fn started(
+    tx: &Tx,
+    c: &Ctx<'_>,
+    m: &MonitorRow,
+    rules: &Rules,
+    flap: Flap,
+    open: Option<&IncidentRow>,
+) -> Result<(), StoreError> {
+    let (Some(changes), Some(f)) = (flap.started, rules.flapping) else {
+        return Ok(());
+    };
+    let body = EventBody {
+        event: kind::MONITOR_FLAPPING_STARTED,
+        at_ms: c.now,
+        monitor: events::monitor_object(m),
+        workspace_id: c.workspace_id.to_string(),
+        workspace_name: c.workspace_name.to_string(),
+        incident: open.map(|i| events::incident_object(i, c.public_url)),
+        failure: open.and_then(|i| serde_json::from_str::<Value>(&i.failure).ok()),
+        ssl: None,
+        test: false,
+    };
+    let flapping = json!({
+        "since": crate::time::format_ms(flap.since),
+        "changes": changes,
+        "windowMinutes": f.window_ms / 60_000,
+        "state": if open.is_some() { "down" } else { "up" },
+    });
+    let origin = Origin {
+        workspace_id: c.workspace_id,
+        incident_id: open.map(|i| i.id.as_str()),
+        monitor_id: Some(&m.id),
+    };
+    for t in &rules.channels {
+        outbox::enqueue_at(
+            tx,
+            &origin,
+            t,
+            &body,
+            c.now,
+            c.now,
+            Some(("flapping", flapping.clone())),
+        )
+        .await?;
+    }
+    if let Some(inc) = open {
+        let kinds: Vec<&str> = rules.channels.iter().map(|t| t.kind.as_str()).collect();
+        incidents::timeline(
+            tx,
+            &inc.id,
+            c.now,
+            "notified",
+            json!({"event": kind::MONITOR_FLAPPING_STARTED, "channels": kinds}),
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// End the flapping of monitors stable for their policy's window, each with one summary.

@@ -636,11 +636,15 @@ async fn apply(
         );
         let mut hold =
             holds::decide_in(txn, m, |id| fresh.get(id).copied(), record.checked_at).await?;
-        if let Some(since) = flapping::note_change(txn, m, r, record.checked_at).await?
+        let flap = flapping::note_change(txn, m, r, record.checked_at).await?;
+        if let Some(f) = flap
             && !matches!(hold, Some(Hold::Dependency { .. }))
         {
-            hold = Some(Hold::Flapping { since });
+            hold = Some(Hold::Flapping { since: f.since });
         }
+        // Told that it started flapping unless its alerts are held for another reason (a
+        // dependency down, a snooze).
+        let tell_flapping = flap.filter(|_| matches!(hold, Some(Hold::Flapping { .. })));
         let inc = incidents::open(
             txn,
             &ictx,
@@ -653,18 +657,31 @@ async fn apply(
         )
         .await?;
         writes.notified |= inc.notified;
+        if let Some(f) = tell_flapping
+            && f.started.is_some()
+            && holds::snooze_in(txn, m, record.checked_at).await?.is_none()
+        {
+            flapping::started(txn, &ictx, m, r, f, Some(&inc)).await?;
+            writes.notified = true;
+        }
         state.open.insert(m.id.clone(), inc);
     } else if record.ok
         && next.consecutive_successes as u32 >= r.thresholds.recovery
         && let Some(inc) = state.open.remove(&m.id)
     {
-        let hold = match flapping::note_change(txn, m, r, record.checked_at).await? {
-            Some(since) => Some(Hold::Flapping { since }),
-            None => holds::snooze_in(txn, m, record.checked_at)
-                .await?
-                .map(|until| Hold::Snoozed { until }),
+        let flap = flapping::note_change(txn, m, r, record.checked_at).await?;
+        let snoozed = holds::snooze_in(txn, m, record.checked_at).await?;
+        let hold = match (flap, snoozed) {
+            (Some(f), _) => Some(Hold::Flapping { since: f.since }),
+            (None, until) => until.map(|until| Hold::Snoozed { until }),
         };
         incidents::resolve(txn, &ictx, inc, r, None, hold).await?;
+        if let Some(f) = flap
+            && f.started.is_some()
+            && snoozed.is_none()
+        {
+            flapping::started(txn, &ictx, m, r, f, None).await?;
+        }
         writes.notified = true;
     }
     if let Some(notice) = certificates::notice_in(&record.details)

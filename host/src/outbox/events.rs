@@ -16,7 +16,8 @@ pub mod kind {
     pub const SSL_EXPIRY_WARNING: &str = "ssl.expiry_warning";
     pub const SSL_EXPIRY_CRITICAL: &str = "ssl.expiry_critical";
     pub const MONITOR_FLAPPING: &str = "monitor.flapping";
-    pub const ALL: [&str; 8] = [
+    pub const MONITOR_FLAPPING_STARTED: &str = "monitor.flapping_started";
+    pub const ALL: [&str; 9] = [
         INCIDENT_CREATED,
         INCIDENT_ACKNOWLEDGED,
         INCIDENT_RESOLVED,
@@ -24,6 +25,7 @@ pub mod kind {
         MONITOR_RESUMED,
         SSL_EXPIRY_WARNING,
         SSL_EXPIRY_CRITICAL,
+        MONITOR_FLAPPING_STARTED,
         MONITOR_FLAPPING,
     ];
 }

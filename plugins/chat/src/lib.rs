@@ -17,6 +17,12 @@ pub enum Kind {
         changes: i64,
         down: bool,
     },
+    /// A monitor started flapping: `changes` within `window_minutes`; its alerts are held
+    /// until it settles.
+    FlappingStarted {
+        changes: i64,
+        window_minutes: i64,
+    },
     Paused,
     Resumed,
     /// A certificate close to expiry.
@@ -93,6 +99,10 @@ impl Alert {
                 changes: p["flapping"]["changes"].as_i64().unwrap_or(0),
                 down: p["flapping"]["state"] == "down",
             },
+            "monitor.flapping_started" => Kind::FlappingStarted {
+                changes: p["flapping"]["changes"].as_i64().unwrap_or(0),
+                window_minutes: p["flapping"]["windowMinutes"].as_i64().unwrap_or(0),
+            },
             "monitor.paused" => Kind::Paused,
             "monitor.resumed" => Kind::Resumed,
             "ssl.expiry_warning" | "ssl.expiry_critical" => Kind::Certificate {
@@ -139,7 +149,9 @@ impl Alert {
             Kind::Down => Severity::Critical,
             Kind::Flapping { down: true, .. } => Severity::Critical,
             Kind::Certificate { critical: true, .. } => Severity::Critical,
-            Kind::Certificate { .. } | Kind::Flapping { .. } => Severity::Warning,
+            Kind::Certificate { .. } | Kind::Flapping { .. } | Kind::FlappingStarted { .. } => {
+                Severity::Warning
+            }
             Kind::Recovered => Severity::Resolved,
             Kind::Acknowledged | Kind::Paused | Kind::Resumed | Kind::Other(_) => Severity::Info,
         }
@@ -174,6 +186,12 @@ impl Alert {
             Kind::Flapping { changes, down } => format!(
                 "FLAPPING: {m} changed state {changes} times, now {}",
                 if *down { "DOWN" } else { "UP" }
+            ),
+            Kind::FlappingStarted {
+                changes,
+                window_minutes,
+            } => format!(
+                "FLAPPING: {m} changed state {changes} times in {window_minutes} min; alerts are held until it settles"
             ),
             Kind::Paused => format!("Paused: {m}"),
             Kind::Resumed => format!("Resumed: {m}"),
@@ -212,7 +230,7 @@ impl Alert {
                     facts.push(("Down since", s.clone()));
                 }
             }
-            Kind::Flapping { .. } => {
+            Kind::Flapping { .. } | Kind::FlappingStarted { .. } => {
                 if let Some(s) = &self.since {
                     facts.push(("Since", s.clone()));
                 }
@@ -600,6 +618,24 @@ mod tests {
         assert_eq!(a.title(), "RECOVERED: Public API");
         assert!(a.plain().contains("Down for: 11 min 30 s"), "{}", a.plain());
         assert_eq!(a.severity(), Severity::Resolved);
+    }
+
+    #[test]
+    fn a_monitor_starting_to_flap_says_how_often_and_that_alerts_are_held() {
+        let p = json!({"event": "monitor.flapping_started", "monitor": {"name": "Public API"},
+                       "flapping": {"since": "2026-11-21T09:02:00.000Z", "changes": 4,
+                                    "windowMinutes": 10, "state": "down"}});
+        let a = Alert::parse(&p.to_string()).expect("parses");
+        assert_eq!(
+            a.title(),
+            "FLAPPING: Public API changed state 4 times in 10 min; alerts are held until it settles"
+        );
+        assert_eq!(a.severity(), Severity::Warning);
+        assert!(
+            a.plain().contains("Since: 2026-11-21T09:02:00.000Z"),
+            "{}",
+            a.plain()
+        );
     }
 
     #[test]

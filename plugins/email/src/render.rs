@@ -150,6 +150,25 @@ pub fn render(payload: &str) -> Result<Mail, String> {
                 format!("{name} was flapping and has settled: it is {state}"),
             )
         }
+        "monitor.flapping_started" => {
+            let f = &p["flapping"];
+            let changes = f["changes"].as_i64().unwrap_or(0);
+            let window = f["windowMinutes"].as_i64().unwrap_or(0);
+            facts.push(("Changes".into(), changes.to_string()));
+            if let Some(since) = f["since"].as_str() {
+                facts.push(("Flapping since".into(), since.into()));
+            }
+            facts.push((
+                "Now".into(),
+                f["state"].as_str().unwrap_or("up").to_uppercase(),
+            ));
+            (
+                format!("{test}FLAPPING: {name} changed state {changes} times in {window} min"),
+                format!(
+                    "{name} is flapping: alerts are held until it settles, then one summary says how it is"
+                ),
+            )
+        }
         "monitor.paused" => (
             format!("{test}Paused: {name}"),
             format!("{name} was paused"),

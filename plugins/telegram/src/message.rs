@@ -158,6 +158,14 @@ pub fn render(payload: &str) -> Result<String, String> {
                 "{test}〰️ <b>FLAPPING</b>: {name}{place_line}\nChanged state {changes} times since {since}; settled {mark} <b>{state}</b>{link}"
             )
         }
+        "monitor.flapping_started" => {
+            let f = &p["flapping"];
+            let changes = f["changes"].as_i64().unwrap_or(0);
+            let window = f["windowMinutes"].as_i64().unwrap_or(0);
+            format!(
+                "{test}〰️ <b>FLAPPING</b>: {name}{place_line}\nChanged state {changes} times in {window} min; alerts are held until it settles{link}"
+            )
+        }
         "monitor.paused" => format!("{test}⏸ <b>Paused</b>: {name}"),
         "monitor.resumed" => format!("{test}▶️ <b>Resumed</b>: {name}"),
         "ssl.expiry_warning" | "ssl.expiry_critical" => {
