@@ -75,6 +75,8 @@ async fn run() {
             group_window_secs: 0,
             flap_changes: 0,
             flap_window_minutes: 0,
+            repeat_every_minutes: 0,
+            repeat_limit: 10,
             created_at: now,
             updated_at: now,
             apply_key: None,

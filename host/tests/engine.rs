@@ -70,6 +70,8 @@ impl Fixture {
                 group_window_secs: 0,
                 flap_changes: 0,
                 flap_window_minutes: 0,
+                repeat_every_minutes: 0,
+                repeat_limit: 10,
                 created_at: T0,
                 updated_at: T0,
                 apply_key: None,
@@ -688,6 +690,8 @@ async fn a_group_window_gathers_openings_into_one_message_per_grouped_channel() 
             group_window_secs: 300,
             flap_changes: 0,
             flap_window_minutes: 0,
+            repeat_every_minutes: 0,
+            repeat_limit: 10,
             created_at: T0,
             updated_at: T0,
             apply_key: None,
@@ -767,6 +771,8 @@ async fn a_flapping_monitor_is_held_until_stable_then_summarised_once() {
             group_window_secs: 0,
             flap_changes: 3,
             flap_window_minutes: 10,
+            repeat_every_minutes: 0,
+            repeat_limit: 10,
             created_at: T0,
             updated_at: T0,
             apply_key: None,
@@ -859,4 +865,114 @@ async fn a_flapping_monitor_is_held_until_stable_then_summarised_once() {
     f.clock.advance_ms(stable - f.clock.now_ms());
     f.check("mon_f", true).await;
     assert_eq!(f.deliveries("incident.resolved", "webhook").await, 2);
+}
+
+#[tokio::test]
+async fn reminders_repeat_a_down_until_acknowledged_and_stop_at_the_limit() {
+    use tocsin::engine::reminders::remind_due;
+    let f = Fixture::new().await;
+    f.store
+        .insert_alert_policy(PolicyRow {
+            id: "pol_r".into(),
+            workspace_id: f.ws.clone(),
+            name: "reminding".into(),
+            failure_threshold: 1,
+            recovery_threshold: 1,
+            notify_on_recovery: true,
+            channels: json!([{"type": "webhook", "url": "https://hooks.tocsin.test/x"}])
+                .to_string(),
+            escalation: None,
+            group_window_secs: 0,
+            flap_changes: 0,
+            flap_window_minutes: 0,
+            repeat_every_minutes: 30,
+            repeat_limit: 2,
+            created_at: T0,
+            updated_at: T0,
+            apply_key: None,
+            managed_by: None,
+        })
+        .await
+        .expect("policy");
+    f.monitor("mon_r", Some("pol_r")).await;
+    f.monitor("mon_ack", Some("pol_r")).await;
+    f.check("mon_r", false).await;
+    f.clock.advance_ms(-60_000);
+    f.check("mon_ack", false).await;
+    let created = f.incidents("mon_r").await[0].created_at;
+    let acked = f.incidents("mon_ack").await[0].clone();
+    assert_eq!(acked.remind_at, Some(created + 30 * 60_000));
+    actions::acknowledge(&f.store, &f.ctx, &f.ws, &acked.id, "alice", None, created)
+        .await
+        .expect("ack");
+    let half_hour = 30 * 60_000;
+    // Not yet at 30 minutes.
+    assert_eq!(
+        remind_due(&f.store, &f.ctx, created + half_hour - 1)
+            .await
+            .expect("pass"),
+        0
+    );
+    // At 30 minutes: one reminder, for the unacknowledged incident only.
+    assert_eq!(
+        remind_due(&f.store, &f.ctx, created + half_hour)
+            .await
+            .expect("pass"),
+        1
+    );
+    assert_eq!(
+        remind_due(&f.store, &f.ctx, created + half_hour + 1)
+            .await
+            .expect("pass"),
+        0,
+        "told once"
+    );
+    // At 60 minutes the second, the last of the policy's two.
+    assert_eq!(
+        remind_due(&f.store, &f.ctx, created + 2 * half_hour)
+            .await
+            .expect("pass"),
+        1
+    );
+    assert_eq!(
+        remind_due(&f.store, &f.ctx, created + 10 * half_hour)
+            .await
+            .expect("pass"),
+        0,
+        "no more than the limit"
+    );
+    let mut reminders: Vec<serde_json::Value> = f
+        .all_deliveries()
+        .await
+        .into_iter()
+        .filter(|d| d.event == "incident.reminder")
+        .map(|d| serde_json::from_str(&d.payload).expect("json"))
+        .collect();
+    reminders.sort_by_key(|r| r["reminder"]["number"].as_i64());
+    assert_eq!(reminders.len(), 2);
+    let open = f.incidents("mon_r").await[0].clone();
+    for (n, r) in reminders.iter().enumerate() {
+        assert_eq!(r["incident"]["id"], open.id.as_str(), "{r}");
+        assert_eq!(r["reminder"]["number"], n + 1, "{r}");
+        assert_eq!(r["reminder"]["limit"], 2, "{r}");
+        assert_eq!(r["failure"]["reason"], "Connection refused", "{r}");
+    }
+    assert_eq!(reminders[0]["reminder"]["downForSeconds"], 1800);
+    assert_eq!(reminders[1]["reminder"]["text"], "still down for 1 h");
+    assert_eq!(open.reminders, 2);
+    assert_eq!(open.remind_at, None);
+
+    // A new incident that resolves before its first reminder gets none.
+    f.monitor("mon_short", Some("pol_r")).await;
+    f.clock
+        .advance_ms(created + 20 * half_hour - f.clock.now_ms());
+    f.check("mon_short", false).await;
+    f.check("mon_short", true).await;
+    assert_eq!(
+        remind_due(&f.store, &f.ctx, created + 30 * half_hour)
+            .await
+            .expect("pass"),
+        0
+    );
+    assert_eq!(f.incidents("mon_short").await[0].remind_at, None);
 }

@@ -162,6 +162,8 @@ async fn exercise(store: Store) {
             group_window_secs: 0,
             flap_changes: 0,
             flap_window_minutes: 0,
+            repeat_every_minutes: 0,
+            repeat_limit: 10,
             created_at: NOW - 200 * DAY,
             updated_at: NOW - 200 * DAY,
             apply_key: None,

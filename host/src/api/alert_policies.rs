@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
-const FIELDS: [&str; 10] = [
+const FIELDS: [&str; 12] = [
     "key",
     "managedBy",
     "flapping",
@@ -31,7 +31,16 @@ const FIELDS: [&str; 10] = [
     "channels",
     "escalation",
     "groupWindowSeconds",
+    "repeatEvery",
+    "repeatLimit",
 ];
+
+/// The longest gap between reminders, in minutes (a day).
+const MAX_REPEAT_EVERY: u64 = 1440;
+/// The most reminders one incident gets.
+const MAX_REPEAT_LIMIT: u64 = 100;
+/// Reminders one incident gets when `repeatLimit` is not given.
+const DEFAULT_REPEAT_LIMIT: i32 = 10;
 
 /// Longest group window.
 pub const MAX_GROUP_WINDOW_SECS: u64 = 3600;
@@ -104,6 +113,15 @@ pub struct PolicyBody {
     pub group_window_seconds: Option<u32>,
     /// Flapping detection; null (the default) is off.
     pub flapping: Option<FlappingBody>,
+    /// Minutes, 0 to 1440: while an incident stays open and unacknowledged, its DOWN is
+    /// sent again this often as `incident.reminder` ("still down for 2 h 10 min"), until
+    /// someone acknowledges it, it resolves, or `repeatLimit` reminders went out; a
+    /// snooze or a maintenance window postpones the next one. 0 (the default) is off.
+    #[schema(default = 0, example = 30)]
+    pub repeat_every: Option<u32>,
+    /// The most reminders one incident gets, 1 to 100.
+    #[schema(default = 10, example = 5)]
+    pub repeat_limit: Option<u32>,
     /// Your stable identifier for the policy: 1 to 100 characters (letters, digits, `-`,
     /// `_`, `.`, `:`, `/`), unique among the workspace's policies (409 `CONFLICT`).
     /// Configuration files (`tocsin apply`) match policies by it.
@@ -130,6 +148,8 @@ pub struct PolicyView {
     pub escalation: Value,
     pub group_window_seconds: i32,
     pub flapping: Value,
+    pub repeat_every: i32,
+    pub repeat_limit: i32,
     pub key: Option<String>,
     pub managed_by: Option<String>,
     pub created_at: String,
@@ -166,6 +186,8 @@ fn view(plugins: &PluginHost, row: &PolicyRow) -> PolicyView {
         } else {
             Value::Null
         },
+        repeat_every: row.repeat_every_minutes,
+        repeat_limit: row.repeat_limit,
         key: row.apply_key.clone(),
         managed_by: row.managed_by.clone(),
         created_at: crate::time::format_ms(row.created_at),
@@ -213,6 +235,8 @@ struct Validated {
     escalation: Option<String>,
     group_window_secs: i32,
     flap: (i32, i32),
+    /// (`repeatEvery` minutes, `repeatLimit`)
+    repeat: (i32, i32),
     managed: super::managed::Managed,
 }
 
@@ -255,6 +279,16 @@ async fn validate(
         },
     };
     let flap = flapping(object.get("flapping"), &mut errors);
+    let repeat = (
+        bounded(object, "repeatEvery", 0, 0..=MAX_REPEAT_EVERY, &mut errors),
+        bounded(
+            object,
+            "repeatLimit",
+            DEFAULT_REPEAT_LIMIT,
+            1..=MAX_REPEAT_LIMIT,
+            &mut errors,
+        ),
+    );
     let escalation = match object.get("escalation") {
         None | Some(Value::Null) => None,
         Some(Value::Object(e)) => {
@@ -328,8 +362,36 @@ async fn validate(
         escalation,
         group_window_secs,
         flap,
+        repeat,
         managed,
     })
+}
+
+/// An optional integer field within `range` (`default` when absent or null).
+fn bounded(
+    object: &Map<String, Value>,
+    field: &str,
+    default: i32,
+    range: std::ops::RangeInclusive<u64>,
+    errors: &mut Vec<FieldError>,
+) -> i32 {
+    match object.get(field) {
+        None | Some(Value::Null) => default,
+        Some(v) => match v.as_u64().filter(|n| range.contains(n)) {
+            Some(n) => i32::try_from(n).unwrap_or(default),
+            None => {
+                errors.push(FieldError::new(
+                    field,
+                    format!(
+                        "must be an integer from {} to {}",
+                        range.start(),
+                        range.end()
+                    ),
+                ));
+                default
+            }
+        },
+    }
 }
 
 /// `flapping`: `(changes, windowMinutes)`, `(0, 0)` when off or refused.
@@ -427,6 +489,8 @@ pub async fn create_policy(
         group_window_secs: v.group_window_secs,
         flap_changes: v.flap.0,
         flap_window_minutes: v.flap.1,
+        repeat_every_minutes: v.repeat.0,
+        repeat_limit: v.repeat.1,
         created_at: now,
         updated_at: now,
         apply_key: v.managed.key,
@@ -628,6 +692,8 @@ async fn edit(
         group_window_secs: v.group_window_secs,
         flap_changes: v.flap.0,
         flap_window_minutes: v.flap.1,
+        repeat_every_minutes: v.repeat.0,
+        repeat_limit: v.repeat.1,
         apply_key: v.managed.key,
         managed_by: v.managed.managed_by,
         updated_at: state.clock.now_ms(),

@@ -51,6 +51,10 @@ pub struct IncidentView {
     /// Name of the API key that acknowledged it.
     pub acknowledged_by: Option<String>,
     pub escalated_at: Option<String>,
+    /// Reminders sent for it (its policy's `repeatEvery`).
+    pub reminders: i32,
+    /// When its next reminder is due, while one is.
+    pub next_reminder_at: Option<String>,
     /// What happened, oldest first (on `GET /{id}` and actions).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Vec<TimelineEntry>>,
@@ -109,6 +113,11 @@ fn view(state: &AppState, i: &IncidentRow, timeline: Option<&[IncidentEventRow]>
         failure: raw_json(&i.failure),
         acknowledged_by: i.acknowledged_by.clone(),
         escalated_at: i.escalated_at.map(crate::time::format_ms),
+        reminders: i.reminders,
+        next_reminder_at: i
+            .remind_at
+            .filter(|_| i.status == crate::store::IncidentState::Open)
+            .map(crate::time::format_ms),
         timeline: timeline.map(|t| {
             t.iter()
                 .map(|e| TimelineEntry {

@@ -166,6 +166,25 @@ pub fn example_payloads() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            kind::INCIDENT_REMINDER,
+            events::payload_with(
+                &body(
+                    kind::INCIDENT_REMINDER,
+                    &monitor,
+                    Some(incident("open", json!({}))),
+                    Some(
+                        json!({"reason": "Expected status 200, got 503", "statusCode": 503, "responseTime": 182, "region": "eu-west"}),
+                    ),
+                    None,
+                ),
+                id,
+                Some((
+                    "reminder",
+                    json!({"number": 2, "limit": 10, "downForSeconds": 3600, "text": "still down for 1 h"}),
+                )),
+            ),
+        ),
+        (
             kind::INCIDENT_ACKNOWLEDGED,
             events::payload(
                 &body(
@@ -233,10 +252,23 @@ pub fn example_payloads() -> Vec<(&'static str, String)> {
                 id,
             ),
         ),
+    ]
+    .into_iter()
+    .chain(flapping_examples(&body(kind::MONITOR_FLAPPING_STARTED, &monitor, None, None, None), &body(kind::MONITOR_FLAPPING, &monitor, None, None, None), id))
+    .collect()
+}
+
+/// The two flapping events' examples, from their bodies.
+fn flapping_examples(
+    started: &EventBody,
+    settled: &EventBody,
+    id: &str,
+) -> [(&'static str, String); 2] {
+    [
         (
             kind::MONITOR_FLAPPING_STARTED,
             events::payload_with(
-                &body(kind::MONITOR_FLAPPING_STARTED, &monitor, None, None, None),
+                started,
                 id,
                 Some((
                     "flapping",
@@ -248,7 +280,7 @@ pub fn example_payloads() -> Vec<(&'static str, String)> {
         (
             kind::MONITOR_FLAPPING,
             events::payload_with(
-                &body(kind::MONITOR_FLAPPING, &monitor, None, None, None),
+                settled,
                 id,
                 Some((
                     "flapping",
@@ -367,7 +399,7 @@ mod tests {
             );
             assert_eq!(
                 v.get("failure").is_some(),
-                *k == kind::INCIDENT_CREATED,
+                *k == kind::INCIDENT_CREATED || *k == kind::INCIDENT_REMINDER,
                 "{k}"
             );
             assert_eq!(v.get("ssl").is_some(), k.starts_with("ssl."), "{k}");

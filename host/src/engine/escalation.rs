@@ -90,6 +90,9 @@ pub async fn run(
             if let Err(e) = escalate_due(&store, &ctx, clock.now_ms()).await {
                 tracing::warn!(error = %e, "escalation pass failed; retrying");
             }
+            if let Err(e) = super::reminders::remind_due(&store, &ctx, clock.now_ms()).await {
+                tracing::warn!(error = %e, "reminder pass failed; retrying");
+            }
             if let Err(e) = super::holds::release_due(&store, &ctx, clock.now_ms()).await {
                 tracing::warn!(error = %e, "pass over held incidents failed; retrying");
             }

@@ -215,6 +215,7 @@ async fn release(
             .escalation
             .as_ref()
             .map(|e| c.now + i64::from(e.delay_minutes) * 60_000),
+        remind_at: rules.first_reminder(c.now),
         ..inc.clone()
     };
     let saved = tx.save_incident(inc, &after).await?;

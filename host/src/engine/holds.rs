@@ -259,6 +259,7 @@ async fn apply(
                 .escalation
                 .as_ref()
                 .map(|e| now + i64::from(e.delay_minutes) * 60_000),
+            remind_at: rules.first_reminder(now),
             ..inc.clone()
         },
     };

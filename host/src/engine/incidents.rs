@@ -117,6 +117,7 @@ fn resolved_at(inc: IncidentRow, now: i64) -> IncidentRow {
         status: IncidentState::Resolved,
         open_key: None,
         resolved_at: Some(now),
+        remind_at: None,
         ..inc
     }
 }
@@ -162,6 +163,11 @@ pub async fn open(
             hold: hold.as_ref().map(Hold::text),
             notified: hold.is_none(),
             group_id: None,
+            remind_at: hold
+                .is_none()
+                .then(|| rules.first_reminder(ctx.now))
+                .flatten(),
+            reminders: 0,
         })
         .await?;
     timeline(tx, &inc.id, ctx.now, "created", json!({"failure": failure})).await?;
@@ -439,6 +445,7 @@ pub async fn acknowledge(
         acknowledged_at: Some(ctx.now),
         acknowledged_by: Some(by.to_string()),
         hold: None,
+        remind_at: None,
         ..inc.clone()
     };
     let acked = tx.save_incident(inc, &after).await?;

@@ -15,6 +15,7 @@ pub mod incidents;
 pub mod maintenance;
 pub mod policy;
 pub mod recorder;
+pub mod reminders;
 pub mod retention;
 pub mod schedules;
 

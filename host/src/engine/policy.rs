@@ -25,6 +25,13 @@ pub struct Flapping {
     pub window_ms: i64,
 }
 
+/// Reminders of an open, unacknowledged incident: every `every_ms`, at most `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Repeat {
+    pub every_ms: i64,
+    pub limit: i32,
+}
+
 /// A policy, ready to act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rules {
@@ -36,6 +43,17 @@ pub struct Rules {
     pub group_window_secs: i64,
     /// Flapping detection; None is off.
     pub flapping: Option<Flapping>,
+    /// Reminders; None is off.
+    pub repeat: Option<Repeat>,
+}
+
+impl Rules {
+    /// When the first reminder of an incident told at `now` is due, if the policy reminds.
+    pub fn first_reminder(&self, now: i64) -> Option<i64> {
+        self.repeat
+            .filter(|r| r.limit > 0)
+            .map(|r| now + r.every_ms)
+    }
 }
 
 impl Default for Rules {
@@ -48,6 +66,7 @@ impl Default for Rules {
             escalation: None,
             group_window_secs: 0,
             flapping: None,
+            repeat: None,
         }
     }
 }
@@ -169,6 +188,10 @@ pub async fn load_rules(
                 flapping: (p.flap_changes > 0 && p.flap_window_minutes > 0).then(|| Flapping {
                     changes: p.flap_changes as u32,
                     window_ms: i64::from(p.flap_window_minutes) * 60_000,
+                }),
+                repeat: (p.repeat_every_minutes > 0).then(|| Repeat {
+                    every_ms: i64::from(p.repeat_every_minutes) * 60_000,
+                    limit: p.repeat_limit,
                 }),
             };
             (p.id.clone(), rules)

@@ -11,14 +11,16 @@ pub mod kind {
     pub const INCIDENT_CREATED: &str = "incident.created";
     pub const INCIDENT_ACKNOWLEDGED: &str = "incident.acknowledged";
     pub const INCIDENT_RESOLVED: &str = "incident.resolved";
+    pub const INCIDENT_REMINDER: &str = "incident.reminder";
     pub const MONITOR_PAUSED: &str = "monitor.paused";
     pub const MONITOR_RESUMED: &str = "monitor.resumed";
     pub const SSL_EXPIRY_WARNING: &str = "ssl.expiry_warning";
     pub const SSL_EXPIRY_CRITICAL: &str = "ssl.expiry_critical";
     pub const MONITOR_FLAPPING: &str = "monitor.flapping";
     pub const MONITOR_FLAPPING_STARTED: &str = "monitor.flapping_started";
-    pub const ALL: [&str; 9] = [
+    pub const ALL: [&str; 10] = [
         INCIDENT_CREATED,
+        INCIDENT_REMINDER,
         INCIDENT_ACKNOWLEDGED,
         INCIDENT_RESOLVED,
         MONITOR_PAUSED,
@@ -220,6 +222,8 @@ mod tests {
             hold: None,
             group_id: None,
             notified: true,
+            remind_at: None,
+            reminders: 0,
         }
     }
 

@@ -32,6 +32,10 @@ own_row! {
         /// `flap_window_minutes` is flapping; 0 is off.
         pub flap_changes: i32,
         pub flap_window_minutes: i32,
+        /// Minutes between reminders of an open, unacknowledged incident; 0 is off.
+        pub repeat_every_minutes: i32,
+        /// The most reminders one incident gets.
+        pub repeat_limit: i32,
         /// A stable identifier chosen by the owner, unique in the workspace for this kind.
         pub apply_key: Option<String>,
         /// The tool that owns the object (`tocsin apply` sets it), if any.

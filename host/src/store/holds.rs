@@ -182,7 +182,7 @@ impl Tx {
         peek_monitors(self.conn(), ids).await
     }
 
-    /// Change a held incident's status, hold, notified flag and escalation time, if its
+    /// Change a held incident's status, hold, notified flag, escalation and reminder times, if its
     /// hold is still `hold` (as read). False when another writer changed it first.
     pub async fn claim_hold_change(
         &self,
@@ -195,6 +195,7 @@ impl Tx {
             .col_expr(incident::Column::Hold, Expr::value(after.hold.clone()))
             .col_expr(incident::Column::Notified, Expr::value(after.notified))
             .col_expr(incident::Column::EscalateAt, Expr::value(after.escalate_at))
+            .col_expr(incident::Column::RemindAt, Expr::value(after.remind_at))
             .filter(incident::Column::Id.eq(id))
             .filter(incident::Column::Hold.eq(hold))
             .exec(self.conn())

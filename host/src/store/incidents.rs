@@ -43,6 +43,11 @@ own_row! {
         pub notified: bool,
         /// The notification group it went out in (`alert_group`), if its policy groups.
         pub group_id: Option<String>,
+        /// When its next reminder is due (its policy's `repeatEvery`), while it is open,
+        /// told and not yet reminded its policy's limit of times.
+        pub remind_at: Option<i64>,
+        /// Reminders sent so far.
+        pub reminders: i32,
     }
 }
 // The timeline of an incident.
@@ -169,6 +174,7 @@ impl Store {
              EXISTS (SELECT 1 FROM incidents WHERE status = 'open' AND escalated_at IS NULL \
                      AND escalate_at IS NOT NULL) \
              OR EXISTS (SELECT 1 FROM incidents WHERE hold IS NOT NULL) \
+             OR EXISTS (SELECT 1 FROM incidents WHERE status = 'open' AND remind_at IS NOT NULL) \
              OR EXISTS (SELECT 1 FROM flap_states WHERE flapping_since IS NOT NULL) \
              THEN 1 ELSE 0 END AS pending";
         let row = self
@@ -180,6 +186,22 @@ impl Store {
             None => 0,
         };
         Ok(pending != 0)
+    }
+
+    /// Open incidents whose next reminder is due, oldest first.
+    pub async fn due_reminders(
+        &self,
+        now: i64,
+        limit: u64,
+    ) -> Result<Vec<IncidentRow>, StoreError> {
+        Ok(incident::Entity::find()
+            .filter(incident::Column::Status.eq(IncidentState::Open))
+            .filter(incident::Column::RemindAt.lte(now))
+            .order_by_asc(incident::Column::RemindAt)
+            .limit(limit)
+            .all(self.db())
+            .await?
+            .owned())
     }
 
     pub async fn due_escalations(
@@ -295,6 +317,9 @@ impl Tx {
         if after.group_id != before.group_id {
             active.group_id = Set(after.group_id.clone());
         }
+        if after.remind_at != before.remind_at {
+            active.remind_at = Set(after.remind_at);
+        }
         self.note(seen(after));
         Ok(active.update(self.conn()).await?.into())
     }
@@ -334,6 +359,42 @@ impl Tx {
     }
 
     /// Stop waiting to escalate an incident (its policy no longer escalates).
+    /// Take the reminder of `id` due at `due` (as read): count it and set the next one
+    /// (`next`, None when it was the last). False when another writer took it first, or the
+    /// incident was acknowledged or resolved meanwhile.
+    pub async fn claim_reminder(
+        &self,
+        id: &str,
+        due: i64,
+        next: Option<i64>,
+    ) -> Result<bool, StoreError> {
+        use sea_orm::sea_query::ExprTrait;
+        let claimed = incident::Entity::update_many()
+            .col_expr(incident::Column::RemindAt, Expr::value(next))
+            .col_expr(
+                incident::Column::Reminders,
+                Expr::col(incident::Column::Reminders).add(1),
+            )
+            .filter(incident::Column::Id.eq(id))
+            .filter(incident::Column::Status.eq(IncidentState::Open))
+            .filter(incident::Column::RemindAt.eq(due))
+            .exec(self.conn())
+            .await?
+            .rows_affected;
+        Ok(claimed == 1)
+    }
+
+    /// Move an open incident's next reminder to `at` (None: no more reminders).
+    pub async fn set_reminder(&self, id: &str, at: Option<i64>) -> Result<(), StoreError> {
+        incident::Entity::update_many()
+            .col_expr(incident::Column::RemindAt, Expr::value(at))
+            .filter(incident::Column::Id.eq(id))
+            .filter(incident::Column::Status.eq(IncidentState::Open))
+            .exec(self.conn())
+            .await?;
+        Ok(())
+    }
+
     pub async fn cancel_escalation(&self, id: &str) -> Result<(), StoreError> {
         incident::Entity::update_many()
             .col_expr(

@@ -228,6 +228,8 @@ struct PolicyForm {
     recovery: i32,
     notify: bool,
     group_window: i32,
+    repeat_every: i32,
+    repeat_limit: i32,
     /// Channels defined on the policy itself, as the API shows them (write-only settings
     /// left out; sent back as shown, the API keeps them): (position in the list, JSON,
     /// what it is).
@@ -290,6 +292,8 @@ pub async fn edit_policy(
         recovery: policy.recovery_threshold,
         notify: policy.notify_on_recovery,
         group_window: policy.group_window_secs,
+        repeat_every: policy.repeat_every_minutes,
+        repeat_limit: policy.repeat_limit,
         inline,
         channels: channels
             .into_iter()

@@ -10,6 +10,11 @@ use tocsin_plugin_sdk::{Failure, Header, Receipt, http};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
     Down,
+    /// A reminder that an incident is still open: `still` says for how long ("still down
+    /// for 2 h 10 min").
+    Reminder {
+        still: String,
+    },
     Recovered,
     Acknowledged,
     /// A flapping summary; `down` tells the state it settled in.
@@ -93,6 +98,9 @@ impl Alert {
         let event = p["event"].as_str().unwrap_or("").to_string();
         let kind = match event.as_str() {
             "incident.created" => Kind::Down,
+            "incident.reminder" => Kind::Reminder {
+                still: text(&p["reminder"]["text"]).unwrap_or_else(|| "still down".into()),
+            },
             "incident.resolved" => Kind::Recovered,
             "incident.acknowledged" => Kind::Acknowledged,
             "monitor.flapping" => Kind::Flapping {
@@ -146,7 +154,7 @@ impl Alert {
 
     pub fn severity(&self) -> Severity {
         match &self.kind {
-            Kind::Down => Severity::Critical,
+            Kind::Down | Kind::Reminder { .. } => Severity::Critical,
             Kind::Flapping { down: true, .. } => Severity::Critical,
             Kind::Certificate { critical: true, .. } => Severity::Critical,
             Kind::Certificate { .. } | Kind::Flapping { .. } | Kind::FlappingStarted { .. } => {
@@ -181,6 +189,7 @@ impl Alert {
         let m = &self.monitor;
         let title = match &self.kind {
             Kind::Down => format!("DOWN: {m}"),
+            Kind::Reminder { still } => format!("DOWN: {m} is {still}"),
             Kind::Recovered => format!("RECOVERED: {m}"),
             Kind::Acknowledged => format!("Acknowledged: {m}"),
             Kind::Flapping { changes, down } => format!(
@@ -208,7 +217,7 @@ impl Alert {
             facts.push(("Target", t.clone()));
         }
         match &self.kind {
-            Kind::Down => {
+            Kind::Down | Kind::Reminder { .. } => {
                 facts.push((
                     "Reason",
                     self.reason
@@ -636,6 +645,22 @@ mod tests {
             "{}",
             a.plain()
         );
+    }
+
+    #[test]
+    fn a_reminder_says_how_long_it_has_been_down() {
+        let mut p: Value = serde_json::from_str(&created()).expect("json");
+        p["event"] = json!("incident.reminder");
+        p["reminder"] = json!({"number": 2, "limit": 5, "downForSeconds": 7800, "text": "still down for 2 h 10 min"});
+        let a = Alert::parse(&p.to_string()).expect("parses");
+        assert_eq!(a.title(), "DOWN: Public API is still down for 2 h 10 min");
+        assert_eq!(a.severity(), Severity::Critical);
+        assert!(
+            a.plain().contains("Reason: Expected status 200, got 503"),
+            "{}",
+            a.plain()
+        );
+        assert_eq!(a.dedup_key(), "inc_1");
     }
 
     #[test]

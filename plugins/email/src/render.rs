@@ -115,6 +115,26 @@ pub fn render(payload: &str) -> Result<Mail, String> {
             }
             (format!("{test}DOWN: {name}"), format!("{name} is down"))
         }
+        "incident.reminder" => {
+            let still = p["reminder"]["text"].as_str().unwrap_or("still down");
+            let reason = p["failure"]["reason"]
+                .as_str()
+                .unwrap_or("The check failed");
+            facts.push(("Reason".into(), reason.into()));
+            if let Some(since) = p["incident"]["createdAt"].as_str() {
+                facts.push(("Down since".into(), since.into()));
+            }
+            if let (Some(n), Some(limit)) = (
+                p["reminder"]["number"].as_i64(),
+                p["reminder"]["limit"].as_i64(),
+            ) {
+                facts.push(("Reminder".into(), format!("{n} of {limit}")));
+            }
+            (
+                format!("{test}DOWN: {name} is {still}"),
+                format!("{name} is {still}; nobody has acknowledged it yet"),
+            )
+        }
         "incident.resolved" => {
             if let Some(s) = p["incident"]["durationSeconds"].as_i64() {
                 facts.push(("Down for".into(), duration(s)));

@@ -138,6 +138,15 @@ pub fn render(payload: &str) -> Result<String, String> {
                 .unwrap_or_default();
             format!("{test}🔴 <b>DOWN</b>: {name}{place_line}\n{reason}{region}{link}")
         }
+        "incident.reminder" => {
+            let still = escape(p["reminder"]["text"].as_str().unwrap_or("still down"));
+            let reason = escape(
+                p["failure"]["reason"]
+                    .as_str()
+                    .unwrap_or("The check failed"),
+            );
+            format!("{test}🔴 <b>DOWN</b>: {name} is {still}{place_line}\n{reason}{link}")
+        }
         "incident.resolved" => {
             let down = p["incident"]["durationSeconds"]
                 .as_i64()
