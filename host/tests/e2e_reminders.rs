@@ -157,3 +157,26 @@ fn an_unacknowledged_incident_is_reminded_and_an_acknowledged_one_is_not() {
         assert!(doc.contains(name), "{name} is in the OpenAPI document");
     }
 }
+
+#[test]
+fn a_reminder_may_not_come_before_the_grouped_message_it_reminds_of() {
+    let server = Server::start(&[("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true")]);
+    let api = server.client();
+    let r = api.post(
+        "/v1/alert-policies",
+        &json!({"name": "x", "groupWindowSeconds": 120, "repeatEvery": 2,
+                "channels": [{"type": "email", "target": "ops@tocsin.test"}]}),
+    );
+    r.assert_error(400, "VALIDATION_ERROR");
+    assert_eq!(
+        r.body["error"]["details"][0]["field"], "repeatEvery",
+        "{}",
+        r.body
+    );
+    let made = api.post(
+        "/v1/alert-policies",
+        &json!({"name": "x", "groupWindowSeconds": 120, "repeatEvery": 3,
+                "channels": [{"type": "email", "target": "ops@tocsin.test"}]}),
+    );
+    assert_eq!(made.status, 201, "{}", made.body);
+}

@@ -116,7 +116,8 @@ pub struct PolicyBody {
     /// Minutes, 0 to 1440: while an incident stays open and unacknowledged, its DOWN is
     /// sent again this often as `incident.reminder` ("still down for 2 h 10 min"), until
     /// someone acknowledges it, it resolves, or `repeatLimit` reminders went out; a
-    /// snooze or a maintenance window postpones the next one. 0 (the default) is off.
+    /// snooze, a maintenance window or a pause postpones the next one. Longer than
+    /// `groupWindowSeconds` when both are set. 0 (the default) is off.
     #[schema(default = 0, example = 30)]
     pub repeat_every: Option<u32>,
     /// The most reminders one incident gets, 1 to 100.
@@ -289,6 +290,13 @@ async fn validate(
             &mut errors,
         ),
     );
+    // A reminder must not come before the grouped DOWN it reminds of.
+    if repeat.0 > 0 && i64::from(repeat.0) * 60 <= i64::from(group_window_secs) {
+        errors.push(FieldError::new(
+            "repeatEvery",
+            "must be longer than groupWindowSeconds, so a reminder never comes before the grouped message it reminds of",
+        ));
+    }
     let escalation = match object.get("escalation") {
         None | Some(Value::Null) => None,
         Some(Value::Object(e)) => {

@@ -16,7 +16,8 @@ use crate::outbox::events;
 use crate::store::live::Seen;
 use crate::store::status_pages::{DayCounts, day_of};
 use crate::store::{
-    CheckRow, IncidentRow, MonitorRow, MonitorState, State as _, Store, StoreError, Tx,
+    CheckRow, IncidentRow, IncidentState, MonitorRow, MonitorState, State as _, Store, StoreError,
+    Tx,
 };
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -675,10 +676,13 @@ async fn apply(
             (Some(f), _) => Some(Hold::Flapping { since: f.since }),
             (None, until) => until.map(|until| Hold::Snoozed { until }),
         };
+        // Held for a dependency: nobody hears of it, its flapping included.
+        let suppressed = inc.status == IncidentState::Suppressed;
         incidents::resolve(txn, &ictx, inc, r, None, hold).await?;
         if let Some(f) = flap
             && f.started.is_some()
             && snoozed.is_none()
+            && !suppressed
         {
             flapping::started(txn, &ictx, m, r, f, None).await?;
         }

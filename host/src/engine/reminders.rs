@@ -3,8 +3,10 @@
 //! `repeatLimit` times. Like escalations they are driven from the database
 //! (`incidents.remind_at`), and each is taken with a conditional update, so a restart or a
 //! second node neither loses nor repeats one. Acknowledging or resolving the incident
-//! clears its next reminder; a snoozed monitor's reminder waits for the snooze to end, and
-//! one under maintenance for the window's end.
+//! clears its next reminder; a snoozed monitor's reminder waits for the snooze to end, one
+//! under maintenance for the window's end, and a paused monitor's until it is resumed
+//! (each looked at again at least every `repeatEvery`, so a snooze ended early or a window
+//! shortened does not silence reminders until the old end).
 
 use super::context::EngineContext;
 use super::incidents::{self, Ctx};
@@ -12,7 +14,7 @@ use super::maintenance::Calendar;
 use super::policy::rules_of;
 use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::{self, Origin};
-use crate::store::{IncidentRow, Store, StoreError};
+use crate::store::{IncidentRow, MonitorState, Store, StoreError};
 use serde_json::{Value, json};
 
 /// Most reminders looked at in one pass.
@@ -53,8 +55,10 @@ pub async fn remind_due(store: &Store, ctx: &EngineContext, now: i64) -> Result<
             .maintenance_windows_of(vec![m.workspace_id.clone()])
             .await?;
         let maintenance = Calendar::of(&windows).active(&m, now).map(|a| a.until);
-        if let Some(until) = snoozed.max(maintenance) {
-            txn.set_reminder(&inc.id, Some(until)).await?;
+        let paused = (m.status == MonitorState::Paused).then_some(now + repeat.every_ms);
+        if let Some(until) = snoozed.max(maintenance).max(paused) {
+            txn.set_reminder(&inc.id, Some(until.min(now + repeat.every_ms)))
+                .await?;
             txn.commit().await?;
             continue;
         }

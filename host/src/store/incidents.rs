@@ -358,7 +358,6 @@ impl Tx {
         Ok(claimed == 1)
     }
 
-    /// Stop waiting to escalate an incident (its policy no longer escalates).
     /// Take the reminder of `id` due at `due` (as read): count it and set the next one
     /// (`next`, None when it was the last). False when another writer took it first, or the
     /// incident was acknowledged or resolved meanwhile.
@@ -395,6 +394,7 @@ impl Tx {
         Ok(())
     }
 
+    /// Stop waiting to escalate an incident (its policy no longer escalates).
     pub async fn cancel_escalation(&self, id: &str) -> Result<(), StoreError> {
         incident::Entity::update_many()
             .col_expr(

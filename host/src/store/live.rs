@@ -9,9 +9,11 @@
 //!
 //! On PostgreSQL the nodes of a cluster tell each other ([`Cluster`]): a node with open
 //! dashboards says so every few seconds (`NOTIFY` on [`WANTED`]), and while some other
-//! node wants them, a transaction sends its changes with `pg_notify` on [`CHANGES`] inside
-//! itself, so PostgreSQL delivers them exactly when it commits and never when it rolls
-//! back. Each node hands what the others committed to its own dashboards.
+//! node wants them, a committed transaction's changes are sent with `pg_notify` on
+//! [`CHANGES`], after the commit and off the writer's path (one task sends them in commit
+//! order on the store's pool; if it falls behind, or PostgreSQL refuses, a page misses an
+//! update, never a write its data). Each node hands what the others committed to its own
+//! dashboards.
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -34,6 +36,9 @@ const WANTED_FOR: Duration = Duration::from_secs(30);
 const PAYLOAD: usize = 7_500;
 /// How long the listener waits before connecting again.
 const RETRY: Duration = Duration::from_secs(2);
+/// Committed transactions whose changes may wait to be sent to the other nodes; past
+/// that, their pages miss those updates rather than the writer waiting.
+const OUTGOING: usize = 1024;
 
 /// One committed change, as a dashboard is told of it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -138,6 +143,10 @@ pub(super) struct Cluster {
     wanted_until: AtomicU64,
     /// A dashboard of this node started listening: announce it now.
     subscribed: tokio::sync::Notify,
+    /// Changes for the other nodes, in commit order, to the task that sends them.
+    outgoing: tokio::sync::mpsc::Sender<Vec<String>>,
+    /// Another node has been heard from: there is a cluster to miss changes of.
+    others: std::sync::atomic::AtomicBool,
 }
 
 impl Cluster {
@@ -167,12 +176,16 @@ impl Feed {
     /// store's pool, sends the announcements). The listening task ends once every clone
     /// of the feed is gone.
     pub(super) fn across_nodes(url: &str, db: sea_orm::DatabaseConnection) -> Feed {
+        let (outgoing, queued) = tokio::sync::mpsc::channel(OUTGOING);
         let cluster = Arc::new(Cluster {
             node: ulid::Ulid::new().to_string(),
             started: Instant::now(),
             wanted_until: AtomicU64::new(0),
             subscribed: tokio::sync::Notify::new(),
+            outgoing,
+            others: std::sync::atomic::AtomicBool::new(false),
         });
+        tokio::spawn(send_to_other_nodes(queued, db.clone()));
         let feed = Feed {
             sender: broadcast::channel(BACKLOG).0,
             cluster: Some(cluster.clone()),
@@ -242,7 +255,18 @@ impl Feed {
     }
 
     pub(super) fn publish(&self, changes: Vec<Seen>) {
-        if changes.is_empty() || !self.listened() {
+        if changes.is_empty() {
+            return;
+        }
+        let payloads = self.for_other_nodes(&changes);
+        if let Some(c) = self.cluster.as_ref().filter(|_| !payloads.is_empty())
+            && c.outgoing.try_send(payloads).is_err()
+        {
+            tracing::debug!(
+                "the other nodes' dashboards miss a committed change: too many waiting"
+            );
+        }
+        if self.sender.receiver_count() == 0 {
             return;
         }
         let mut by_workspace: BTreeMap<&str, Vec<&Seen>> = BTreeMap::new();
@@ -279,6 +303,7 @@ fn heard(cluster: &Cluster, sender: &broadcast::Sender<Committed>, channel: &str
     if channel == WANTED {
         if payload != cluster.node {
             cluster.wanted_now();
+            cluster.others.store(true, Ordering::Relaxed);
         }
         return;
     }
@@ -287,7 +312,11 @@ fn heard(cluster: &Cluster, sender: &broadcast::Sender<Committed>, channel: &str
     else {
         return;
     };
-    if node == cluster.node || sender.receiver_count() == 0 {
+    if node == cluster.node {
+        return;
+    }
+    cluster.others.store(true, Ordering::Relaxed);
+    if sender.receiver_count() == 0 {
         return;
     }
     let told = Told {
@@ -295,6 +324,28 @@ fn heard(cluster: &Cluster, sender: &broadcast::Sender<Committed>, channel: &str
         json: json.to_string(),
     };
     let _ = sender.send(Arc::from([told]));
+}
+
+/// Send committed changes to the other nodes, one transaction's after another's.
+async fn send_to_other_nodes(
+    mut queued: tokio::sync::mpsc::Receiver<Vec<String>>,
+    db: sea_orm::DatabaseConnection,
+) {
+    use sea_orm::ConnectionTrait;
+    while let Some(payloads) = queued.recv().await {
+        for payload in payloads {
+            let sent = db
+                .execute_raw(sea_orm::Statement::from_sql_and_values(
+                    sea_orm::DbBackend::Postgres,
+                    "SELECT pg_notify($1, $2)",
+                    [CHANGES.into(), payload.into()],
+                ))
+                .await;
+            if let Err(error) = sent {
+                tracing::debug!(%error, "could not tell the other nodes' dashboards of a change");
+            }
+        }
+    }
 }
 
 /// Listen to the other nodes (see [`Cluster`]) and announce this node's open dashboards,
@@ -310,6 +361,8 @@ async fn listen_to_other_nodes(
     let mut listener: Option<sqlx_postgres::PgListener> = None;
     let mut lost = false;
     let mut announced: Option<Instant> = None;
+    // When this node last said it has open pages (`announced` is also reset to say again).
+    let mut said: Option<Instant> = None;
     loop {
         let Some(c) = cluster.upgrade() else { return };
         let Some(active) = listener.as_mut() else {
@@ -345,17 +398,32 @@ async fn listen_to_other_nodes(
         // is open.
         let due = announced.is_none_or(|at| at.elapsed() >= ANNOUNCE);
         if sender.receiver_count() > 0 && due {
-            let said = db
+            let said_now = db
                 .execute_raw(sea_orm::Statement::from_sql_and_values(
                     sea_orm::DbBackend::Postgres,
                     "SELECT pg_notify($1, $2)",
                     [WANTED.into(), c.node.clone().into()],
                 ))
                 .await;
-            if let Err(error) = said {
+            if let Err(error) = said_now {
                 tracing::debug!(%error, "could not announce this node's dashboards");
             }
+            // The other nodes had stopped sending (no page here for a while): what they
+            // committed between this page being drawn and hearing of it was not sent, so
+            // the pages read themselves again once they have.
+            if said.is_none_or(|at| at.elapsed() >= WANTED_FOR) && c.others.load(Ordering::Relaxed)
+            {
+                let sender = sender.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    let _ = sender.send(Arc::from([Told {
+                        workspace_id: Told::EVERYONE.to_string(),
+                        json: String::new(),
+                    }]));
+                });
+            }
             announced = Some(Instant::now());
+            said = announced;
         }
         let received = tokio::select! {
             r = tokio::time::timeout(ANNOUNCE, active.try_recv()) => r,
@@ -455,6 +523,8 @@ mod tests {
             started: Instant::now(),
             wanted_until: AtomicU64::new(0),
             subscribed: tokio::sync::Notify::new(),
+            outgoing: tokio::sync::mpsc::channel(1).0,
+            others: std::sync::atomic::AtomicBool::new(false),
         });
         let feed = Feed {
             sender: broadcast::channel(BACKLOG).0,

@@ -123,7 +123,7 @@ pub use status_pages::DailyUptimeRow;
 
 use sea_orm::{
     ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend,
-    DbErr, SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
+    DbErr, SqliteTransactionMode, TransactionOptions, TransactionTrait,
 };
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -599,16 +599,6 @@ impl Tx {
     pub async fn commit(self) -> Result<(), StoreError> {
         audit::flush(&self.txn).await?;
         let noted = self.noted.into_inner().unwrap_or_else(|e| e.into_inner());
-        // The other nodes' dashboards (PostgreSQL): delivered when this commits.
-        for payload in self.live.for_other_nodes(&noted) {
-            self.txn
-                .execute_raw(Statement::from_sql_and_values(
-                    DbBackend::Postgres,
-                    "SELECT pg_notify($1, $2)",
-                    [live::CHANGES.into(), payload.into()],
-                ))
-                .await?;
-        }
         {
             let _counted = self.commits.on_drop();
             self.txn.commit().await?;
