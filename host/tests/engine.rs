@@ -976,3 +976,63 @@ async fn reminders_repeat_a_down_until_acknowledged_and_stop_at_the_limit() {
     );
     assert_eq!(f.incidents("mon_short").await[0].remind_at, None);
 }
+
+#[tokio::test]
+async fn a_snooze_postpones_reminders_and_ending_it_early_brings_them_back() {
+    use tocsin::engine::reminders::remind_due;
+    let f = Fixture::new().await;
+    f.store
+        .insert_alert_policy(PolicyRow {
+            id: "pol_rs".into(),
+            workspace_id: f.ws.clone(),
+            name: "reminding".into(),
+            failure_threshold: 1,
+            recovery_threshold: 1,
+            notify_on_recovery: true,
+            channels: json!([{"type": "webhook", "url": "https://hooks.tocsin.test/x"}])
+                .to_string(),
+            escalation: None,
+            group_window_secs: 0,
+            flap_changes: 0,
+            flap_window_minutes: 0,
+            repeat_every_minutes: 10,
+            repeat_limit: 5,
+            created_at: T0,
+            updated_at: T0,
+            apply_key: None,
+            managed_by: None,
+        })
+        .await
+        .expect("policy");
+    f.monitor("mon_rs", Some("pol_rs")).await;
+    f.check("mon_rs", false).await;
+    let created = f.incidents("mon_rs").await[0].created_at;
+    let ten = 10 * 60_000;
+    // Snoozed for a day just before the first reminder: none while it lasts, and the
+    // next look comes one interval on, not at the snooze's end.
+    f.store
+        .set_monitor_snooze(&f.ws, "mon_rs", Some(created + 24 * 60 * 60_000))
+        .await
+        .expect("snooze");
+    assert_eq!(
+        remind_due(&f.store, &f.ctx, created + ten)
+            .await
+            .expect("pass"),
+        0
+    );
+    let held = f.incidents("mon_rs").await[0].clone();
+    assert_eq!(held.remind_at, Some(created + 2 * ten), "{held:?}");
+    assert_eq!(held.reminders, 0);
+    // The snooze ended early: the next look reminds.
+    f.store
+        .set_monitor_snooze(&f.ws, "mon_rs", None)
+        .await
+        .expect("unsnooze");
+    assert_eq!(
+        remind_due(&f.store, &f.ctx, created + 2 * ten)
+            .await
+            .expect("pass"),
+        1
+    );
+    assert_eq!(f.deliveries("incident.reminder", "webhook").await, 1);
+}
