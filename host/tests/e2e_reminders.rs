@@ -180,3 +180,58 @@ fn a_reminder_may_not_come_before_the_grouped_message_it_reminds_of() {
     );
     assert_eq!(made.status, 201, "{}", made.body);
 }
+
+#[test]
+fn turning_reminders_on_reaches_incidents_already_open_and_off_stops_them() {
+    let receiver = Receiver::start();
+    let server = Server::start(&[("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true")]);
+    let api = server.client();
+    let policy = create(
+        &api,
+        "/v1/alert-policies",
+        json!({"name": "Quiet", "failureThreshold": 1,
+               "channels": [{"type": "webhook", "url": receiver.url("/alerts")}]}),
+    );
+    let id = policy["id"].as_str().expect("id");
+    let job = create(
+        &api,
+        "/v1/monitors",
+        json!({"name": "Job", "type": "heartbeat", "period": 3600, "alertPolicyId": id}),
+    );
+    ping(&api, &job, "/fail");
+    let incident = || {
+        api.get(&format!(
+            "/v1/incidents?monitorId={}&status=open",
+            job["id"].as_str().expect("id")
+        ))
+        .body["data"][0]
+            .clone()
+    };
+    assert_eq!(incident()["nextReminderAt"], serde_json::Value::Null);
+    let r = api.patch(
+        &format!("/v1/alert-policies/{id}"),
+        &json!({"repeatEvery": 15}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let next = incident()["nextReminderAt"].clone();
+    let at = chrono::DateTime::parse_from_rfc3339(next.as_str().expect("a next reminder"))
+        .expect("time");
+    let left = at.timestamp_millis() - chrono::Utc::now().timestamp_millis();
+    assert!(
+        (14 * 60_000..=15 * 60_000).contains(&left),
+        "due in {left} ms"
+    );
+    // A PATCH of something else leaves the schedule alone.
+    let r = api.patch(
+        &format!("/v1/alert-policies/{id}"),
+        &json!({"name": "Less quiet"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(incident()["nextReminderAt"], next);
+    let r = api.patch(
+        &format!("/v1/alert-policies/{id}"),
+        &json!({"repeatEvery": 0}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(incident()["nextReminderAt"], serde_json::Value::Null);
+}

@@ -405,7 +405,10 @@ async fn an_escalation_removed_from_the_policy_no_longer_fires() {
         .expect("q")
         .expect("policy");
     policy.escalation = None;
-    f.store.update_alert_policy(policy).await.expect("update");
+    f.store
+        .update_alert_policy(policy, None)
+        .await
+        .expect("update");
     assert_eq!(
         escalate_due(&f.store, &f.ctx, inc.created_at + 10 * 60_000)
             .await

@@ -690,6 +690,9 @@ async fn edit(
     super::managed::check_key_free(state, kind, &p.workspace_id, v.managed.key.as_deref(), own)
         .await?;
     let before = super::redact::audit::policy(&state.plugins, &view(&state.plugins, &row));
+    // Reminders turned on, off or re-timed reach the policy's open incidents at once.
+    let reminders_from =
+        ((row.repeat_every_minutes, row.repeat_limit) != v.repeat).then(|| state.clock.now_ms());
     let updated = PolicyRow {
         name: v.name,
         failure_threshold: v.failure,
@@ -725,7 +728,10 @@ async fn edit(
     );
     let key = updated.apply_key.clone();
     let saved = super::managed::or_key_taken(
-        state.store.update_alert_policy(updated).await,
+        state
+            .store
+            .update_alert_policy(updated, reminders_from)
+            .await,
         kind,
         key.as_deref(),
     )?;

@@ -100,11 +100,39 @@ impl Store {
         Ok((rows.owned(), total))
     }
 
-    pub async fn update_alert_policy(&self, row: PolicyRow) -> Result<PolicyRow, StoreError> {
-        Ok(self
-            .update_one(row.into_active_model().reset_all())
+    /// Save an edited policy. With `reminders_from` (now), its reminders changed: in the
+    /// same transaction its open incidents that were told and are not held have their next
+    /// reminder one new interval from now (none when reminders are off, or for those that
+    /// had their limit), so turning reminders on reaches incidents already open.
+    pub async fn update_alert_policy(
+        &self,
+        row: PolicyRow,
+        reminders_from: Option<i64>,
+    ) -> Result<PolicyRow, StoreError> {
+        use super::entities::incident;
+        use super::states::IncidentState;
+        let tx = self.begin_write().await?;
+        let saved: PolicyRow = row
+            .into_active_model()
+            .reset_all()
+            .update(tx.conn())
             .await?
-            .into())
+            .into();
+        if let Some(now) = reminders_from {
+            let next = (saved.repeat_every_minutes > 0)
+                .then(|| now + i64::from(saved.repeat_every_minutes) * 60_000);
+            incident::Entity::update_many()
+                .col_expr(incident::Column::RemindAt, Expr::value(next))
+                .filter(incident::Column::PolicyId.eq(saved.id.as_str()))
+                .filter(incident::Column::Status.eq(IncidentState::Open))
+                .filter(incident::Column::Notified.eq(true))
+                .filter(incident::Column::Hold.is_null())
+                .filter(incident::Column::Reminders.lt(saved.repeat_limit))
+                .exec(tx.conn())
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(saved)
     }
 
     /// Delete a policy and detach it from its monitors (they keep running, unnotified).
