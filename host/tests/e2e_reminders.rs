@@ -221,6 +221,30 @@ fn turning_reminders_on_reaches_incidents_already_open_and_off_stops_them() {
         (14 * 60_000..=15 * 60_000).contains(&left),
         "due in {left} ms"
     );
+    // The incident's page says so.
+    let owner = support::browser::sign_up_owner(&server);
+    let page = owner
+        .http
+        .get(format!(
+            "{}/incidents/{}",
+            owner.base,
+            incident()["id"].as_str().expect("id")
+        ))
+        .header(
+            "cookie",
+            format!(
+                "tocsin_session={}",
+                owner.cookie.as_deref().expect("signed in")
+            ),
+        )
+        .send()
+        .expect("page")
+        .text()
+        .expect("html");
+    assert!(
+        page.contains("<dt>Reminders</dt><dd>0 sent; the next at"),
+        "{page}"
+    );
     // A PATCH of something else leaves the schedule alone.
     let r = api.patch(
         &format!("/v1/alert-policies/{id}"),

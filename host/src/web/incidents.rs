@@ -161,6 +161,9 @@ struct Show {
     reason: String,
     duration: String,
     resolved_iso: Option<String>,
+    /// Reminders sent, and when the next is due while one is (its policy's `repeatEvery`).
+    reminders: i32,
+    next_reminder_iso: Option<String>,
     can_write: bool,
     timeline: Vec<Event>,
     /// The monitor's checks up to the resolution (or now), newest first.
@@ -230,6 +233,11 @@ pub async fn show(
         layout,
         duration: duration(&i, now),
         resolved_iso: i.resolved_at.map(crate::time::format_ms),
+        reminders: i.reminders,
+        next_reminder_iso: i
+            .remind_at
+            .filter(|_| i.status == crate::store::IncidentState::Open)
+            .map(crate::time::format_ms),
         checks: checks.iter().map(|c| super::check_line(now, c)).collect(),
         deliveries: deliveries
             .into_iter()
