@@ -5,7 +5,6 @@
 
 use super::context::EngineContext;
 use super::incidents::{self, Ctx};
-use super::maintenance::Calendar;
 use super::policy::rules_of;
 use crate::clock::SharedClock;
 use crate::store::{Store, StoreError};
@@ -38,17 +37,12 @@ pub async fn escalate_due(
         }
         // A snoozed monitor's incident waits for the snooze to end, and one under
         // maintenance for the window's end.
-        if let Some(m) = txn.monitor_by_id(&inc.monitor_id).await? {
-            let snoozed = super::holds::snooze_in(&txn, &m, now).await?;
-            let windows = txn
-                .maintenance_windows_of(vec![m.workspace_id.clone()])
-                .await?;
-            let maintenance = Calendar::of(&windows).active(&m, now).map(|a| a.until);
-            if let Some(until) = snoozed.max(maintenance) {
-                txn.postpone_escalation(&inc.id, until).await?;
-                txn.commit().await?;
-                continue;
-            }
+        if let Some(m) = txn.monitor_by_id(&inc.monitor_id).await?
+            && let Some(until) = super::holds::quiet_until(&txn, &m, now).await?
+        {
+            txn.postpone_escalation(&inc.id, until).await?;
+            txn.commit().await?;
+            continue;
         }
         let name = txn.workspace_name(&inc.workspace_id).await?;
         let c = Ctx {

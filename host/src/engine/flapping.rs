@@ -84,52 +84,22 @@ pub async fn started(
     let (Some(changes), Some(f)) = (flap.started, rules.flapping) else {
         return Ok(());
     };
-    let body = EventBody {
-        event: kind::MONITOR_FLAPPING_STARTED,
-        at_ms: c.now,
-        monitor: events::monitor_object(m),
-        workspace_id: c.workspace_id.to_string(),
-        workspace_name: c.workspace_name.to_string(),
-        incident: open.map(|i| events::incident_object(i, c.public_url)),
-        failure: open.and_then(|i| serde_json::from_str::<Value>(&i.failure).ok()),
-        ssl: None,
-        test: false,
-    };
     let flapping = json!({
         "since": crate::time::format_ms(flap.since),
         "changes": changes,
         "windowMinutes": f.window_ms / 60_000,
         "state": if open.is_some() { "down" } else { "up" },
     });
-    let origin = Origin {
-        workspace_id: c.workspace_id,
-        incident_id: open.map(|i| i.id.as_str()),
-        monitor_id: Some(&m.id),
-    };
-    for t in &rules.channels {
-        outbox::enqueue_at(
-            tx,
-            &origin,
-            t,
-            &body,
-            c.now,
-            c.now,
-            Some(("flapping", flapping.clone())),
-        )
-        .await?;
-    }
-    if let Some(inc) = open {
-        let kinds: Vec<&str> = rules.channels.iter().map(|t| t.kind.as_str()).collect();
-        incidents::timeline(
-            tx,
-            &inc.id,
-            c.now,
-            "notified",
-            json!({"event": kind::MONITOR_FLAPPING_STARTED, "channels": kinds}),
-        )
-        .await?;
-    }
-    Ok(())
+    tell(
+        tx,
+        c,
+        m,
+        rules,
+        open,
+        kind::MONITOR_FLAPPING_STARTED,
+        flapping,
+    )
+    .await
 }
 
 /// End the flapping of monitors stable for their policy's window, each with one summary.
@@ -233,8 +203,29 @@ async fn summary(
     since: i64,
     changes: i32,
 ) -> Result<(), StoreError> {
+    let flapping = json!({
+        "since": crate::time::format_ms(since),
+        "until": crate::time::format_ms(c.now),
+        "changes": changes,
+        "state": if open.is_some() { "down" } else { "up" },
+    });
+    tell(tx, c, m, rules, open, kind::MONITOR_FLAPPING, flapping).await
+}
+
+/// Queue a flapping `event` with its `flapping` object to the policy's channels, with
+/// `open`, the incident it concerns if the monitor is down, noted on that incident's
+/// timeline.
+async fn tell(
+    tx: &Tx,
+    c: &Ctx<'_>,
+    m: &MonitorRow,
+    rules: &Rules,
+    open: Option<&IncidentRow>,
+    event: &'static str,
+    flapping: Value,
+) -> Result<(), StoreError> {
     let body = EventBody {
-        event: kind::MONITOR_FLAPPING,
+        event,
         at_ms: c.now,
         monitor: events::monitor_object(m),
         workspace_id: c.workspace_id.to_string(),
@@ -244,12 +235,6 @@ async fn summary(
         ssl: None,
         test: false,
     };
-    let flapping = json!({
-        "since": crate::time::format_ms(since),
-        "until": crate::time::format_ms(c.now),
-        "changes": changes,
-        "state": if open.is_some() { "down" } else { "up" },
-    });
     let origin = Origin {
         workspace_id: c.workspace_id,
         incident_id: open.map(|i| i.id.as_str()),
@@ -274,7 +259,7 @@ async fn summary(
             &inc.id,
             c.now,
             "notified",
-            json!({"event": kind::MONITOR_FLAPPING, "channels": kinds}),
+            json!({"event": event, "channels": kinds}),
         )
         .await?;
     }

@@ -151,6 +151,17 @@ pub async fn snooze_in(tx: &Tx, m: &MonitorRow, now: i64) -> Result<Option<i64>,
     Ok(snoozed_until(m, &tag_snoozes, now))
 }
 
+/// Until when `m`'s notifications wait at `now`: the end of its snooze or of the
+/// maintenance window covering it, whichever is later; None when neither holds.
+pub async fn quiet_until(tx: &Tx, m: &MonitorRow, now: i64) -> Result<Option<i64>, StoreError> {
+    let snoozed = snooze_in(tx, m, now).await?;
+    let windows = tx
+        .maintenance_windows_of(vec![m.workspace_id.clone()])
+        .await?;
+    let maintenance = Calendar::of(&windows).active(m, now).map(|a| a.until);
+    Ok(snoozed.max(maintenance))
+}
+
 /// How often held incidents are looked at.
 pub const POLL: std::time::Duration = std::time::Duration::from_secs(1);
 

@@ -671,7 +671,11 @@ async fn apply(
         && let Some(inc) = state.open.remove(&m.id)
     {
         let flap = flapping::note_change(txn, m, r, record.checked_at).await?;
-        let snoozed = holds::snooze_in(txn, m, record.checked_at).await?;
+        // The snooze matters unless the recovery is held for flapping and not told.
+        let snoozed = match flap {
+            Some(f) if f.started.is_none() => None,
+            _ => holds::snooze_in(txn, m, record.checked_at).await?,
+        };
         let hold = match (flap, snoozed) {
             (Some(f), _) => Some(Hold::Flapping { since: f.since }),
             (None, until) => until.map(|until| Hold::Snoozed { until }),

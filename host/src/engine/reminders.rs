@@ -10,7 +10,6 @@
 
 use super::context::EngineContext;
 use super::incidents::{self, Ctx};
-use super::maintenance::Calendar;
 use super::policy::rules_of;
 use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::{self, Origin};
@@ -50,13 +49,9 @@ pub async fn remind_due(store: &Store, ctx: &EngineContext, now: i64) -> Result<
             txn.commit().await?;
             continue;
         };
-        let snoozed = super::holds::snooze_in(&txn, &m, now).await?;
-        let windows = txn
-            .maintenance_windows_of(vec![m.workspace_id.clone()])
-            .await?;
-        let maintenance = Calendar::of(&windows).active(&m, now).map(|a| a.until);
+        let quiet = super::holds::quiet_until(&txn, &m, now).await?;
         let paused = (m.status == MonitorState::Paused).then_some(now + repeat.every_ms);
-        if let Some(until) = snoozed.max(maintenance).max(paused) {
+        if let Some(until) = quiet.max(paused) {
             txn.set_reminder(&inc.id, Some(until.min(now + repeat.every_ms)))
                 .await?;
             txn.commit().await?;
