@@ -20,7 +20,7 @@ const ALTERNATIVE_FIELDS: [(&str, &str); 2] = [
 ];
 
 /// Fields every monitor has and the API accepts.
-const COMMON_FIELDS: [&str; 11] = [
+const COMMON_FIELDS: [&str; 12] = [
     "key",
     "managedBy",
     "tags",
@@ -28,6 +28,7 @@ const COMMON_FIELDS: [&str; 11] = [
     "name",
     "type",
     "interval",
+    "retryInterval",
     "timeout",
     "alertPolicyId",
     "regions",
@@ -57,6 +58,9 @@ pub struct MonitorInput {
     pub name: String,
     pub kind: String,
     pub interval_secs: u32,
+    /// Seconds from a failing check to the next until the threshold decides; None: the
+    /// interval.
+    pub retry_interval_secs: Option<u32>,
     pub timeout_secs: u32,
     pub alert_policy_id: Option<String>,
     /// Empty means every configured region.
@@ -93,6 +97,10 @@ pub struct MonitorView {
     #[schema(example = "up")]
     pub status: String,
     pub interval: u32,
+    /// Seconds from a failing check to the next while the failure has not yet reached the
+    /// policy's `failureThreshold` (fast re-checks); then the interval's rhythm resumes.
+    /// Null: the interval. Not for heartbeat monitors, nor with `regionalConfirmation`.
+    pub retry_interval: Option<u32>,
     pub timeout: u32,
     pub alert_policy_id: Option<String>,
     pub regions: Vec<String>,
@@ -146,6 +154,7 @@ pub fn view(
         kind: row.kind.clone(),
         status: row.status.name().to_string(),
         interval: count(row.interval_secs),
+        retry_interval: row.retry_interval_secs.map(count),
         timeout: count(row.timeout_secs),
         alert_policy_id: row.alert_policy_id.clone(),
         regions,
@@ -201,6 +210,10 @@ pub fn editable(row: &MonitorRow, top_level: bool) -> Map<String, Value> {
     // A heartbeat monitor's interval follows from its period; it has no timeout.
     if row.kind != HEARTBEAT {
         object.insert("interval".into(), Value::from(row.interval_secs));
+        object.insert(
+            "retryInterval".into(),
+            row.retry_interval_secs.map_or(Value::Null, Value::from),
+        );
         object.insert("timeout".into(), Value::from(row.timeout_secs));
     }
     object.insert(
@@ -351,10 +364,24 @@ pub async fn validate(
         ))
         .with_details(vec![FieldError::new("timeout", "must not exceed interval")]));
     }
+    if let Some(retry) = common.retry_interval
+        && retry > interval
+    {
+        return Err(ApiError::unprocessable(format!(
+            "retryInterval ({retry} s) must not be longer than interval ({interval} s): it brings the check after a failure forward (lower it, or send \"retryInterval\": null)"
+        ))
+        .with_details(vec![FieldError::new(
+            "retryInterval",
+            "must not exceed interval",
+        )]));
+    }
     Ok(MonitorInput {
         name,
         kind,
         interval_secs: u32::try_from(interval).unwrap_or(u32::MAX),
+        retry_interval_secs: common
+            .retry_interval
+            .map(|r| u32::try_from(r).unwrap_or(u32::MAX)),
         timeout_secs: u32::try_from(timeout).unwrap_or(u32::MAX),
         alert_policy_id: common.alert_policy_id,
         regions: common.regions,
@@ -411,6 +438,7 @@ fn heartbeat_input(
         name,
         kind: HEARTBEAT.to_string(),
         interval_secs: u32::try_from(period).unwrap_or(u32::MAX),
+        retry_interval_secs: None,
         timeout_secs: 1,
         alert_policy_id: common.alert_policy_id,
         regions: Vec::new(),
@@ -463,6 +491,8 @@ struct Common {
     name: Option<String>,
     kind: Option<String>,
     interval: Option<u64>,
+    /// None: not set (the interval), or invalid.
+    retry_interval: Option<u64>,
     timeout: Option<u64>,
     alert_policy_id: Option<String>,
     regions: Vec<String>,
@@ -493,7 +523,7 @@ fn read_common(
         }
     };
     let (interval, timeout) = if kind.as_deref() == Some(HEARTBEAT) {
-        for field in ["interval", "timeout"] {
+        for field in ["interval", "timeout", "retryInterval"] {
             if object.get(field).is_some_and(|v| !v.is_null()) {
                 errors.push(FieldError::new(
                     field,
@@ -547,6 +577,7 @@ fn read_common(
             false
         }
     };
+    let retry_interval = retry_interval_field(object, rules, regional_confirmation, errors);
     for field in READ_ONLY_FIELDS {
         if object.contains_key(field) {
             errors.push(FieldError::new(field, "is read-only"));
@@ -556,6 +587,7 @@ fn read_common(
         name,
         kind,
         interval,
+        retry_interval,
         timeout,
         alert_policy_id,
         regions: regions_field(object.get("regions"), rules.regions, errors),
@@ -564,6 +596,36 @@ fn read_common(
         depends_on: depends_on_field(object.get("dependsOn"), errors),
         managed: super::managed::read(object, errors),
     }
+}
+
+/// `retryInterval`: absent or null is the interval (no fast re-checks). A heartbeat
+/// monitor has none (said with its other checked-only fields).
+fn retry_interval_field(
+    object: &Map<String, Value>,
+    rules: &InputRules<'_>,
+    regional_confirmation: bool,
+    errors: &mut Vec<FieldError>,
+) -> Option<u64> {
+    if object.get("retryInterval").is_none_or(Value::is_null)
+        || object.get("type").and_then(Value::as_str) == Some(HEARTBEAT)
+    {
+        return None;
+    }
+    if regional_confirmation {
+        errors.push(FieldError::new(
+            "retryInterval",
+            "cannot be combined with regionalConfirmation, which already checks a failure again at once from another region (send \"retryInterval\": null with it)",
+        ));
+        return None;
+    }
+    integer_field(
+        object,
+        "retryInterval",
+        u64::from(rules.min_interval),
+        MAX_INTERVAL_SECS,
+        None,
+        errors,
+    )
 }
 
 /// Most monitors one monitor depends on.

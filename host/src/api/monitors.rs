@@ -41,6 +41,13 @@ pub struct MonitorCreate {
     /// Seconds between checks, from the server's `min_interval` (default 30) to 86400.
     #[schema(example = 60)]
     pub interval: u32,
+    /// Seconds from a failing check to the next while the failures have not yet reached
+    /// the policy's `failureThreshold` (fast re-checks), from `min_interval` to
+    /// `interval` (422 when longer); then the interval's rhythm resumes. Default: none
+    /// (the interval). Not for heartbeat monitors, nor with `regionalConfirmation`. See
+    /// docs/alerting.md.
+    #[schema(example = 10)]
+    pub retry_interval: Option<u32>,
     /// Seconds before a check fails, 1 to 60, at most `interval`; default 10 (or `interval` when shorter).
     #[schema(default = 10)]
     pub timeout: Option<u32>,
@@ -317,6 +324,9 @@ pub async fn create_monitor(
     .await?;
     check_policy(&state, &p, &input).await?;
     super::quota::interval(&state, &p.workspace_id, input.interval_secs).await?;
+    if let Some(retry) = input.retry_interval_secs {
+        super::quota::cadence(&state, &p.workspace_id, "retryInterval", retry).await?;
+    }
     let now = state.clock.now_ms();
     let id = ids::new_id(prefix::MONITOR);
     check_dependencies(&state, &p, &id, &input.depends_on).await?;
@@ -334,6 +344,9 @@ pub async fn create_monitor(
         name: input.name,
         config: input.config,
         interval_secs: i32::try_from(input.interval_secs).unwrap_or(i32::MAX),
+        retry_interval_secs: input
+            .retry_interval_secs
+            .map(|r| i32::try_from(r).unwrap_or(i32::MAX)),
         timeout_secs: i32::try_from(input.timeout_secs).unwrap_or(i32::MAX),
         alert_policy_id: input.alert_policy_id,
         regions: serde_json::to_string(&input.regions).unwrap_or_else(|_| "[]".into()),
@@ -646,11 +659,19 @@ async fn edit(
     if i64::from(input.interval_secs) != i64::from(row.interval_secs) {
         super::quota::interval(state, &p.workspace_id, input.interval_secs).await?;
     }
+    if let Some(retry) = input.retry_interval_secs
+        && Some(i64::from(retry)) != row.retry_interval_secs.map(i64::from)
+    {
+        super::quota::cadence(state, &p.workspace_id, "retryInterval", retry).await?;
+    }
     let row_before = row.clone();
     let updated = MonitorRow {
         name: input.name,
         config: input.config,
         interval_secs: i32::try_from(input.interval_secs).unwrap_or(i32::MAX),
+        retry_interval_secs: input
+            .retry_interval_secs
+            .map(|r| i32::try_from(r).unwrap_or(i32::MAX)),
         timeout_secs: i32::try_from(input.timeout_secs).unwrap_or(i32::MAX),
         alert_policy_id: input.alert_policy_id,
         regions: serde_json::to_string(&input.regions).unwrap_or_else(|_| "[]".into()),

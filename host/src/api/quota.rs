@@ -42,14 +42,25 @@ pub async fn room_for(state: &AppState, workspace_id: &str, what: Counted) -> Re
 
 /// Refuse a monitor interval shorter than the plan allows.
 pub async fn interval(state: &AppState, workspace_id: &str, secs: u32) -> Result<(), ApiError> {
+    cadence(state, workspace_id, "interval", secs).await
+}
+
+/// Refuse `field` (`interval`, or `retryInterval`: fast re-checks are checks too) shorter
+/// than the plan's shortest interval.
+pub async fn cadence(
+    state: &AppState,
+    workspace_id: &str,
+    field: &str,
+    secs: u32,
+) -> Result<(), ApiError> {
     let (plan, quota) = of(state, workspace_id).await?;
     match quota.min_interval {
         Some(min) if secs < min => Err(upgrade(format!(
-            "The {} plan checks at most every {min} s; interval {secs} s needs a larger plan",
+            "The {} plan checks at most every {min} s; {field} {secs} s needs a larger plan",
             plan.as_str()
         ))
         .with_details(vec![super::error::FieldError::new(
-            "interval",
+            field,
             format!("must be at least {min} on the {} plan", plan.as_str()),
         )])),
         _ => Ok(()),

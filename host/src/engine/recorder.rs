@@ -3,7 +3,7 @@
 //! notifications those cause. A crash loses either all of it or none.
 
 use super::certificates;
-use super::context::EngineContext;
+use super::context::{EngineContext, Retries, Retry};
 use super::flapping;
 use super::health::{self, Health};
 use super::hold::Hold;
@@ -183,6 +183,8 @@ impl Default for RecorderOptions {
 #[derive(Clone)]
 pub struct Recorder {
     tx: mpsc::Sender<(CheckRecord, Option<oneshot::Sender<()>>)>,
+    /// Where committed batches ask for fast re-checks.
+    retries: Retries,
     stats: Arc<RecorderStats>,
     /// Wakes the lingering writer: a failure, a caller waiting for the commit, a full
     /// batch or half the buffer waiting. Other records do not wake it while it lingers.
@@ -232,6 +234,7 @@ impl Recorder {
         let (tx, rx) = mpsc::channel(options.buffer.max(1));
         let stats = Arc::new(RecorderStats::default());
         let hurry = Arc::new(Notify::new());
+        let retries = ctx.retries.clone();
         let task = tokio::spawn(write_loop(
             store,
             ctx,
@@ -242,10 +245,16 @@ impl Recorder {
         ));
         let recorder = Recorder {
             tx,
+            retries,
             stats,
             hurry: Arc::new(Hurry(hurry)),
         };
         (recorder, task)
+    }
+
+    /// The fast re-checks its batches ask for, for the scheduler to listen to.
+    pub fn retries(&self) -> Retries {
+        self.retries.clone()
     }
 
     /// The writer's counters.
@@ -482,11 +491,13 @@ pub async fn write_batch(
         apply(&txn, ctx, &mut state, &mut writes, record, *counted).await?;
     }
     let notified = writes.notified;
+    let retries = std::mem::take(&mut writes.retries);
     persist(&txn, &state, writes).await?;
     txn.commit().await?;
     if notified {
         ctx.outbox_wakeup.notify_one();
     }
+    ctx.retries.ask(retries);
     // A failure may open an incident, hold one or start flapping; a notification may
     // resolve one: the background passes look again.
     if notified || batch.iter().any(|(r, _)| !r.ok) {
@@ -561,6 +572,8 @@ struct Writes {
     last: HashMap<String, (i64, Option<i32>)>,
     /// Whether any outbox row was queued.
     notified: bool,
+    /// Failing checks to re-check soon (`retryInterval`), asked for once committed.
+    retries: Vec<Retry>,
 }
 
 /// Count one record: move its monitor's health on, open or resolve its incident, give
@@ -698,6 +711,13 @@ async fn apply(
         writes.notified = true;
     }
     let status = health::status_after(h.status, record.ok, state.open.contains_key(&m.id));
+    // A failure the threshold has not yet turned into an incident: check again soon.
+    if !record.ok && m.retry_interval_secs.is_some() && !state.open.contains_key(&m.id) {
+        writes.retries.push(Retry {
+            monitor_id: m.id.clone(),
+            checked_at: record.checked_at,
+        });
+    }
     note(txn, record, false, status, status != h.status);
     *h = Health { status, ..next };
     writes

@@ -86,7 +86,7 @@ impl ClaimGate {
         self.closed.store(true, Ordering::SeqCst);
     }
 
-    fn is_closed(&self) -> bool {
+    pub(super) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
 }

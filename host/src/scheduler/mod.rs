@@ -8,6 +8,7 @@ pub mod confirm;
 pub mod stats;
 
 use crate::clock::SharedClock;
+use crate::engine::context::Retry;
 use crate::engine::{CheckRecord, Recorder};
 use crate::plugins::{CheckRequest, PluginHost, limits};
 use crate::store::{MonitorChange, Store};
@@ -64,6 +65,9 @@ pub struct ScheduledMonitor {
     pub kind: String,
     pub config: String,
     pub interval: Duration,
+    /// After a failing check that opened no incident, the next comes this long after it
+    /// (`retryInterval`); None: at the interval's rhythm.
+    pub retry: Option<Duration>,
     pub timeout: Duration,
     /// Regions the monitor's checks rotate over; empty means every configured region.
     pub regions: Vec<String>,
@@ -91,6 +95,11 @@ impl ScheduledMonitor {
             kind: row.kind.clone(),
             config: row.config.clone(),
             interval: interval.every,
+            retry: row
+                .retry_interval_secs
+                .and_then(|r| u64::try_from(r).ok())
+                .filter(|r| *r > 0)
+                .map(Duration::from_secs),
             timeout: Duration::from_secs(u64::try_from(row.timeout_secs).unwrap_or(10).max(1)),
             regions: row.region_list(),
             phase_ms: interval.phase_ms(),
@@ -144,6 +153,12 @@ struct Slot {
     due: Instant,
     /// `due` on the wall clock, in Unix milliseconds.
     due_ms: i64,
+    /// The check due is a fast re-check of a failure (`retryInterval`), not a round of
+    /// the rhythm: it runs here, unclaimed, and the rhythm resumes after it.
+    retry: bool,
+    /// When its last check was started here (Unix ms; 0: none yet): a re-check asked for
+    /// a failure older than that comes too late to be of use.
+    fired_ms: i64,
 }
 
 /// Runs every active monitor of this node's region at its interval.
@@ -182,6 +197,8 @@ pub struct Scheduler {
     workspace_slots: Arc<std::sync::Mutex<HashMap<String, Arc<Semaphore>>>>,
     /// How fast checks start here, which sizes the groups they start in.
     pace: Pace,
+    /// The recorder's requests for fast re-checks (taken by `run`).
+    retries: Option<tokio::sync::mpsc::UnboundedReceiver<Retry>>,
 }
 
 /// Checks started per second, counted over whole seconds.
@@ -231,6 +248,7 @@ impl Scheduler {
         all_regions: Vec<String>,
         clock: SharedClock,
     ) -> Scheduler {
+        let retries = Some(recorder.retries().listen());
         Scheduler {
             store,
             plugins,
@@ -252,6 +270,7 @@ impl Scheduler {
             waiting: Arc::default(),
             workspace_slots: Arc::default(),
             pace: Pace::new(Instant::now()),
+            retries,
         }
     }
 
@@ -299,6 +318,10 @@ impl Scheduler {
     /// Run until `shutdown` turns true.
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         let mut changes = self.store.subscribe_monitor_changes();
+        let mut retries = self
+            .retries
+            .take()
+            .unwrap_or_else(|| tokio::sync::mpsc::unbounded_channel().1);
         if let Some(node) = &self.claim_as {
             self.claimer = Some(claims::Claimer::spawn(
                 self.store.clone(),
@@ -326,6 +349,7 @@ impl Scheduler {
             );
             tokio::select! {
                 _ = sleep => self.fire_due(),
+                Some(retry) = retries.recv() => self.retry_soon(&retry),
                 _ = sync.tick() => if self.claim_as.is_some() {
                     if Instant::now() >= full_sync_at {
                         full_sync_at = Instant::now() + self.full_sync;
@@ -529,7 +553,25 @@ impl Scheduler {
             } else {
                 due_in
             };
-            self.insert(m, now + due_in);
+            // Stopped while re-checking a failure fast: the re-check is still due (spread
+            // like other overdue checks). With several nodes the one that saw the failure
+            // is not known here, so the rhythm's next round decides instead.
+            let retry_in = retry_pending(&row, &m)
+                .filter(|_| self.claim_as.is_none())
+                .map(|every| {
+                    let last = row.last_checked_at.unwrap_or(now_ms);
+                    let wait = last + i64::try_from(every.as_millis()).unwrap_or(i64::MAX) - now_ms;
+                    match u64::try_from(wait) {
+                        Ok(wait) if wait > 0 => Duration::from_millis(wait),
+                        _ => phase_of(m.id_hash, every.min(RESTART_SPREAD)),
+                    }
+                });
+            match retry_in {
+                Some(retry_in) if retry_in < due_in => {
+                    self.place(Arc::new(m), now + retry_in, true)
+                }
+                _ => self.insert(m, now + due_in),
+            }
         }
     }
 
@@ -596,7 +638,52 @@ impl Scheduler {
         kind != crate::plugins::HEARTBEAT && runs_in_region(id, regions, &self.region)
     }
 
+    /// Schedule `monitor` at `due`. A fast re-check already due then stays one (an edit
+    /// that keeps the rhythm keeps it).
     fn insert(&mut self, monitor: ScheduledMonitor, due: Instant) {
+        let retry = self
+            .slots
+            .get(&monitor.id)
+            .is_some_and(|slot| slot.retry && slot.due == due && monitor.retry.is_some());
+        self.place(Arc::new(monitor), due, retry);
+    }
+
+    /// A failing check asked for a fast re-check: bring the monitor's next check forward
+    /// to `retryInterval` after it, unless a check has started since the failing one (a
+    /// result written late, after an outage of the database, asks too late). The round
+    /// after a re-check starts once the re-check's timeout has passed; with several
+    /// nodes, where another node may run that round, a re-check that could not end
+    /// before the next round starts is not made.
+    fn retry_soon(&mut self, retry: &Retry) {
+        let Some(slot) = self.slots.get(&retry.monitor_id) else {
+            return; // deleted, paused or moved to another region since
+        };
+        let Some(every) = slot.monitor.retry else {
+            return;
+        };
+        if slot.fired_ms > retry.checked_at {
+            return;
+        }
+        let now_ms = self.clock.now_ms();
+        let due_ms =
+            (retry.checked_at + i64::try_from(every.as_millis()).unwrap_or(i64::MAX)).max(now_ms);
+        if due_ms >= slot.due_ms {
+            return;
+        }
+        // Alone, this node moves its own next round to after the re-check (`fire_due`).
+        // With several nodes, another node may run that round: the re-check must end first.
+        let timeout_ms = i64::try_from(slot.monitor.timeout.as_millis()).unwrap_or(i64::MAX);
+        if self.claim_as.is_some() && due_ms.saturating_add(timeout_ms) > slot.due_ms {
+            return;
+        }
+        let due =
+            Instant::now() + Duration::from_millis(u64::try_from(due_ms - now_ms).unwrap_or(0));
+        let monitor = slot.monitor.clone();
+        self.place(monitor, due, true);
+    }
+
+    fn place(&mut self, monitor: Arc<ScheduledMonitor>, due: Instant, retry: bool) {
+        let fired_ms = self.slots.get(&monitor.id).map_or(0, |slot| slot.fired_ms);
         self.next_generation += 1;
         let generation = self.next_generation;
         let id = monitor.id.clone();
@@ -606,10 +693,12 @@ impl Scheduler {
         self.slots.insert(
             id,
             Slot {
-                monitor: Arc::new(monitor),
+                monitor,
                 generation,
                 due,
                 due_ms,
+                retry,
+                fired_ms,
             },
         );
     }
@@ -643,25 +732,39 @@ impl Scheduler {
             // a check ever coming much early or late). After a stall, skip missed rounds
             // instead of bursting through them.
             let lag_ms = i64::try_from(now.saturating_duration_since(due).as_millis()).unwrap_or(0);
-            let natural = slot.due_ms + interval_ms;
-            let aligned = next_round_start(slot.due_ms + interval_ms / 2, phase_ms, interval_ms);
-            let max_shift = interval_ms / 8;
-            let mut next_ms = natural + (aligned - natural).clamp(-max_shift, max_shift);
-            if next_ms <= slot.due_ms + lag_ms {
-                next_ms = next_round_start(slot.due_ms + lag_ms, phase_ms, interval_ms);
-            }
+            slot.fired_ms = slot.due_ms + lag_ms;
+            let retry = std::mem::take(&mut slot.retry);
+            let next_ms = if retry {
+                // After a fast re-check the rhythm resumes at its next round, one that
+                // starts after this check's timeout, so the two never overlap.
+                let timeout_ms = i64::try_from(slot.monitor.timeout.as_millis()).unwrap_or(0);
+                next_round_start(slot.due_ms + lag_ms + timeout_ms, phase_ms, interval_ms)
+            } else {
+                let natural = slot.due_ms + interval_ms;
+                let aligned =
+                    next_round_start(slot.due_ms + interval_ms / 2, phase_ms, interval_ms);
+                let max_shift = interval_ms / 8;
+                let next_ms = natural + (aligned - natural).clamp(-max_shift, max_shift);
+                if next_ms <= slot.due_ms + lag_ms {
+                    next_round_start(slot.due_ms + lag_ms, phase_ms, interval_ms)
+                } else {
+                    next_ms
+                }
+            };
             let next =
                 due + Duration::from_millis(u64::try_from(next_ms - slot.due_ms).unwrap_or(0));
             slot.due = next;
             slot.due_ms = next_ms;
             self.heap.push(Reverse((next, generation, id)));
             // Rounds rotate over the monitor's regions; this node runs its own region's.
-            let mine = region_for_round(&slot.monitor.regions, &self.all_regions, round)
-                .is_none_or(|r| r == self.region);
+            // A fast re-check runs where the failure was seen.
+            let mine = retry
+                || region_for_round(&slot.monitor.regions, &self.all_regions, round)
+                    .is_none_or(|r| r == self.region);
             if mine {
                 let monitor = slot.monitor.clone();
                 self.pace.started += 1;
-                self.spawn_check(monitor, round, due);
+                self.spawn_check(monitor, round, due, !retry);
             }
         }
     }
@@ -682,7 +785,9 @@ impl Scheduler {
             .clone()
     }
 
-    fn spawn_check(&self, monitor: Arc<ScheduledMonitor>, round: i64, due: Instant) {
+    /// Start a check of `monitor` for `round`, claiming the round first (`claim`) when
+    /// several nodes share the checks; a fast re-check is this node's own.
+    fn spawn_check(&self, monitor: Arc<ScheduledMonitor>, round: i64, due: Instant, claim: bool) {
         let telemetry = crate::telemetry::global();
         telemetry.checks_due.inc();
         let waiting = match self.waiting.lock() {
@@ -703,7 +808,11 @@ impl Scheduler {
         let workspace_slots = self.workspace_slots(&monitor.workspace_id);
         let plugins = self.plugins.clone();
         let store = self.store.clone();
-        let claimer = self.claimer.clone();
+        // A stopping node that gave its slots back runs no re-check either.
+        if !claim && self.claim_gate.is_closed() {
+            return;
+        }
+        let claimer = self.claimer.clone().filter(|_| claim);
         let recorder = self.recorder.clone();
         let permits = self.permits.clone();
         let region = self.region.clone();
@@ -760,6 +869,14 @@ impl Scheduler {
             }
         });
     }
+}
+
+/// A stored monitor's fast re-check still to come: it has `retryInterval`, its last check
+/// failed and no incident is open (its state is not down).
+fn retry_pending(row: &MonitorRow, m: &ScheduledMonitor) -> Option<Duration> {
+    (row.consecutive_failures > 0 && matches!(row.status, MonitorState::Up | MonitorState::Pending))
+        .then_some(m.retry)
+        .flatten()
 }
 
 /// When checks starting late were last logged as a warning (Unix ms).
@@ -953,6 +1070,41 @@ mod tests {
         }
         let big = format!(r#"{{"a": "{}"}}"#, "x".repeat(limits::MAX_DETAILS_BYTES));
         assert_eq!(kept_details(big), "{}");
+    }
+
+    #[test]
+    fn a_failure_below_the_threshold_is_re_checked_after_a_restart() {
+        let mut row = MonitorRow::new("mon_x", "ws_x", "http", 0);
+        row.retry_interval_secs = Some(5);
+        row.consecutive_failures = 1;
+        row.status = MonitorState::Up;
+        let retry = |row: &MonitorRow| retry_pending(row, &ScheduledMonitor::from_row(row));
+        assert_eq!(retry(&row), Some(Duration::from_secs(5)));
+        // Before its first success too.
+        assert_eq!(
+            retry(&MonitorRow {
+                status: MonitorState::Pending,
+                ..row.clone()
+            }),
+            Some(Duration::from_secs(5))
+        );
+        // Not once the incident is open, after a pass, or without the setting.
+        for other in [
+            MonitorRow {
+                status: MonitorState::Down,
+                ..row.clone()
+            },
+            MonitorRow {
+                consecutive_failures: 0,
+                ..row.clone()
+            },
+            MonitorRow {
+                retry_interval_secs: None,
+                ..row.clone()
+            },
+        ] {
+            assert_eq!(retry(&other), None);
+        }
     }
 
     #[test]

@@ -42,6 +42,34 @@ own_row! {
         pub managed_by: Option<String>,
     }
 }
+impl PolicyRow {
+    /// A policy named after its id, made `now`, with the defaults of a monitor without
+    /// one (down after 2 failures, up after 1 success, told of recoveries) and no channel,
+    /// escalation, grouping, flapping line or reminder. Code that makes a policy outside
+    /// the API starts from it and sets what differs.
+    pub fn new(id: &str, workspace_id: &str, now: i64) -> PolicyRow {
+        PolicyRow {
+            id: id.to_string(),
+            workspace_id: workspace_id.to_string(),
+            name: id.to_string(),
+            failure_threshold: 2,
+            recovery_threshold: 1,
+            notify_on_recovery: true,
+            channels: "[]".into(),
+            escalation: None,
+            created_at: now,
+            updated_at: now,
+            group_window_secs: 0,
+            flap_changes: 0,
+            flap_window_minutes: 0,
+            repeat_every_minutes: 0,
+            repeat_limit: 10,
+            apply_key: None,
+            managed_by: None,
+        }
+    }
+}
+
 // Stored notification channels. `config` is JSON text (may hold write-only secrets).
 own_row! {
     /// A channel as stored.

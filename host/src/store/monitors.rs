@@ -53,6 +53,9 @@ pub(super) mod monitor {
         pub apply_key: Option<String>,
         /// The tool that owns the object (`tocsin apply` sets it), if any.
         pub managed_by: Option<String>,
+        /// Seconds from a failing check to the next while the failure has not yet opened
+        /// an incident; None: the interval.
+        pub retry_interval_secs: Option<i32>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -100,6 +103,9 @@ own_row! {
         pub apply_key: Option<String>,
         /// The tool that owns the object (`tocsin apply` sets it), if any.
         pub managed_by: Option<String>,
+        /// Seconds from a failing check to the next while the failure has not yet opened
+        /// an incident; None: the interval.
+        pub retry_interval_secs: Option<i32>,
     }
 }
 
@@ -135,6 +141,7 @@ impl MonitorRow {
             snoozed_until: None,
             apply_key: None,
             managed_by: None,
+            retry_interval_secs: None,
         }
     }
 
@@ -831,6 +838,7 @@ fn settings_of(row: &MonitorRow) -> monitor::ActiveModel {
         snoozed_until: Set(row.snoozed_until),
         apply_key: Set(row.apply_key),
         managed_by: Set(row.managed_by),
+        retry_interval_secs: Set(row.retry_interval_secs),
     }
 }
 

@@ -269,6 +269,7 @@ function readField(el) {
     case 'list': return text ? text.split('\n').map((l) => l.trim()).filter(Boolean) : undefined;
     case 'csv': return text.split(',').map((t) => t.trim()).filter(Boolean);
     case 'nullable': return text === '' ? null : text;
+    case 'nullable-number': return text === '' ? null : (Number.isFinite(Number(text)) ? Number(text) : text);
     case 'ids': return [...el.querySelectorAll('input[type="checkbox"]:checked')].map((c) => c.value);
     case 'json': {
       if (!text) return undefined;

@@ -701,6 +701,8 @@ struct MonitorPage {
     kind: String,
     interval: i32,
     timeout: i32,
+    /// Seconds from a failing check to the next, when not the interval.
+    retry_interval: Option<i32>,
     /// A heartbeat monitor's set-up (to those who may write).
     heartbeat: Option<heartbeat::Setup>,
     /// Its public badge: the token and the Markdown to paste.
@@ -917,6 +919,7 @@ async fn monitor(
         managed_by: m.managed_by.clone(),
         interval: m.interval_secs,
         timeout: m.timeout_secs,
+        retry_interval: m.retry_interval_secs,
         heartbeat,
         badge,
         uptime_24h,
@@ -1239,6 +1242,8 @@ struct MonitorForm {
     tags: String,
     interval: u32,
     timeout: u32,
+    /// Seconds from a failing check to the next (None: the interval).
+    retry_interval: Option<u32>,
     /// The workspace's alert policies (id, name) and the one the monitor uses.
     policies: Vec<(String, String)>,
     /// The workspace's channels (id, name), each offered as a new policy made in the same
@@ -1251,10 +1256,11 @@ struct MonitorForm {
 }
 
 /// Fields every monitor has, outside its plugin's settings.
-const MONITOR_FIELDS: [&str; 8] = [
+const MONITOR_FIELDS: [&str; 9] = [
     "name",
     "type",
     "interval",
+    "retryInterval",
     "timeout",
     "alertPolicyId",
     "regions",
@@ -1478,6 +1484,10 @@ async fn monitor_form(
         timeout: monitor
             .as_ref()
             .map_or(10, |m| u32::try_from(m.timeout_secs).unwrap_or(10)),
+        retry_interval: monitor
+            .as_ref()
+            .and_then(|m| m.retry_interval_secs)
+            .and_then(|r| u32::try_from(r).ok()),
         fields,
     }
     .render();

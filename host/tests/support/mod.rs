@@ -223,7 +223,7 @@ impl Drop for Server {
             let log = self.log();
             let lines: Vec<&str> = log
                 .lines()
-                .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+                .filter(|l| l.contains("WARN") || l.contains("ERROR") || l.contains("panicked"))
                 .collect();
             let tail = &lines[lines.len().saturating_sub(40)..];
             eprintln!(

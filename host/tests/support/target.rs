@@ -18,6 +18,8 @@ pub struct Knobs {
     pub status: AtomicU16,
     /// Requests seen on `/status`.
     pub hits: AtomicU64,
+    /// `/status` answers 503 to this many requests first, whatever `status` says.
+    pub fail_next: AtomicU64,
 }
 
 /// A running target; it stops when dropped (from any context).
@@ -40,6 +42,7 @@ impl Target {
         let knobs = Arc::new(Knobs {
             status: AtomicU16::new(200),
             hits: AtomicU64::new(0),
+            fail_next: AtomicU64::new(0),
         });
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind target");
         std_listener.set_nonblocking(true).expect("nonblocking");
@@ -106,6 +109,11 @@ impl Target {
     pub fn set_status(&self, status: u16) {
         self.knobs.status.store(status, Ordering::SeqCst);
     }
+
+    /// Answer the next `n` requests to `/status` with 503.
+    pub fn fail_next(&self, n: u64) {
+        self.knobs.fail_next.store(n, Ordering::SeqCst);
+    }
 }
 
 fn redirect(to: &str) -> Response {
@@ -114,7 +122,15 @@ fn redirect(to: &str) -> Response {
 
 async fn status(State(k): State<Arc<Knobs>>) -> Response {
     k.hits.fetch_add(1, Ordering::SeqCst);
-    let code = StatusCode::from_u16(k.status.load(Ordering::SeqCst)).unwrap_or(StatusCode::OK);
+    let failing = k
+        .fail_next
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok();
+    let code = if failing {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::from_u16(k.status.load(Ordering::SeqCst)).unwrap_or(StatusCode::OK)
+    };
     (code, "status page").into_response()
 }
 

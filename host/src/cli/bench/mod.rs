@@ -53,6 +53,9 @@ pub struct BenchOptions {
     pub database_url: Option<String>,
     /// Share of monitors whose target fails (they open incidents), in percent.
     pub failing_percent: f64,
+    /// Every monitor's `retryInterval`; the failing ones then never reach their threshold
+    /// within the run, so they are re-checked at this pace throughout.
+    pub retry_interval: Option<u32>,
     /// Checks per side for the native-versus-plugin comparison.
     pub baseline_checks: usize,
     /// Load the API with `wrk` for this long per route (zero: skip).
@@ -441,6 +444,26 @@ async fn seed_monitors(
     let seeded = Instant::now();
     let interval_ms = i64::from(opts.interval) * 1000;
     let failing = ((n as f64) * opts.failing_percent / 100.0).round() as usize;
+    // With fast re-checks, the failing monitors' policy waits for more failures than a run
+    // makes, so every one of them is re-checked all along.
+    let retrying_policy = match opts.retry_interval {
+        Some(_) => Some(
+            store
+                .insert_alert_policy(crate::store::alerting::PolicyRow {
+                    name: "bench: never down".into(),
+                    failure_threshold: 100,
+                    channels: "[]".into(),
+                    ..crate::store::alerting::PolicyRow::new(
+                        &ids::new_id(prefix::ALERT_POLICY),
+                        workspace_id,
+                        now,
+                    )
+                })
+                .await?
+                .id,
+        ),
+        None => None,
+    };
     // In chunks, so a million monitors never sit in memory as rows at once.
     for chunk in (0..n).collect::<Vec<_>>().chunks(20_000) {
         let rows: Vec<MonitorRow> = chunk
@@ -470,8 +493,13 @@ async fn seed_monitors(
                         ) - interval_ms,
                     ),
                     // Failing ones have failed once already: their next check opens an
-                    // incident, so the incident list has rows to page through.
-                    consecutive_failures: i32::from(i < failing),
+                    // incident, so the incident list has rows to page through (with fast
+                    // re-checks, they stay short of their threshold instead).
+                    consecutive_failures: i32::from(i < failing && retrying_policy.is_none()),
+                    retry_interval_secs: opts
+                        .retry_interval
+                        .map(|r| i32::try_from(r).unwrap_or(i32::MAX)),
+                    alert_policy_id: retrying_policy.clone().filter(|_| i < failing),
                     ..MonitorRow::new(&id, workspace_id, "http", now)
                 }
             })

@@ -23,6 +23,11 @@ pub struct Args {
     /// Share of monitors whose target fails, in percent (they open incidents).
     #[arg(long, default_value_t = 1.0)]
     failing_percent: f64,
+    /// Give every monitor this `retryInterval` (seconds), and the failing ones a policy
+    /// whose threshold the run never reaches: they are re-checked at this pace throughout,
+    /// the most fast re-checks can cost.
+    #[arg(long, conflicts_with = "serve")]
+    retry_interval: Option<u32>,
     /// Checks per side in the plugin-versus-native comparison (with --serve: the same
     /// command's reference, measured once the server has stopped; at least 1,000).
     #[arg(long, default_value_t = 2000)]
@@ -71,6 +76,7 @@ pub fn exec(flags: &Args) -> anyhow::Result<()> {
         warmup: std::time::Duration::from_secs(flags.warmup),
         database_url: flags.database_url.clone(),
         failing_percent: flags.failing_percent.clamp(0.0, 100.0),
+        retry_interval: flags.retry_interval.map(|r| r.max(1)),
         baseline_checks: flags.baseline_checks.max(10),
         api_duration: std::time::Duration::from_secs(flags.api_seconds),
         recorder: crate::engine::recorder::RecorderOptions {
