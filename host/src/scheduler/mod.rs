@@ -705,6 +705,7 @@ impl Scheduler {
 
     fn fire_due(&mut self) {
         let now = Instant::now();
+        let fired_ms = self.clock.now_ms();
         self.pace.note(now);
         let horizon = now + self.pace.window();
         while let Some(Reverse((due, generation, _))) = self.heap.peek() {
@@ -732,7 +733,9 @@ impl Scheduler {
             // a check ever coming much early or late). After a stall, skip missed rounds
             // instead of bursting through them.
             let lag_ms = i64::try_from(now.saturating_duration_since(due).as_millis()).unwrap_or(0);
-            slot.fired_ms = slot.due_ms + lag_ms;
+            // When it actually starts (checks start up to a window early): a failure of a
+            // check started before this one asks too late.
+            slot.fired_ms = fired_ms;
             let retry = std::mem::take(&mut slot.retry);
             let next_ms = if retry {
                 // After a fast re-check the rhythm resumes at its next round, one that
