@@ -168,6 +168,9 @@ pub struct MonitorLive {
     pub region: Option<Arc<str>>,
     /// When the certificate the last check saw expires (Unix ms).
     pub certificate_expires_ms: Option<i64>,
+    /// The last stored check's response time, if it had one (as `monitor_health` holds
+    /// it: checks that count, and those under maintenance).
+    pub last_response_ms: Option<u32>,
 }
 
 /// Per monitor, [`MonitorLive`]. A scrape looks up every monitor four to six times, so
@@ -229,6 +232,23 @@ impl MonitorBoard {
             Err(poisoned) => poisoned.into_inner(),
         };
         ids.into_iter().map(|id| live.get(id).cloned()).collect()
+    }
+
+    /// Each monitor's last response time as the recorder stored it (`None`: its last
+    /// check had none), once its batch committed.
+    pub fn set_last_responses(&self, lasts: impl IntoIterator<Item = (String, Option<u32>)>) {
+        let mut live = match self.live.lock() {
+            Ok(l) => l,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        for (id, ms) in lasts {
+            match live.get_mut(&id) {
+                Some(e) => e.last_response_ms = ms,
+                None => {
+                    live.entry(id).or_default().last_response_ms = ms;
+                }
+            }
+        }
     }
 
     /// Forget monitors that no longer exist (`keep` says which do).

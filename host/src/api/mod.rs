@@ -74,6 +74,8 @@ pub struct AppState {
     pub recorder: crate::engine::Recorder,
     /// The monitor list's pages as rendered, while nothing was written since.
     pub monitor_pages: Arc<monitor_pages::MonitorPages>,
+    /// The monitors' labels as `/metrics` last read them, while none changed since.
+    pub metrics_labels: Arc<metrics::LabelCache>,
 }
 
 /// The routes of `/v1`, with their OpenAPI description.

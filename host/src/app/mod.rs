@@ -228,6 +228,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         }),
         recorder,
         monitor_pages: Arc::default(),
+        metrics_labels: Arc::default(),
     };
     // The decoy hash makes an unknown account's refusal cost what a wrong password costs.
     tokio::task::spawn_blocking(crate::accounts::password::prepare);

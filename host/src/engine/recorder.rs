@@ -492,8 +492,17 @@ pub async fn write_batch(
     }
     let notified = writes.notified;
     let retries = std::mem::take(&mut writes.retries);
+    let lasts: Vec<(String, Option<u32>)> = writes
+        .last
+        .iter()
+        .map(|(id, (_, ms))| (id.clone(), ms.and_then(|ms| u32::try_from(ms).ok())))
+        .collect();
     persist(&txn, &state, writes).await?;
     txn.commit().await?;
+    // `/metrics` shows the last response time as stored (docs: api/metrics/labels.rs).
+    crate::telemetry::global()
+        .monitors
+        .set_last_responses(lasts);
     if notified {
         ctx.outbox_wakeup.notify_one();
     }

@@ -1,13 +1,13 @@
 //! What `GET /metrics` reads, in pages: every monitor's name, type, tags and state, the
 //! daily uptime counts of today and the sums of the days before, and the outbox's depth.
 
-use super::entities::{daily_uptime, delivery, monitor_live};
+use super::entities::{daily_uptime, delivery, monitor, monitor_live};
 use super::{MonitorState, Store, StoreError};
 use crate::store::states::DeliveryState;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, EntityTrait, FromQueryResult, PaginatorTrait, QueryFilter, QueryOrder,
-    QuerySelect, QueryTrait,
+    ActiveEnum, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, FromQueryResult,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait, Statement,
 };
 
 /// One monitor as `/metrics` labels it. Read as a row, or (on SQLite) as a JSON array of
@@ -50,6 +50,69 @@ pub struct PastDayCounts {
 }
 
 impl Store {
+    /// On SQLite, the count of writes that changed a monitor's labels (its name, type,
+    /// tags, workspace or configuration) or added or removed a monitor: while it stays
+    /// the same, labels read before are still what the database holds. None on
+    /// PostgreSQL, where other nodes write too.
+    pub async fn monitor_labels_version(&self) -> Result<Option<i64>, StoreError> {
+        if !self.is_sqlite() {
+            return Ok(None);
+        }
+        let row = self
+            .db()
+            .query_one_raw(Statement::from_string(
+                DbBackend::Sqlite,
+                "SELECT version FROM monitor_labels_version WHERE id = 1",
+            ))
+            .await?;
+        Ok(row.and_then(|r| r.try_get_by_index::<i64>(0).ok()))
+    }
+
+    /// The monitors (of `workspace`, if given) that are not `up`, with their states,
+    /// ordered by id: read through the index on the state (named, on SQLite, so that
+    /// statistics saying most rows share four values never send it through the whole
+    /// table), so nearly every monitor of a healthy server is skipped.
+    pub async fn monitors_not_up(
+        &self,
+        workspace: Option<&str>,
+    ) -> Result<Vec<(String, MonitorState)>, StoreError> {
+        if !self.is_sqlite() {
+            let mut q = monitor::Entity::find()
+                .select_only()
+                .column(monitor::Column::Id)
+                .column(monitor::Column::Status)
+                .filter(monitor::Column::Status.is_in([
+                    MonitorState::Pending,
+                    MonitorState::Down,
+                    MonitorState::Paused,
+                ]))
+                .order_by_asc(monitor::Column::Id);
+            if let Some(w) = workspace {
+                q = q.filter(monitor::Column::WorkspaceId.eq(w));
+            }
+            return Ok(q.into_tuple().all(self.db()).await?);
+        }
+        let sql = "SELECT id, status FROM monitors INDEXED BY idx_monitors_status \
+                   WHERE status IN ('pending', 'down', 'paused')";
+        let statement = match workspace {
+            Some(w) => Statement::from_sql_and_values(
+                DbBackend::Sqlite,
+                format!("{sql} AND workspace_id = ? ORDER BY id"),
+                [w.into()],
+            ),
+            None => Statement::from_string(DbBackend::Sqlite, format!("{sql} ORDER BY id")),
+        };
+        let rows = self.db().query_all_raw(statement).await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| {
+                let id = r.try_get_by_index::<String>(0).ok()?;
+                let status = r.try_get_by_index::<String>(1).ok()?;
+                Some((id, MonitorState::try_from_value(&status).ok()?))
+            })
+            .collect())
+    }
+
     /// Up to `limit` monitors (of `workspace`, if given) whose ids come after `after`,
     /// ordered by id: one page of a scrape, so a scrape never holds every monitor's row.
     /// With `with_config`, their configurations too (for the Uptime Kuma names' URL labels).

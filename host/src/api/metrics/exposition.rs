@@ -24,6 +24,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const DAY_MS: i64 = 86_400_000;
 /// Monitors whose counters and uptime windows are looked up under one lock.
 const SLICE: usize = 4_096;
+/// The per-monitor info series.
+const INFO: &str = "tocsin_monitor_info";
 
 /// Everything one scrape shows. Encoding reads the monitors from the store, so it runs on
 /// a blocking thread of `runtime`.
@@ -41,6 +43,10 @@ pub(super) struct Scrape {
     pub(super) outbox: u64,
     /// Nanoseconds spent waiting for the store while encoding.
     pub(super) read_nanos: Arc<AtomicU64>,
+    /// The labels kept between scrapes, and the count of label changes read before this
+    /// one (None on PostgreSQL: nothing is kept).
+    pub(super) labels: Arc<super::labels::LabelCache>,
+    pub(super) labels_version: Option<i64>,
 }
 
 impl std::fmt::Debug for Scrape {
@@ -55,19 +61,19 @@ impl std::fmt::Debug for Scrape {
 }
 
 /// Strings end to end in one buffer.
-#[derive(Default)]
-struct Strings {
+#[derive(Default, Clone)]
+pub(super) struct Strings {
     text: String,
     ends: Vec<usize>,
 }
 
 impl Strings {
-    fn push(&mut self, s: &str) {
+    pub(super) fn push(&mut self, s: &str) {
         self.text.push_str(s);
         self.ends.push(self.text.len());
     }
 
-    fn get(&self, i: usize) -> &str {
+    pub(super) fn get(&self, i: usize) -> &str {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.text[start..self.ends[i]]
     }
@@ -229,19 +235,107 @@ impl Scrape {
         rows
     }
 
-    /// The info series, one per monitor, written page by page as the monitors are read;
-    /// returns what the other series need of them.
+    /// The info series, one per monitor; returns what the other series need of them.
+    /// Each monitor's names once, on its info series; every other series carries only
+    /// `monitor_id` (join with `* on (monitor_id) group_left (monitor, tags)
+    /// tocsin_monitor_info`). Repeating five labels on every line made a scrape at
+    /// 100,000 monitors twice as large (docs/performance.md).
     fn encode_info<W: Write>(&self, t: &mut Text<'_, W>) -> Result<Table, fmt::Error> {
-        // Each monitor's names once, on its info series; every other series carries only
-        // `monitor_id` (join with `* on (monitor_id) group_left (monitor, tags)
-        // tocsin_monitor_info`). Repeating five labels on every line made a scrape at
-        // 100,000 monitors twice as large (docs/performance.md).
-        const INFO: &str = "tocsin_monitor_info";
         t.family(
             INFO,
             "One series per monitor, 1, labelled with its workspace, name, type and tags",
             "gauge",
         )?;
+        let Some(version) = self.labels_version else {
+            return self.read_info(t);
+        };
+        if let Some(kept) = self
+            .labels
+            .get(version, self.workspace.as_deref(), self.kuma)
+        {
+            t.out.write_str(&kept.info)?;
+            return self.table_from(&kept);
+        }
+        // Read, and keep what was read unless a label changed meanwhile.
+        let read_at = std::time::Instant::now();
+        let mut info = String::new();
+        let table = self.read_info(&mut Text { out: &mut info })?;
+        t.out.write_str(&info)?;
+        let started = std::time::Instant::now();
+        let now = self
+            .runtime
+            .block_on(self.store.monitor_labels_version())
+            .map_err(|error| {
+                tracing::warn!(%error, "could not read the monitors for /metrics");
+                std::fmt::Error
+            })?;
+        self.read_nanos
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        if now == Some(version) {
+            self.labels.keep(super::labels::Labels {
+                version,
+                workspace: self.workspace.clone(),
+                kuma: self.kuma,
+                info,
+                ids: table.ids.clone(),
+                kuma_labels: table.kuma.clone(),
+                response_ms: table.response_ms.clone(),
+                read_at,
+            });
+        }
+        Ok(table)
+    }
+
+    /// The table of a scrape from kept labels: the states read now (those not `up`), and
+    /// each monitor's last response time from the counters of the checks made since the
+    /// server started, or as kept for a monitor not checked since.
+    fn table_from(&self, kept: &super::labels::Labels) -> Result<Table, fmt::Error> {
+        let started = std::time::Instant::now();
+        let not_up = self
+            .runtime
+            .block_on(self.store.monitors_not_up(self.workspace.as_deref()))
+            .map_err(|error| {
+                tracing::warn!(%error, "could not read the monitors' states for /metrics");
+                std::fmt::Error
+            })?;
+        self.read_nanos
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let n = kept.response_ms.len();
+        let mut table = Table {
+            ids: kept.ids.clone(),
+            status: Vec::with_capacity(n),
+            response_ms: Vec::with_capacity(n),
+            kuma: kept.kuma_labels.clone(),
+        };
+        // Both in id order: walk them side by side.
+        let mut other = not_up.iter().peekable();
+        for i in 0..n {
+            let id = kept.ids.get(i);
+            while other.next_if(|(o, _)| o.as_str() < id).is_some() {}
+            let status = match other.next_if(|(o, _)| o.as_str() == id) {
+                Some((_, s)) => *s,
+                None => MonitorState::Up,
+            };
+            table.status.push(status);
+        }
+        let board = &telemetry::global().monitors;
+        for start in (0..n).step_by(SLICE) {
+            let end = n.min(start + SLICE);
+            let live = board.read((start..end).map(|i| kept.ids.get(i)));
+            for (i, l) in (start..end).zip(live) {
+                table.response_ms.push(match l {
+                    Some(l) => l
+                        .last_response_ms
+                        .map(|ms| i32::try_from(ms).unwrap_or(i32::MAX)),
+                    None => kept.response_ms[i],
+                });
+            }
+        }
+        Ok(table)
+    }
+
+    /// [`Scrape::encode_info`]'s samples, written page by page as the monitors are read.
+    fn read_info<W: Write>(&self, t: &mut Text<'_, W>) -> Result<Table, fmt::Error> {
         let mut table = Table::default();
         let mut after: Option<String> = None;
         loop {
@@ -752,7 +846,13 @@ mod tests {
             instances: [("check", 0, 1), ("notify", 0, 1), ("validate", 0, 1)],
             outbox: 0,
             read_nanos: Arc::default(),
+            labels: Arc::default(),
+            labels_version: None,
         };
+        encode(scrape).await
+    }
+
+    async fn encode(scrape: Scrape) -> String {
         tokio::task::spawn_blocking(move || {
             let mut out = String::new();
             scrape.encode_into(&mut out).map(|()| out)
@@ -760,6 +860,117 @@ mod tests {
         .await
         .expect("joined")
         .expect("encoded")
+    }
+
+    /// Encode a scrape of every workspace as the server does, keeping labels in `labels`.
+    async fn scrape_kept(store: &Store, labels: &Arc<super::super::LabelCache>) -> String {
+        let scrape = Scrape {
+            store: store.clone(),
+            runtime: tokio::runtime::Handle::current(),
+            workspace: None,
+            page: 2,
+            now_ms: 0,
+            kuma: true,
+            histograms: true,
+            instances: [("check", 0, 1), ("notify", 0, 1), ("validate", 0, 1)],
+            outbox: 0,
+            read_nanos: Arc::default(),
+            labels: labels.clone(),
+            labels_version: store.monitor_labels_version().await.expect("version"),
+        };
+        encode(scrape).await
+    }
+
+    #[tokio::test]
+    async fn kept_labels_serve_scrapes_until_a_monitor_is_added_removed_or_relabelled() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}", dir.path().join("t.db").display());
+        let store = Store::connect(&url).await.expect("store");
+        store.migrate().await.expect("migrate");
+        let ws = store
+            .create_workspace("Kept", crate::plans::Plan::Business, 1)
+            .await
+            .expect("workspace");
+        let states = [MonitorState::Up, MonitorState::Down, MonitorState::Paused];
+        for (i, state) in states.into_iter().enumerate() {
+            store
+                .insert_monitor(row(&format!("mon_kept{i}"), &ws.id, state))
+                .await
+                .expect("insert");
+        }
+        let labels: Arc<super::super::LabelCache> = Arc::default();
+        let version = store.monitor_labels_version().await.expect("version");
+        let first = scrape_kept(&store, &labels).await;
+        assert!(
+            labels
+                .get(version.expect("SQLite counts"), None, true)
+                .is_some(),
+            "kept after the first scrape"
+        );
+        // Served from what was kept, the text is what a scrape reading everything writes.
+        assert_eq!(scrape_kept(&store, &labels).await, first);
+        assert_eq!(scrape(&store, None, 1_000).await, first);
+
+        // A state changes: nothing is relabelled, and the scrape shows the state.
+        let up = store
+            .monitor_by_id("mon_kept0")
+            .await
+            .expect("read")
+            .expect("row");
+        let tx = store.begin_write().await.expect("tx");
+        tx.set_monitor_state(up, MonitorState::Down, false, None)
+            .await
+            .expect("state");
+        tx.commit().await.expect("commit");
+        assert_eq!(
+            store.monitor_labels_version().await.expect("version"),
+            version
+        );
+        let downed = scrape_kept(&store, &labels).await;
+        assert!(
+            downed.contains("tocsin_monitor_status{monitor_id=\"mon_kept0\"} 0\n"),
+            "{downed}"
+        );
+        assert_eq!(downed, scrape(&store, None, 1_000).await);
+
+        // Renamed, added, removed: read again.
+        let renamed = crate::store::monitors::MonitorRow {
+            name: "Renamed".into(),
+            ..store
+                .monitor_by_id("mon_kept1")
+                .await
+                .expect("read")
+                .expect("row")
+        };
+        store.update_monitor(renamed).await.expect("rename");
+        let text = scrape_kept(&store, &labels).await;
+        assert!(text.contains("monitor=\"Renamed\""), "{text}");
+        assert_eq!(text, scrape(&store, None, 1_000).await);
+        store
+            .insert_monitor(row("mon_kept3", &ws.id, MonitorState::Pending))
+            .await
+            .expect("insert");
+        crate::engine::actions::delete_monitor(&store, &ws.id, "mon_kept2", 2)
+            .await
+            .expect("delete");
+        let text = scrape_kept(&store, &labels).await;
+        assert_eq!(samples(&text, "tocsin_monitor_info").len(), 3, "{text}");
+        assert!(text.contains("monitor_id=\"mon_kept3\""));
+        assert!(!text.contains("monitor_id=\"mon_kept2\""));
+        assert_eq!(text, scrape(&store, None, 1_000).await);
+
+        // A check stored since the labels were read: its response time, from the counters
+        // the recorder sets once its batch committed.
+        telemetry::global()
+            .monitors
+            .set_last_responses([("mon_kept3".to_string(), Some(42))]);
+        let text = scrape_kept(&store, &labels).await;
+        assert!(
+            text.contains(
+                "tocsin_monitor_response_time_seconds{monitor_id=\"mon_kept3\",region=\"\"} 0.042\n"
+            ),
+            "{text}"
+        );
     }
 
     /// The lines of `family` (its samples, names as written).

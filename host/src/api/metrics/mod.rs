@@ -6,6 +6,8 @@
 //! series are assembled at each scrape from the monitors (names, types, tags, states, read
 //! in pages while the text is encoded), the counters the recorder keeps per monitor, and
 //! the uptime windows a background task refreshes every minute from the daily counts.
+//! On SQLite the monitors' labels are kept from one scrape to the next while no monitor
+//! was added, removed or relabelled ([`labels`]).
 //! With the `key` setting a scrape shows the key's workspace's monitors; with `public`,
 //! every workspace's.
 
@@ -21,9 +23,11 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 mod exposition;
+mod labels;
 mod uptime;
 
 use exposition::Scrape;
+pub use labels::LabelCache;
 pub use uptime::{UPTIME, UPTIME_REFRESH, UptimeWindows, refresh_uptime_loop};
 
 /// The metrics of the server and its monitors.
@@ -188,6 +192,8 @@ const SCRAPE_PAGE: u64 = 5_000;
 /// What a scrape starts from; the monitors themselves are read while it is encoded.
 async fn prepare(state: &AppState, workspace: Option<&str>) -> Result<Scrape, ApiError> {
     let outbox = state.store.pending_delivery_count().await?;
+    // Read before the labels are, so labels kept under it are never newer than it says.
+    let labels_version = state.store.monitor_labels_version().await?;
     Ok(Scrape {
         store: state.store.clone(),
         runtime: tokio::runtime::Handle::current(),
@@ -199,6 +205,8 @@ async fn prepare(state: &AppState, workspace: Option<&str>) -> Result<Scrape, Ap
         instances: state.plugins.instances(),
         outbox,
         read_nanos: Default::default(),
+        labels: state.metrics_labels.clone(),
+        labels_version,
     })
 }
 

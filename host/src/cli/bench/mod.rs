@@ -798,6 +798,7 @@ async fn load_api(
         limits,
         key_usage: Arc::default(),
         monitor_pages: Arc::default(),
+        metrics_labels: Arc::default(),
         accounts: Arc::new(crate::accounts::Services {
             sso: crate::accounts::oidc::Sso::new(Vec::new(), "http://127.0.0.1", &[])
                 .map_err(anyhow::Error::msg)?,

@@ -39,6 +39,9 @@ pub struct ServeReport {
     pub rss_peak_unscraped: Option<u64>,
     /// The first scrape of `/metrics`: how long it took and how many bytes it carried.
     pub scrape: (Duration, usize),
+    /// The scrape after the measured window (on SQLite, with the labels the first one
+    /// kept, no monitor having changed since).
+    pub scrape_again: Duration,
     /// Schedule lag over the window, from the server's own histogram (bucket bounds).
     pub lag_p50: Option<f64>,
     pub lag_p99: Option<f64>,
@@ -339,7 +342,9 @@ pub(super) async fn run_one(
         let count = target.count(&client).await? - count_before;
         let window = started.elapsed();
         let rss = measure::memory_of(&serve.pid()).0;
+        let again_started = Instant::now();
         let (lag_after, shed_after, _) = scrape(&client, &serve.base).await?;
+        let scrape_again = again_started.elapsed();
         let rss_peak = measure::memory_of(&serve.pid()).1;
         if let Some(status) = serve.child.try_wait()? {
             anyhow::bail!("tocsin serve exited during the run: {status}");
@@ -366,6 +371,7 @@ pub(super) async fn run_one(
             rss_peak,
             rss_peak_unscraped,
             scrape: (scrape_time, scrape_bytes),
+            scrape_again,
             lag_p50: quantile(&lag_before, &lag_after, 0.50),
             lag_p99: quantile(&lag_before, &lag_after, 0.99),
             shed: shed_after.saturating_sub(shed_before),
@@ -453,9 +459,10 @@ pub fn print_report(r: &ServeReport) {
         super::mib(r.rss_peak_unscraped)
     );
     println!(
-        "/metrics        one scrape {:.2} s, {:.1} MiB of text",
+        "/metrics        first scrape {:.2} s, {:.1} MiB of text; the next {:.2} s",
         r.scrape.0.as_secs_f64(),
-        r.scrape.1 as f64 / (1024.0 * 1024.0)
+        r.scrape.1 as f64 / (1024.0 * 1024.0),
+        r.scrape_again.as_secs_f64()
     );
     if r.database_cpu_per_check.is_some() {
         println!(
@@ -501,6 +508,7 @@ mod tests {
             rss_peak: None,
             rss_peak_unscraped: None,
             scrape: (Duration::ZERO, 0),
+            scrape_again: Duration::ZERO,
             lag_p50: None,
             lag_p99: None,
             shed: 0,
