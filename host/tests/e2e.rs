@@ -29,6 +29,7 @@ mod e2e_http;
 mod e2e_incidents;
 mod e2e_live;
 mod e2e_maintenance;
+mod e2e_maintenance_notices;
 mod e2e_metrics;
 mod e2e_monitor_catalogue;
 mod e2e_package;

@@ -620,6 +620,7 @@ async fn maintenance_keeps_checks_opens_nothing_and_postpones_escalation() {
             updated_at: start,
             apply_key: None,
             managed_by: None,
+            subscriber_notice_minutes: 1440,
         })
         .await
         .expect("window");
@@ -1038,4 +1039,125 @@ async fn a_snooze_postpones_reminders_and_ending_it_early_brings_them_back() {
         1
     );
     assert_eq!(f.deliveries("incident.reminder", "webhook").await, 1);
+}
+
+/// Planned maintenance, told to a status page's subscribers: the next occurrence of a
+/// weekly window once it is within the window's notice, once however many passes run;
+/// its end once it has ended; the occurrence after it only when its own notice comes; a
+/// window over monitors on no public page tells nobody.
+#[tokio::test]
+async fn maintenance_is_told_once_ahead_of_each_occurrence_and_once_it_ends() {
+    use tocsin::engine::announcements::announce_due;
+    use tocsin::store::maintenance::MaintenanceWindowRow;
+    use tocsin::store::status_pages::StatusPageRow;
+    use tocsin::store::subscriptions::SubscriberRow;
+
+    let f = Fixture::new().await;
+    f.monitor("mon_shop", None).await;
+    f.monitor("mon_hidden", None).await;
+    f.store
+        .insert_status_page(StatusPageRow {
+            id: "sp_1".into(),
+            workspace_id: f.ws.clone(),
+            slug: "shop".into(),
+            title: "Shop status".into(),
+            description: String::new(),
+            public: true,
+            monitor_ids: json!(["mon_shop"]).to_string(),
+            created_at: T0,
+            updated_at: T0,
+            apply_key: None,
+            managed_by: None,
+        })
+        .await
+        .expect("page");
+    let tx = f.store.begin_write().await.expect("tx");
+    tx.insert_subscriber(SubscriberRow {
+        id: "sub_1".into(),
+        workspace_id: f.ws.clone(),
+        page_id: "sp_1".into(),
+        kind: "webhook".into(),
+        target: "https://hooks.tocsin.test/sub".into(),
+        token: "tok".into(),
+        confirmed: true,
+        created_at: T0,
+        secret: Some("whsec_x".into()),
+    })
+    .await
+    .expect("subscriber");
+    tx.commit().await.expect("commit");
+    let hour = 3_600_000;
+    let week = 7 * 24 * hour;
+    let window = |id: &str, monitor: &str| MaintenanceWindowRow {
+        id: id.into(),
+        workspace_id: f.ws.clone(),
+        name: format!("Patching {id}"),
+        description: String::new(),
+        // Weekly, two hours long, the first in three days.
+        starts_at: T0 + 3 * 24 * hour,
+        ends_at: None,
+        rrule: Some("FREQ=WEEKLY".into()),
+        cron: None,
+        duration_minutes: Some(120),
+        timezone: "UTC".into(),
+        monitor_ids: json!([monitor]).to_string(),
+        tags: "[]".into(),
+        created_at: T0,
+        updated_at: T0,
+        apply_key: None,
+        managed_by: None,
+        subscriber_notice_minutes: 24 * 60,
+    };
+    for w in [
+        window("mw_shop", "mon_shop"),
+        window("mw_hidden", "mon_hidden"),
+    ] {
+        f.store.insert_maintenance_window(w).await.expect("window");
+    }
+    let phases = |all: &[DeliveryRow]| -> Vec<String> {
+        all.iter()
+            .filter(|d| d.event == "status_page.maintenance")
+            .map(|d| {
+                let p: serde_json::Value = serde_json::from_str(&d.payload).expect("json");
+                format!(
+                    "{} {}",
+                    p["maintenance"]["phase"].as_str().unwrap_or("?"),
+                    p["maintenance"]["startsAt"].as_str().unwrap_or("?")
+                )
+            })
+            .rev() // listed newest first
+            .collect()
+    };
+    let pass = |at: i64| {
+        f.clock.advance_ms(at - f.clock.now_ms());
+        announce_due(&f.store, &f.ctx, at)
+    };
+    let first = tocsin::time::format_ms(T0 + 3 * 24 * hour);
+    let second = tocsin::time::format_ms(T0 + 3 * 24 * hour + week);
+
+    // Three days ahead: nothing yet.
+    assert_eq!(pass(T0).await.expect("pass"), 0);
+    // A day ahead: told, once, whatever the passes.
+    assert_eq!(pass(T0 + 2 * 24 * hour).await.expect("pass"), 1);
+    assert_eq!(pass(T0 + 2 * 24 * hour + 60_000).await.expect("pass"), 0);
+    assert_eq!(
+        pass(T0 + 3 * 24 * hour + hour).await.expect("pass"),
+        0,
+        "while it runs"
+    );
+    // Ended: told once.
+    assert_eq!(pass(T0 + 3 * 24 * hour + 2 * hour).await.expect("pass"), 1);
+    assert_eq!(pass(T0 + 3 * 24 * hour + 3 * hour).await.expect("pass"), 0);
+    // The next week's, a day ahead of it.
+    assert_eq!(pass(T0 + 9 * 24 * hour - 1).await.expect("pass"), 0);
+    assert_eq!(pass(T0 + 9 * 24 * hour).await.expect("pass"), 1);
+    assert_eq!(
+        phases(&f.all_deliveries().await),
+        [
+            format!("scheduled {first}"),
+            format!("ended {first}"),
+            format!("scheduled {second}")
+        ],
+        "the window over a monitor on no public page told nobody"
+    );
 }

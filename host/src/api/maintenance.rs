@@ -28,6 +28,10 @@ pub const MAX_MONITORS: usize = 1000;
 pub const MAX_DESCRIPTION_CHARS: usize = 2000;
 /// How many upcoming occurrences a window shows.
 pub const UPCOMING: usize = 5;
+/// How long before an occurrence its subscribers are told, unless the window says.
+pub const DEFAULT_NOTICE_MINUTES: i32 = 1440;
+/// The longest notice (a week).
+pub const MAX_NOTICE_MINUTES: i64 = 10_080;
 
 /// One occurrence of a window.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
@@ -96,6 +100,12 @@ pub struct MaintenanceWindowBody {
     pub key: Option<String>,
     /// The tool that owns the window (`tocsin apply` sets `tocsin-apply`).
     pub managed_by: Option<String>,
+    /// Minutes before each occurrence starts that the subscribers of the public status
+    /// pages showing a monitor it covers are told of it (`status_page.maintenance`,
+    /// `phase: "scheduled"`); they are told again when it ends (`"ended"`). 0 to 10080;
+    /// 0 tells nobody.
+    #[schema(default = 1440, example = 1440)]
+    pub subscriber_notice_minutes: Option<i32>,
     /// Whether the window is in force now.
     #[schema(read_only)]
     pub active: Option<bool>,
@@ -153,6 +163,7 @@ pub(crate) fn view(row: &MaintenanceWindowRow, now: i64) -> MaintenanceWindowBod
         tags: Some(json_list(&row.tags)),
         key: row.apply_key.clone(),
         managed_by: row.managed_by.clone(),
+        subscriber_notice_minutes: Some(row.subscriber_notice_minutes),
         active: Some(current.is_some()),
         current: current.map(Into::into),
         upcoming: Some(
@@ -323,6 +334,18 @@ async fn apply(
                     format!("must be a list of up to {MAX_MONITORS} monitor ids"),
                 )),
             },
+            "subscriberNoticeMinutes" => match value.as_i64() {
+                Some(m) if (0..=MAX_NOTICE_MINUTES).contains(&m) => {
+                    row.subscriber_notice_minutes = i32::try_from(m).unwrap_or(0)
+                }
+                _ if value.is_null() => row.subscriber_notice_minutes = DEFAULT_NOTICE_MINUTES,
+                _ => errors.push(FieldError::new(
+                    "subscriberNoticeMinutes",
+                    format!(
+                        "must be a whole number of minutes from 0 (tell nobody) to {MAX_NOTICE_MINUTES}"
+                    ),
+                )),
+            },
             "tags" => {
                 let tags = super::monitor_input::tags_field(Some(value), &mut errors);
                 row.tags = serde_json::to_string(&tags).unwrap_or_else(|_| "[]".into());
@@ -405,6 +428,7 @@ fn blank(id: String, workspace_id: String, created_at: i64) -> MaintenanceWindow
         updated_at: created_at,
         apply_key: None,
         managed_by: None,
+        subscriber_notice_minutes: DEFAULT_NOTICE_MINUTES,
     }
 }
 

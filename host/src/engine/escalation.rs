@@ -13,6 +13,8 @@ use tokio::sync::watch;
 
 /// How often due escalations are looked for.
 pub const POLL: Duration = Duration::from_secs(1);
+/// How often maintenance windows are looked at for notices to subscribers due.
+const ANNOUNCE_EVERY: Duration = Duration::from_secs(10);
 
 /// Escalate every incident that is due now. Returns how many were escalated.
 pub async fn escalate_due(
@@ -70,6 +72,7 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut told = ctx.work.listen();
+    let mut announced_at: Option<tokio::time::Instant> = None;
     loop {
         // Tells from here on wake the wait below, even those that come during the passes.
         told.borrow_and_update();
@@ -94,7 +97,16 @@ pub async fn run(
                 tracing::warn!(error = %e, "pass over flapping monitors failed; retrying");
             }
         }
+        // Maintenance notices come due with time alone, not with a write.
+        if announced_at.is_none_or(|at| at.elapsed() >= ANNOUNCE_EVERY) {
+            announced_at = Some(tokio::time::Instant::now());
+            if let Err(e) = super::announcements::announce_due(&store, &ctx, clock.now_ms()).await {
+                tracing::warn!(error = %e, "pass over maintenance notices failed; retrying");
+            }
+        }
         let (wait, listening) = ctx.work.wait(pending, POLL);
+        // Idle or not, the maintenance notices are looked at every ANNOUNCE_EVERY.
+        let wait = wait.min(ANNOUNCE_EVERY);
         if crate::wake::pause(wait, listening, &mut told, &mut shutdown).await {
             break;
         }

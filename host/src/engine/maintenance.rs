@@ -427,6 +427,7 @@ mod tests {
             updated_at: 0,
             apply_key: None,
             managed_by: None,
+            subscriber_notice_minutes: 1440,
         };
         f(&mut r);
         r

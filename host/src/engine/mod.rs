@@ -3,6 +3,7 @@
 //! writes them, with every state change they cause, in one transaction.
 
 pub mod actions;
+pub mod announcements;
 pub mod certificates;
 pub mod context;
 pub mod escalation;

@@ -5,7 +5,7 @@
 //! message carries a one-click unsubscribe link.
 //!
 //! Events: `status_page.confirm` (e-mail only), `status_page.update`,
-//! `status_page.monitor`.
+//! `status_page.monitor`, `status_page.maintenance`.
 //!
 //! A subscriber's target is anonymous input: a webhook delivery names its subscriber, is
 //! signed with the subscriber's own secret, and connects by the visitors' egress policy
@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 pub const CONFIRM: &str = "status_page.confirm";
 pub const UPDATE: &str = "status_page.update";
 pub const MONITOR: &str = "status_page.monitor";
+pub const MAINTENANCE: &str = "status_page.maintenance";
 
 /// The `page` object of a payload.
 pub fn page_object(page: &StatusPageRow, public_url: &str) -> Value {
@@ -336,6 +337,26 @@ pub async fn announce_monitor_state(
         // Visitors see names and states only, never targets or reasons.
         let fields = json!({"monitor": {"name": monitor_name, "status": state}});
         send(tx, public_url, page, sub, MONITOR, fields, now).await?;
+    }
+    Ok(subs.len())
+}
+
+/// Tell the confirmed subscribers of `page` of planned maintenance (`maintenance`, the
+/// payload's object) affecting `monitors` (their names, as the page shows them). Returns
+/// how many were queued.
+pub async fn announce_maintenance(
+    tx: &Tx,
+    public_url: &str,
+    page: &StatusPageRow,
+    maintenance: &Value,
+    monitors: &[String],
+    now: i64,
+) -> Result<usize, StoreError> {
+    let subs = tx.confirmed_subscribers(vec![page.id.clone()]).await?;
+    let names: Vec<Value> = monitors.iter().map(|n| json!({"name": n})).collect();
+    for sub in &subs {
+        let fields = json!({"maintenance": maintenance, "monitors": names});
+        send(tx, public_url, page, sub, MAINTENANCE, fields, now).await?;
     }
     Ok(subs.len())
 }

@@ -122,6 +122,19 @@ pub struct SentMail<'a> {
 }
 
 impl Store {
+    /// The public pages of a workspace.
+    pub async fn public_pages_of(
+        &self,
+        workspace_id: &str,
+    ) -> Result<Vec<StatusPageRow>, StoreError> {
+        Ok(status_page::Entity::find()
+            .filter(status_page::Column::WorkspaceId.eq(workspace_id))
+            .filter(status_page::Column::Public.eq(true))
+            .all(self.db())
+            .await?
+            .owned())
+    }
+
     /// A page's updates, newest first.
     pub async fn list_status_updates(
         &self,

@@ -479,6 +479,7 @@ if (maintenanceForm) {
       b.durationMinutes = Number(f.duration.value);
       b.timezone = f.timezone.value.trim();
     }
+    if (f.notice.value.trim() !== '') b.subscriberNoticeMinutes = Math.round(Number(f.notice.value) * 60);
     const ids = [...maintenanceForm.querySelectorAll('input[data-monitor]:checked')].map((i) => i.value);
     if (ids.length) b.monitorIds = ids;
     const tags = f.tags.value.split(',').map((t) => t.trim()).filter(Boolean);

@@ -254,8 +254,16 @@ pub fn render(payload: &str) -> Result<Mail, String> {
     })
 }
 
-/// A status page's message to a subscriber: the confirmation link, an update, or a
-/// monitor's change of state; every one ends with the unsubscribe link.
+/// `2026-12-06T02:00:00.000Z` as `2026-12-06 02:00 UTC`; anything else as it is.
+fn readable_time(iso: &str) -> String {
+    match (iso.get(0..10), iso.get(11..16)) {
+        (Some(day), Some(time)) if iso.ends_with('Z') => format!("{day} {time} UTC"),
+        _ => iso.to_string(),
+    }
+}
+
+/// A status page's message to a subscriber: the confirmation link, an update, planned
+/// maintenance, or a monitor's change of state; every one ends with the unsubscribe link.
 fn render_status_page(kind: &str, p: &Value) -> Mail {
     let page = p["page"]["name"].as_str().unwrap_or("Status page");
     let page_url = p["page"]["url"].as_str().unwrap_or("");
@@ -283,6 +291,38 @@ fn render_status_page(kind: &str, p: &Value) -> Mail {
             (
                 format!("[{page}] {word}: {first}"),
                 body.lines().map(str::to_string).collect(),
+                Some(("Open the status page", page_url.to_string())),
+            )
+        }
+        "maintenance" => {
+            let m = &p["maintenance"];
+            let name = m["name"].as_str().unwrap_or("Maintenance");
+            let when = |key: &str| readable_time(m[key].as_str().unwrap_or(""));
+            let affected: Vec<&str> = p["monitors"]
+                .as_array()
+                .map(|l| l.iter().filter_map(|x| x["name"].as_str()).collect())
+                .unwrap_or_default();
+            let mut lines = Vec::new();
+            let subject = if m["phase"] == "ended" {
+                lines.push(format!("{name} has ended ({}).", when("endsAt")));
+                format!("[{page}] Maintenance finished: {name}")
+            } else {
+                lines.push(format!(
+                    "{name} is planned from {} to {}.",
+                    when("startsAt"),
+                    when("endsAt")
+                ));
+                if let Some(d) = m["description"].as_str().filter(|d| !d.is_empty()) {
+                    lines.extend(d.lines().map(str::to_string));
+                }
+                format!("[{page}] Planned maintenance: {name}")
+            };
+            if !affected.is_empty() {
+                lines.push(format!("Affected: {}.", affected.join(", ")));
+            }
+            (
+                subject,
+                lines,
                 Some(("Open the status page", page_url.to_string())),
             )
         }
@@ -453,6 +493,43 @@ mod tests {
         assert!(
             m.html
                 .contains("href=\"https://t.example/incidents/inc_1\"")
+        );
+    }
+
+    #[test]
+    fn planned_maintenance_and_its_end() {
+        let scheduled = r#"{"event":"status_page.maintenance","page":{"name":"Shop status","url":"https://t.example/status/shop"},
+            "unsubscribeUrl":"https://t.example/status/shop/unsubscribe/tok",
+            "maintenance":{"name":"Database <upgrade>","description":"Writes pause.\nReads go on.","startsAt":"2026-12-06T02:00:00.000Z","endsAt":"2026-12-06T04:00:00.000Z","phase":"scheduled"},
+            "monitors":[{"name":"API"},{"name":"Checkout"}]}"#;
+        let m = render(scheduled).expect("render");
+        assert_eq!(
+            m.subject,
+            "[Shop status] Planned maintenance: Database <upgrade>"
+        );
+        assert!(
+            m.text.starts_with("Database <upgrade> is planned from 2026-12-06 02:00 UTC to 2026-12-06 04:00 UTC.\nWrites pause.\nReads go on.\nAffected: API, Checkout.\n"),
+            "{}",
+            m.text
+        );
+        assert!(
+            m.text.contains(
+                "Unsubscribe in one click: https://t.example/status/shop/unsubscribe/tok"
+            )
+        );
+        assert!(m.html.contains("Database &lt;upgrade&gt;"));
+        let ended = scheduled.replace(r#""phase":"scheduled""#, r#""phase":"ended""#);
+        let m = render(&ended).expect("render");
+        assert_eq!(
+            m.subject,
+            "[Shop status] Maintenance finished: Database <upgrade>"
+        );
+        assert!(
+            m.text.starts_with(
+                "Database <upgrade> has ended (2026-12-06 04:00 UTC).\nAffected: API, Checkout.\n"
+            ),
+            "{}",
+            m.text
         );
     }
 
