@@ -9,7 +9,7 @@ use crate::support;
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use support::sinks::{Mail, Receiver, SmtpSink};
+use support::sinks::{Receiver, SmtpSink};
 use support::{Server, create, wait_for};
 
 fn maintenance_events(receiver: &Receiver) -> Vec<Value> {
@@ -18,13 +18,6 @@ fn maintenance_events(receiver: &Receiver) -> Vec<Value> {
         .into_iter()
         .map(|r| r.json)
         .filter(|j| j["event"] == "status_page.maintenance")
-        .collect()
-}
-
-fn mails_to(smtp: &SmtpSink, address: &str) -> Vec<Mail> {
-    smtp.mails()
-        .into_iter()
-        .filter(|m| m.to.iter().any(|t| t.contains(address)))
         .collect()
 }
 
@@ -83,7 +76,7 @@ fn subscribers_hear_of_planned_maintenance_before_it_starts_and_when_it_ends() {
     );
     assert_eq!(r.status, 202, "{}", r.body);
     let confirmation = wait_for("the confirmation", Duration::from_secs(15), || {
-        mails_to(&smtp, "ann@example.test").into_iter().next()
+        smtp.mails_to("ann@example.test").into_iter().next()
     });
     // Quoted-printable soft line breaks undone.
     let text = confirmation
@@ -175,7 +168,7 @@ fn subscribers_hear_of_planned_maintenance_before_it_starts_and_when_it_ends() {
         "signed with the subscriber's own secret"
     );
     let mail = wait_for("the e-mail notice", Duration::from_secs(15), || {
-        mails_to(&smtp, "ann@example.test")
+        smtp.mails_to("ann@example.test")
             .into_iter()
             .find(|m| m.data.contains("Planned maintenance"))
     });

@@ -40,13 +40,6 @@ fn link_path(mail: &Mail, marker: &str) -> String {
         .to_string()
 }
 
-fn mails_to(smtp: &SmtpSink, address: &str) -> Vec<Mail> {
-    smtp.mails()
-        .into_iter()
-        .filter(|m| m.to.iter().any(|t| t.contains(address)))
-        .collect()
-}
-
 fn hook_events(receiver: &Receiver) -> Vec<Value> {
     receiver.at("/sub").into_iter().map(|r| r.json).collect()
 }
@@ -168,7 +161,7 @@ fn an_update_reaches_a_confirmed_subscriber_and_the_feed() {
 
     // One confirmation message, with a link.
     let confirmation = wait_for("the confirmation", Duration::from_secs(15), || {
-        mails_to(&smtp, "ann@example.test").into_iter().next()
+        smtp.mails_to("ann@example.test").into_iter().next()
     });
     assert!(
         confirmation
@@ -195,7 +188,7 @@ fn an_update_reaches_a_confirmed_subscriber_and_the_feed() {
     assert!(got.verified, "signed with the subscriber's own secret");
     std::thread::sleep(SETTLE);
     assert_eq!(
-        mails_to(&smtp, "ann@example.test").len(),
+        smtp.mails_to("ann@example.test").len(),
         1,
         "only the confirmation"
     );
@@ -214,7 +207,7 @@ fn an_update_reaches_a_confirmed_subscriber_and_the_feed() {
     );
     assert_eq!(second["sentTo"], 2, "{second}");
     let update_mail = wait_for("Ann's update", Duration::from_secs(15), || {
-        mails_to(&smtp, "ann@example.test")
+        smtp.mails_to("ann@example.test")
             .into_iter()
             .find(|m| m.data.contains("Subject: [News] Identified"))
     });
@@ -230,7 +223,7 @@ fn an_update_reaches_a_confirmed_subscriber_and_the_feed() {
         assert_eq!(r.status, 200);
     }
     wait_for("Ann's state change", Duration::from_secs(15), || {
-        mails_to(&smtp, "ann@example.test")
+        smtp.mails_to("ann@example.test")
             .into_iter()
             .find(|m| m.data.contains("Subject: [News] Backup job is down"))
     });
@@ -286,7 +279,7 @@ fn an_update_reaches_a_confirmed_subscriber_and_the_feed() {
     let r = public.get(&unsubscribe);
     assert_eq!(r.status, 200);
     assert!(r.body.as_str().is_some_and(|h| h.contains("Unsubscribed")));
-    let before = mails_to(&smtp, "ann@example.test").len();
+    let before = smtp.mails_to("ann@example.test").len();
     let third = create(
         &api,
         &updates,
@@ -300,7 +293,7 @@ fn an_update_reaches_a_confirmed_subscriber_and_the_feed() {
             .then_some(())
     });
     std::thread::sleep(SETTLE);
-    assert_eq!(mails_to(&smtp, "ann@example.test").len(), before);
+    assert_eq!(smtp.mails_to("ann@example.test").len(), before);
 
     // The workspace sees who is subscribed (Bob has not confirmed).
     let subs = api.get(&format!(

@@ -265,6 +265,14 @@ impl SmtpSink {
     pub fn mails(&self) -> Vec<Mail> {
         self.mails.lock().expect("lock").clone()
     }
+
+    /// The mails with a recipient containing `address`.
+    pub fn mails_to(&self, address: &str) -> Vec<Mail> {
+        self.mails()
+            .into_iter()
+            .filter(|m| m.to.iter().any(|t| t.contains(address)))
+            .collect()
+    }
 }
 
 /// One SMTP conversation.

@@ -833,9 +833,16 @@ mod tests {
         }
     }
 
-    /// Encode a scrape of `workspace` reading `page` monitors per query.
-    async fn scrape(store: &Store, workspace: Option<&str>, page: u64) -> String {
-        let scrape = Scrape {
+    /// A scrape of `workspace` reading `page` monitors per query, keeping labels in
+    /// `labels` under `labels_version` (None: nothing kept).
+    fn scrape_of(
+        store: &Store,
+        workspace: Option<&str>,
+        page: u64,
+        labels: Arc<super::super::LabelCache>,
+        labels_version: Option<i64>,
+    ) -> Scrape {
+        Scrape {
             store: store.clone(),
             runtime: tokio::runtime::Handle::current(),
             workspace: workspace.map(str::to_owned),
@@ -846,10 +853,14 @@ mod tests {
             instances: [("check", 0, 1), ("notify", 0, 1), ("validate", 0, 1)],
             outbox: 0,
             read_nanos: Arc::default(),
-            labels: Arc::default(),
-            labels_version: None,
-        };
-        encode(scrape).await
+            labels,
+            labels_version,
+        }
+    }
+
+    /// Encode a scrape of `workspace` reading `page` monitors per query.
+    async fn scrape(store: &Store, workspace: Option<&str>, page: u64) -> String {
+        encode(scrape_of(store, workspace, page, Arc::default(), None)).await
     }
 
     async fn encode(scrape: Scrape) -> String {
@@ -864,21 +875,8 @@ mod tests {
 
     /// Encode a scrape of every workspace as the server does, keeping labels in `labels`.
     async fn scrape_kept(store: &Store, labels: &Arc<super::super::LabelCache>) -> String {
-        let scrape = Scrape {
-            store: store.clone(),
-            runtime: tokio::runtime::Handle::current(),
-            workspace: None,
-            page: 2,
-            now_ms: 0,
-            kuma: true,
-            histograms: true,
-            instances: [("check", 0, 1), ("notify", 0, 1), ("validate", 0, 1)],
-            outbox: 0,
-            read_nanos: Arc::default(),
-            labels: labels.clone(),
-            labels_version: store.monitor_labels_version().await.expect("version"),
-        };
-        encode(scrape).await
+        let version = store.monitor_labels_version().await.expect("version");
+        encode(scrape_of(store, None, 2, labels.clone(), version)).await
     }
 
     #[tokio::test]
