@@ -8,6 +8,7 @@ mod support;
 
 mod e2e_access;
 mod e2e_accounts;
+mod e2e_action_links;
 mod e2e_api;
 mod e2e_apply;
 mod e2e_backup;

@@ -20,7 +20,8 @@ use utoipa::{IntoParams, ToSchema};
 pub struct AuditEntryView {
     #[schema(example = "aud_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")]
     pub id: String,
-    /// `{type: user|key|system, id, name}`.
+    /// `{type: user|key|system|link, id, name}`; `link`: an alert's one-click link, named
+    /// after the channel it was sent to (its id is the channel's).
     #[schema(value_type = Object)]
     pub actor: serde_json::Value,
     /// `monitor.create`, `api_key.revoke`, `member.update`, ...

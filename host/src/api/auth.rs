@@ -125,6 +125,7 @@ pub async fn require_session(
 pub async fn limit_by_address(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
     if !path.starts_with("/status/")
+        && !path.starts_with("/act/")
         && !path.starts_with("/v1/auth/")
         && !path.starts_with("/badge/")
     {

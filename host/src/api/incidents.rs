@@ -63,7 +63,8 @@ pub struct IncidentView {
 /// One entry of an incident's timeline.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TimelineEntry {
-    /// `created`, `held`, `released`, `notified`, `escalated`, `acknowledged` or `resolved`.
+    /// `created`, `held`, `released`, `notified`, `escalated`, `reminded`, `snoozed` (from an
+    /// alert's link), `acknowledged` or `resolved`.
     pub kind: String,
     pub at: String,
     #[schema(value_type = Object)]

@@ -3,6 +3,7 @@
 //! engine; they never run checks or send anything themselves.
 
 pub mod account;
+pub mod alert_links;
 pub mod alert_policies;
 pub mod api_keys;
 pub mod audit_log;
@@ -209,6 +210,7 @@ fn public_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(health::readyz))
         .routes(routes!(metrics::metrics))
         .routes(routes!(public_status::status_page))
+        .routes(routes!(alert_links::confirm_page, alert_links::act))
         .routes(routes!(public_subscribe::feed))
         .routes(routes!(public_subscribe::subscribe))
         .routes(routes!(

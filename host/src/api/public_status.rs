@@ -109,12 +109,18 @@ pub async fn page_headers(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let public = req.uri().path().starts_with("/status/");
+    let req_is_link = req.uri().path().starts_with("/act/");
+    let public = req.uri().path().starts_with("/status/") || req_is_link;
     let mut response = next.run(req).await;
     if !public {
         return response;
     }
-    let ancestors = &state.config.status_page_frame_ancestors;
+    // Alerts' one-click pages are never framed (a framed button could be clicked for you).
+    let ancestors: &[String] = if req_is_link {
+        &[]
+    } else {
+        &state.config.status_page_frame_ancestors
+    };
     let frame_ancestors = if ancestors.is_empty() {
         "'none'".to_string()
     } else {

@@ -20,6 +20,10 @@ pub struct WorkspaceView {
     pub plan: String,
     /// Members must have two-factor authentication on to use the workspace.
     pub require_two_factor: bool,
+    /// IANA time zone of the workspace (`UTC` until set): the one-click "snooze until
+    /// 09:00" of alerts means 09:00 there.
+    #[schema(example = "Europe/Paris")]
+    pub time_zone: String,
     pub created_at: String,
 }
 
@@ -47,6 +51,7 @@ pub async fn get_workspace(
         name: ws.name,
         plan: ws.plan,
         require_two_factor: ws.require_two_factor,
+        time_zone: ws.time_zone.unwrap_or_else(|| "UTC".into()),
         created_at: crate::time::format_ms(ws.created_at),
     }))
 }
@@ -60,6 +65,8 @@ pub struct WorkspaceUpdate {
     pub name: Option<String>,
     /// Owners only: require two-factor authentication of every member signing in.
     pub require_two_factor: Option<bool>,
+    /// An IANA time zone, e.g. `Europe/Paris`.
+    pub time_zone: Option<String>,
 }
 
 /// Rename the caller's workspace. The plan is the operator's to set (`tocsin workspace`).
@@ -76,12 +83,22 @@ pub async fn update_workspace(
     let mut errors = Vec::new();
     let mut name = None;
     let mut require_two_factor = None;
+    let mut time_zone = None;
     for (key, value) in &object {
         match key.as_str() {
             "name" => name = super::fields::name(Some(value), &mut errors),
             "requireTwoFactor" => match value.as_bool() {
                 Some(b) => require_two_factor = Some(b),
                 None => errors.push(FieldError::new(key, "must be true or false")),
+            },
+            "timeZone" => match value.as_str().map(str::trim) {
+                Some(zone) if zone.parse::<chrono_tz::Tz>().is_ok() => {
+                    time_zone = Some(zone.to_string());
+                }
+                _ => errors.push(FieldError::new(
+                    key,
+                    "must be an IANA time zone name, e.g. Europe/Paris or UTC",
+                )),
             },
             "plan" => errors.push(FieldError::new(
                 "plan",
@@ -111,7 +128,7 @@ pub async fn update_workspace(
             "Turn on two-factor authentication for your own account first (POST /v1/auth/totp/enroll), or you would lock yourself out",
         ));
     }
-    if name.is_some() || require_two_factor.is_some() {
+    if name.is_some() || require_two_factor.is_some() || time_zone.is_some() {
         let before = state
             .store
             .workspace(&p.workspace_id)
@@ -119,6 +136,7 @@ pub async fn update_workspace(
             .ok_or_else(|| ApiError::internal("workspace vanished"))?;
         let after_name = name.clone().unwrap_or_else(|| before.name.clone());
         let after_2fa = require_two_factor.unwrap_or(before.require_two_factor);
+        let after_zone = time_zone.or_else(|| before.time_zone.clone());
         crate::store::audit::note(
             crate::store::audit::Change::new(
                 Some(&p.workspace_id),
@@ -126,8 +144,8 @@ pub async fn update_workspace(
                 "workspace",
                 Some(&p.workspace_id),
             )
-            .before(serde_json::json!({"name": before.name, "requireTwoFactor": before.require_two_factor}))
-            .after(serde_json::json!({"name": after_name, "requireTwoFactor": after_2fa})),
+            .before(serde_json::json!({"name": before.name, "requireTwoFactor": before.require_two_factor, "timeZone": before.time_zone}))
+            .after(serde_json::json!({"name": after_name, "requireTwoFactor": after_2fa, "timeZone": after_zone})),
         );
         state
             .store
@@ -135,6 +153,7 @@ pub async fn update_workspace(
                 &p.workspace_id,
                 &after_name,
                 after_2fa,
+                after_zone.as_deref(),
                 state.clock.now_ms(),
             )
             .await?;

@@ -94,6 +94,8 @@ pub struct Config {
     /// What anonymous visitors may do with a status page's subscribe form.
     pub subscriptions: Subscriptions,
     pub sessions: SessionLifetimes,
+    /// How long an alert's one-click links work.
+    pub action_link_lifetime: Duration,
     /// Single sign-on providers, in the order the sign-in page shows them.
     pub oidc: Vec<OidcProvider>,
     pub log_format: LogFormat,
@@ -167,6 +169,7 @@ struct FileConfig {
     subscriptions: Option<FileSubscriptions>,
     session_idle: Option<String>,
     session_lifetime: Option<String>,
+    action_link_lifetime: Option<String>,
     oidc: Option<Vec<OidcProvider>>,
     log_format: Option<LogFormat>,
     log_filter: Option<String>,
@@ -524,6 +527,7 @@ impl Config {
                 idle: s.duration(&set::SESSION_IDLE, f.session_idle)?,
                 absolute: s.duration(&set::SESSION_LIFETIME, f.session_lifetime)?,
             },
+            action_link_lifetime: s.duration(&set::ACTION_LINK_LIFETIME, f.action_link_lifetime)?,
             oidc,
             log_format: s.value(&set::LOG_FORMAT, None, f.log_format)?,
             metrics: s.value(&set::METRICS, None, f.metrics)?,

@@ -115,6 +115,10 @@ settings! {
         Value("0"), "resolved incidents and their timelines; `0` keeps them for ever";
     RETENTION_AUDIT_DAYS = "retention.audit_days", Some("TOCSIN_RETENTION_AUDIT_DAYS"),
         Value("365"), "audit log entries; `0` keeps them for ever";
+    ACTION_LINK_LIFETIME = "action_link_lifetime", Some("TOCSIN_ACTION_LINK_LIFETIME"),
+        Value("24h"),
+        "an alert's one-click links (acknowledge, snooze, resolve) work this long after it was sent, once each",
+        Within("1s", "30d");
     SESSION_IDLE = "session_idle", Some("TOCSIN_SESSION_IDLE"), Value("7d"),
         "a session unused this long ends", AtLeast("1m");
     SESSION_LIFETIME = "session_lifetime", Some("TOCSIN_SESSION_LIFETIME"), Value("30d"),

@@ -192,3 +192,222 @@ pub async fn delete_monitor(
     store.publish(MonitorChange::Deleted(id.to_string()));
     Ok(true)
 }
+
+/// Why a one-click link did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkRefusal {
+    /// No such link: mistyped, altered, or pruned long after it expired.
+    #[error("not found")]
+    NotFound,
+    #[error("expired")]
+    Expired,
+    /// Used already: when, and as whom.
+    #[error("used")]
+    Used { at: i64, by: String },
+    /// The incident was resolved meanwhile; acknowledging or resolving it means nothing.
+    #[error("the incident is resolved")]
+    Resolved,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a used link did.
+#[derive(Debug, Clone)]
+pub struct LinkUsed {
+    pub action: crate::outbox::links::Action,
+    pub incident: IncidentRow,
+    /// The end of the monitor's snooze, for the snooze actions.
+    pub snoozed_until: Option<i64>,
+}
+
+/// A link that can be used now, with its incident; else why not.
+pub async fn usable_link(
+    tx: &Tx,
+    token_hash: &str,
+    lifetime_ms: i64,
+    now: i64,
+) -> Result<(crate::store::links::ActionLinkRow, IncidentRow), LinkRefusal> {
+    let link = tx
+        .action_link(token_hash)
+        .await?
+        .ok_or(LinkRefusal::NotFound)?;
+    if let Some(at) = link.used_at {
+        return Err(LinkRefusal::Used {
+            at,
+            by: link.used_by.clone().unwrap_or_default(),
+        });
+    }
+    if now > link.created_at + lifetime_ms {
+        return Err(LinkRefusal::Expired);
+    }
+    let inc = tx
+        .incident_in(&link.workspace_id, &link.incident_id)
+        .await?
+        .ok_or(LinkRefusal::NotFound)?;
+    Ok((link, inc))
+}
+
+/// Use a one-click link from an alert, as `by`: acknowledge its incident, snooze its
+/// monitor, or resolve it; the link is spent in the same transaction, so it acts once.
+/// `zone` is the workspace's time zone (when "until 09:00" is).
+pub async fn use_link(
+    store: &Store,
+    ctx: &EngineContext,
+    token_hash: &str,
+    by: &str,
+    lifetime_ms: i64,
+    zone: chrono_tz::Tz,
+    now: i64,
+) -> Result<LinkUsed, LinkRefusal> {
+    use crate::outbox::links::Action;
+    let txn = store.begin_write().await?;
+    let (link, inc) = usable_link(&txn, token_hash, lifetime_ms, now).await?;
+    let action = Action::parse(&link.action).ok_or(LinkRefusal::NotFound)?;
+    let workspace_id = link.workspace_id.as_str();
+    let name = txn.workspace_name(workspace_id).await?;
+    let c = Ctx {
+        public_url: &ctx.public_url,
+        workspace_id,
+        workspace_name: &name,
+        now,
+    };
+    let mut snoozed_until = None;
+    let incident = match action {
+        Action::Acknowledge | Action::Resolve if inc.status == IncidentState::Resolved => {
+            return Err(LinkRefusal::Resolved);
+        }
+        Action::Acknowledge if inc.status == IncidentState::Acknowledged => inc,
+        Action::Acknowledge => {
+            let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
+            incidents::acknowledge(&txn, &c, inc, &rules, by, None).await?
+        }
+        Action::Resolve => {
+            let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
+            let monitor = txn.monitor_by_id(&inc.monitor_id).await?;
+            let hold = match &monitor {
+                Some(m) => super::holds::snooze_in(&txn, m, now)
+                    .await?
+                    .map(|until| super::hold::Hold::Snoozed { until }),
+                None => None,
+            };
+            let resolved = incidents::resolve(&txn, &c, inc, &rules, Some(by), hold).await?;
+            if let Some(m) = monitor
+                && m.status != MonitorState::Paused
+            {
+                txn.restart_after_manual_resolve(&m.id).await?;
+            }
+            resolved
+        }
+        Action::SnoozeHour | Action::SnoozeUntilMorning => {
+            let until = match action {
+                Action::SnoozeHour => now + 3_600_000,
+                _ => next_morning(now, zone),
+            };
+            if !txn
+                .set_monitor_snooze(workspace_id, &inc.monitor_id, Some(until))
+                .await?
+            {
+                return Err(LinkRefusal::NotFound);
+            }
+            incidents::timeline(
+                &txn,
+                &inc.id,
+                now,
+                "snoozed",
+                serde_json::json!({"by": by, "until": crate::time::format_ms(until)}),
+            )
+            .await?;
+            snoozed_until = Some(until);
+            inc
+        }
+    };
+    if !txn.use_action_link(token_hash, by, now).await? {
+        // Another click won between the read and the update: this one did nothing.
+        return Err(LinkRefusal::Used {
+            at: now,
+            by: by.to_string(),
+        });
+    }
+    crate::store::audit::note(
+        crate::store::audit::Change::new(
+            Some(workspace_id),
+            match action {
+                Action::Acknowledge => "incident.acknowledge",
+                Action::Resolve => "incident.resolve",
+                Action::SnoozeHour | Action::SnoozeUntilMorning => "monitor.snooze",
+            },
+            if snoozed_until.is_some() {
+                "monitor"
+            } else {
+                "incident"
+            },
+            Some(if snoozed_until.is_some() {
+                incident.monitor_id.as_str()
+            } else {
+                incident.id.as_str()
+            }),
+        )
+        .after(serde_json::json!({
+            "incidentId": incident.id,
+            "link": action.name(),
+            "until": snoozed_until.map(crate::time::format_ms),
+        })),
+    );
+    txn.commit().await?;
+    ctx.outbox_wakeup.notify_one();
+    Ok(LinkUsed {
+        action,
+        incident,
+        snoozed_until,
+    })
+}
+
+/// The next 09:00 after `now` in `zone` (tomorrow's once today's has passed).
+pub fn next_morning(now: i64, zone: chrono_tz::Tz) -> i64 {
+    use chrono::{Days, NaiveTime, TimeZone};
+    let nine = NaiveTime::from_hms_opt(9, 0, 0).unwrap_or_default();
+    let Some(local) = chrono::DateTime::from_timestamp_millis(now).map(|t| t.with_timezone(&zone))
+    else {
+        return now + 86_400_000;
+    };
+    let mut day = local.date_naive();
+    for _ in 0..3 {
+        // A 09:00 that a clock change skips takes the first instant after it.
+        if let Some(t) = zone
+            .from_local_datetime(&day.and_time(nine))
+            .earliest()
+            .map(|t| t.timestamp_millis())
+            .filter(|t| *t > now)
+        {
+            return t;
+        }
+        day = day.checked_add_days(Days::new(1)).unwrap_or(day);
+    }
+    now + 86_400_000
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_morning;
+
+    #[test]
+    fn mornings_are_the_next_nine_o_clock_in_the_zone() {
+        let at = |s: &str| crate::time::parse_ms(s).expect("time");
+        let paris: chrono_tz::Tz = "Europe/Paris".parse().expect("zone");
+        // 07:30 in Paris (06:30 UTC in winter): today's 09:00.
+        assert_eq!(
+            next_morning(at("2026-11-30T06:30:00Z"), paris),
+            at("2026-11-30T08:00:00Z")
+        );
+        // 22:00 in Paris: tomorrow's.
+        assert_eq!(
+            next_morning(at("2026-11-30T21:00:00Z"), paris),
+            at("2026-12-01T08:00:00Z")
+        );
+        // Exactly 09:00: the next day's.
+        assert_eq!(
+            next_morning(at("2026-11-30T09:00:00Z"), chrono_tz::UTC),
+            at("2026-12-01T09:00:00Z")
+        );
+    }
+}

@@ -240,17 +240,15 @@ async fn tell(
         incident_id: open.map(|i| i.id.as_str()),
         monitor_id: Some(&m.id),
     };
+    // Links to act on the incident while it is open and nobody has acknowledged it.
+    let actionable = open.is_some_and(|i| i.status == crate::store::IncidentState::Open);
     for t in &rules.channels {
-        outbox::enqueue_at(
-            tx,
-            &origin,
-            t,
-            &body,
-            c.now,
-            c.now,
-            Some(("flapping", flapping.clone())),
-        )
-        .await?;
+        let extra = Some(("flapping", flapping.clone()));
+        if actionable {
+            outbox::enqueue_actionable(tx, &origin, t, &body, c.now, extra, c.public_url).await?;
+        } else {
+            outbox::enqueue_at(tx, &origin, t, &body, c.now, c.now, extra).await?;
+        }
     }
     if let Some(inc) = open {
         let kinds: Vec<&str> = rules.channels.iter().map(|t| t.kind.as_str()).collect();

@@ -62,8 +62,15 @@ async fn notify(
         incident_id: Some(&inc.id),
         monitor_id: Some(&inc.monitor_id),
     };
+    // A DOWN (first told, released from a hold, or escalated) carries links to act on it.
+    let actionable = event == kind::INCIDENT_CREATED && inc.status == IncidentState::Open;
     for t in targets {
-        outbox::enqueue(tx, &origin, t, &body, ctx.now).await?;
+        if actionable {
+            outbox::enqueue_actionable(tx, &origin, t, &body, ctx.now, None, ctx.public_url)
+                .await?;
+        } else {
+            outbox::enqueue(tx, &origin, t, &body, ctx.now).await?;
+        }
     }
     let kinds: Vec<&str> = targets.iter().map(|t| t.kind.as_str()).collect();
     timeline(
@@ -246,7 +253,7 @@ async fn announce_opening(
         .iter()
         .filter(|t| !GROUPED_KINDS.contains(&t.kind.as_str()))
     {
-        outbox::enqueue(tx, &origin, t, &body, ctx.now).await?;
+        outbox::enqueue_actionable(tx, &origin, t, &body, ctx.now, None, ctx.public_url).await?;
         told.push(&t.kind);
     }
     let grouped: Vec<&Target> = rules
@@ -268,7 +275,16 @@ async fn announce_opening(
                     channel_id: d.channel_id.clone(),
                 };
                 if !join_message(tx, &d, &entry).await? {
-                    outbox::enqueue(tx, &origin, &target, &body, ctx.now).await?;
+                    outbox::enqueue_actionable(
+                        tx,
+                        &origin,
+                        &target,
+                        &body,
+                        ctx.now,
+                        None,
+                        ctx.public_url,
+                    )
+                    .await?;
                 }
             }
         }

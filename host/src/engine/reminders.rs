@@ -112,14 +112,14 @@ async fn remind(
         monitor_id: Some(&inc.monitor_id),
     };
     for t in channels {
-        outbox::enqueue_at(
+        outbox::enqueue_actionable(
             tx,
             &origin,
             t,
             &body,
             c.now,
-            c.now,
             Some(("reminder", reminder.clone())),
+            c.public_url,
         )
         .await?;
     }

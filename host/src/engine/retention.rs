@@ -97,6 +97,10 @@ pub async fn sweep(
     // Expired sessions, used or expired links and abandoned sign-ins.
     store.prune_expired_credentials(now_ms).await?;
     store.prune_tag_snoozes(now_ms).await?;
+    // Alerts' one-click links, a day after the longest lifetime they may have.
+    store
+        .prune_action_links(now_ms - crate::outbox::links::KEPT_MS)
+        .await?;
     // Status-page subscribers that never confirmed or were never approved in time.
     store.prune_pending_subscribers(now_ms).await?;
     Ok(report)

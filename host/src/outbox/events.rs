@@ -157,12 +157,20 @@ pub fn test_event(
 /// of a flapping summary).
 pub fn payload_with(body: &EventBody, webhook_id: &str, extra: Option<(&str, Value)>) -> String {
     let text = payload(body, webhook_id);
-    match (extra, serde_json::from_str::<Value>(&text)) {
-        (Some((key, value)), Ok(Value::Object(mut o))) => {
+    match extra {
+        Some((key, value)) => with_object(&text, key, value),
+        None => text,
+    }
+}
+
+/// A payload's text with one more top-level object.
+pub fn with_object(text: &str, key: &str, value: Value) -> String {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(mut o)) => {
             o.insert(key.to_string(), value);
             Value::Object(o).to_string()
         }
-        _ => text,
+        _ => text.to_string(),
     }
 }
 

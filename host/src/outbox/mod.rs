@@ -4,6 +4,7 @@
 //! and a delivery whose success was recorded is never sent again.
 
 pub mod events;
+pub mod links;
 pub mod signing;
 pub mod subscribers;
 pub mod worker;
@@ -53,8 +54,41 @@ pub async fn enqueue_at(
     due: i64,
     extra: Option<(&str, serde_json::Value)>,
 ) -> Result<String, StoreError> {
+    insert(tx, origin, target, body, now, due, extra, None).await
+}
+
+/// Queue an alert about an open incident, due now, with its one-click links (see
+/// [`links`]) under `public_url` in the payload's `actions`.
+pub async fn enqueue_actionable(
+    tx: &Tx,
+    origin: &Origin<'_>,
+    target: &Target,
+    body: &EventBody,
+    now: i64,
+    extra: Option<(&str, serde_json::Value)>,
+    public_url: &str,
+) -> Result<String, StoreError> {
+    insert(tx, origin, target, body, now, now, extra, Some(public_url)).await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn insert(
+    tx: &Tx,
+    origin: &Origin<'_>,
+    target: &Target,
+    body: &EventBody,
+    now: i64,
+    due: i64,
+    extra: Option<(&str, serde_json::Value)>,
+    links_under: Option<&str>,
+) -> Result<String, StoreError> {
     let id = ids::new_id(prefix::DELIVERY);
-    let payload = events::payload_with(body, &id, extra);
+    let mut payload = events::payload_with(body, &id, extra);
+    if let Some(public_url) = links_under.filter(|_| !body.test)
+        && let Some(actions) = links::mint(tx, origin, target, &id, public_url, now).await?
+    {
+        payload = events::with_object(&payload, "actions", actions);
+    }
     tx.insert_delivery(DeliveryRow {
         id: id.clone(),
         workspace_id: origin.workspace_id.to_string(),

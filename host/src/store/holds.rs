@@ -85,17 +85,8 @@ impl Store {
     ) -> Result<bool, StoreError> {
         // In a transaction of its own, so the request's audit entry is written with it.
         let tx = self.begin_write().await?;
-        let changed = monitor::Entity::update_many()
-            .col_expr(monitor::Column::SnoozedUntil, Expr::value(until))
-            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
-            .filter(monitor::Column::Id.eq(id))
-            .exec(tx.conn())
-            .await?
-            .rows_affected;
-        if changed == 1 {
-            tx.note(super::live::Seen::monitor(workspace_id, id, false));
-        }
-        tx.commit_if(changed == 1).await
+        let changed = tx.set_monitor_snooze(workspace_id, id, until).await?;
+        tx.commit_if(changed).await
     }
 
     /// Snooze every monitor of a workspace with `tag` until `until`.
@@ -214,5 +205,28 @@ impl Tx {
             .exec(self.conn())
             .await?;
         Ok(())
+    }
+}
+
+impl Tx {
+    /// Snooze a monitor until `until` (none: end its snooze), inside the caller's
+    /// transaction. False when the workspace has no such monitor.
+    pub async fn set_monitor_snooze(
+        &self,
+        workspace_id: &str,
+        id: &str,
+        until: Option<i64>,
+    ) -> Result<bool, StoreError> {
+        let changed = monitor::Entity::update_many()
+            .col_expr(monitor::Column::SnoozedUntil, Expr::value(until))
+            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+            .filter(monitor::Column::Id.eq(id))
+            .exec(self.conn())
+            .await?
+            .rows_affected;
+        if changed == 1 {
+            self.note(super::live::Seen::monitor(workspace_id, id, false));
+        }
+        Ok(changed == 1)
     }
 }

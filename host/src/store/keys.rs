@@ -254,6 +254,8 @@ own_row! {
         pub updated_at: i64,
         /// Members must have two-factor authentication to use the workspace.
         pub require_two_factor: bool,
+        /// IANA name (none: UTC): when "until 09:00" is for the one-click snooze.
+        pub time_zone: Option<String>,
     }
 }
 // API keys. Only a SHA-256 hash of the secret is stored.
@@ -298,18 +300,20 @@ impl Store {
             plan: Set(plan.as_str().to_string()),
             webhook_secret: Set(generate_webhook_secret()),
             require_two_factor: Set(false),
+            time_zone: Set(None),
             created_at: Set(now),
             updated_at: Set(now),
         };
         Ok(self.insert_one(model).await?.into())
     }
 
-    /// Rename a workspace and set its two-factor requirement.
+    /// Rename a workspace, set its two-factor requirement and its time zone.
     pub async fn update_workspace(
         &self,
         id: &str,
         name: &str,
         require_two_factor: bool,
+        time_zone: Option<&str>,
         now: Millis,
     ) -> Result<(), StoreError> {
         let tx = self.begin_write().await?;
@@ -319,6 +323,7 @@ impl Store {
                 workspace::Column::RequireTwoFactor,
                 Expr::value(require_two_factor),
             )
+            .col_expr(workspace::Column::TimeZone, Expr::value(time_zone))
             .col_expr(workspace::Column::UpdatedAt, Expr::value(now))
             .filter(workspace::Column::Id.eq(id))
             .exec(tx.conn())

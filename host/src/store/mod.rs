@@ -99,6 +99,7 @@ pub mod heartbeats;
 pub mod holds;
 pub mod incidents;
 pub mod keys;
+pub mod links;
 pub mod live;
 pub mod maintenance;
 pub mod managed;

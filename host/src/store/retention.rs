@@ -120,6 +120,10 @@ impl Store {
             .filter(incident_event::Column::IncidentId.is_in(ids.clone()))
             .exec(tx.conn())
             .await?;
+        super::links::action_link::Entity::delete_many()
+            .filter(super::links::action_link::Column::IncidentId.is_in(ids.clone()))
+            .exec(tx.conn())
+            .await?;
         let n = incident::Entity::delete_many()
             .filter(incident::Column::Id.is_in(ids))
             .exec(tx.conn())

@@ -81,7 +81,18 @@ pub struct Alert {
     pub workspace: Option<String>,
     /// Incidents grouped into this message (more than one), else empty.
     pub group: Vec<GroupEntry>,
+    /// One-click links to act on the incident (acknowledge, snooze, resolve), as
+    /// (button label, URL), in the order to show them; empty when the alert has none.
+    pub actions: Vec<(&'static str, String)>,
 }
+
+/// The payload's `actions` keys, with the words of their buttons, in order.
+pub const ACTIONS: [(&str, &str); 4] = [
+    ("acknowledge", "Acknowledge"),
+    ("snooze1h", "Snooze 1 h"),
+    ("snoozeUntilMorning", "Snooze until 09:00"),
+    ("resolve", "Resolve"),
+];
 
 fn text(v: &Value) -> Option<String> {
     v.as_str()
@@ -119,7 +130,7 @@ impl Alert {
             },
             other => Kind::Other(other.to_string()),
         };
-        let group = p["group"]["incidents"]
+        let group: Vec<GroupEntry> = p["group"]["incidents"]
             .as_array()
             .filter(|list| list.len() > 1)
             .map(|list| {
@@ -133,6 +144,15 @@ impl Alert {
                     .collect()
             })
             .unwrap_or_default();
+        // A grouped message is about several incidents: no links to act on one of them.
+        let actions = if group.is_empty() {
+            ACTIONS
+                .iter()
+                .filter_map(|(key, label)| text(&p["actions"][*key]).map(|url| (*label, url)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(Alert {
             event,
             kind,
@@ -149,6 +169,7 @@ impl Alert {
             expires: text(&p["ssl"]["expiresAt"]),
             workspace: text(&p["workspace"]["name"]),
             group,
+            actions,
         })
     }
 
@@ -266,6 +287,9 @@ impl Alert {
         if let Some(link) = &self.link {
             out.push_str(&format!("\n{link}"));
         }
+        for (label, url) in &self.actions {
+            out.push_str(&format!("\n{label}: {url}"));
+        }
         out
     }
 
@@ -303,6 +327,14 @@ impl Alert {
         }
         if let Some(link) = &self.link {
             out.push_str(&format!("\n[Open the incident]({link})"));
+        }
+        if !self.actions.is_empty() {
+            let links: Vec<String> = self
+                .actions
+                .iter()
+                .map(|(label, url)| format!("[{label}]({url})"))
+                .collect();
+            out.push_str(&format!("\n{}", links.join(" · ")));
         }
         out
     }
@@ -589,6 +621,32 @@ pub fn settings(text: &str) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn one_click_links_are_read_in_order_and_not_for_groups() {
+        let mut p: Value = serde_json::from_str(&created()).expect("json");
+        p["actions"] = json!({"resolve": "https://t/act/r", "acknowledge": "https://t/act/a"});
+        let a = Alert::parse(&p.to_string()).expect("alert");
+        assert_eq!(
+            a.actions,
+            vec![
+                ("Acknowledge", "https://t/act/a".to_string()),
+                ("Resolve", "https://t/act/r".to_string())
+            ]
+        );
+        assert!(
+            a.markdown()
+                .ends_with("[Acknowledge](https://t/act/a) · [Resolve](https://t/act/r)")
+        );
+        assert!(a.plain().ends_with("\nResolve: https://t/act/r"));
+        p["group"] = json!({"incidents": [p.clone(), p.clone()]});
+        assert!(
+            Alert::parse(&p.to_string())
+                .expect("alert")
+                .actions
+                .is_empty()
+        );
+    }
 
     fn created() -> String {
         json!({

@@ -228,6 +228,17 @@ pub fn render(payload: &str) -> Result<Mail, String> {
     if let Some(url) = link {
         text.push_str(&format!("\nIncident: {url}\n"));
     }
+    // One-click links (a grouped mail returned above, so they are this incident's).
+    let actions: Vec<(&str, &str)> = tocsin_chat::ACTIONS
+        .iter()
+        .filter_map(|(key, label)| p["actions"][*key].as_str().map(|u| (*label, u)))
+        .collect();
+    if !actions.is_empty() {
+        text.push('\n');
+        for (label, url) in &actions {
+            text.push_str(&format!("{label}: {url}\n"));
+        }
+    }
     let mut html = format!(
         "<!doctype html><html><body style=\"font-family:system-ui,sans-serif;color:#1f2328\"><h2 style=\"margin:0 0 12px\">{}</h2><table style=\"border-collapse:collapse\">",
         escape(&headline)
@@ -245,6 +256,17 @@ pub fn render(payload: &str) -> Result<Mail, String> {
             "<p><a href=\"{}\">Open the incident</a></p>",
             escape(url)
         ));
+    }
+    if !actions.is_empty() {
+        html.push_str("<p>");
+        for (label, url) in &actions {
+            html.push_str(&format!(
+                "<a href=\"{}\" style=\"display:inline-block;margin:0 8px 8px 0;padding:6px 14px;border-radius:6px;background:#1f6feb;color:#ffffff;text-decoration:none\">{}</a>",
+                escape(url),
+                escape(label)
+            ));
+        }
+        html.push_str("</p><p style=\"color:#57606a;font-size:13px\">Each button opens a page that asks you to confirm; it works once.</p>");
     }
     html.push_str("</body></html>");
     Ok(Mail {
@@ -474,6 +496,29 @@ mod tests {
         "monitor":{"id":"mon_1","name":"Shop <main>","type":"http","url":"https://shop.example.com/"},
         "failure":{"reason":"Timed out after 10 s","responseTime":null,"region":"eu"},
         "workspace":{"id":"ws_1","name":"Default"}}"#;
+
+    #[test]
+    fn a_down_mail_with_actions_has_a_button_and_a_line_for_each() {
+        let mut p: Value = serde_json::from_str(DOWN).expect("json");
+        p["actions"] = serde_json::json!({
+            "acknowledge": "https://t.example/act/A1",
+            "snooze1h": "https://t.example/act/S1",
+            "snoozeUntilMorning": "https://t.example/act/M1",
+            "resolve": "https://t.example/act/R1",
+        });
+        let m = render(&p.to_string()).expect("render");
+        assert!(
+            m.text.ends_with(
+                "Acknowledge: https://t.example/act/A1\nSnooze 1 h: https://t.example/act/S1\nSnooze until 09:00: https://t.example/act/M1\nResolve: https://t.example/act/R1\n"
+            ),
+            "{}",
+            m.text
+        );
+        assert!(m.html.contains("href=\"https://t.example/act/A1\""));
+        assert!(m.html.contains(">Snooze until 09:00</a>"));
+        // Without actions, no buttons.
+        assert!(!render(DOWN).expect("render").html.contains("/act/"));
+    }
 
     #[test]
     fn down_mail_has_subject_facts_and_link() {

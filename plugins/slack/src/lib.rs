@@ -63,10 +63,17 @@ pub fn message(alert: &Alert) -> Value {
         let text: Vec<String> = lines.iter().map(|l| format!("• {}", mrkdwn(l))).collect();
         blocks.push(json!({"type": "section", "text": {"type": "mrkdwn", "text": text.join("\n").chars().take(3000).collect::<String>()}}));
     }
-    if let Some(link) = &alert.link {
-        blocks.push(json!({"type": "actions", "elements": [
-            {"type": "button", "text": {"type": "plain_text", "text": "Open the incident"}, "url": link}
-        ]}));
+    let mut buttons: Vec<Value> = alert
+        .link
+        .iter()
+        .map(|link| json!({"type": "button", "text": {"type": "plain_text", "text": "Open the incident"}, "url": link}))
+        .collect();
+    // Link buttons: Slack opens them in the browser, where the confirmation page acts.
+    buttons.extend(alert.actions.iter().map(|(label, url)| {
+        json!({"type": "button", "text": {"type": "plain_text", "text": label}, "url": url})
+    }));
+    if !buttons.is_empty() {
+        blocks.push(json!({"type": "actions", "elements": buttons}));
     }
     json!({"text": alert.plain(), "blocks": blocks})
 }

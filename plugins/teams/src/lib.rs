@@ -66,9 +66,19 @@ pub fn message(alert: &Alert) -> Value {
         "version": "1.4",
         "body": body,
     });
-    if let Some(link) = &alert.link {
-        card["actions"] =
-            json!([{"type": "Action.OpenUrl", "title": "Open the incident", "url": link}]);
+    let mut actions: Vec<Value> = alert
+        .link
+        .iter()
+        .map(|link| json!({"type": "Action.OpenUrl", "title": "Open the incident", "url": link}))
+        .collect();
+    actions.extend(
+        alert
+            .actions
+            .iter()
+            .map(|(label, url)| json!({"type": "Action.OpenUrl", "title": label, "url": url})),
+    );
+    if !actions.is_empty() {
+        card["actions"] = Value::Array(actions);
     }
     json!({"type": "message", "attachments": [{"contentType": "application/vnd.microsoft.card.adaptive", "contentUrl": null, "content": card}]})
 }

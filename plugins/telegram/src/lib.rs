@@ -25,12 +25,15 @@ impl Channel for TelegramChannel {
     fn deliver(config: TelegramConfig, n: Delivery) -> Result<Receipt, Failure> {
         let target = message::target(&config, &n.settings).map_err(Failure::permanent)?;
         let text = message::render(&n.payload).map_err(Failure::permanent)?;
-        let body = serde_json::json!({
+        let mut body = serde_json::json!({
             "chat_id": target.chat_id,
             "text": text,
             "parse_mode": "HTML",
             "disable_web_page_preview": true,
         });
+        if let Some(keyboard) = message::keyboard(&n.payload) {
+            body["reply_markup"] = keyboard;
+        }
         let request = http::Request {
             method: "POST".into(),
             url: format!("{}/bot{}/sendMessage", target.api_base, target.token),

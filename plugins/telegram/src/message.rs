@@ -101,6 +101,42 @@ pub fn duration(seconds: i64) -> String {
     }
 }
 
+/// The payload's one-click links (acknowledge, snooze, resolve), as (label, URL).
+fn actions(p: &Value) -> Vec<(&'static str, String)> {
+    if p["group"]["incidents"]
+        .as_array()
+        .is_some_and(|l| l.len() > 1)
+    {
+        return Vec::new();
+    }
+    tocsin_chat::ACTIONS
+        .iter()
+        .filter_map(|(key, label)| p["actions"][*key].as_str().map(|u| (*label, u.to_string())))
+        .collect()
+}
+
+/// Inline buttons for the one-click links, two per row, when they are https (the Bot API
+/// refuses a message whose button URL it does not accept; plain-http links go in the text
+/// instead, see [`render`]).
+pub fn keyboard(payload: &str) -> Option<Value> {
+    let p: Value = serde_json::from_str(payload).ok()?;
+    let links = actions(&p);
+    if links.is_empty() || !links.iter().all(|(_, u)| u.starts_with("https://")) {
+        return None;
+    }
+    let rows: Vec<Value> = links
+        .chunks(2)
+        .map(|pair| {
+            Value::Array(
+                pair.iter()
+                    .map(|(label, url)| serde_json::json!({"text": label, "url": url}))
+                    .collect(),
+            )
+        })
+        .collect();
+    Some(serde_json::json!({"inline_keyboard": rows}))
+}
+
 /// Render an event payload as a message.
 pub fn render(payload: &str) -> Result<String, String> {
     let p: Value =
@@ -110,10 +146,19 @@ pub fn render(payload: &str) -> Result<String, String> {
         .as_str()
         .or_else(|| p["monitor"]["hostname"].as_str())
         .map(escape);
-    let link = p["incident"]["url"]
+    let mut link = p["incident"]["url"]
         .as_str()
         .map(|u| format!("\n<a href=\"{}\">Open the incident</a>", escape(u)))
         .unwrap_or_default();
+    // One-click links that cannot be buttons go in the text.
+    let links = actions(&p);
+    if !links.is_empty() && !links.iter().all(|(_, u)| u.starts_with("https://")) {
+        let list: Vec<String> = links
+            .iter()
+            .map(|(label, url)| format!("<a href=\"{}\">{label}</a>", escape(url)))
+            .collect();
+        link.push_str(&format!("\n{}", list.join(" · ")));
+    }
     let test = if p["test"] == Value::Bool(true) {
         "[Test] "
     } else {
@@ -252,6 +297,29 @@ pub fn schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_click_links_are_buttons_over_https_and_text_links_otherwise() {
+        let with = |base: &str| {
+            serde_json::json!({"event": "incident.created", "monitor": {"name": "api"},
+                "incident": {"url": format!("{base}/incidents/inc_1")},
+                "actions": {"acknowledge": format!("{base}/act/a"), "snooze1h": format!("{base}/act/s"),
+                            "snoozeUntilMorning": format!("{base}/act/m"), "resolve": format!("{base}/act/r")}})
+            .to_string()
+        };
+        let https = with("https://t.example");
+        let k = keyboard(&https).expect("keyboard");
+        assert_eq!(k["inline_keyboard"][0][0]["text"], "Acknowledge");
+        assert_eq!(k["inline_keyboard"][1][1]["url"], "https://t.example/act/r");
+        assert!(!render(&https).expect("text").contains("/act/"));
+        let http = with("http://10.0.0.5:8080");
+        assert!(keyboard(&http).is_none());
+        let text = render(&http).expect("text");
+        assert!(
+            text.contains("<a href=\"http://10.0.0.5:8080/act/a\">Acknowledge</a>"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn a_group_is_one_message_listing_each_monitor() {

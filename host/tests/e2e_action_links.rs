@@ -1,0 +1,299 @@
+//! End to end: one-click links in alerts. A DOWN e-mail (over SMTP to a sink) carries
+//! acknowledge, snooze and resolve links; opening one (a GET, as a mail scanner would)
+//! changes nothing and shows who the action will be recorded as; its button (a POST,
+//! without any session or key) acts once, on the incident's timeline and in the audit log.
+//! A second use, an altered link and an expired one are refused; a snooze link holds the
+//! monitor's next alert. Webhook receivers get the same links in the payload's `actions`.
+
+use crate::support;
+
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use support::sinks::{Receiver, SmtpSink};
+use support::{Server, create, ping, wait_for};
+
+/// The links of a mail's text part, by label (quoted-printable undone).
+fn links_in(data: &str) -> Vec<(String, String)> {
+    let text = data
+        .replace("=\r\n", "")
+        .replace("=\n", "")
+        .replace("=3D", "=");
+    let mut links = Vec::new();
+    for label in ["Acknowledge", "Snooze 1 h", "Snooze until 09:00", "Resolve"] {
+        let prefix = format!("{label}: ");
+        if let Some(line) = text.lines().find(|l| l.starts_with(&prefix)) {
+            links.push((label.to_string(), line[prefix.len()..].trim().to_string()));
+        }
+    }
+    links
+}
+
+fn link<'a>(links: &'a [(String, String)], label: &str) -> &'a str {
+    &links
+        .iter()
+        .find(|(l, _)| l == label)
+        .unwrap_or_else(|| panic!("no {label} link in {links:?}"))
+        .1
+}
+
+fn text(r: reqwest::blocking::Response) -> (u16, String) {
+    let status = r.status().as_u16();
+    (status, r.text().unwrap_or_default())
+}
+
+#[test]
+fn a_down_mail_links_act_once_after_confirmation_and_never_on_a_get() {
+    let smtp = SmtpSink::start();
+    let receiver = Receiver::start();
+    let port = smtp.port.to_string();
+    let lifetime_secs = 25;
+    let lifetime = format!("{lifetime_secs}s");
+    let server = Server::start(&[
+        ("TOCSIN_SMTP_HOST", "127.0.0.1"),
+        ("TOCSIN_SMTP_PORT", &port),
+        ("TOCSIN_SMTP_TLS", "none"),
+        ("TOCSIN_SMTP_FROM", "Tocsin <alerts@tocsin.test>"),
+        ("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true"),
+        ("TOCSIN_ACTION_LINK_LIFETIME", &lifetime),
+    ]);
+    let api = server.client();
+    // A browser without session or key: redirects not followed, cookies not kept.
+    let browser = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+
+    // The workspace's time zone says when "until 09:00" is; a bad one is refused.
+    api.patch("/v1/workspace", &json!({"timeZone": "Mars/Olympus"}))
+        .assert_error(400, "VALIDATION_ERROR");
+    let r = api.patch("/v1/workspace", &json!({"timeZone": "Europe/Paris"}));
+    assert_eq!(r.body["data"]["timeZone"], "Europe/Paris", "{}", r.body);
+
+    let channel = create(
+        &api,
+        "/v1/channels",
+        json!({"name": "On-call mail", "type": "email", "target": "oncall@example.test"}),
+    );
+    let policy = create(
+        &api,
+        "/v1/alert-policies",
+        json!({"name": "Page", "failureThreshold": 1, "recoveryThreshold": 1,
+               "channels": [{"channelId": channel["id"]},
+                            {"type": "webhook", "url": receiver.url("/alerts")}]}),
+    );
+    let job = create(
+        &api,
+        "/v1/monitors",
+        json!({"name": "Nightly export", "type": "heartbeat", "period": 3600,
+               "alertPolicyId": policy["id"]}),
+    );
+    ping(&api, &job, "/fail");
+    let minted = Instant::now();
+    let mail = wait_for("the DOWN mail", Duration::from_secs(20), || {
+        smtp.mails_to("oncall@example.test").into_iter().next()
+    });
+    let links = links_in(&mail.data);
+    assert_eq!(links.len(), 4, "{}", mail.data);
+    let incident = api.get(&format!(
+        "/v1/incidents?monitorId={}",
+        job["id"].as_str().expect("id")
+    ));
+    let incident_id = incident.body["data"][0]["id"]
+        .as_str()
+        .expect("incident")
+        .to_string();
+    for (_, url) in &links {
+        assert!(url.starts_with(&format!("{}/act/", server.base)), "{url}");
+    }
+    // The webhook receiver gets links of its own, in the payload.
+    let down = wait_for("the DOWN webhook", Duration::from_secs(20), || {
+        receiver
+            .at("/alerts")
+            .into_iter()
+            .find(|r| r.json["event"] == "incident.created")
+    });
+    let hooked = &down.json["actions"];
+    for key in ["acknowledge", "snooze1h", "snoozeUntilMorning", "resolve"] {
+        let url = hooked[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("{key}: {}", down.json));
+        assert!(
+            !links.iter().any(|(_, u)| u == url),
+            "each delivery has its own links"
+        );
+    }
+
+    let ack = link(&links, "Acknowledge").to_string();
+    let status_of = || {
+        api.get(&format!("/v1/incidents/{incident_id}")).body["data"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    // Opening the link (twice, as a scanner and a person would) changes nothing.
+    for _ in 0..2 {
+        let (status, page) = text(browser.get(&ack).send().expect("GET"));
+        assert_eq!(status, 200, "{page}");
+        assert!(
+            page.contains("Acknowledge the incident on Nightly export?"),
+            "{page}"
+        );
+        assert!(
+            page.contains("On-call mail (email channel, from the alert)"),
+            "{page}"
+        );
+        assert!(page.contains("<form method=\"post\">"), "{page}");
+        assert_eq!(status_of(), "open");
+    }
+    let r = browser.get(&ack).send().expect("GET");
+    let policy_header = r
+        .headers()
+        .get("content-security-policy")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        policy_header.contains("frame-ancestors 'none'"),
+        "{policy_header}"
+    );
+    assert_eq!(
+        r.headers()
+            .get("cache-control")
+            .and_then(|v| v.to_str().ok()),
+        Some("no-store")
+    );
+
+    // An altered link is no link at all.
+    let mut altered = ack.clone();
+    let last = altered.pop().expect("char");
+    altered.push(if last == 'a' { 'b' } else { 'a' });
+    assert_eq!(text(browser.get(&altered).send().expect("GET")).0, 404);
+    assert_eq!(text(browser.post(&altered).send().expect("POST")).0, 404);
+    assert_eq!(
+        text(
+            browser
+                .post(format!("{}/act/not-a-token!", server.base))
+                .send()
+                .expect("POST")
+        )
+        .0,
+        404
+    );
+    assert_eq!(status_of(), "open");
+
+    // The button acts, as the channel's recipient, once.
+    let (status, page) = text(browser.post(&ack).send().expect("POST"));
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Acknowledged"), "{page}");
+    let inc = api.get(&format!("/v1/incidents/{incident_id}")).body["data"].clone();
+    assert_eq!(inc["status"], "acknowledged", "{inc}");
+    assert_eq!(
+        inc["acknowledgedBy"], "On-call mail (email channel, from the alert)",
+        "{inc}"
+    );
+    let (status, page) = text(browser.post(&ack).send().expect("POST"));
+    assert_eq!(status, 410, "{page}");
+    assert!(page.contains("works once"), "{page}");
+    assert_eq!(text(browser.get(&ack).send().expect("GET")).0, 410);
+    // The webhook (told of acknowledgements) hears it once.
+    wait_for(
+        "the acknowledgement webhook",
+        Duration::from_secs(20),
+        || {
+            receiver
+                .at("/alerts")
+                .into_iter()
+                .find(|r| r.json["event"] == "incident.acknowledged")
+        },
+    );
+    // In the audit log, with the link as the actor.
+    let audit = api.get("/v1/audit-log?action=incident.acknowledge");
+    let entry = audit.body["data"]
+        .as_array()
+        .and_then(|l| l.iter().find(|e| e["action"] == "incident.acknowledge"))
+        .cloned()
+        .unwrap_or_else(|| panic!("{}", audit.body));
+    assert_eq!(entry["actor"]["type"], "link", "{entry}");
+    assert_eq!(
+        entry["actor"]["name"], "On-call mail (email channel, from the alert)",
+        "{entry}"
+    );
+    assert_eq!(entry["resource"]["id"], incident_id.as_str(), "{entry}");
+
+    // "Until 09:00" is the workspace's 09:00; snoozing from the link holds the next alert.
+    let (status, page) = text(
+        browser
+            .get(link(&links, "Snooze until 09:00"))
+            .send()
+            .expect("GET"),
+    );
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("09:00 (Europe/Paris)?"), "{page}");
+    let snooze = link(&links, "Snooze 1 h").to_string();
+    let monitor_path = format!("/v1/monitors/{}", job["id"].as_str().expect("id"));
+    assert_eq!(text(browser.get(&snooze).send().expect("GET")).0, 200);
+    assert_eq!(
+        api.get(&monitor_path).body["data"]["snoozedUntil"],
+        Value::Null,
+        "a GET snoozes nothing"
+    );
+    let (status, page) = text(browser.post(&snooze).send().expect("POST"));
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("is snoozed until"), "{page}");
+    let until = api.get(&monitor_path).body["data"]["snoozedUntil"].clone();
+    let until =
+        chrono::DateTime::parse_from_rfc3339(until.as_str().expect("snoozedUntil")).expect("time");
+    let ahead = until
+        .signed_duration_since(chrono::Utc::now())
+        .num_minutes();
+    assert!((55..=60).contains(&ahead), "{ahead} min");
+    let timeline =
+        api.get(&format!("/v1/incidents/{incident_id}")).body["data"]["timeline"].clone();
+    assert!(
+        timeline
+            .as_array()
+            .is_some_and(|t| t.iter().any(|e| e["kind"] == "snoozed")),
+        "{timeline}"
+    );
+    // Back up, then down again: the new incident is held by the snooze, and no mail goes.
+    ping(&api, &job, "");
+    wait_for("the recovery", Duration::from_secs(20), || {
+        (status_of() == "resolved").then_some(())
+    });
+    let mails_before = smtp.mails_to("oncall@example.test").len();
+    ping(&api, &job, "/fail");
+    let held = wait_for("the second incident", Duration::from_secs(20), || {
+        let list = api.get(&format!(
+            "/v1/incidents?monitorId={}&status=open",
+            job["id"].as_str().expect("id")
+        ));
+        list.body["data"]
+            .as_array()
+            .and_then(|l| l.first().cloned())
+    });
+    assert_eq!(held["hold"]["reason"], "snoozed", "{held}");
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        smtp.mails_to("oncall@example.test").len(),
+        mails_before,
+        "the snooze holds the mail"
+    );
+
+    // Resolve from the first mail: its incident is resolved already, so nothing changes.
+    let (status, page) = text(browser.post(link(&links, "Resolve")).send().expect("POST"));
+    assert_eq!(status, 409, "{page}");
+
+    // Past the lifetime, an unused link is refused and changes nothing.
+    let expired = link(&links, "Snooze until 09:00").to_string();
+    let wait = Duration::from_secs(lifetime_secs + 1).saturating_sub(minted.elapsed());
+    std::thread::sleep(wait);
+    let (status, page) = text(browser.post(&expired).send().expect("POST"));
+    assert_eq!(status, 410, "{page}");
+    assert!(page.contains("expired"), "{page}");
+    let after = api.get(&monitor_path).body["data"]["snoozedUntil"].clone();
+    assert_eq!(
+        chrono::DateTime::parse_from_rfc3339(after.as_str().expect("snoozedUntil")).expect("time"),
+        until,
+        "an expired link changes nothing"
+    );
+}
