@@ -151,10 +151,17 @@ pub fn example_payloads() -> Vec<(&'static str, String)> {
     let failure = json!({"reason": "Expected status 200, got 503", "statusCode": 503, "responseTime": 182, "region": "eu-west"});
     let ssl = json!({"expiresAt": "2026-11-26T12:00:00.000Z", "daysRemaining": 5, "issuer": "CN=R11, O=Let's Encrypt, C=US"});
     let id = "whd_01JD6Z6Q1S3U5W7Y9A1C3E5G7J";
+    // The one-click links an alert about an open incident carries (one set per delivery).
+    let actions = json!({
+        "acknowledge": "https://status.example.com/act/3kTq8WmZr2VbN6yXc4Hs9LpD1fGj7Ae5",
+        "snooze1h": "https://status.example.com/act/Q8vN2mXc6Rt4Lp9Hs1Kd7Fj3Wb5Gy0Ze",
+        "snoozeUntilMorning": "https://status.example.com/act/Zr5Tm1Wq8Xv3Nc7Kp2Hd6Ls9Bf4Gj0Ya",
+        "resolve": "https://status.example.com/act/Bx4Nq9Wm2Rc7Tv1Lk6Hp3Zs8Df5Gj0Ye",
+    });
     vec![
         (
             kind::INCIDENT_CREATED,
-            events::payload(
+            events::payload_with(
                 &body(
                     kind::INCIDENT_CREATED,
                     &monitor,
@@ -163,11 +170,12 @@ pub fn example_payloads() -> Vec<(&'static str, String)> {
                     None,
                 ),
                 id,
+                Some(("actions", actions.clone())),
             ),
         ),
         (
             kind::INCIDENT_REMINDER,
-            events::payload_with(
+            events::with_object(&events::payload_with(
                 &body(
                     kind::INCIDENT_REMINDER,
                     &monitor,
@@ -182,7 +190,7 @@ pub fn example_payloads() -> Vec<(&'static str, String)> {
                     "reminder",
                     json!({"number": 2, "limit": 10, "downForSeconds": 3600, "text": "still down for 1 h"}),
                 )),
-            ),
+            ), "actions", actions.clone()),
         ),
         (
             kind::INCIDENT_ACKNOWLEDGED,

@@ -99,6 +99,8 @@ struct Settings {
     is_admin: bool,
     is_owner: bool,
     require_two_factor: bool,
+    /// The workspace's IANA time zone (`UTC` until set).
+    time_zone: String,
     roles: Vec<&'static str>,
     members: Vec<MemberLine>,
     invitations: Vec<InvitationLine>,
@@ -205,6 +207,10 @@ async fn show_section(State(state): State<AppState>, headers: HeaderMap, wanted:
         is_admin,
         is_owner: p.is_owner(),
         require_two_factor: ws.as_ref().is_some_and(|w| w.require_two_factor),
+        time_zone: ws
+            .as_ref()
+            .and_then(|w| w.time_zone.clone())
+            .unwrap_or_else(|| "UTC".into()),
         roles: crate::accounts::MEMBER_ROLES.to_vec(),
         members: members
             .into_iter()
