@@ -206,6 +206,25 @@ fn a_down_mail_links_act_once_after_confirmation_and_never_on_a_get() {
                 .find(|r| r.json["event"] == "incident.acknowledged")
         },
     );
+    // The webhook's own acknowledge link now changes nothing, and stays usable for nothing
+    // else than what it says.
+    let hooked_ack = hooked["acknowledge"]
+        .as_str()
+        .expect("acknowledge")
+        .to_string();
+    let (status, page) = text(browser.post(&hooked_ack).send().expect("POST"));
+    assert_eq!(status, 409, "{page}");
+    // Members, even with a read key, see delivery payloads with the links redacted.
+    let read = api.post("/v1/api-keys", &json!({"name": "reader", "role": "read"}));
+    let reader = server
+        .client()
+        .with_key(read.body["data"]["secret"].as_str().expect("secret"));
+    let listed = reader.get("/v1/webhook-deliveries?limit=100");
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    let shown = listed.body.to_string();
+    assert!(shown.contains("/act/[redacted]"), "{shown}");
+    let token = hooked_ack.rsplit('/').next().expect("token");
+    assert!(!shown.contains(token), "a live link shown to a reader");
     // In the audit log, with the link as the actor.
     let audit = api.get("/v1/audit-log?action=incident.acknowledge");
     let entry = audit.body["data"]

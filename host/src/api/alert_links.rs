@@ -38,12 +38,13 @@ pub async fn confirm_page(
         Err(r) => return refused(&state, r),
     };
     let (link, inc, action) = found;
-    if matches!(action, Action::Acknowledge | Action::Resolve)
-        && inc.status == IncidentState::Resolved
-    {
+    if inc.status == IncidentState::Resolved {
         return refused(&state, LinkRefusal::Resolved);
     }
-    let by = actor_name(&state, &headers, &link, true).await;
+    if action == Action::Acknowledge && inc.status == IncidentState::Acknowledged {
+        return refused(&state, LinkRefusal::Acknowledged { by: String::new() });
+    }
+    let (by, _) = actor_name(&state, &headers, &link, true).await;
     let monitor = monitor_name(&inc.monitor);
     let zone = zone_of(&state, &link.workspace_id).await;
     let what = match action {
@@ -112,14 +113,15 @@ pub async fn act(
             .get(header::ORIGIN)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|o| state.config.public_url.trim_end_matches('/') == o);
-    let by = actor_name(&state, &headers, &link, same_origin).await;
+    let (by, user_id) = actor_name(&state, &headers, &link, same_origin).await;
     let zone = zone_of(&state, &link.workspace_id).await;
     let actor = crate::store::audit::Actor {
-        kind: "link",
-        id: link
-            .channel_id
-            .clone()
-            .unwrap_or_else(|| link.delivery_id.clone()),
+        kind: if user_id.is_some() { "user" } else { "link" },
+        id: user_id.unwrap_or_else(|| {
+            link.channel_id
+                .clone()
+                .unwrap_or_else(|| link.delivery_id.clone())
+        }),
         name: by.clone(),
         ip: Some(ip),
     };
@@ -205,14 +207,17 @@ async fn read(
     Ok((link, inc, action))
 }
 
-/// Who the action is recorded as: the signed-in member (when `trust_session`), else the
-/// channel the alert went to.
+/// Most characters of a name recorded on an incident (its `acknowledgedBy` column).
+const MAX_NAME_CHARS: usize = 200;
+
+/// Who the action is recorded as, and their user id: the signed-in member (when
+/// `trust_session`), else the channel the alert went to (no user).
 async fn actor_name(
     state: &AppState,
     headers: &HeaderMap,
     link: &ActionLinkRow,
     trust_session: bool,
-) -> String {
+) -> (String, Option<String>) {
     if trust_session
         && let Ok(signed) = still_signed_in(state, headers).await
         && let Ok(Some(_)) = state
@@ -220,7 +225,8 @@ async fn actor_name(
             .membership(&signed.user.email, &link.workspace_id)
             .await
     {
-        return signed.user.email;
+        let name = signed.user.email.chars().take(MAX_NAME_CHARS).collect();
+        return (name, Some(signed.user.id));
     }
     let channel = match &link.channel_id {
         Some(id) => state
@@ -231,10 +237,16 @@ async fn actor_name(
             .flatten(),
         None => None,
     };
-    match channel {
-        Some(c) => format!("{} ({} channel, from the alert)", c.name, link.channel_kind),
+    let suffix = format!(" ({} channel, from the alert)", link.channel_kind);
+    let name = match channel {
+        // The channel's name shortened so the whole fits.
+        Some(c) => {
+            let room = MAX_NAME_CHARS.saturating_sub(suffix.chars().count()).max(1);
+            format!("{}{suffix}", c.name.chars().take(room).collect::<String>())
+        }
         None => format!("the {} channel (from the alert)", link.channel_kind),
-    }
+    };
+    (name.chars().take(MAX_NAME_CHARS).collect(), None)
 }
 
 async fn zone_of(state: &AppState, workspace_id: &str) -> chrono_tz::Tz {
@@ -291,13 +303,19 @@ fn refused(state: &AppState, r: LinkRefusal) -> Response {
             "This link has expired; nothing was changed. Open the incident in Tocsin instead."
                 .to_string(),
         ),
-        LinkRefusal::Used { at, by } => (
+        // Who used it stays on the incident, for members to see.
+        LinkRefusal::Used { at, .. } => (
             StatusCode::GONE,
             "Link already used",
             format!(
-                "This link was used on {} by {by}; it works once, so nothing more was changed.",
+                "This link was used on {}; it works once, so nothing more was changed.",
                 local(at, zone)
             ),
+        ),
+        LinkRefusal::Acknowledged { .. } => (
+            StatusCode::CONFLICT,
+            "Already acknowledged",
+            "The incident is acknowledged already; nothing was changed.".to_string(),
         ),
         LinkRefusal::Resolved => (
             StatusCode::CONFLICT,

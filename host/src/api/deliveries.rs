@@ -81,8 +81,9 @@ enum Links {
 }
 
 /// A URL's token replaced by [`super::redact::REDACTED`] if it is a link `links` hides:
-/// `.../status/{slug}/confirm/{token}` and `.../status/{slug}/unsubscribe/{token}` always,
-/// `.../ping/{token}[/signal]` for read principals.
+/// `.../status/{slug}/confirm/{token}`, `.../status/{slug}/unsubscribe/{token}` and an
+/// alert's one-click `.../act/{token}` always (they are the recipient's, and act as the
+/// recipient), `.../ping/{token}[/signal]` for read principals.
 fn redact_link(text: &str, links: Links) -> Option<String> {
     let mut url = url::Url::parse(text).ok()?;
     let segments: Vec<String> = url.path_segments()?.map(str::to_string).collect();
@@ -91,6 +92,8 @@ fn redact_link(text: &str, links: Links) -> Option<String> {
         && segments[n - 4] == "status"
         && (segments[n - 2] == "confirm" || segments[n - 2] == "unsubscribe")
     {
+        Some(n - 1)
+    } else if n >= 2 && segments[n - 2] == "act" {
         Some(n - 1)
     } else if links == Links::AllHidden {
         // The ping token, with or without a signal after it.
@@ -322,6 +325,17 @@ mod tests {
             "https://t.example/base/status/acme/unsubscribe/[redacted]"
         );
         assert_eq!(members["nested"][1], "https://t.example/ping/Tok3n");
+        // An alert's one-click links are the recipient's: hidden from every member.
+        let alert = serde_json::json!({"actions": {"acknowledge": "https://t.example/act/Tok3n"},
+                                       "monitor": {"url": "https://app.example/act/keep/this"}})
+        .to_string();
+        let shown: serde_json::Value =
+            serde_json::from_str(payload_for(&alert, Links::SubscriberHidden).get()).expect("json");
+        assert_eq!(
+            shown["actions"]["acknowledge"],
+            "https://t.example/act/[redacted]"
+        );
+        assert_eq!(shown["monitor"]["url"], "https://app.example/act/keep/this");
         // Not JSON: shown as stored.
         assert_eq!(payload_for("{", Links::AllHidden).get(), "null");
         // Nothing hidden: the stored text as it is.

@@ -28,6 +28,19 @@ async fn find_incident(tx: &Tx, workspace_id: &str, id: &str) -> Result<Incident
         .ok_or(ActionError::NotFound)
 }
 
+/// An incident read for a change once its monitor is locked, in the recorder's order
+/// (monitor, then incident): a person's change and a check's recovery of the same
+/// incident take turns, so neither overwrites the other (and they cannot deadlock).
+async fn locked_incident(
+    tx: &Tx,
+    workspace_id: &str,
+    id: &str,
+) -> Result<IncidentRow, ActionError> {
+    let first = find_incident(tx, workspace_id, id).await?;
+    tx.monitors_by_ids(vec![first.monitor_id]).await?;
+    find_incident(tx, workspace_id, id).await
+}
+
 /// Acknowledge an incident. Acknowledging an acknowledged one changes nothing.
 pub async fn acknowledge(
     store: &Store,
@@ -39,7 +52,7 @@ pub async fn acknowledge(
     now: i64,
 ) -> Result<IncidentRow, ActionError> {
     let txn = store.begin_write().await?;
-    let inc = find_incident(&txn, workspace_id, id).await?;
+    let inc = locked_incident(&txn, workspace_id, id).await?;
     match inc.status {
         IncidentState::Resolved => return Err(ActionError::Resolved),
         IncidentState::Acknowledged => return Ok(inc),
@@ -71,7 +84,7 @@ pub async fn resolve(
     now: i64,
 ) -> Result<IncidentRow, ActionError> {
     let txn = store.begin_write().await?;
-    let inc = find_incident(&txn, workspace_id, id).await?;
+    let inc = locked_incident(&txn, workspace_id, id).await?;
     if inc.status == IncidentState::Resolved {
         return Ok(inc);
     }
@@ -204,9 +217,12 @@ pub enum LinkRefusal {
     /// Used already: when, and as whom.
     #[error("used")]
     Used { at: i64, by: String },
-    /// The incident was resolved meanwhile; acknowledging or resolving it means nothing.
+    /// The incident was resolved meanwhile: its links do nothing more.
     #[error("the incident is resolved")]
     Resolved,
+    /// Acknowledged already, by whom (the link is kept for another action).
+    #[error("acknowledged already")]
+    Acknowledged { by: String },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -261,8 +277,21 @@ pub async fn use_link(
 ) -> Result<LinkUsed, LinkRefusal> {
     use crate::outbox::links::Action;
     let txn = store.begin_write().await?;
-    let (link, inc) = usable_link(&txn, token_hash, lifetime_ms, now).await?;
+    let (link, first) = usable_link(&txn, token_hash, lifetime_ms, now).await?;
     let action = Action::parse(&link.action).ok_or(LinkRefusal::NotFound)?;
+    // The monitor first, as the recorder locks it, then the incident as it is now.
+    let monitor = txn
+        .monitors_by_ids(vec![first.monitor_id.clone()])
+        .await?
+        .into_iter()
+        .next();
+    let inc = txn
+        .incident_in(&link.workspace_id, &link.incident_id)
+        .await?
+        .ok_or(LinkRefusal::NotFound)?;
+    if inc.status == IncidentState::Resolved {
+        return Err(LinkRefusal::Resolved);
+    }
     let workspace_id = link.workspace_id.as_str();
     let name = txn.workspace_name(workspace_id).await?;
     let c = Ctx {
@@ -273,17 +302,17 @@ pub async fn use_link(
     };
     let mut snoozed_until = None;
     let incident = match action {
-        Action::Acknowledge | Action::Resolve if inc.status == IncidentState::Resolved => {
-            return Err(LinkRefusal::Resolved);
+        Action::Acknowledge if inc.status == IncidentState::Acknowledged => {
+            return Err(LinkRefusal::Acknowledged {
+                by: inc.acknowledged_by.clone().unwrap_or_default(),
+            });
         }
-        Action::Acknowledge if inc.status == IncidentState::Acknowledged => inc,
         Action::Acknowledge => {
             let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
             incidents::acknowledge(&txn, &c, inc, &rules, by, None).await?
         }
         Action::Resolve => {
             let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
-            let monitor = txn.monitor_by_id(&inc.monitor_id).await?;
             let hold = match &monitor {
                 Some(m) => super::holds::snooze_in(&txn, m, now)
                     .await?
@@ -299,10 +328,15 @@ pub async fn use_link(
             resolved
         }
         Action::SnoozeHour | Action::SnoozeUntilMorning => {
-            let until = match action {
+            let asked = match action {
                 Action::SnoozeHour => now + 3_600_000,
                 _ => next_morning(now, zone),
             };
+            // A link never shortens a snooze someone set for longer.
+            let until = monitor
+                .as_ref()
+                .and_then(|m| m.snoozed_until)
+                .map_or(asked, |set| set.max(asked));
             if !txn
                 .set_monitor_snooze(workspace_id, &inc.monitor_id, Some(until))
                 .await?
@@ -322,10 +356,12 @@ pub async fn use_link(
         }
     };
     if !txn.use_action_link(token_hash, by, now).await? {
-        // Another click won between the read and the update: this one did nothing.
+        // Another click won between the read and the update: this one did nothing (its
+        // transaction is rolled back when dropped).
+        let won = txn.action_link(token_hash).await?;
         return Err(LinkRefusal::Used {
-            at: now,
-            by: by.to_string(),
+            at: won.as_ref().and_then(|l| l.used_at).unwrap_or(now),
+            by: won.and_then(|l| l.used_by).unwrap_or_default(),
         });
     }
     crate::store::audit::note(
