@@ -64,23 +64,10 @@ async fn run() {
     let now = clock.now_ms();
     store
         .insert_alert_policy(PolicyRow {
-            id: "pol_bench".into(),
-            workspace_id: ws.id.clone(),
             name: "bench".into(),
             failure_threshold: 1,
-            recovery_threshold: 1,
-            notify_on_recovery: true,
             channels: serde_json::json!([{"type": "webhook", "url": url}]).to_string(),
-            escalation: None,
-            group_window_secs: 0,
-            flap_changes: 0,
-            flap_window_minutes: 0,
-            repeat_every_minutes: 0,
-            repeat_limit: 10,
-            created_at: now,
-            updated_at: now,
-            apply_key: None,
-            managed_by: None,
+            ..PolicyRow::new("pol_bench", &ws.id, now)
         })
         .await
         .expect("policy");

@@ -19,6 +19,7 @@ mod e2e_cluster;
 mod e2e_dashboard;
 mod e2e_dashboard_browser;
 mod e2e_database_outage;
+mod e2e_degraded;
 mod e2e_disk_full;
 mod e2e_doctor;
 mod e2e_flapping;

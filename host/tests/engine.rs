@@ -76,6 +76,8 @@ impl Fixture {
                 updated_at: T0,
                 apply_key: None,
                 managed_by: None,
+                degraded_threshold: 3,
+                notify_degraded: false,
             })
             .await
             .expect("policy");
@@ -700,6 +702,8 @@ async fn a_group_window_gathers_openings_into_one_message_per_grouped_channel() 
             updated_at: T0,
             apply_key: None,
             managed_by: None,
+            degraded_threshold: 3,
+            notify_degraded: false,
         })
         .await
         .expect("policy");
@@ -781,6 +785,8 @@ async fn a_flapping_monitor_is_held_until_stable_then_summarised_once() {
             updated_at: T0,
             apply_key: None,
             managed_by: None,
+            degraded_threshold: 3,
+            notify_degraded: false,
         })
         .await
         .expect("policy");
@@ -895,6 +901,8 @@ async fn reminders_repeat_a_down_until_acknowledged_and_stop_at_the_limit() {
             updated_at: T0,
             apply_key: None,
             managed_by: None,
+            degraded_threshold: 3,
+            notify_degraded: false,
         })
         .await
         .expect("policy");
@@ -1005,6 +1013,8 @@ async fn a_snooze_postpones_reminders_and_ending_it_early_brings_them_back() {
             updated_at: T0,
             apply_key: None,
             managed_by: None,
+            degraded_threshold: 3,
+            notify_degraded: false,
         })
         .await
         .expect("policy");

@@ -151,23 +151,10 @@ async fn exercise(store: Store) {
     // Deliveries and incidents: an old outage, resolved, and a recent one still open.
     store
         .insert_alert_policy(PolicyRow {
-            id: "pol_r".into(),
-            workspace_id: ws.clone(),
             name: "r".into(),
             failure_threshold: 1,
-            recovery_threshold: 1,
-            notify_on_recovery: true,
             channels: json!([{"type": "webhook", "url": "https://hooks.t.test/x"}]).to_string(),
-            escalation: None,
-            group_window_secs: 0,
-            flap_changes: 0,
-            flap_window_minutes: 0,
-            repeat_every_minutes: 0,
-            repeat_limit: 10,
-            created_at: NOW - 200 * DAY,
-            updated_at: NOW - 200 * DAY,
-            apply_key: None,
-            managed_by: None,
+            ..PolicyRow::new("pol_r", &ws, NOW - 200 * DAY)
         })
         .await
         .expect("policy");

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
-const FIELDS: [&str; 12] = [
+const FIELDS: [&str; 14] = [
     "key",
     "managedBy",
     "flapping",
@@ -33,6 +33,8 @@ const FIELDS: [&str; 12] = [
     "groupWindowSeconds",
     "repeatEvery",
     "repeatLimit",
+    "degradedThreshold",
+    "notifyDegraded",
 ];
 
 /// The longest gap between reminders, in minutes (a day).
@@ -123,6 +125,14 @@ pub struct PolicyBody {
     /// The most reminders one incident gets, 1 to 100.
     #[schema(default = 10, example = 5)]
     pub repeat_limit: Option<u32>,
+    /// Slow passing checks in a row (slower than a monitor's `degradedAfterMs`) that make
+    /// the monitor `degraded`, 1 to 100.
+    #[schema(default = 3)]
+    pub degraded_threshold: Option<u32>,
+    /// Tell the channels when a monitor becomes `degraded` (`monitor.degraded`) and when
+    /// it is fast again (`monitor.degraded_ended`).
+    #[schema(default = false)]
+    pub notify_degraded: Option<bool>,
     /// Your stable identifier for the policy: 1 to 100 characters (letters, digits, `-`,
     /// `_`, `.`, `:`, `/`), unique among the workspace's policies (409 `CONFLICT`).
     /// Configuration files (`tocsin apply`) match policies by it.
@@ -151,6 +161,8 @@ pub struct PolicyView {
     pub flapping: Value,
     pub repeat_every: i32,
     pub repeat_limit: i32,
+    pub degraded_threshold: i32,
+    pub notify_degraded: bool,
     pub key: Option<String>,
     pub managed_by: Option<String>,
     pub created_at: String,
@@ -189,6 +201,8 @@ fn view(plugins: &PluginHost, row: &PolicyRow) -> PolicyView {
         },
         repeat_every: row.repeat_every_minutes,
         repeat_limit: row.repeat_limit,
+        degraded_threshold: row.degraded_threshold,
+        notify_degraded: row.notify_degraded,
         key: row.apply_key.clone(),
         managed_by: row.managed_by.clone(),
         created_at: crate::time::format_ms(row.created_at),
@@ -238,6 +252,8 @@ struct Validated {
     flap: (i32, i32),
     /// (`repeatEvery` minutes, `repeatLimit`)
     repeat: (i32, i32),
+    /// (`degradedThreshold`, `notifyDegraded`)
+    degraded: (i32, bool),
     managed: super::managed::Managed,
 }
 
@@ -280,6 +296,17 @@ async fn validate(
         },
     };
     let flap = flapping(object.get("flapping"), &mut errors);
+    let degraded = (
+        bounded(object, "degradedThreshold", 3, 1..=100, &mut errors),
+        match object.get("notifyDegraded") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                errors.push(FieldError::new("notifyDegraded", "must be true or false"));
+                false
+            }
+        },
+    );
     let repeat = (
         bounded(object, "repeatEvery", 0, 0..=MAX_REPEAT_EVERY, &mut errors),
         bounded(
@@ -371,6 +398,7 @@ async fn validate(
         group_window_secs,
         flap,
         repeat,
+        degraded,
         managed,
     })
 }
@@ -499,6 +527,8 @@ pub async fn create_policy(
         flap_window_minutes: v.flap.1,
         repeat_every_minutes: v.repeat.0,
         repeat_limit: v.repeat.1,
+        degraded_threshold: v.degraded.0,
+        notify_degraded: v.degraded.1,
         created_at: now,
         updated_at: now,
         apply_key: v.managed.key,
@@ -705,6 +735,8 @@ async fn edit(
         flap_window_minutes: v.flap.1,
         repeat_every_minutes: v.repeat.0,
         repeat_limit: v.repeat.1,
+        degraded_threshold: v.degraded.0,
+        notify_degraded: v.degraded.1,
         apply_key: v.managed.key,
         managed_by: v.managed.managed_by,
         updated_at: state.clock.now_ms(),

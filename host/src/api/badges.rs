@@ -225,6 +225,7 @@ pub async fn status_svg(
     let colour = match m.status {
         MonitorState::Up => GREEN,
         MonitorState::Down => RED,
+        MonitorState::Degraded => YELLOW,
         MonitorState::Pending | MonitorState::Paused => GREY,
     };
     Ok(svg_response(&label, m.status.name(), colour))

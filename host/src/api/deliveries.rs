@@ -88,12 +88,11 @@ fn redact_link(text: &str, links: Links) -> Option<String> {
     let mut url = url::Url::parse(text).ok()?;
     let segments: Vec<String> = url.path_segments()?.map(str::to_string).collect();
     let n = segments.len();
-    let token_at = if n >= 4
+    let subscriber = n >= 4
         && segments[n - 4] == "status"
-        && (segments[n - 2] == "confirm" || segments[n - 2] == "unsubscribe")
-    {
-        Some(n - 1)
-    } else if n >= 2 && segments[n - 2] == "act" {
+        && (segments[n - 2] == "confirm" || segments[n - 2] == "unsubscribe");
+    let alert = n >= 2 && segments[n - 2] == "act";
+    let token_at = if subscriber || alert {
         Some(n - 1)
     } else if links == Links::AllHidden {
         // The ping token, with or without a signal after it.

@@ -20,7 +20,7 @@ const ALTERNATIVE_FIELDS: [(&str, &str); 2] = [
 ];
 
 /// Fields every monitor has and the API accepts.
-const COMMON_FIELDS: [&str; 12] = [
+const COMMON_FIELDS: [&str; 13] = [
     "key",
     "managedBy",
     "tags",
@@ -30,6 +30,7 @@ const COMMON_FIELDS: [&str; 12] = [
     "interval",
     "retryInterval",
     "timeout",
+    "degradedAfterMs",
     "alertPolicyId",
     "regions",
     "regionalConfirmation",
@@ -62,6 +63,8 @@ pub struct MonitorInput {
     /// interval.
     pub retry_interval_secs: Option<u32>,
     pub timeout_secs: u32,
+    /// A passing check slower than this (ms) is slow; None: never degraded.
+    pub degraded_after_ms: Option<u32>,
     pub alert_policy_id: Option<String>,
     /// Empty means every configured region.
     pub regions: Vec<String>,
@@ -93,7 +96,8 @@ pub struct MonitorView {
     pub name: String,
     #[serde(rename = "type")]
     pub kind: String,
-    /// `pending` (no check yet), `up`, `down` or `paused`.
+    /// `pending` (no check yet), `up`, `degraded` (up, but slower than `degradedAfterMs`
+    /// for the policy's `degradedThreshold` checks in a row), `down` or `paused`.
     #[schema(example = "up")]
     pub status: String,
     pub interval: u32,
@@ -102,6 +106,12 @@ pub struct MonitorView {
     /// Null: the interval. Not for heartbeat monitors, nor with `regionalConfirmation`.
     pub retry_interval: Option<u32>,
     pub timeout: u32,
+    /// Milliseconds: a passing check slower than this is slow, and the policy's
+    /// `degradedThreshold` slow checks in a row make the monitor `degraded` until a check
+    /// is fast again (uptime counts it up). At most the timeout. Null: never degraded. Not
+    /// for heartbeat monitors.
+    #[schema(example = 1500)]
+    pub degraded_after_ms: Option<u32>,
     pub alert_policy_id: Option<String>,
     pub regions: Vec<String>,
     pub regional_confirmation: bool,
@@ -156,6 +166,7 @@ pub fn view(
         interval: count(row.interval_secs),
         retry_interval: row.retry_interval_secs.map(count),
         timeout: count(row.timeout_secs),
+        degraded_after_ms: row.degraded_after_ms.map(count),
         alert_policy_id: row.alert_policy_id.clone(),
         regions,
         regional_confirmation: row.regional_confirmation,
@@ -215,6 +226,10 @@ pub fn editable(row: &MonitorRow, top_level: bool) -> Map<String, Value> {
             row.retry_interval_secs.map_or(Value::Null, Value::from),
         );
         object.insert("timeout".into(), Value::from(row.timeout_secs));
+        object.insert(
+            "degradedAfterMs".into(),
+            row.degraded_after_ms.map_or(Value::Null, Value::from),
+        );
     }
     object.insert(
         "alertPolicyId".into(),
@@ -375,9 +390,23 @@ pub async fn validate(
             "must not exceed interval",
         )]));
     }
+    if let Some(slow) = common.degraded_after
+        && slow > timeout * 1000
+    {
+        return Err(ApiError::unprocessable(format!(
+            "degradedAfterMs ({slow} ms) must not be longer than timeout ({timeout} s): a check slower than the timeout fails"
+        ))
+        .with_details(vec![FieldError::new(
+            "degradedAfterMs",
+            "must not exceed the timeout",
+        )]));
+    }
     Ok(MonitorInput {
         name,
         kind,
+        degraded_after_ms: common
+            .degraded_after
+            .map(|d| u32::try_from(d).unwrap_or(u32::MAX)),
         interval_secs: u32::try_from(interval).unwrap_or(u32::MAX),
         retry_interval_secs: common
             .retry_interval
@@ -440,6 +469,7 @@ fn heartbeat_input(
         interval_secs: u32::try_from(period).unwrap_or(u32::MAX),
         retry_interval_secs: None,
         timeout_secs: 1,
+        degraded_after_ms: None,
         alert_policy_id: common.alert_policy_id,
         regions: Vec::new(),
         regional_confirmation: false,
@@ -494,6 +524,8 @@ struct Common {
     /// None: not set (the interval), or invalid.
     retry_interval: Option<u64>,
     timeout: Option<u64>,
+    /// None: not set (never degraded), or invalid.
+    degraded_after: Option<u64>,
     alert_policy_id: Option<String>,
     regions: Vec<String>,
     regional_confirmation: bool,
@@ -523,7 +555,7 @@ fn read_common(
         }
     };
     let (interval, timeout) = if kind.as_deref() == Some(HEARTBEAT) {
-        for field in ["interval", "timeout", "retryInterval"] {
+        for field in ["interval", "timeout", "retryInterval", "degradedAfterMs"] {
             if object.get(field).is_some_and(|v| !v.is_null()) {
                 errors.push(FieldError::new(
                     field,
@@ -578,6 +610,20 @@ fn read_common(
         }
     };
     let retry_interval = retry_interval_field(object, rules, regional_confirmation, errors);
+    let degraded_after = if kind.as_deref() == Some(HEARTBEAT)
+        || object.get("degradedAfterMs").is_none_or(Value::is_null)
+    {
+        None
+    } else {
+        integer_field(
+            object,
+            "degradedAfterMs",
+            1,
+            MAX_TIMEOUT_SECS * 1000,
+            None,
+            errors,
+        )
+    };
     for field in READ_ONLY_FIELDS {
         if object.contains_key(field) {
             errors.push(FieldError::new(field, "is read-only"));
@@ -589,6 +635,7 @@ fn read_common(
         interval,
         retry_interval,
         timeout,
+        degraded_after,
         alert_policy_id,
         regions: regions_field(object.get("regions"), rules.regions, errors),
         regional_confirmation,

@@ -51,6 +51,12 @@ pub struct MonitorCreate {
     /// Seconds before a check fails, 1 to 60, at most `interval`; default 10 (or `interval` when shorter).
     #[schema(default = 10)]
     pub timeout: Option<u32>,
+    /// Milliseconds, 1 to the timeout (422 when longer): a passing check slower than this
+    /// is slow, and the policy's `degradedThreshold` slow checks in a row make the monitor
+    /// `degraded` until a check is fast again; uptime counts it up. Default: none (never
+    /// degraded). Not for heartbeat monitors.
+    #[schema(example = 1500)]
+    pub degraded_after_ms: Option<u32>,
     /// Alert policy to attach.
     pub alert_policy_id: Option<String>,
     /// Regions that run the checks; default every configured region.
@@ -344,6 +350,9 @@ pub async fn create_monitor(
         name: input.name,
         config: input.config,
         interval_secs: i32::try_from(input.interval_secs).unwrap_or(i32::MAX),
+        degraded_after_ms: input
+            .degraded_after_ms
+            .map(|d| i32::try_from(d).unwrap_or(i32::MAX)),
         retry_interval_secs: input
             .retry_interval_secs
             .map(|r| i32::try_from(r).unwrap_or(i32::MAX)),
@@ -669,6 +678,9 @@ async fn edit(
         name: input.name,
         config: input.config,
         interval_secs: i32::try_from(input.interval_secs).unwrap_or(i32::MAX),
+        degraded_after_ms: input
+            .degraded_after_ms
+            .map(|d| i32::try_from(d).unwrap_or(i32::MAX)),
         retry_interval_secs: input
             .retry_interval_secs
             .map(|r| i32::try_from(r).unwrap_or(i32::MAX)),

@@ -38,7 +38,8 @@ const MAX_MAINTENANCE: usize = 10;
 pub struct PageView {
     pub name: String,
     pub description: String,
-    /// `operational`, `under_maintenance` (none down, some under maintenance),
+    /// `operational`, `degraded_performance` (none down, some slower than their
+    /// `degradedAfterMs`), `under_maintenance` (none down, some under maintenance),
     /// `partial_outage` or `major_outage`. A monitor under maintenance is never counted down.
     pub status: &'static str,
     pub updated_at: String,
@@ -294,7 +295,11 @@ async fn view_of(
         .iter()
         .filter(|m| !m.maintenance && m.status == MonitorState::Down.name())
         .count();
+    let degraded = views
+        .iter()
+        .any(|m| !m.maintenance && m.status == MonitorState::Degraded.name());
     let status = match down {
+        0 if degraded => "degraded_performance",
         0 if views.iter().any(|m| m.maintenance) => "under_maintenance",
         0 => "operational",
         n if n == views.len() => "major_outage",
@@ -401,13 +406,13 @@ main{max-width:860px;margin:0 auto;padding:24px 16px 48px}\
 h1{font-size:1.75rem;margin:0 0 4px}\
 .lead{color:#52606d;margin:0 0 20px}\
 .banner{border-radius:10px;padding:16px 20px;font-weight:600;font-size:1.1rem;color:#fff;margin-bottom:24px}\
-.banner.operational{background:#2f9e44}.banner.under_maintenance{background:#1c7ed6}.banner.partial_outage{background:#e67700}.banner.major_outage{background:#c92a2a}\
+.banner.operational{background:#2f9e44}.banner.under_maintenance{background:#1c7ed6}.banner.partial_outage{background:#e67700}.banner.degraded_performance{background:#8d6e00}.banner.major_outage{background:#c92a2a}\
 section{background:#fff;border:1px solid #e4e7eb;border-radius:10px;padding:8px 20px;margin-bottom:24px}\
 h2{font-size:1.1rem;margin:16px 0 8px}\
 .monitor{padding:14px 0;border-top:1px solid #eef0f3}.monitor:first-of-type{border-top:0}\
 .row{display:flex;justify-content:space-between;align-items:baseline;gap:12px;flex-wrap:wrap}\
 .name{font-weight:600}\
-.state{font-size:.9rem;font-weight:600}.state.up{color:#2f9e44}.state.down{color:#c92a2a}.state.paused,.state.pending{color:#7b8794}.state.maintenance{color:#1c7ed6}\
+.state{font-size:.9rem;font-weight:600}.state.up{color:#2f9e44}.state.down{color:#c92a2a}.state.degraded{color:#8d6e00}.state.paused,.state.pending{color:#7b8794}.state.maintenance{color:#1c7ed6}\
 .bar{display:flex;gap:2px;height:34px;margin:10px 0 4px}\
 .bar span{flex:1;border-radius:2px;min-width:2px}\
 .good{background:#40c057}.fair{background:#94d82d}.poor{background:#fab005}.bad{background:#fa5252}.none{background:#dde2e6}\
@@ -450,6 +455,7 @@ pub fn render(v: &PageView) -> String {
         "operational" => "All systems operational",
         "major_outage" => "Major outage",
         "under_maintenance" => "Under maintenance",
+        "degraded_performance" => "Degraded performance",
         _ => "Some systems are down",
     };
     let mut h = String::with_capacity(16 * 1024);
@@ -477,6 +483,7 @@ pub fn render(v: &PageView) -> String {
         let (class, state) = match m.status.as_str() {
             _ if m.maintenance => ("maintenance", "Under maintenance"),
             "up" => ("up", "Operational"),
+            "degraded" => ("degraded", "Degraded performance"),
             "down" => ("down", "Down"),
             "paused" => ("paused", "Paused"),
             _ => ("pending", "Waiting for the first check"),

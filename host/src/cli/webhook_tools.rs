@@ -263,7 +263,44 @@ pub fn example_payloads() -> Vec<(&'static str, String)> {
     ]
     .into_iter()
     .chain(flapping_examples(&body(kind::MONITOR_FLAPPING_STARTED, &monitor, None, None, None), &body(kind::MONITOR_FLAPPING, &monitor, None, None, None), id))
+    .chain(degraded_examples(
+        &body(kind::MONITOR_DEGRADED, &monitor, None, None, None),
+        &body(kind::MONITOR_DEGRADED_ENDED, &monitor, None, None, None),
+        id,
+    ))
     .collect()
+}
+
+/// The two degraded events' examples, from their bodies.
+fn degraded_examples(
+    started: &EventBody,
+    ended: &EventBody,
+    id: &str,
+) -> [(&'static str, String); 2] {
+    [
+        (
+            kind::MONITOR_DEGRADED,
+            events::payload_with(
+                started,
+                id,
+                Some((
+                    "degraded",
+                    json!({"state": "degraded", "responseTime": 2412, "thresholdMs": 1000, "slowChecks": 3}),
+                )),
+            ),
+        ),
+        (
+            kind::MONITOR_DEGRADED_ENDED,
+            events::payload_with(
+                ended,
+                id,
+                Some((
+                    "degraded",
+                    json!({"state": "up", "responseTime": 182, "thresholdMs": 1000, "slowChecks": 0}),
+                )),
+            ),
+        ),
+    ]
 }
 
 /// The two flapping events' examples, from their bodies.

@@ -6,6 +6,7 @@ pub mod actions;
 pub mod announcements;
 pub mod certificates;
 pub mod context;
+pub mod degraded;
 pub mod escalation;
 pub mod flapping;
 pub mod health;

@@ -37,6 +37,8 @@ pub struct Repeat {
 pub struct Rules {
     pub thresholds: Thresholds,
     pub notify_on_recovery: bool,
+    /// Tell the channels when a monitor becomes degraded and when that ends.
+    pub notify_degraded: bool,
     pub channels: Vec<Target>,
     pub escalation: Option<Escalation>,
     /// Seconds over which openings are gathered into one e-mail or Telegram message.
@@ -62,6 +64,7 @@ impl Default for Rules {
         Rules {
             thresholds: Thresholds::default(),
             notify_on_recovery: true,
+            notify_degraded: false,
             channels: Vec::new(),
             escalation: None,
             group_window_secs: 0,
@@ -174,8 +177,10 @@ pub async fn load_rules(
                 thresholds: Thresholds {
                     failure: u32::try_from(p.failure_threshold).unwrap_or(2).max(1),
                     recovery: u32::try_from(p.recovery_threshold).unwrap_or(1).max(1),
+                    degraded: u32::try_from(p.degraded_threshold).unwrap_or(3).max(1),
                 },
                 notify_on_recovery: p.notify_on_recovery,
+                notify_degraded: p.notify_degraded,
                 channels: targets(&channels, &mine),
                 escalation: escalation.map(|e| Escalation {
                     delay_minutes: e["delayMinutes"]

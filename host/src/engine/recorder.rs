@@ -4,6 +4,7 @@
 
 use super::certificates;
 use super::context::{EngineContext, Retries, Retry};
+use super::degraded;
 use super::flapping;
 use super::health::{self, Health};
 use super::hold::Hold;
@@ -635,7 +636,8 @@ async fn apply(
         .as_ref()
         .and_then(|p| state.rules.get(p))
         .unwrap_or(&no_policy);
-    let next = health::count(h, record.ok);
+    let outcome = health::Outcome::of(record.ok, record.response_time_ms, m.degraded_after_ms);
+    let next = health::count(h, outcome);
     let ictx = Ctx {
         public_url: &ctx.public_url,
         workspace_id: &m.workspace_id,
@@ -719,7 +721,24 @@ async fn apply(
     {
         writes.notified = true;
     }
-    let status = health::status_after(h.status, record.ok, state.open.contains_key(&m.id));
+    let status = health::status_after(
+        h.status,
+        &next,
+        outcome,
+        state.open.contains_key(&m.id),
+        r.thresholds.degraded,
+    );
+    let change = (h.status, status);
+    writes.notified |= degraded::tell_change(
+        txn,
+        &ictx,
+        m,
+        r,
+        change,
+        record.response_time_ms,
+        next.consecutive_slow,
+    )
+    .await?;
     // A failure the threshold has not yet turned into an incident: check again soon.
     if !record.ok && m.retry_interval_secs.is_some() && !state.open.contains_key(&m.id) {
         writes.retries.push(Retry {

@@ -18,7 +18,9 @@ pub mod kind {
     pub const SSL_EXPIRY_CRITICAL: &str = "ssl.expiry_critical";
     pub const MONITOR_FLAPPING: &str = "monitor.flapping";
     pub const MONITOR_FLAPPING_STARTED: &str = "monitor.flapping_started";
-    pub const ALL: [&str; 10] = [
+    pub const MONITOR_DEGRADED: &str = "monitor.degraded";
+    pub const MONITOR_DEGRADED_ENDED: &str = "monitor.degraded_ended";
+    pub const ALL: [&str; 12] = [
         INCIDENT_CREATED,
         INCIDENT_REMINDER,
         INCIDENT_ACKNOWLEDGED,
@@ -29,6 +31,8 @@ pub mod kind {
         SSL_EXPIRY_CRITICAL,
         MONITOR_FLAPPING_STARTED,
         MONITOR_FLAPPING,
+        MONITOR_DEGRADED,
+        MONITOR_DEGRADED_ENDED,
     ];
 }
 

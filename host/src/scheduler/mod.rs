@@ -877,9 +877,13 @@ impl Scheduler {
 /// A stored monitor's fast re-check still to come: it has `retryInterval`, its last check
 /// failed and no incident is open (its state is not down).
 fn retry_pending(row: &MonitorRow, m: &ScheduledMonitor) -> Option<Duration> {
-    (row.consecutive_failures > 0 && matches!(row.status, MonitorState::Up | MonitorState::Pending))
-        .then_some(m.retry)
-        .flatten()
+    (row.consecutive_failures > 0
+        && matches!(
+            row.status,
+            MonitorState::Up | MonitorState::Degraded | MonitorState::Pending
+        ))
+    .then_some(m.retry)
+    .flatten()
 }
 
 /// When checks starting late were last logged as a warning (Unix ms).

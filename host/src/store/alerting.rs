@@ -40,6 +40,10 @@ own_row! {
         pub apply_key: Option<String>,
         /// The tool that owns the object (`tocsin apply` sets it), if any.
         pub managed_by: Option<String>,
+        /// Slow passing checks in a row that make a monitor `degraded`.
+        pub degraded_threshold: i32,
+        /// Tell the channels when a monitor becomes degraded and when that ends.
+        pub notify_degraded: bool,
     }
 }
 impl PolicyRow {
@@ -66,6 +70,8 @@ impl PolicyRow {
             repeat_limit: 10,
             apply_key: None,
             managed_by: None,
+            degraded_threshold: 3,
+            notify_degraded: false,
         }
     }
 }

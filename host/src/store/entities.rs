@@ -30,6 +30,8 @@ pub mod monitor_health {
         pub consecutive_successes: i32,
         pub last_checked_at: Option<i64>,
         pub last_response_time_ms: Option<i32>,
+        /// Slow passing checks in a row.
+        pub consecutive_slow: i32,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

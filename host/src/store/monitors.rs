@@ -56,6 +56,9 @@ pub(super) mod monitor {
         /// Seconds from a failing check to the next while the failure has not yet opened
         /// an incident; None: the interval.
         pub retry_interval_secs: Option<i32>,
+        /// A passing check slower than this (ms) is slow; enough slow ones in a row make
+        /// the monitor `degraded`. None: never degraded.
+        pub degraded_after_ms: Option<i32>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -106,6 +109,11 @@ own_row! {
         /// Seconds from a failing check to the next while the failure has not yet opened
         /// an incident; None: the interval.
         pub retry_interval_secs: Option<i32>,
+        /// A passing check slower than this (ms) is slow; enough slow ones in a row make
+        /// the monitor `degraded`. None: never degraded.
+        pub degraded_after_ms: Option<i32>,
+        /// Slow passing checks in a row.
+        pub consecutive_slow: i32,
     }
 }
 
@@ -142,6 +150,8 @@ impl MonitorRow {
             apply_key: None,
             managed_by: None,
             retry_interval_secs: None,
+            degraded_after_ms: None,
+            consecutive_slow: 0,
         }
     }
 
@@ -192,6 +202,8 @@ pub struct MonitorStamp {
 pub struct Health {
     pub consecutive_failures: i32,
     pub consecutive_successes: i32,
+    /// Slow passing checks in a row (see `degraded_after_ms`).
+    pub consecutive_slow: i32,
     pub status: MonitorState,
 }
 
@@ -201,6 +213,7 @@ impl Health {
         Health {
             consecutive_failures: m.consecutive_failures,
             consecutive_successes: m.consecutive_successes,
+            consecutive_slow: m.consecutive_slow,
             status: m.status,
         }
     }
@@ -672,8 +685,8 @@ impl Tx {
         use sea_orm::{Statement, Value};
         let backend = self.conn().get_database_backend();
         for chunk in rows.chunks(200) {
-            let mut sql = String::from("WITH v(id, cf, cs, lc, rt) AS (VALUES ");
-            let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 5);
+            let mut sql = String::from("WITH v(id, cf, cs, lc, rt, sl) AS (VALUES ");
+            let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 6);
             for (i, (id, health, checked_at, response_ms, _)) in chunk.iter().enumerate() {
                 if i > 0 {
                     sql.push_str(", ");
@@ -687,6 +700,7 @@ impl Tx {
                         Some("INTEGER"),
                         Some("BIGINT"),
                         Some("INTEGER"),
+                        Some("INTEGER"),
                     ],
                 ));
                 values.push(Value::from(id.to_string()));
@@ -694,11 +708,13 @@ impl Tx {
                 values.push(Value::from(health.consecutive_successes));
                 values.push(Value::from(*checked_at));
                 values.push(Value::from(*response_ms));
+                values.push(Value::from(health.consecutive_slow));
             }
             sql.push_str(
                 ") UPDATE monitor_health SET consecutive_failures = v.cf, \
                  consecutive_successes = v.cs, last_checked_at = v.lc, \
-                 last_response_time_ms = v.rt FROM v WHERE monitor_health.monitor_id = v.id",
+                 last_response_time_ms = v.rt, consecutive_slow = v.sl \
+                 FROM v WHERE monitor_health.monitor_id = v.id",
             );
             self.conn()
                 .execute_raw(Statement::from_sql_and_values(backend, sql, values))
@@ -839,6 +855,7 @@ fn settings_of(row: &MonitorRow) -> monitor::ActiveModel {
         apply_key: Set(row.apply_key),
         managed_by: Set(row.managed_by),
         retry_interval_secs: Set(row.retry_interval_secs),
+        degraded_after_ms: Set(row.degraded_after_ms),
     }
 }
 
@@ -858,6 +875,7 @@ fn health_of(row: &MonitorRow) -> monitor_health::ActiveModel {
         monitor_id: Set(row.id.clone()),
         consecutive_failures: Set(row.consecutive_failures),
         consecutive_successes: Set(row.consecutive_successes),
+        consecutive_slow: Set(row.consecutive_slow),
         last_checked_at: Set(row.last_checked_at),
         last_response_time_ms: Set(row.last_response_time_ms),
     }

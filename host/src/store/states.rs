@@ -18,6 +18,10 @@ pub enum MonitorState {
     Pending,
     #[sea_orm(string_value = "up")]
     Up,
+    /// Up, but its last checks were slower than its `degradedAfterMs` (as many as its
+    /// policy's `degradedThreshold`). Counted as up in uptime.
+    #[sea_orm(string_value = "degraded")]
+    Degraded,
     /// While an incident is unresolved.
     #[sea_orm(string_value = "down")]
     Down,
@@ -83,6 +87,7 @@ impl State for MonitorState {
         match self {
             MonitorState::Pending => "pending",
             MonitorState::Up => "up",
+            MonitorState::Degraded => "degraded",
             MonitorState::Down => "down",
             MonitorState::Paused => "paused",
         }

@@ -230,6 +230,8 @@ struct PolicyForm {
     group_window: i32,
     repeat_every: i32,
     repeat_limit: i32,
+    degraded_threshold: i32,
+    notify_degraded: bool,
     /// Channels defined on the policy itself, as the API shows them (write-only settings
     /// left out; sent back as shown, the API keeps them): (position in the list, JSON,
     /// what it is).
@@ -294,6 +296,8 @@ pub async fn edit_policy(
         group_window: policy.group_window_secs,
         repeat_every: policy.repeat_every_minutes,
         repeat_limit: policy.repeat_limit,
+        degraded_threshold: policy.degraded_threshold,
+        notify_degraded: policy.notify_degraded,
         inline,
         channels: channels
             .into_iter()

@@ -199,6 +199,7 @@ struct Filter {
 struct Counts {
     all: u64,
     up: u64,
+    degraded: u64,
     down: u64,
     pending: u64,
     paused: u64,
@@ -436,6 +437,7 @@ async fn overview(
         counts: Counts {
             all: by_state.iter().map(|(_, n)| n).sum(),
             up: count(MonitorState::Up),
+            degraded: count(MonitorState::Degraded),
             down: count(MonitorState::Down),
             pending: count(MonitorState::Pending),
             paused: count(MonitorState::Paused),
@@ -450,6 +452,7 @@ async fn overview(
         status_options: vec![
             ("", "Any"),
             ("up", "Up"),
+            ("degraded", "Degraded"),
             ("down", "Down"),
             ("pending", "Pending"),
             ("paused", "Paused"),
@@ -703,6 +706,8 @@ struct MonitorPage {
     timeout: i32,
     /// Seconds from a failing check to the next, when not the interval.
     retry_interval: Option<i32>,
+    /// Slow above this many milliseconds, if ever.
+    degraded_after_ms: Option<i32>,
     /// A heartbeat monitor's set-up (to those who may write).
     heartbeat: Option<heartbeat::Setup>,
     /// Its public badge: the token and the Markdown to paste.
@@ -920,6 +925,7 @@ async fn monitor(
         interval: m.interval_secs,
         timeout: m.timeout_secs,
         retry_interval: m.retry_interval_secs,
+        degraded_after_ms: m.degraded_after_ms,
         heartbeat,
         badge,
         uptime_24h,
@@ -1244,6 +1250,8 @@ struct MonitorForm {
     timeout: u32,
     /// Seconds from a failing check to the next (None: the interval).
     retry_interval: Option<u32>,
+    /// Slow above this many milliseconds (None: never degraded).
+    degraded_after_ms: Option<u32>,
     /// The workspace's alert policies (id, name) and the one the monitor uses.
     policies: Vec<(String, String)>,
     /// The workspace's channels (id, name), each offered as a new policy made in the same
@@ -1256,12 +1264,13 @@ struct MonitorForm {
 }
 
 /// Fields every monitor has, outside its plugin's settings.
-const MONITOR_FIELDS: [&str; 9] = [
+const MONITOR_FIELDS: [&str; 10] = [
     "name",
     "type",
     "interval",
     "retryInterval",
     "timeout",
+    "degradedAfterMs",
     "alertPolicyId",
     "regions",
     "regionalConfirmation",
@@ -1488,6 +1497,10 @@ async fn monitor_form(
             .as_ref()
             .and_then(|m| m.retry_interval_secs)
             .and_then(|r| u32::try_from(r).ok()),
+        degraded_after_ms: monitor
+            .as_ref()
+            .and_then(|m| m.degraded_after_ms)
+            .and_then(|d| u32::try_from(d).ok()),
         fields,
     }
     .render();

@@ -20,6 +20,8 @@ pub struct Knobs {
     pub hits: AtomicU64,
     /// `/status` answers 503 to this many requests first, whatever `status` says.
     pub fail_next: AtomicU64,
+    /// `/status` waits this many milliseconds before it answers.
+    pub delay_ms: AtomicU64,
 }
 
 /// A running target; it stops when dropped (from any context).
@@ -43,6 +45,7 @@ impl Target {
             status: AtomicU16::new(200),
             hits: AtomicU64::new(0),
             fail_next: AtomicU64::new(0),
+            delay_ms: AtomicU64::new(0),
         });
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind target");
         std_listener.set_nonblocking(true).expect("nonblocking");
@@ -110,6 +113,11 @@ impl Target {
         self.knobs.status.store(status, Ordering::SeqCst);
     }
 
+    /// Make `/status` answer `ms` milliseconds late (0: at once).
+    pub fn set_delay_ms(&self, ms: u64) {
+        self.knobs.delay_ms.store(ms, Ordering::SeqCst);
+    }
+
     /// Answer the next `n` requests to `/status` with 503.
     pub fn fail_next(&self, n: u64) {
         self.knobs.fail_next.store(n, Ordering::SeqCst);
@@ -122,6 +130,10 @@ fn redirect(to: &str) -> Response {
 
 async fn status(State(k): State<Arc<Knobs>>) -> Response {
     k.hits.fetch_add(1, Ordering::SeqCst);
+    let delay = k.delay_ms.load(Ordering::SeqCst);
+    if delay > 0 {
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+    }
     let failing = k
         .fail_next
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))

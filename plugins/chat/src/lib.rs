@@ -28,6 +28,15 @@ pub enum Kind {
         changes: i64,
         window_minutes: i64,
     },
+    /// Up, but slower than the monitor's limit for enough checks in a row.
+    Degraded {
+        response_ms: Option<i64>,
+        limit_ms: Option<i64>,
+    },
+    /// Fast again after being degraded.
+    DegradedEnded {
+        response_ms: Option<i64>,
+    },
     Paused,
     Resumed,
     /// A certificate close to expiry.
@@ -122,6 +131,13 @@ impl Alert {
                 changes: p["flapping"]["changes"].as_i64().unwrap_or(0),
                 window_minutes: p["flapping"]["windowMinutes"].as_i64().unwrap_or(0),
             },
+            "monitor.degraded" => Kind::Degraded {
+                response_ms: p["degraded"]["responseTime"].as_i64(),
+                limit_ms: p["degraded"]["thresholdMs"].as_i64(),
+            },
+            "monitor.degraded_ended" => Kind::DegradedEnded {
+                response_ms: p["degraded"]["responseTime"].as_i64(),
+            },
             "monitor.paused" => Kind::Paused,
             "monitor.resumed" => Kind::Resumed,
             "ssl.expiry_warning" | "ssl.expiry_critical" => Kind::Certificate {
@@ -178,10 +194,11 @@ impl Alert {
             Kind::Down | Kind::Reminder { .. } => Severity::Critical,
             Kind::Flapping { down: true, .. } => Severity::Critical,
             Kind::Certificate { critical: true, .. } => Severity::Critical,
-            Kind::Certificate { .. } | Kind::Flapping { .. } | Kind::FlappingStarted { .. } => {
-                Severity::Warning
-            }
-            Kind::Recovered => Severity::Resolved,
+            Kind::Certificate { .. }
+            | Kind::Flapping { .. }
+            | Kind::FlappingStarted { .. }
+            | Kind::Degraded { .. } => Severity::Warning,
+            Kind::Recovered | Kind::DegradedEnded { .. } => Severity::Resolved,
             Kind::Acknowledged | Kind::Paused | Kind::Resumed | Kind::Other(_) => Severity::Info,
         }
     }
@@ -223,6 +240,18 @@ impl Alert {
             } => format!(
                 "FLAPPING: {m} changed state {changes} times in {window_minutes} min; alerts are held until it settles"
             ),
+            Kind::Degraded {
+                response_ms,
+                limit_ms,
+            } => match (response_ms, limit_ms) {
+                (Some(r), Some(l)) => format!(
+                    "DEGRADED: {m} responds in {}, slower than {}",
+                    response_time(*r),
+                    response_time(*l)
+                ),
+                _ => format!("DEGRADED: {m} is slow"),
+            },
+            Kind::DegradedEnded { .. } => format!("Performance restored: {m}"),
             Kind::Paused => format!("Paused: {m}"),
             Kind::Resumed => format!("Resumed: {m}"),
             Kind::Certificate { days, .. } => format!("Certificate expires in {days} days: {m}"),
@@ -270,6 +299,13 @@ impl Alert {
                     facts.push(("Expires", e.clone()));
                 }
             }
+            Kind::Degraded {
+                response_ms: Some(r),
+                ..
+            }
+            | Kind::DegradedEnded {
+                response_ms: Some(r),
+            } => facts.push(("Response time", response_time(*r))),
             _ => {}
         }
         facts
@@ -361,6 +397,16 @@ impl Alert {
             .clone()
             .or_else(|| self.monitor_id.clone())
             .unwrap_or_else(|| format!("tocsin-{}", self.monitor))
+    }
+}
+
+/// A response time as people read it: `850 ms`, `2.4 s`.
+pub fn response_time(ms: i64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        let tenths = (ms + 50) / 100;
+        format!("{}.{} s", tenths / 10, tenths % 10)
     }
 }
 
@@ -621,6 +667,25 @@ pub fn settings(text: &str) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_degraded_monitor_says_how_slow_against_what() {
+        let p = json!({"event": "monitor.degraded", "monitor": {"name": "API", "url": "https://api.example/"},
+                       "degraded": {"state": "degraded", "responseTime": 2412, "thresholdMs": 1000, "slowChecks": 3}});
+        let a = Alert::parse(&p.to_string()).expect("alert");
+        assert_eq!(
+            a.title(),
+            "DEGRADED: API responds in 2.4 s, slower than 1.0 s"
+        );
+        assert_eq!(a.severity(), Severity::Warning);
+        assert!(a.facts().contains(&("Response time", "2.4 s".to_string())));
+        let p = json!({"event": "monitor.degraded_ended", "monitor": {"name": "API"},
+                       "degraded": {"state": "up", "responseTime": 182}});
+        let a = Alert::parse(&p.to_string()).expect("alert");
+        assert_eq!(a.title(), "Performance restored: API");
+        assert_eq!(a.severity(), Severity::Resolved);
+        assert_eq!(response_time(999), "999 ms");
+    }
 
     #[test]
     fn one_click_links_are_read_in_order_and_not_for_groups() {

@@ -189,6 +189,30 @@ pub fn render(payload: &str) -> Result<Mail, String> {
                 ),
             )
         }
+        "monitor.degraded" | "monitor.degraded_ended" => {
+            let d = &p["degraded"];
+            let ended = p["event"] == "monitor.degraded_ended";
+            if let Some(r) = d["responseTime"].as_i64() {
+                facts.push(("Response time".into(), tocsin_chat::response_time(r)));
+            }
+            if let Some(l) = d["thresholdMs"].as_i64() {
+                facts.push(("Slow above".into(), tocsin_chat::response_time(l)));
+            }
+            if ended {
+                (
+                    format!("{test}Performance restored: {name}"),
+                    format!("{name} is responding fast again"),
+                )
+            } else {
+                let checks = d["slowChecks"].as_i64().unwrap_or(0);
+                (
+                    format!("{test}DEGRADED: {name} is slow"),
+                    format!(
+                        "{name} is up but slow: {checks} checks in a row were slower than its limit"
+                    ),
+                )
+            }
+        }
         "monitor.paused" => (
             format!("{test}Paused: {name}"),
             format!("{name} was paused"),

@@ -220,6 +220,21 @@ pub fn render(payload: &str) -> Result<String, String> {
                 "{test}〰️ <b>FLAPPING</b>: {name}{place_line}\nChanged state {changes} times in {window} min; alerts are held until it settles{link}"
             )
         }
+        "monitor.degraded" => {
+            let d = &p["degraded"];
+            let slow = match (d["responseTime"].as_i64(), d["thresholdMs"].as_i64()) {
+                (Some(r), Some(l)) => format!(
+                    "\nResponds in {}, slower than {}",
+                    tocsin_chat::response_time(r),
+                    tocsin_chat::response_time(l)
+                ),
+                _ => String::new(),
+            };
+            format!("{test}🐢 <b>DEGRADED</b>: {name}{place_line}{slow}")
+        }
+        "monitor.degraded_ended" => {
+            format!("{test}✅ <b>Performance restored</b>: {name}{place_line}")
+        }
         "monitor.paused" => format!("{test}⏸ <b>Paused</b>: {name}"),
         "monitor.resumed" => format!("{test}▶️ <b>Resumed</b>: {name}"),
         "ssl.expiry_warning" | "ssl.expiry_critical" => {

@@ -210,6 +210,7 @@ fn status_value(s: MonitorState) -> i64 {
         MonitorState::Up => 1,
         MonitorState::Pending => 2,
         MonitorState::Paused => 3,
+        MonitorState::Degraded => 4,
     }
 }
 
@@ -558,19 +559,22 @@ impl Scrape {
             board.retain(|id| ids.contains(id));
         }
 
-        let mut by_status = [0i64; 4];
+        let mut by_status = [0i64; 5];
         for s in &table.status {
             by_status[status_value(*s) as usize] += 1;
         }
         t.family("tocsin_monitors", "Monitors by status", "gauge")?;
-        for (status, n) in ["down", "up", "pending", "paused"].iter().zip(by_status) {
+        for (status, n) in ["down", "up", "pending", "paused", "degraded"]
+            .iter()
+            .zip(by_status)
+        {
             t.int("tocsin_monitors", &[("status", status)], n)?;
         }
 
         const STATUS: &str = "tocsin_monitor_status";
         t.family(
             STATUS,
-            "0 down, 1 up, 2 pending (not passed yet), 3 paused",
+            "0 down, 1 up, 2 pending (not passed yet), 3 paused, 4 degraded (up but slow)",
             "gauge",
         )?;
         for (i, s) in table.status.iter().enumerate() {
@@ -706,7 +710,8 @@ impl Scrape {
             // Kuma has no paused value; a paused monitor is not shown, as in Kuma.
             let value = match s {
                 MonitorState::Down => 0,
-                MonitorState::Up => 1,
+                // Kuma has no degraded state: slow is up.
+                MonitorState::Up | MonitorState::Degraded => 1,
                 MonitorState::Pending => 2,
                 MonitorState::Paused => continue,
             };
@@ -1113,7 +1118,8 @@ mod tests {
             "tocsin_monitors{status=\"up\"} 1\n",
             "tocsin_monitors{status=\"pending\"} 0\n",
             "tocsin_monitors{status=\"paused\"} 0\n",
-            "# HELP tocsin_monitor_status 0 down, 1 up, 2 pending (not passed yet), 3 paused\n",
+            "tocsin_monitors{status=\"degraded\"} 0\n",
+            "# HELP tocsin_monitor_status 0 down, 1 up, 2 pending (not passed yet), 3 paused, 4 degraded (up but slow)\n",
             "# TYPE tocsin_monitor_status gauge\n",
             "tocsin_monitor_status{monitor_id=\"mon_gold1\"} 1\n",
             "tocsin_monitor_status{monitor_id=\"mon_gold2\"} 0\n",
