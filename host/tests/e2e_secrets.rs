@@ -357,3 +357,108 @@ fn taking_an_inline_channel_off_moves_no_secret_to_its_neighbour() {
         "{stored}"
     );
 }
+
+#[test]
+fn escalation_steps_keep_their_tokens_hide_them_and_refuse_bad_steps() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let reader = read_key(&api);
+    let workspace = api.get("/v1/workspace").body["data"]["id"]
+        .as_str()
+        .expect("workspace id")
+        .to_string();
+    let step = |after: u64, channels: Value| json!({"afterMinutes": after, "channels": channels});
+    let hook = json!([{"type": "webhook", "url": "https://hooks.example.test/first/s3cr3t"}]);
+    let bot = json!([{"type": "telegram", "chatId": "7", "botToken": "222:boss-token"}]);
+
+    // Refused, naming the field; nothing is created.
+    for (escalation, field) in [
+        (
+            json!({"steps": [step(10, hook.clone()), step(10, bot.clone())]}),
+            "escalation.steps[1].afterMinutes",
+        ),
+        (json!({"steps": []}), "escalation.steps"),
+        (
+            json!({"steps": (1..=11).map(|m| step(m, hook.clone())).collect::<Vec<_>>()}),
+            "escalation.steps",
+        ),
+        (
+            json!({"steps": [step(0, hook.clone())]}),
+            "escalation.steps[0].afterMinutes",
+        ),
+        (
+            json!({"steps": [step(5, hook.clone())], "delayMinutes": 5}),
+            "escalation.delayMinutes",
+        ),
+        (
+            json!({"steps": [step(5, hook.clone())], "repeat": "yes"}),
+            "escalation.repeat",
+        ),
+    ] {
+        let r = api.post(
+            "/v1/alert-policies",
+            &json!({"name": "bad", "channels": [{"type": "email", "target": "ops@example.test"}], "escalation": escalation}),
+        );
+        r.assert_error(400, "VALIDATION_ERROR");
+        assert_eq!(r.body["error"]["details"][0]["field"], field, "{}", r.body);
+    }
+    assert_eq!(api.get("/v1/alert-policies").body["pagination"]["total"], 0);
+
+    let policy = id(&api.post(
+        "/v1/alert-policies",
+        &json!({"name": "rota", "channels": [{"type": "email", "target": "ops@example.test"}],
+                "escalation": {"steps": [step(5, hook.clone()), step(15, bot.clone())], "repeat": true}}),
+    ));
+    let shown = api.get(&format!("/v1/alert-policies/{policy}")).body;
+    let e = &shown["data"]["escalation"];
+    assert_eq!(
+        (
+            &e["steps"][0]["afterMinutes"],
+            &e["steps"][1]["afterMinutes"],
+            &e["repeat"]
+        ),
+        (&json!(5), &json!(15), &json!(true)),
+        "{shown}"
+    );
+    assert!(!shown.to_string().contains("token"), "{shown}");
+    // A read key sees the webhook's secret path hidden, in every step.
+    let read = reader.get(&format!("/v1/alert-policies/{policy}")).body;
+    assert!(!read.to_string().contains("s3cr3t"), "{read}");
+    assert_eq!(read["data"]["escalation"]["steps"][1]["afterMinutes"], 15);
+
+    // A rename, and the escalation sent back as read, keep the token of step 2.
+    let r = api.patch(
+        &format!("/v1/alert-policies/{policy}"),
+        &json!({"name": "rota 2"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let mut as_read = shown["data"]["escalation"].clone();
+    as_read["steps"][1]["afterMinutes"] = json!(20);
+    let r = api.patch(
+        &format!("/v1/alert-policies/{policy}"),
+        &json!({"escalation": as_read}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let (_, stored) = stored_policy(&server, &workspace, &policy);
+    let stored: Value = serde_json::from_str(stored.as_deref().expect("escalation")).expect("json");
+    assert_eq!(stored["steps"][1]["afterMinutes"], 20);
+    assert_eq!(
+        stored["steps"][1]["channels"][0]["botToken"],
+        "222:boss-token"
+    );
+    // The one-step form still reads and is shown as it was written.
+    let r = api.patch(
+        &format!("/v1/alert-policies/{policy}"),
+        &json!({"escalation": {"delayMinutes": 7, "channels": hook}}),
+    );
+    assert_eq!(
+        r.body["data"]["escalation"]["delayMinutes"], 7,
+        "{}",
+        r.body
+    );
+    assert!(
+        r.body["data"]["escalation"].get("steps").is_none(),
+        "{}",
+        r.body
+    );
+}

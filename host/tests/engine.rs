@@ -357,6 +357,98 @@ async fn escalation_fires_once_at_its_delay_unless_acknowledged() {
 }
 
 #[tokio::test]
+async fn escalation_steps_page_in_turn_repeat_and_stop_at_acknowledgement() {
+    let f = Fixture::new().await;
+    f.policy("pol_steps", 1, 1, true, None).await;
+    let mut policy = f
+        .store
+        .alert_policy(&f.ws, "pol_steps")
+        .await
+        .expect("q")
+        .expect("policy");
+    policy.escalation = Some(
+        json!({"steps": [
+            {"afterMinutes": 5, "channels": [{"type": "email", "target": "first@tocsin.test"}]},
+            {"afterMinutes": 15, "channels": [{"type": "telegram", "chatId": "42"}]}
+        ], "repeat": true})
+        .to_string(),
+    );
+    f.store
+        .update_alert_policy(policy, None)
+        .await
+        .expect("update");
+    f.monitor("mon_steps", Some("pol_steps")).await;
+    f.check("mon_steps", false).await;
+    let inc = f.incidents("mon_steps").await[0].clone();
+    let at = |minutes: i64| inc.created_at + minutes * 60_000;
+    assert_eq!(inc.escalate_at, Some(at(5)), "the first step's time");
+    let pass = |now: i64| escalate_due(&f.store, &f.ctx, now);
+    assert_eq!(pass(at(5) - 1).await.expect("pass"), 0);
+    assert_eq!(pass(at(5)).await.expect("pass"), 1, "step 1");
+    assert_eq!(pass(at(5)).await.expect("pass"), 0, "once");
+    assert_eq!(f.deliveries("incident.created", "email").await, 1);
+    assert_eq!(f.deliveries("incident.created", "telegram").await, 0);
+    let after_one = f.incidents("mon_steps").await[0].clone();
+    assert_eq!(
+        (after_one.escalation_step, after_one.escalate_at),
+        (1, Some(at(15))),
+        "step 2 comes 10 minutes later"
+    );
+    assert_eq!(pass(at(15)).await.expect("pass"), 1, "step 2");
+    assert_eq!(f.deliveries("incident.created", "telegram").await, 1);
+    // Repeating: a new round starts as if just told, 5 minutes on.
+    let after_two = f.incidents("mon_steps").await[0].clone();
+    assert_eq!(after_two.escalate_at, Some(at(20)));
+    assert_eq!(pass(at(20)).await.expect("pass"), 1, "round 2, step 1");
+    assert_eq!(f.deliveries("incident.created", "email").await, 2);
+    // Acknowledged: no more steps.
+    actions::acknowledge(&f.store, &f.ctx, &f.ws, &inc.id, "alice", None, at(21))
+        .await
+        .expect("ack");
+    assert_eq!(pass(at(60)).await.expect("pass"), 0);
+    assert_eq!(f.deliveries("incident.created", "telegram").await, 1);
+    // The recovery reaches every channel the steps told, each once.
+    f.clock.advance_ms(at(61) - f.clock.now_ms());
+    f.check("mon_steps", true).await;
+    assert_eq!(f.deliveries("incident.resolved", "email").await, 1);
+    assert_eq!(f.deliveries("incident.resolved", "telegram").await, 1);
+    assert_eq!(f.deliveries("incident.resolved", "webhook").await, 1);
+}
+
+#[tokio::test]
+async fn a_repeating_escalation_stops_after_its_last_round() {
+    let f = Fixture::new().await;
+    f.policy("pol_loop", 1, 1, true, None).await;
+    let mut policy = f
+        .store
+        .alert_policy(&f.ws, "pol_loop")
+        .await
+        .expect("q")
+        .expect("policy");
+    policy.escalation = Some(
+        json!({"steps": [{"afterMinutes": 1, "channels": [{"type": "email", "target": "b@tocsin.test"}]}],
+               "repeat": true})
+        .to_string(),
+    );
+    f.store
+        .update_alert_policy(policy, None)
+        .await
+        .expect("update");
+    f.monitor("mon_loop", Some("pol_loop")).await;
+    f.check("mon_loop", false).await;
+    let created = f.incidents("mon_loop").await[0].created_at;
+    let mut sent = 0;
+    for minute in 1..=30 {
+        sent += escalate_due(&f.store, &f.ctx, created + minute * 60_000)
+            .await
+            .expect("pass");
+    }
+    assert_eq!(sent, 10, "ten rounds, then no more");
+    let inc = &f.incidents("mon_loop").await[0];
+    assert_eq!((inc.escalation_step, inc.escalate_at), (10, None));
+}
+
+#[tokio::test]
 async fn deleting_a_monitor_closes_its_incident_silently() {
     let f = Fixture::new().await;
     f.policy("pol_d", 1, 1, true, None).await;

@@ -67,8 +67,28 @@ pub struct PolicyChannel {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct EscalationBody {
-    /// Minutes to wait for acknowledgement, 1 to 10080.
-    pub delay_minutes: u32,
+    /// One step: minutes to wait for acknowledgement, 1 to 10080 (with `channels`).
+    pub delay_minutes: Option<u32>,
+    /// One step: who hears the DOWN then.
+    pub channels: Option<Vec<PolicyChannel>>,
+    /// Or several steps (instead of `delayMinutes` and `channels`), 1 to 10, with rising
+    /// `afterMinutes`: each step's channels hear the DOWN that long after the incident was
+    /// told, while nobody has acknowledged it.
+    pub steps: Option<Vec<EscalationStep>>,
+    /// With `steps`: after the last step, start again (as if the incident had just been
+    /// told), until someone acknowledges it; at most 10 rounds.
+    #[schema(default = false)]
+    pub repeat: Option<bool>,
+}
+
+/// One escalation step.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct EscalationStep {
+    /// Minutes after the incident was told (or the round began), 1 to 10080, more than
+    /// the step before.
+    pub after_minutes: u32,
     pub channels: Vec<PolicyChannel>,
 }
 
@@ -176,11 +196,11 @@ fn view(plugins: &PluginHost, row: &PolicyRow) -> PolicyView {
         .as_deref()
         .and_then(|e| serde_json::from_str(e).ok())
     {
-        Some(Value::Object(mut e)) => {
-            if let Some(c) = e.get("channels").cloned() {
-                e.insert("channels".into(), channel_input::visible_list(plugins, &c));
+        Some(mut e @ Value::Object(_)) => {
+            for list in escalation_lists(&mut e) {
+                *list = channel_input::visible_list(plugins, list);
             }
-            Value::Object(e)
+            e
         }
         Some(other) => other,
         None => Value::Null,
@@ -216,7 +236,7 @@ fn view_for(plugins: &PluginHost, p: &Principal, row: &PolicyRow) -> PolicyView 
     let mut v = view(plugins, row);
     if super::redact::applies(p) {
         super::redact::channel_list(plugins, &mut v.channels);
-        if let Some(list) = v.escalation.get_mut("channels") {
+        for list in escalation_lists(&mut v.escalation) {
             super::redact::channel_list(plugins, list);
         }
     }
@@ -324,34 +344,7 @@ async fn validate(
             "must be longer than groupWindowSeconds, so a reminder never comes before the grouped message it reminds of",
         ));
     }
-    let escalation = match object.get("escalation") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(e)) => {
-            let delay = match e.get("delayMinutes").and_then(Value::as_u64) {
-                Some(d) if (1..=10_080).contains(&d) => d,
-                _ => {
-                    errors.push(FieldError::new(
-                        "escalation.delayMinutes",
-                        "must be an integer from 1 to 10080",
-                    ));
-                    0
-                }
-            };
-            for key in e.keys() {
-                if key != "delayMinutes" && key != "channels" {
-                    errors.push(FieldError::new(
-                        format!("escalation.{key}"),
-                        "is not a field of an escalation",
-                    ));
-                }
-            }
-            Some((delay, e.get("channels").cloned()))
-        }
-        Some(_) => {
-            errors.push(FieldError::new("escalation", "must be an object or null"));
-            None
-        }
-    };
+    let escalation = read_escalation(object.get("escalation"), &mut errors);
     paging::finish(errors)?;
     let channels = channel_input::validate_channel_list(
         state,
@@ -362,7 +355,7 @@ async fn validate(
     .await?;
     let escalation = match escalation {
         None => None,
-        Some((delay, channels)) => {
+        Some(e) => {
             let ws = state
                 .store
                 .workspace(&p.workspace_id)
@@ -378,14 +371,24 @@ async fn validate(
                     ),
                 ));
             }
-            let list = channel_input::validate_channel_list(
-                state,
-                &p.workspace_id,
-                channels.as_ref(),
-                "escalation.channels",
-            )
-            .await?;
-            Some(json!({"delayMinutes": delay, "channels": list}).to_string())
+            let mut lists = Vec::with_capacity(e.steps.len());
+            for (i, (_, channels)) in e.steps.iter().enumerate() {
+                let field = if e.one_step {
+                    "escalation.channels".to_string()
+                } else {
+                    format!("escalation.steps[{i}].channels")
+                };
+                lists.push(
+                    channel_input::validate_channel_list(
+                        state,
+                        &p.workspace_id,
+                        channels.as_ref(),
+                        &field,
+                    )
+                    .await?,
+                );
+            }
+            Some(e.stored(lists).to_string())
         }
     };
     Ok(Validated {
@@ -401,6 +404,175 @@ async fn validate(
         degraded,
         managed,
     })
+}
+
+/// The longest wait of an escalation step, in minutes (a week).
+const MAX_STEP_MINUTES: u64 = 10_080;
+/// The most steps one escalation has.
+const MAX_STEPS: usize = 10;
+
+/// An escalation as asked for, before its channels are checked.
+struct EscalationInput {
+    /// `(afterMinutes, channels)` of each step.
+    steps: Vec<(u64, Option<Value>)>,
+    repeat: bool,
+    /// Given as `{delayMinutes, channels}`: stored and shown so.
+    one_step: bool,
+}
+
+impl EscalationInput {
+    /// The stored form, with each step's checked channel list.
+    fn stored(&self, lists: Vec<Value>) -> Value {
+        if self.one_step {
+            let delay = self.steps.first().map_or(0, |s| s.0);
+            let list = lists.into_iter().next().unwrap_or(Value::Array(vec![]));
+            return json!({"delayMinutes": delay, "channels": list});
+        }
+        let steps: Vec<Value> = self
+            .steps
+            .iter()
+            .zip(lists)
+            .map(|((after, _), list)| json!({"afterMinutes": after, "channels": list}))
+            .collect();
+        json!({"steps": steps, "repeat": self.repeat})
+    }
+}
+
+/// `escalation`: `{delayMinutes, channels}` (one step) or `{steps, repeat}`; null is none.
+fn read_escalation(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Option<EscalationInput> {
+    let e = match value {
+        None | Some(Value::Null) => return None,
+        Some(Value::Object(e)) => e,
+        Some(_) => {
+            errors.push(FieldError::new("escalation", "must be an object or null"));
+            return None;
+        }
+    };
+    let minutes = |v: Option<&Value>, field: String, errors: &mut Vec<FieldError>| match v
+        .and_then(Value::as_u64)
+    {
+        Some(d) if (1..=MAX_STEP_MINUTES).contains(&d) => d,
+        _ => {
+            errors.push(FieldError::new(
+                field,
+                format!("must be an integer from 1 to {MAX_STEP_MINUTES}"),
+            ));
+            0
+        }
+    };
+    if !e.contains_key("steps") {
+        for key in e.keys() {
+            if key != "delayMinutes" && key != "channels" {
+                errors.push(FieldError::new(
+                    format!("escalation.{key}"),
+                    "is not a field of an escalation (delayMinutes and channels, or steps and repeat)",
+                ));
+            }
+        }
+        let delay = minutes(
+            e.get("delayMinutes"),
+            "escalation.delayMinutes".into(),
+            errors,
+        );
+        return Some(EscalationInput {
+            steps: vec![(delay, e.get("channels").cloned())],
+            repeat: false,
+            one_step: true,
+        });
+    }
+    for key in e.keys() {
+        if key != "steps" && key != "repeat" {
+            errors.push(FieldError::new(
+                format!("escalation.{key}"),
+                "is not a field of an escalation with steps (steps and repeat)",
+            ));
+        }
+    }
+    let repeat = match e.get("repeat") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            errors.push(FieldError::new(
+                "escalation.repeat",
+                "must be true or false",
+            ));
+            false
+        }
+    };
+    let Some(list) = e.get("steps").and_then(Value::as_array) else {
+        errors.push(FieldError::new(
+            "escalation.steps",
+            "must be a list of steps",
+        ));
+        return None;
+    };
+    if list.is_empty() || list.len() > MAX_STEPS {
+        errors.push(FieldError::new(
+            "escalation.steps",
+            format!("must have 1 to {MAX_STEPS} steps"),
+        ));
+        return None;
+    }
+    let mut steps = Vec::with_capacity(list.len());
+    let mut last = 0;
+    for (i, step) in list.iter().enumerate() {
+        let Some(step) = step.as_object() else {
+            errors.push(FieldError::new(
+                format!("escalation.steps[{i}]"),
+                "must be an object: afterMinutes and channels",
+            ));
+            continue;
+        };
+        for key in step.keys() {
+            if key != "afterMinutes" && key != "channels" {
+                errors.push(FieldError::new(
+                    format!("escalation.steps[{i}].{key}"),
+                    "is not a field of a step (afterMinutes and channels)",
+                ));
+            }
+        }
+        let field = format!("escalation.steps[{i}].afterMinutes");
+        let after = minutes(step.get("afterMinutes"), field.clone(), errors);
+        if after != 0 && after <= last {
+            errors.push(FieldError::new(
+                field,
+                "must be more than the step before's",
+            ));
+        }
+        last = last.max(after);
+        steps.push((after, step.get("channels").cloned()));
+    }
+    Some(EscalationInput {
+        steps,
+        repeat,
+        one_step: false,
+    })
+}
+
+/// How an escalation's `i`-th channel list is named in errors.
+fn escalation_field(i: usize, of: usize) -> String {
+    if of <= 1 && i == 0 {
+        "escalation.channels".into()
+    } else {
+        format!("escalation.steps[{i}].channels")
+    }
+}
+
+/// The channel lists of an escalation (stored or shown): its `channels`, or each step's.
+pub fn escalation_lists(e: &mut Value) -> Vec<&mut Value> {
+    let Value::Object(o) = e else {
+        return Vec::new();
+    };
+    if !o.contains_key("steps") {
+        return o.get_mut("channels").into_iter().collect();
+    }
+    match o.get_mut("steps") {
+        Some(Value::Array(steps)) => steps
+            .iter_mut()
+            .filter_map(|s| s.get_mut("channels"))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// An optional integer field within `range` (`default` when absent or null).
@@ -680,18 +852,24 @@ async fn edit(
         .as_deref()
         .and_then(|e| serde_json::from_str(e).ok())
         .unwrap_or(Value::Null);
-    let given_escalation = match merged
-        .get_mut("escalation")
-        .and_then(|e| e.get_mut("channels"))
-    {
-        Some(list) => channel_input::carry_write_only(
-            &state.plugins,
-            list,
-            &stored_escalation["channels"],
-            "escalation.channels",
-        )?,
-        None => Vec::new(),
-    };
+    // Each list of the escalation against the stored list in the same place (its step).
+    let mut stored_lists = stored_escalation.clone();
+    let stored_lists: Vec<Value> = escalation_lists(&mut stored_lists)
+        .into_iter()
+        .map(|l| l.clone())
+        .collect();
+    let mut given_escalation = Vec::new();
+    if let Some(e) = merged.get_mut("escalation") {
+        for (i, list) in escalation_lists(e).into_iter().enumerate() {
+            let stored = stored_lists.get(i).unwrap_or(&Value::Null);
+            given_escalation.push(channel_input::carry_write_only(
+                &state.plugins,
+                list,
+                stored,
+                &escalation_field(i, stored_lists.len()),
+            )?);
+        }
+    }
     let v = validate(state, p, &merged).await?;
     // Compared once normalised (defaults filled in): a carried token must not follow a
     // channel to a new server.
@@ -703,18 +881,22 @@ async fn edit(
         &given_channels,
         "channels",
     )?;
-    let new_escalation: Value = v
+    let mut new_escalation: Value = v
         .escalation
         .as_deref()
         .and_then(|e| serde_json::from_str(e).ok())
         .unwrap_or(Value::Null);
-    channel_input::secrets_stay_with_targets(
-        &state.plugins,
-        &new_escalation["channels"],
-        &stored_escalation["channels"],
-        &given_escalation,
-        "escalation.channels",
-    )?;
+    let new_lists = escalation_lists(&mut new_escalation);
+    let count = new_lists.len();
+    for (i, list) in new_lists.into_iter().enumerate() {
+        channel_input::secrets_stay_with_targets(
+            &state.plugins,
+            list,
+            stored_lists.get(i).unwrap_or(&Value::Null),
+            given_escalation.get(i).map_or(&[][..], Vec::as_slice),
+            &escalation_field(i, count),
+        )?;
+    }
     let kind = Declared::AlertPolicy;
     let own = Some(row.id.as_str());
     super::managed::check_key_free(state, kind, &p.workspace_id, v.managed.key.as_deref(), own)

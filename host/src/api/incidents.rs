@@ -51,6 +51,8 @@ pub struct IncidentView {
     /// Name of the API key that acknowledged it.
     pub acknowledged_by: Option<String>,
     pub escalated_at: Option<String>,
+    /// Escalation steps sent so far (`escalatedAt` is the latest).
+    pub escalation_step: i32,
     /// Reminders sent for it (its policy's `repeatEvery`).
     pub reminders: i32,
     /// When its next reminder is due, while one is.
@@ -114,6 +116,7 @@ fn view(state: &AppState, i: &IncidentRow, timeline: Option<&[IncidentEventRow]>
         failure: raw_json(&i.failure),
         acknowledged_by: i.acknowledged_by.clone(),
         escalated_at: i.escalated_at.map(crate::time::format_ms),
+        escalation_step: i.escalation_step,
         reminders: i.reminders,
         next_reminder_at: i
             .remind_at

@@ -159,10 +159,10 @@ pub mod audit {
             if let Some(list) = o.get_mut("channels") {
                 super::channel_list(plugins, list);
             }
-            if let Some(Value::Object(esc)) = o.get_mut("escalation")
-                && let Some(list) = esc.get_mut("channels")
-            {
-                super::channel_list(plugins, list);
+            if let Some(esc) = o.get_mut("escalation") {
+                for list in crate::api::alert_policies::escalation_lists(esc) {
+                    super::channel_list(plugins, list);
+                }
             }
         }
         v

@@ -27,12 +27,14 @@ pub async fn escalate_due(
     for inc in due {
         let txn = store.begin_write().await?;
         let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
+        let done = usize::try_from(inc.escalation_step).unwrap_or(usize::MAX);
         if rules
             .escalation
             .as_ref()
-            .is_none_or(|e| e.channels.is_empty())
+            .and_then(|e| e.step(done))
+            .is_none()
         {
-            // The policy no longer escalates (edited or deleted): stop waiting.
+            // The policy no longer escalates this far (edited or deleted): stop waiting.
             txn.cancel_escalation(&inc.id).await?;
             txn.commit().await?;
             continue;

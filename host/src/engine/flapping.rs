@@ -181,10 +181,7 @@ async fn release(
     let after = IncidentRow {
         hold: None,
         notified: true,
-        escalate_at: rules
-            .escalation
-            .as_ref()
-            .map(|e| c.now + i64::from(e.delay_minutes) * 60_000),
+        escalate_at: rules.escalation.as_ref().and_then(|e| e.first_at(c.now)),
         remind_at: rules.first_reminder(c.now),
         ..inc.clone()
     };

@@ -266,10 +266,7 @@ async fn apply(
             status: IncidentState::Open,
             hold: None,
             notified: true,
-            escalate_at: rules
-                .escalation
-                .as_ref()
-                .map(|e| now + i64::from(e.delay_minutes) * 60_000),
+            escalate_at: rules.escalation.as_ref().and_then(|e| e.first_at(now)),
             remind_at: rules.first_reminder(now),
             ..inc.clone()
         },

@@ -110,10 +110,14 @@ async fn tell_pages(
 /// Targets that hear about an incident: the policy's, plus the escalation's once escalated.
 pub(crate) fn audience<'r>(rules: &'r Rules, inc: &IncidentRow) -> Vec<&'r Target> {
     let mut all: Vec<&Target> = rules.channels.iter().collect();
-    if inc.escalated_at.is_some()
-        && let Some(e) = &rules.escalation
-    {
-        all.extend(e.channels.iter());
+    if let Some(e) = &rules.escalation {
+        let done = usize::try_from(inc.escalation_step).unwrap_or(0);
+        for t in e.told(done) {
+            // A channel of several steps hears each event once.
+            if !all.contains(&t) {
+                all.push(t);
+            }
+        }
     }
     all
 }
@@ -144,10 +148,7 @@ pub async fn open(
 ) -> Result<IncidentRow, StoreError> {
     let escalate_at = match hold {
         Some(_) => None,
-        None => rules
-            .escalation
-            .as_ref()
-            .map(|e| ctx.now + i64::from(e.delay_minutes) * 60_000),
+        None => rules.escalation.as_ref().and_then(|e| e.first_at(ctx.now)),
     };
     let inc = tx
         .insert_incident(IncidentRow {
@@ -175,6 +176,7 @@ pub async fn open(
                 .then(|| rules.first_reminder(ctx.now))
                 .flatten(),
             reminders: 0,
+            escalation_step: 0,
         })
         .await?;
     timeline(tx, &inc.id, ctx.now, "created", json!({"failure": failure})).await?;
@@ -489,33 +491,45 @@ pub async fn acknowledge(
 /// an acknowledgement does not wake anyone.
 pub const TOLD_OF_ACKNOWLEDGEMENTS: [&str; 3] = ["webhook", "pagerduty", "opsgenie"];
 
-/// Escalate an incident still open after its delay: the escalation channels get the DOWN
-/// notification, once. Returns false when another writer got there first or it no longer
-/// applies (acknowledged, resolved).
+/// Escalate an incident still open at its next step: that step's channels get the DOWN
+/// notification, once, and the step after it is timed (after the last: none, or the
+/// first again when the policy repeats). Returns false when another writer got there
+/// first or it no longer applies (acknowledged, resolved, no step left).
 pub async fn escalate(
     tx: &Tx,
     ctx: &Ctx<'_>,
     inc: &IncidentRow,
     rules: &Rules,
 ) -> Result<bool, StoreError> {
-    if !tx.claim_escalation(&inc.id, ctx.now).await? {
+    let done = usize::try_from(inc.escalation_step).unwrap_or(usize::MAX);
+    let Some((escalation, step)) = rules
+        .escalation
+        .as_ref()
+        .and_then(|e| e.step(done).map(|s| (e, s)))
+    else {
+        return Ok(false);
+    };
+    let next = escalation.next_at(done + 1, ctx.now);
+    if !tx
+        .claim_escalation(&inc.id, inc.escalation_step, next, ctx.now)
+        .await?
+    {
         return Ok(false);
     }
     let escalated = IncidentRow {
         escalated_at: Some(ctx.now),
+        escalation_step: inc.escalation_step + 1,
+        escalate_at: next,
         ..inc.clone()
     };
-    let targets: Vec<&Target> = rules
-        .escalation
-        .iter()
-        .flat_map(|e| e.channels.iter())
-        .collect();
+    let targets: Vec<&Target> = step.channels.iter().collect();
     timeline(
         tx,
         &inc.id,
         ctx.now,
         "escalated",
-        json!({"channels": targets.len()}),
+        json!({"step": escalated.escalation_step, "channels": targets.len(),
+               "next": next.map(crate::time::format_ms)}),
     )
     .await?;
     let failure: Value = serde_json::from_str(&inc.failure).unwrap_or(Value::Null);

@@ -14,8 +14,77 @@ use std::collections::HashMap;
 /// Escalation of unacknowledged incidents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Escalation {
-    pub delay_minutes: u32,
+    /// In order of `after_minutes`, which rises.
+    pub steps: Vec<Step>,
+    /// Start the steps again after the last, until someone acknowledges (at most
+    /// [`MAX_ROUNDS`] rounds).
+    pub repeat: bool,
+}
+
+/// One escalation step: these channels hear the DOWN this long after the incident opened
+/// (or, in a repeated round, after the round began).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub after_minutes: u32,
     pub channels: Vec<Target>,
+}
+
+/// The most rounds a repeating escalation makes.
+pub const MAX_ROUNDS: usize = 10;
+
+impl Escalation {
+    /// When the first step is due for an incident told at `from`.
+    pub fn first_at(&self, from: i64) -> Option<i64> {
+        self.steps
+            .first()
+            .map(|s| from + i64::from(s.after_minutes) * 60_000)
+    }
+
+    fn rounds(&self) -> usize {
+        if self.repeat { MAX_ROUNDS } else { 1 }
+    }
+
+    /// The step to send once `done` steps were sent; None when none is left.
+    pub fn step(&self, done: usize) -> Option<&Step> {
+        let n = self.steps.len();
+        if n == 0 || done >= n * self.rounds() {
+            return None;
+        }
+        self.steps.get(done % n)
+    }
+
+    /// When the step after the one just sent (`done` steps sent, counting it) is due, at
+    /// `now`; None when it was the last.
+    pub fn next_at(&self, done: usize, now: i64) -> Option<i64> {
+        let n = self.steps.len();
+        let next = self.step(done)?;
+        let gap = if done.is_multiple_of(n) {
+            // A new round starts as if the incident had just been told.
+            next.after_minutes
+        } else {
+            next.after_minutes
+                .saturating_sub(self.steps[(done - 1) % n].after_minutes)
+        };
+        Some(now + i64::from(gap.max(1)) * 60_000)
+    }
+
+    /// The channels of the first `done` steps sent (each step once).
+    pub fn told(&self, done: usize) -> impl Iterator<Item = &Target> {
+        self.steps.iter().take(done).flat_map(|s| s.channels.iter())
+    }
+}
+
+/// The escalation a policy stores: `{"steps": [{"afterMinutes", "channels"}], "repeat"}`,
+/// or the older one-step `{"delayMinutes", "channels"}`. Each step's channels as JSON.
+pub fn stored_steps(e: &Value) -> Vec<(u32, &Value)> {
+    let minutes = |v: &Value| v.as_u64().and_then(|m| u32::try_from(m).ok()).unwrap_or(0);
+    match e.get("steps").and_then(Value::as_array) {
+        Some(steps) => steps
+            .iter()
+            .map(|s| (minutes(&s["afterMinutes"]), &s["channels"]))
+            .collect(),
+        None => vec![(minutes(&e["delayMinutes"]), &e["channels"])],
+    }
 }
 
 /// When a monitor counts as flapping: more than `changes` changes within `window_ms`.
@@ -154,7 +223,9 @@ pub async fn load_rules(
             .and_then(|e| serde_json::from_str(e).ok());
         channel_ids(&channels, &mut ids);
         if let Some(e) = &escalation {
-            channel_ids(&e["channels"], &mut ids);
+            for (_, channels) in stored_steps(e) {
+                channel_ids(channels, &mut ids);
+            }
         }
         parsed.push((p, channels, escalation));
     }
@@ -183,11 +254,14 @@ pub async fn load_rules(
                 notify_degraded: p.notify_degraded,
                 channels: targets(&channels, &mine),
                 escalation: escalation.map(|e| Escalation {
-                    delay_minutes: e["delayMinutes"]
-                        .as_u64()
-                        .and_then(|v| u32::try_from(v).ok())
-                        .unwrap_or(0),
-                    channels: targets(&e["channels"], &mine),
+                    steps: stored_steps(&e)
+                        .into_iter()
+                        .map(|(after_minutes, channels)| Step {
+                            after_minutes,
+                            channels: targets(channels, &mine),
+                        })
+                        .collect(),
+                    repeat: e["repeat"] == Value::Bool(true),
                 }),
                 group_window_secs: i64::from(p.group_window_secs.max(0)),
                 flapping: (p.flap_changes > 0 && p.flap_window_minutes > 0).then(|| Flapping {

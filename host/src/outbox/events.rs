@@ -236,6 +236,7 @@ mod tests {
             notified: true,
             remind_at: None,
             reminders: 0,
+            escalation_step: 0,
         }
     }
 

@@ -48,6 +48,8 @@ own_row! {
         pub remind_at: Option<i64>,
         /// Reminders sent so far.
         pub reminders: i32,
+        /// Escalation steps sent so far (`escalate_at` is when the next is due).
+        pub escalation_step: i32,
     }
 }
 // The timeline of an incident.
@@ -171,8 +173,7 @@ impl Store {
         use sea_orm::{ConnectionTrait, Statement};
         let backend = self.db().get_database_backend();
         let sql = "SELECT CASE WHEN \
-             EXISTS (SELECT 1 FROM incidents WHERE status = 'open' AND escalated_at IS NULL \
-                     AND escalate_at IS NOT NULL) \
+             EXISTS (SELECT 1 FROM incidents WHERE status = 'open' AND escalate_at IS NOT NULL) \
              OR EXISTS (SELECT 1 FROM incidents WHERE hold IS NOT NULL) \
              OR EXISTS (SELECT 1 FROM incidents WHERE status = 'open' AND remind_at IS NOT NULL) \
              OR EXISTS (SELECT 1 FROM flap_states WHERE flapping_since IS NOT NULL) \
@@ -211,7 +212,6 @@ impl Store {
     ) -> Result<Vec<IncidentRow>, StoreError> {
         Ok(incident::Entity::find()
             .filter(incident::Column::Status.eq(IncidentState::Open))
-            .filter(incident::Column::EscalatedAt.is_null())
             .filter(incident::Column::EscalateAt.lte(now))
             .order_by_asc(incident::Column::EscalateAt)
             .limit(limit)
@@ -344,14 +344,24 @@ impl Tx {
         Ok(())
     }
 
-    /// Mark an open, not yet escalated incident escalated. False when another writer got
-    /// there first or it was acknowledged or resolved meanwhile.
-    pub async fn claim_escalation(&self, id: &str, now: i64) -> Result<bool, StoreError> {
+    /// Record escalation step `step` (0-based) of an open incident as sent, with the next
+    /// due at `next` (None: the last). False when another writer got there first or it was
+    /// acknowledged or resolved meanwhile.
+    pub async fn claim_escalation(
+        &self,
+        id: &str,
+        step: i32,
+        next: Option<i64>,
+        now: i64,
+    ) -> Result<bool, StoreError> {
         let claimed = incident::Entity::update_many()
             .col_expr(incident::Column::EscalatedAt, Expr::value(now))
+            .col_expr(incident::Column::EscalationStep, Expr::value(step + 1))
+            .col_expr(incident::Column::EscalateAt, Expr::value(next))
             .filter(incident::Column::Id.eq(id))
             .filter(incident::Column::Status.eq(IncidentState::Open))
-            .filter(incident::Column::EscalatedAt.is_null())
+            .filter(incident::Column::EscalationStep.eq(step))
+            .filter(incident::Column::EscalateAt.is_not_null())
             .exec(self.conn())
             .await?
             .rows_affected;

@@ -391,7 +391,8 @@ pub fn to_file(
     ordered
 }
 
-/// A policy's channel lists: `channels` and `escalation.channels`.
+/// A policy's channel lists: `channels` and the escalation's (`escalation.channels`, or
+/// each of `escalation.steps`).
 pub fn policy_channel_lists(policy: &mut Map<String, Value>) -> Vec<&mut Vec<Value>> {
     let mut lists = Vec::new();
     let (channels, escalation) = {
@@ -409,8 +410,12 @@ pub fn policy_channel_lists(policy: &mut Map<String, Value>) -> Vec<&mut Vec<Val
     if let Some(Value::Array(list)) = channels {
         lists.push(list);
     }
-    if let Some(Value::Array(list)) = escalation.and_then(|e| e.get_mut("channels")) {
-        lists.push(list);
+    if let Some(e) = escalation {
+        for list in crate::api::alert_policies::escalation_lists(e) {
+            if let Value::Array(list) = list {
+                lists.push(list);
+            }
+        }
     }
     lists
 }
