@@ -99,6 +99,7 @@ async fn run() {
             schedule: vec![Duration::from_secs(10)],
             telegram_api_base: String::new(),
             telegram_bot_token: None,
+            telegram_callbacks: false,
             allow_insecure_webhooks: true,
             plugin_settings: Default::default(),
         }),

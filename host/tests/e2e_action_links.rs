@@ -316,3 +316,127 @@ fn a_down_mail_links_act_once_after_confirmation_and_never_on_a_get() {
         "an expired link changes nothing"
     );
 }
+
+#[test]
+fn telegram_buttons_act_through_the_bots_updates_once_and_only_with_the_secret() {
+    use support::sinks::FakeTelegram;
+    let telegram = FakeTelegram::start();
+    let server = Server::start(&[
+        ("TOCSIN_TELEGRAM_API_BASE", &telegram.base),
+        ("TOCSIN_TELEGRAM_BOT_TOKEN", "123456:TEST-TOKEN"),
+        ("TOCSIN_TELEGRAM_WEBHOOK_SECRET", "hook-Secret_1"),
+    ]);
+    let api = server.client();
+    let channel = create(
+        &api,
+        "/v1/channels",
+        json!({"name": "Ops chat", "type": "telegram", "chatId": "-100200"}),
+    );
+    let policy = create(
+        &api,
+        "/v1/alert-policies",
+        json!({"name": "Chat", "failureThreshold": 1, "channels": [{"channelId": channel["id"]}]}),
+    );
+    let job = create(
+        &api,
+        "/v1/monitors",
+        json!({"name": "Backup", "type": "heartbeat", "period": 3600, "alertPolicyId": policy["id"]}),
+    );
+    ping(&api, &job, "/fail");
+    let message = wait_for("the DOWN message", Duration::from_secs(20), || {
+        telegram.messages().into_iter().next()
+    });
+    // Buttons that call back (the public URL is plain http: links could not be buttons).
+    let keyboard = &message.body["reply_markup"]["inline_keyboard"];
+    assert_eq!(keyboard[0][0]["text"], "Acknowledge", "{}", message.body);
+    let data = keyboard[0][0]["callback_data"]
+        .as_str()
+        .expect("callback_data")
+        .to_string();
+    assert!(data.starts_with("a:") && data.len() <= 64, "{data}");
+    assert!(keyboard[0][0].get("url").is_none());
+    assert!(
+        !message.body["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("/act/")
+    );
+
+    let press = |secret: Option<&str>, data: &str, id: &str| {
+        let mut req = reqwest::blocking::Client::new()
+            .post(format!("{}/telegram/updates", server.base))
+            .json(&json!({"update_id": 1, "callback_query": {
+                "id": id, "data": data,
+                "from": {"id": 4242, "is_bot": false, "first_name": "Alice", "username": "alice_oncall"},
+                "message": {"message_id": 1, "chat": {"id": -100200}}}}));
+        if let Some(s) = secret {
+            req = req.header("X-Telegram-Bot-Api-Secret-Token", s);
+        }
+        req.send().expect("update").status().as_u16()
+    };
+    let incident = || {
+        let list = api.get(&format!(
+            "/v1/incidents?monitorId={}",
+            job["id"].as_str().expect("id")
+        ));
+        list.body["data"][0].clone()
+    };
+    // Without the secret, or with another, nothing happens.
+    assert_eq!(press(None, &data, "q0"), 401);
+    assert_eq!(press(Some("hook-Secret_2"), &data, "q0"), 401);
+    assert_eq!(incident()["status"], "open");
+    assert!(telegram.answers().is_empty());
+    // Other updates are ignored.
+    assert_eq!(press(Some("hook-Secret_1"), "something else", "q1"), 200);
+    assert_eq!(incident()["status"], "open");
+
+    // The press acknowledges, as the person in the channel, and says so.
+    assert_eq!(press(Some("hook-Secret_1"), &data, "q2"), 200);
+    let inc = incident();
+    assert_eq!(inc["status"], "acknowledged", "{inc}");
+    assert_eq!(
+        inc["acknowledgedBy"],
+        "@alice_oncall in Telegram, via Ops chat (telegram channel, from the alert)",
+        "{inc}"
+    );
+    let answers = telegram.answers();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0].token, "123456:TEST-TOKEN");
+    assert_eq!(answers[0].body["callback_query_id"], "q2");
+    assert_eq!(answers[0].body["text"], "Acknowledged");
+    // Pressed again: used, nothing changes.
+    assert_eq!(press(Some("hook-Secret_1"), &data, "q3"), 200);
+    let again = telegram.answers();
+    assert_eq!(again.len(), 2);
+    assert!(
+        again[1].body["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("used already"),
+        "{:?}",
+        again[1].body
+    );
+    // A made-up token is no button.
+    assert_eq!(
+        press(
+            Some("hook-Secret_1"),
+            "a:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+            "q4"
+        ),
+        200
+    );
+    assert_eq!(
+        telegram.answers()[2].body["text"],
+        "This button is not valid"
+    );
+
+    // A server that does not receive updates has no such route to act through.
+    let plain = Server::start(&[]);
+    let r = reqwest::blocking::Client::new()
+        .post(format!("{}/telegram/updates", plain.base))
+        .header("X-Telegram-Bot-Api-Secret-Token", "anything")
+        .json(&json!({}))
+        .send()
+        .expect("update");
+    assert_eq!(r.status().as_u16(), 404);
+}

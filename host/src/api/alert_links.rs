@@ -355,3 +355,169 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
     )
         .into_response()
 }
+
+/// The secret token header Telegram sends with every update to a webhook set with one.
+const TELEGRAM_SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
+
+/// The server's bot's updates (its webhook, set with `telegram.webhook_secret`): a press
+/// of an alert's inline button (`callback_data` `a:<token>`) acts as the link would, at
+/// once (a press is a deliberate act, never a prefetch), recorded as the Telegram user in
+/// the channel; the button's answer says what happened. Other updates are ignored.
+#[utoipa::path(post, path = "/telegram/updates", tag = "incidents",
+    request_body(content = Object, description = "A Telegram Bot API `Update`"),
+    security(()),
+    responses(
+        (status = 200, description = "Handled or ignored"),
+        (status = 401, description = "UNAUTHORIZED: no or a wrong X-Telegram-Bot-Api-Secret-Token", body = super::error::ErrorBody),
+        (status = 404, description = "NOT_FOUND: the server does not receive its bot's updates", body = super::error::ErrorBody),
+    ))]
+pub async fn telegram_update(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let (Some(secret), Some(bot)) = (
+        state.config.telegram.webhook_secret.as_deref(),
+        state.config.telegram.bot_token.as_deref(),
+    ) else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            "This server does not receive its Telegram bot's updates (telegram.webhook_secret is not set)",
+        ));
+    };
+    let sent = headers
+        .get(TELEGRAM_SECRET_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if !super::session::constant_eq(sent.as_bytes(), secret.as_bytes()) {
+        return Err(ApiError::unauthorized(
+            "The X-Telegram-Bot-Api-Secret-Token header does not match telegram.webhook_secret",
+        ));
+    }
+    let update: serde_json::Value = serde_json::from_slice(&body)
+        .map_err(|_| ApiError::bad_request("The body must be a Telegram Update (JSON)"))?;
+    let ignored = || {
+        (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            "{}",
+        )
+            .into_response()
+    };
+    let query = &update["callback_query"];
+    let (Some(query_id), Some(token)) = (
+        query["id"].as_str(),
+        query["data"].as_str().and_then(|d| d.strip_prefix("a:")),
+    ) else {
+        return Ok(ignored());
+    };
+    let now = state.clock.now_ms();
+    let answer = match read(&state, token, now).await {
+        Err(r) => refusal_words(&r),
+        Ok((link, _, _)) => {
+            let (channel, _) = actor_name(&state, &headers, &link, false).await;
+            let by: String = format!(
+                "{} in Telegram, via {channel}",
+                telegram_user(&query["from"])
+            )
+            .chars()
+            .take(MAX_NAME_CHARS)
+            .collect();
+            let zone = zone_of(&state, &link.workspace_id).await;
+            let actor = crate::store::audit::Actor {
+                kind: "link",
+                id: link
+                    .channel_id
+                    .clone()
+                    .unwrap_or_else(|| link.delivery_id.clone()),
+                name: by.clone(),
+                ip: Some(ip),
+            };
+            let done = crate::store::audit::scoped(actor, now, async {
+                actions::use_link(
+                    &state.store,
+                    &state.engine,
+                    &links::hash(token),
+                    &by,
+                    lifetime_ms(&state),
+                    zone,
+                    now,
+                )
+                .await
+            })
+            .await;
+            match done {
+                Ok(used) => match (used.action, used.snoozed_until) {
+                    (Action::Acknowledge, _) => "Acknowledged".to_string(),
+                    (Action::Resolve, _) => "Resolved".to_string(),
+                    (_, until) => format!(
+                        "Snoozed until {}",
+                        until.map(|u| local(u, zone)).unwrap_or_default()
+                    ),
+                },
+                Err(LinkRefusal::Store(e)) => return Err(e.into()),
+                Err(r) => refusal_words(&r),
+            }
+        }
+    };
+    answer_callback(&state, bot, query_id, &answer).await;
+    Ok(ignored())
+}
+
+/// What a refused button press is told.
+fn refusal_words(r: &LinkRefusal) -> String {
+    match r {
+        LinkRefusal::NotFound => "This button is not valid".into(),
+        LinkRefusal::Expired => "This button has expired; nothing changed".into(),
+        LinkRefusal::Used { .. } => "This button was used already; nothing changed".into(),
+        LinkRefusal::Resolved => "The incident is resolved already".into(),
+        LinkRefusal::Acknowledged { .. } => "The incident is acknowledged already".into(),
+        LinkRefusal::Store(_) => "Tocsin could not record it; try again".into(),
+    }
+}
+
+/// `@alice`, else the person's name, else their Telegram id.
+fn telegram_user(from: &serde_json::Value) -> String {
+    if let Some(name) = from["username"].as_str().filter(|n| !n.is_empty()) {
+        return format!("@{name}");
+    }
+    let full = [from["first_name"].as_str(), from["last_name"].as_str()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if full.trim().is_empty() {
+        format!("Telegram user {}", from["id"])
+    } else {
+        full
+    }
+}
+
+/// Tell Telegram what the press did (the small notice the person sees). Best effort: the
+/// action is recorded whatever Telegram answers.
+async fn answer_callback(state: &AppState, bot: &str, query_id: &str, text: &str) {
+    let url = format!(
+        "{}/bot{bot}/answerCallbackQuery",
+        state.config.telegram.api_base.trim_end_matches('/')
+    );
+    let client = match reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(5))
+        .build()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(error = %e, "no HTTP client for the Telegram answer");
+            return;
+        }
+    };
+    let body = serde_json::json!({"callback_query_id": query_id, "text": text});
+    match client.post(&url).json(&body).send().await {
+        Ok(r) if r.status().is_success() => {}
+        Ok(r) => tracing::warn!(status = %r.status(), "Telegram refused a button's answer"),
+        Err(e) => {
+            tracing::warn!(error = %e.without_url(), "Telegram could not be told a button's answer")
+        }
+    }
+}

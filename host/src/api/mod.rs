@@ -211,6 +211,7 @@ fn public_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(metrics::metrics))
         .routes(routes!(public_status::status_page))
         .routes(routes!(alert_links::confirm_page, alert_links::act))
+        .routes(routes!(alert_links::telegram_update))
         .routes(routes!(public_subscribe::feed))
         .routes(routes!(public_subscribe::subscribe))
         .routes(routes!(

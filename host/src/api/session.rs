@@ -116,7 +116,7 @@ pub fn check_csrf(method: &Method, headers: &HeaderMap, token: &str) -> Result<(
     }
 }
 
-fn constant_eq(a: &[u8], b: &[u8]) -> bool {
+pub fn constant_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

@@ -455,6 +455,8 @@ impl Services<'_> {
                 schedule: config.webhook_retry_schedule.clone(),
                 telegram_api_base: config.telegram.api_base.clone(),
                 telegram_bot_token: config.telegram.bot_token.clone(),
+                telegram_callbacks: config.telegram.bot_token.is_some()
+                    && config.telegram.webhook_secret.is_some(),
                 allow_insecure_webhooks: config.allow_insecure_webhooks,
                 plugin_settings: config.plugin_settings.clone(),
             }),

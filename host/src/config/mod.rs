@@ -52,6 +52,9 @@ pub mod settings;
 pub struct TelegramConfig {
     pub bot_token: Option<String>,
     pub api_base: String,
+    /// The secret token Telegram sends with the bot's updates (`/telegram/updates`); None:
+    /// updates are not received, and buttons open links.
+    pub webhook_secret: Option<String>,
 }
 
 /// The complete configuration.
@@ -343,6 +346,7 @@ impl FilePlans {
 struct FileTelegram {
     bot_token: Option<String>,
     api_base: Option<String>,
+    webhook_secret: Option<String>,
 }
 
 /// Settings given as command-line flags; `None` leaves the file/env value.
@@ -884,6 +888,9 @@ fn telegram(s: &Sources<'_>, file: FileTelegram) -> Result<TelegramConfig, Confi
     Ok(TelegramConfig {
         bot_token: s.pick(&set::TELEGRAM_BOT_TOKEN, None, file.bot_token)?,
         api_base: api_base.trim_end_matches('/').to_string(),
+        webhook_secret: s
+            .pick(&set::TELEGRAM_WEBHOOK_SECRET, None, file.webhook_secret)?
+            .filter(|secret: &String| !secret.is_empty()),
     })
 }
 

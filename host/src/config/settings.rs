@@ -102,6 +102,9 @@ settings! {
     TELEGRAM_BOT_TOKEN = "telegram.bot_token", Some("TOCSIN_TELEGRAM_BOT_TOKEN"), Value(""), "";
     TELEGRAM_API_BASE = "telegram.api_base", Some("TOCSIN_TELEGRAM_API_BASE"),
         Value("https://api.telegram.org"), "";
+    TELEGRAM_WEBHOOK_SECRET = "telegram.webhook_secret", Some("TOCSIN_TELEGRAM_WEBHOOK_SECRET"),
+        Value(""),
+        "set, with `telegram.bot_token`: alerts' one-click buttons act in Telegram itself (register `<public_url>/telegram/updates` as the bot's webhook with this secret token; see docs/alerting.md)";
     TLS_EXTRA_ROOTS = "tls_extra_roots", Some("TOCSIN_TLS_EXTRA_ROOTS"), Value(""),
         "a PEM file of certificate authorities trusted besides the system's";
     PLANS = "plans.<plan>", TOML_ONLY, Described("see [Plans](#plans)"),

@@ -29,6 +29,8 @@ pub struct DeliverySettings {
     pub schedule: Vec<Duration>,
     pub telegram_api_base: String,
     pub telegram_bot_token: Option<String>,
+    /// The server receives its bot's updates: Telegram buttons may call back.
+    pub telegram_callbacks: bool,
     pub allow_insecure_webhooks: bool,
     /// `[plugin_settings.<name>]` of the configuration, by plugin name.
     pub plugin_settings: std::collections::BTreeMap<String, serde_json::Value>,
@@ -41,7 +43,8 @@ impl DeliverySettings {
     pub fn for_kind(&self, kind: &str) -> String {
         let mut settings = match kind {
             "telegram" => {
-                json!({"apiBase": self.telegram_api_base, "botToken": self.telegram_bot_token})
+                json!({"apiBase": self.telegram_api_base, "botToken": self.telegram_bot_token,
+                       "callbacks": self.telegram_callbacks})
             }
             "webhook" => json!({"allowInsecure": self.allow_insecure_webhooks}),
             _ => json!({}),

@@ -332,10 +332,12 @@ pub struct TelegramMessage {
     pub body: Value,
 }
 
-/// A fake Telegram Bot API: `POST /bot<token>/sendMessage`.
+/// A fake Telegram Bot API: `POST /bot<token>/sendMessage`, `answerCallbackQuery`, `getMe`.
 pub struct FakeTelegram {
     pub base: String,
     messages: Arc<Mutex<Vec<TelegramMessage>>>,
+    /// `answerCallbackQuery` calls: the answers to button presses.
+    answers: Arc<Mutex<Vec<TelegramMessage>>>,
     _stop: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -350,10 +352,16 @@ impl FakeTelegram {
         let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind telegram");
         listener.set_nonblocking(true).expect("nonblocking");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let answers = Arc::new(Mutex::new(Vec::new()));
         let app = Router::new()
             .route("/{bot}/sendMessage", post(send_message))
             .route("/{bot}/getMe", get(get_me))
-            .with_state(messages.clone());
+            .with_state(messages.clone())
+            .merge(
+                Router::new()
+                    .route("/{bot}/answerCallbackQuery", post(send_message))
+                    .with_state(answers.clone()),
+            );
         let stop = spawn_server(move |stopped| async move {
             let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
             let _ = axum::serve(listener, app)
@@ -365,12 +373,18 @@ impl FakeTelegram {
         FakeTelegram {
             base,
             messages,
+            answers,
             _stop: stop,
         }
     }
 
     pub fn messages(&self) -> Vec<TelegramMessage> {
         self.messages.lock().expect("lock").clone()
+    }
+
+    /// The answers the server gave to button presses (`answerCallbackQuery`).
+    pub fn answers(&self) -> Vec<TelegramMessage> {
+        self.answers.lock().expect("lock").clone()
     }
 }
 

@@ -24,14 +24,20 @@ impl Channel for TelegramChannel {
 
     fn deliver(config: TelegramConfig, n: Delivery) -> Result<Receipt, Failure> {
         let target = message::target(&config, &n.settings).map_err(Failure::permanent)?;
-        let text = message::render(&n.payload).map_err(Failure::permanent)?;
+        // Buttons call back only through the server's own bot, whose updates it receives.
+        let callbacks = config.bot_token.is_none()
+            && serde_json::from_str::<serde_json::Value>(&n.settings)
+                .is_ok_and(|s| s["callbacks"] == serde_json::Value::Bool(true));
+        let keyboard = message::keyboard(&n.payload, callbacks);
+        let text =
+            message::render_with(&n.payload, keyboard.is_some()).map_err(Failure::permanent)?;
         let mut body = serde_json::json!({
             "chat_id": target.chat_id,
             "text": text,
             "parse_mode": "HTML",
             "disable_web_page_preview": true,
         });
-        if let Some(keyboard) = message::keyboard(&n.payload) {
+        if let Some(keyboard) = keyboard {
             body["reply_markup"] = keyboard;
         }
         let request = http::Request {

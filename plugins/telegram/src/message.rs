@@ -115,30 +115,41 @@ fn actions(p: &Value) -> Vec<(&'static str, String)> {
         .collect()
 }
 
-/// Inline buttons for the one-click links, two per row, when they are https (the Bot API
-/// refuses a message whose button URL it does not accept; plain-http links go in the text
-/// instead, see [`render`]).
-pub fn keyboard(payload: &str) -> Option<Value> {
+/// Inline buttons for the one-click links, two per row. With `callbacks` (the server
+/// receives the bot's updates), each button sends `a:<token>` back through the Bot API
+/// and the server acts at once; otherwise each opens its link, when the links are https
+/// (the Bot API refuses a message whose button URL it does not accept; plain-http links
+/// go in the text instead, see [`render`]).
+pub fn keyboard(payload: &str, callbacks: bool) -> Option<Value> {
     let p: Value = serde_json::from_str(payload).ok()?;
     let links = actions(&p);
-    if links.is_empty() || !links.iter().all(|(_, u)| u.starts_with("https://")) {
+    if links.is_empty() || !(callbacks || links.iter().all(|(_, u)| u.starts_with("https://"))) {
         return None;
     }
+    let button = |label: &str, url: &str| {
+        let token = url.rsplit('/').next().unwrap_or_default();
+        if callbacks {
+            serde_json::json!({"text": label, "callback_data": format!("a:{token}")})
+        } else {
+            serde_json::json!({"text": label, "url": url})
+        }
+    };
     let rows: Vec<Value> = links
         .chunks(2)
-        .map(|pair| {
-            Value::Array(
-                pair.iter()
-                    .map(|(label, url)| serde_json::json!({"text": label, "url": url}))
-                    .collect(),
-            )
-        })
+        .map(|pair| Value::Array(pair.iter().map(|(l, u)| button(l, u)).collect()))
         .collect();
     Some(serde_json::json!({"inline_keyboard": rows}))
 }
 
-/// Render an event payload as a message.
+/// Render an event payload as a message, its one-click links as inline buttons when
+/// they can be (see [`keyboard`]).
 pub fn render(payload: &str) -> Result<String, String> {
+    render_with(payload, keyboard(payload, false).is_some())
+}
+
+/// Render an event payload as a message; `buttons` says its one-click links go out as
+/// inline buttons (else they are links in the text).
+pub fn render_with(payload: &str, buttons: bool) -> Result<String, String> {
     let p: Value =
         serde_json::from_str(payload).map_err(|_| "The event payload is not JSON".to_string())?;
     let name = escape(p["monitor"]["name"].as_str().unwrap_or("monitor"));
@@ -150,9 +161,9 @@ pub fn render(payload: &str) -> Result<String, String> {
         .as_str()
         .map(|u| format!("\n<a href=\"{}\">Open the incident</a>", escape(u)))
         .unwrap_or_default();
-    // One-click links that cannot be buttons go in the text.
+    // One-click links that are not buttons go in the text.
     let links = actions(&p);
-    if !links.is_empty() && !links.iter().all(|(_, u)| u.starts_with("https://")) {
+    if !links.is_empty() && !buttons {
         let list: Vec<String> = links
             .iter()
             .map(|(label, url)| format!("<a href=\"{}\">{label}</a>", escape(url)))
@@ -323,12 +334,17 @@ mod tests {
             .to_string()
         };
         let https = with("https://t.example");
-        let k = keyboard(&https).expect("keyboard");
+        let k = keyboard(&https, false).expect("keyboard");
         assert_eq!(k["inline_keyboard"][0][0]["text"], "Acknowledge");
         assert_eq!(k["inline_keyboard"][1][1]["url"], "https://t.example/act/r");
         assert!(!render(&https).expect("text").contains("/act/"));
         let http = with("http://10.0.0.5:8080");
-        assert!(keyboard(&http).is_none());
+        assert!(keyboard(&http, false).is_none());
+        // Through the server's bot with its updates received: buttons that call back.
+        let back = keyboard(&http, true).expect("keyboard");
+        assert_eq!(back["inline_keyboard"][0][1]["callback_data"], "a:s");
+        assert!(back["inline_keyboard"][0][1].get("url").is_none());
+        assert!(!render_with(&http, true).expect("text").contains("/act/"));
         let text = render(&http).expect("text");
         assert!(
             text.contains("<a href=\"http://10.0.0.5:8080/act/a\">Acknowledge</a>"),
