@@ -118,9 +118,20 @@ pub fn event(config: &PagerDutyConfig, alert: &Alert) -> Option<Value> {
         "dedup_key": key,
         "client": "Tocsin",
     });
+    let mut links: Vec<Value> = Vec::new();
     if let Some(link) = &alert.link {
         event["client_url"] = json!(link);
-        event["links"] = json!([{"href": link, "text": "Open the incident in Tocsin"}]);
+        links.push(json!({"href": link, "text": "Open the incident in Tocsin"}));
+    }
+    // Tocsin's one-click links (acknowledge there, snooze, resolve) beside the page.
+    links.extend(
+        alert
+            .actions
+            .iter()
+            .map(|(label, url)| json!({"href": url, "text": format!("{label} in Tocsin")})),
+    );
+    if !links.is_empty() {
+        event["links"] = Value::Array(links);
     }
     if action == "trigger" {
         let details: serde_json::Map<String, Value> = alert
