@@ -369,7 +369,7 @@ const TELEGRAM_SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
     responses(
         (status = 200, description = "Handled or ignored"),
         (status = 401, description = "UNAUTHORIZED: no or a wrong X-Telegram-Bot-Api-Secret-Token", body = super::error::ErrorBody),
-        (status = 404, description = "NOT_FOUND: the server does not receive its bot's updates", body = super::error::ErrorBody),
+        (status = 404, description = "NOT_CONFIGURED: the server does not receive its bot's updates", body = super::error::ErrorBody),
     ))]
 pub async fn telegram_update(
     State(state): State<AppState>,
@@ -381,10 +381,17 @@ pub async fn telegram_update(
         state.config.telegram.webhook_secret.as_deref(),
         state.config.telegram.bot_token.as_deref(),
     ) else {
+        let missing = if state.config.telegram.webhook_secret.is_none() {
+            "telegram.webhook_secret"
+        } else {
+            "telegram.bot_token"
+        };
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
-            "NOT_FOUND",
-            "This server does not receive its Telegram bot's updates (telegram.webhook_secret is not set)",
+            "NOT_CONFIGURED",
+            format!(
+                "This server does not receive its Telegram bot's updates ({missing} is not set)"
+            ),
         ));
     };
     let sent = headers
@@ -416,6 +423,10 @@ pub async fn telegram_update(
     let now = state.clock.now_ms();
     let answer = match read(&state, token, now).await {
         Err(r) => refusal_words(&r),
+        // Only a link sent to a Telegram channel is a Telegram button.
+        Ok((link, _, _)) if link.channel_kind != "telegram" => {
+            refusal_words(&LinkRefusal::NotFound)
+        }
         Ok((link, _, _)) => {
             let (channel, _) = actor_name(&state, &headers, &link, false).await;
             let by: String = format!(

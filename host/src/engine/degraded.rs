@@ -23,7 +23,8 @@ pub fn told_change(
         return None;
     }
     match (before, after) {
-        (MonitorState::Up | MonitorState::Pending, MonitorState::Degraded) => {
+        // From down too: its recovery said up, so slow is news (and its end is told).
+        (MonitorState::Up | MonitorState::Pending | MonitorState::Down, MonitorState::Degraded) => {
             Some(kind::MONITOR_DEGRADED)
         }
         (MonitorState::Degraded, MonitorState::Up) => Some(kind::MONITOR_DEGRADED_ENDED),
@@ -123,6 +124,11 @@ mod tests {
         );
         assert_eq!(told_change(&r, Degraded, Down), None, "the incident tells");
         assert_eq!(told_change(&r, Down, Up), None);
+        assert_eq!(
+            told_change(&r, Down, Degraded),
+            Some(kind::MONITOR_DEGRADED),
+            "recovered, but slow: its end will be told, so its start is"
+        );
         assert_eq!(told_change(&r, Degraded, Degraded), None);
         r.notify_degraded = false;
         assert_eq!(told_change(&r, Up, Degraded), None);

@@ -11,8 +11,9 @@ use super::wit;
 pub const TOP_LEVEL_KEYWORD: &str = "x-tocsin-top-level";
 
 /// Fields every monitor object has; a top-level plugin may not reuse them.
-pub const MONITOR_FIELDS: [&str; 21] = [
+pub const MONITOR_FIELDS: [&str; 22] = [
     "retryInterval",
+    "degradedAfterMs",
     "tags",
     "dependsOn",
     "snoozedUntil",

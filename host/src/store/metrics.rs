@@ -85,6 +85,7 @@ impl Store {
                     MonitorState::Pending,
                     MonitorState::Down,
                     MonitorState::Paused,
+                    MonitorState::Degraded,
                 ]))
                 .order_by_asc(monitor::Column::Id);
             if let Some(w) = workspace {
@@ -93,7 +94,7 @@ impl Store {
             return Ok(q.into_tuple().all(self.db()).await?);
         }
         let sql = "SELECT id, status FROM monitors INDEXED BY idx_monitors_status \
-                   WHERE status IN ('pending', 'down', 'paused')";
+                   WHERE status IN ('pending', 'down', 'paused', 'degraded')";
         let statement = match workspace {
             Some(w) => Statement::from_sql_and_values(
                 DbBackend::Sqlite,

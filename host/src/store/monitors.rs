@@ -773,8 +773,8 @@ impl Tx {
             .owned())
     }
 
-    /// After an incident was resolved by hand: the monitor is up and its failures count
-    /// from zero again.
+    /// After an incident was resolved by hand: the monitor is up and its failures (and
+    /// slow checks) count from zero again.
     pub async fn restart_after_manual_resolve(&self, id: &str) -> Result<(), StoreError> {
         monitor::Entity::update_many()
             .col_expr(monitor::Column::Status, Expr::value(MonitorState::Up))
@@ -783,6 +783,7 @@ impl Tx {
             .await?;
         monitor_health::Entity::update_many()
             .col_expr(monitor_health::Column::ConsecutiveFailures, Expr::value(0))
+            .col_expr(monitor_health::Column::ConsecutiveSlow, Expr::value(0))
             .filter(monitor_health::Column::MonitorId.eq(id))
             .exec(self.conn())
             .await?;
@@ -811,20 +812,26 @@ impl Tx {
             monitor_health::Entity::update_many()
                 .col_expr(monitor_health::Column::ConsecutiveFailures, Expr::value(0))
                 .col_expr(monitor_health::Column::ConsecutiveSuccesses, Expr::value(0))
+                .col_expr(monitor_health::Column::ConsecutiveSlow, Expr::value(0))
                 .filter(monitor_health::Column::MonitorId.eq(m.id.as_str()))
                 .exec(self.conn())
                 .await?;
         }
-        let (consecutive_failures, consecutive_successes) = if reset_counters {
-            (0, 0)
+        let (consecutive_failures, consecutive_successes, consecutive_slow) = if reset_counters {
+            (0, 0, 0)
         } else {
-            (m.consecutive_failures, m.consecutive_successes)
+            (
+                m.consecutive_failures,
+                m.consecutive_successes,
+                m.consecutive_slow,
+            )
         };
         Ok(MonitorRow {
             status,
             updated_at: now.unwrap_or(m.updated_at),
             consecutive_failures,
             consecutive_successes,
+            consecutive_slow,
             ..m
         })
     }

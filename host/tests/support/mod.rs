@@ -196,7 +196,7 @@ impl Server {
         Api {
             base: self.base.clone(),
             key: Some(ADMIN_KEY.to_string()),
-            http: reqwest::blocking::Client::new(),
+            http: client(),
         }
     }
 
@@ -394,4 +394,14 @@ pub fn ping(api: &Api, monitor: &Value, signal: &str) {
         .without_key()
         .raw("POST", &format!("{path}{signal}"), None, Vec::new());
     assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// The tests' HTTP client. It lets a pooled connection go after 5 s idle: the server
+/// closes kept-alive connections idle for 10 s (`HEADER_TIMEOUT`), and a request sent on
+/// one just as the server closes it fails ("connection closed before message completed").
+pub fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .pool_idle_timeout(Duration::from_secs(5))
+        .build()
+        .expect("client")
 }

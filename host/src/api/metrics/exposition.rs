@@ -901,6 +901,10 @@ mod tests {
                 .await
                 .expect("insert");
         }
+        store
+            .insert_monitor(row("mon_keptslow", &ws.id, MonitorState::Degraded))
+            .await
+            .expect("insert");
         let labels: Arc<super::super::LabelCache> = Arc::default();
         let version = store.monitor_labels_version().await.expect("version");
         let first = scrape_kept(&store, &labels).await;
@@ -912,6 +916,11 @@ mod tests {
         );
         // Served from what was kept, the text is what a scrape reading everything writes.
         assert_eq!(scrape_kept(&store, &labels).await, first);
+        assert!(
+            first.contains("tocsin_monitor_status{monitor_id=\"mon_keptslow\"} 4\n")
+                && first.contains("tocsin_monitors{status=\"degraded\"} 1\n"),
+            "{first}"
+        );
         assert_eq!(scrape(&store, None, 1_000).await, first);
 
         // A state changes: nothing is relabelled, and the scrape shows the state.
@@ -957,7 +966,7 @@ mod tests {
             .await
             .expect("delete");
         let text = scrape_kept(&store, &labels).await;
-        assert_eq!(samples(&text, "tocsin_monitor_info").len(), 3, "{text}");
+        assert_eq!(samples(&text, "tocsin_monitor_info").len(), 4, "{text}");
         assert!(text.contains("monitor_id=\"mon_kept3\""));
         assert!(!text.contains("monitor_id=\"mon_kept2\""));
         assert_eq!(text, scrape(&store, None, 1_000).await);

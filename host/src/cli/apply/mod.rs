@@ -559,9 +559,14 @@ fn referenced_ids(api: &Map<String, Value>) -> Vec<String> {
             push(Some(v));
         }
     }
-    let escalation = api.get("escalation").and_then(|e| e.get("channels"));
-    for list in [api.get("channels"), escalation] {
-        for entry in list.and_then(Value::as_array).into_iter().flatten() {
+    let mut escalation = api.get("escalation").cloned().unwrap_or(Value::Null);
+    let steps = crate::api::alert_policies::escalation_lists(&mut escalation);
+    for list in api
+        .get("channels")
+        .into_iter()
+        .chain(steps.into_iter().map(|l| &*l))
+    {
+        for entry in list.as_array().into_iter().flatten() {
             push(entry.get("channelId"));
         }
     }

@@ -171,12 +171,20 @@ pub fn hide(
             if let Some(Value::Array(list)) = object.get_mut("channels") {
                 inline_channels(list, &["policy", &label, "channels"], catalogue, names);
             }
-            if let Some(Value::Array(list)) = object
-                .get_mut("escalation")
-                .and_then(|e| e.get_mut("channels"))
-            {
-                let prefix = ["policy", &label, "escalation", "channels"];
-                inline_channels(list, &prefix, catalogue, names);
+            if let Some(e) = object.get_mut("escalation") {
+                // Steps name their variables by step: `..._ESCALATION_STEPS_0_CHANNELS_1_...`.
+                let stepped = e.get("steps").is_some();
+                let lists = crate::api::alert_policies::escalation_lists(e);
+                for (i, list) in lists.into_iter().enumerate() {
+                    let Value::Array(list) = list else { continue };
+                    let step = i.to_string();
+                    let prefix: Vec<&str> = if stepped {
+                        vec!["policy", &label, "escalation", "steps", &step, "channels"]
+                    } else {
+                        vec!["policy", &label, "escalation", "channels"]
+                    };
+                    inline_channels(list, &prefix, catalogue, names);
+                }
             }
         }
         Kind::Page | Kind::Window => {}
