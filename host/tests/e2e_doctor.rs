@@ -80,6 +80,35 @@ fn a_wrong_smtp_port_fails_and_a_healthy_setup_passes() {
         "{report}"
     );
     assert!(sink.mails().is_empty(), "the doctor sends no mail");
+
+    // Buttons that call back need the bot's webhook to be this server's updates route.
+    let with_updates = [
+        ("TOCSIN_TELEGRAM_BOT_TOKEN", "123:good"),
+        ("TOCSIN_TELEGRAM_API_BASE", telegram.base.as_str()),
+        ("TOCSIN_TELEGRAM_WEBHOOK_SECRET", "s3cret"),
+        ("TOCSIN_PUBLIC_URL", "https://tocsin.example.test"),
+    ];
+    let (ok, report) = doctor(data.path(), &with_updates);
+    let tg = row(&report, "telegram");
+    assert!(ok, "a warning only: {report}");
+    assert!(
+        tg.contains("warn") && tg.contains("not set") && report.contains("setWebhook"),
+        "{report}"
+    );
+    tocsin::crypto::install_provider();
+    let r = reqwest::blocking::Client::new()
+        .post(format!("{}/bot123:good/setWebhook", telegram.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("url=https%3A%2F%2Ftocsin.example.test%2Ftelegram%2Fupdates&secret_token=s3cret")
+        .send()
+        .expect("setWebhook");
+    assert!(r.status().is_success());
+    let (_, report) = doctor(data.path(), &with_updates);
+    assert!(
+        row(&report, "telegram")
+            .contains("updates come to https://tocsin.example.test/telegram/updates"),
+        "{report}"
+    );
     assert!(
         !report.contains("FAIL"),
         "nothing failed on a healthy set-up: {report}"

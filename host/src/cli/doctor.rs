@@ -268,6 +268,9 @@ async fn telegram(config: &Config) -> Finding {
         .unwrap_or_default();
     if status.is_success() && body["ok"] == true {
         let name = body["result"]["username"].as_str().unwrap_or("?");
+        if config.telegram.webhook_secret.is_some() {
+            return telegram_webhook(config, &client, token, name).await;
+        }
         ok("telegram", format!("the token belongs to @{name}"))
     } else {
         bad(
@@ -280,6 +283,59 @@ async fn telegram(config: &Config) -> Finding {
             ),
             "set telegram.bot_token to the token @BotFather gave",
         )
+    }
+}
+
+/// With `telegram.webhook_secret`, the bot's webhook must be this server's updates route,
+/// or alerts' buttons (which then call back) do nothing.
+async fn telegram_webhook(
+    config: &Config,
+    client: &reqwest::Client,
+    token: &str,
+    bot: &str,
+) -> Finding {
+    let expected = format!(
+        "{}/telegram/updates",
+        config.public_url.trim_end_matches('/')
+    );
+    let fix = format!(
+        "register it: curl {}/bot<token>/setWebhook -d url={expected} -d secret_token=<telegram.webhook_secret> -d allowed_updates='[\"callback_query\"]'",
+        config.telegram.api_base.trim_end_matches('/')
+    );
+    let url = format!(
+        "{}/bot{token}/getWebhookInfo",
+        config.telegram.api_base.trim_end_matches('/')
+    );
+    let info: serde_json::Value = match client.get(&url).send().await {
+        Ok(r) => r
+            .text()
+            .await
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default(),
+        Err(e) => {
+            return bad(
+                "telegram",
+                Verdict::Warn,
+                format!("getWebhookInfo failed: {}", e.without_url()),
+                fix,
+            );
+        }
+    };
+    match info["result"]["url"].as_str() {
+        Some(u) if u == expected => ok(
+            "telegram",
+            format!("the token belongs to @{bot}, whose updates come to {expected}"),
+        ),
+        other => bad(
+            "telegram",
+            Verdict::Warn,
+            format!(
+                "@{bot}'s webhook is {}, not {expected}: alerts' Telegram buttons will do nothing",
+                other.filter(|u| !u.is_empty()).unwrap_or("not set")
+            ),
+            fix,
+        ),
     }
 }
 

@@ -361,6 +361,12 @@ impl FakeTelegram {
                 Router::new()
                     .route("/{bot}/answerCallbackQuery", post(send_message))
                     .with_state(answers.clone()),
+            )
+            .merge(
+                Router::new()
+                    .route("/{bot}/setWebhook", post(set_webhook))
+                    .route("/{bot}/getWebhookInfo", get(webhook_info))
+                    .with_state(Arc::new(Mutex::new(String::new()))),
             );
         let stop = spawn_server(move |stopped| async move {
             let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
@@ -386,6 +392,30 @@ impl FakeTelegram {
     pub fn answers(&self) -> Vec<TelegramMessage> {
         self.answers.lock().expect("lock").clone()
     }
+}
+
+/// `setWebhook` with a `url` form field (the last one set is the bot's webhook).
+async fn set_webhook(State(url): State<Arc<Mutex<String>>>, body: String) -> Response {
+    let set = url::form_urlencoded::parse(body.as_bytes())
+        .find(|(k, _)| k == "url")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default();
+    *url.lock().expect("lock") = set;
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        r#"{"ok":true,"result":true,"description":"Webhook was set"}"#,
+    )
+        .into_response()
+}
+
+/// `getWebhookInfo`: the webhook `setWebhook` set, or none.
+async fn webhook_info(State(url): State<Arc<Mutex<String>>>) -> Response {
+    let body = serde_json::json!({"ok": true, "result": {"url": *url.lock().expect("lock"), "pending_update_count": 0}});
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// `getMe`: the token `bad` is refused as the Bot API refuses a revoked token.
