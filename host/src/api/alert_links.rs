@@ -524,7 +524,13 @@ async fn answer_callback(state: &AppState, bot: &str, query_id: &str, text: &str
         }
     };
     let body = serde_json::json!({"callback_query_id": query_id, "text": text});
-    match client.post(&url).json(&body).send().await {
+    let sent = client
+        .post(&url)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body.to_string())
+        .send()
+        .await;
+    match sent {
         Ok(r) if r.status().is_success() => {}
         Ok(r) => tracing::warn!(status = %r.status(), "Telegram refused a button's answer"),
         Err(e) => {
