@@ -15,6 +15,7 @@ mod e2e_backup;
 mod e2e_badges;
 mod e2e_bodies;
 mod e2e_channel_catalogue;
+mod e2e_check_export;
 mod e2e_cluster;
 mod e2e_dashboard;
 mod e2e_dashboard_browser;

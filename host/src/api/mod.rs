@@ -11,6 +11,7 @@ pub mod auth;
 pub mod badges;
 pub mod channel_input;
 pub mod channels;
+pub mod check_export;
 pub mod deliveries;
 pub mod envelope;
 pub mod error;

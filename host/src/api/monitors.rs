@@ -164,6 +164,11 @@ pub struct CheckListParams {
     pub from: Option<String>,
     /// Newest check time included (ISO 8601).
     pub to: Option<String>,
+    /// `json` (the default): a page of checks, newest first. `csv` or `ndjson`: every
+    /// check of the range as a download, oldest first, streamed (no `page` or `limit`).
+    /// CSV columns: checkedAt, ok, statusCode, responseTimeMs, region, reason, counted,
+    /// maintenance, id, details (JSON text).
+    pub format: Option<String>,
 }
 
 /// Query of uptime.
@@ -825,7 +830,8 @@ pub async fn resume_monitor(
 #[utoipa::path(get, path = "/v1/monitors/{id}/checks", tag = "monitors",
     params(("id" = String, Path, description = "Monitor id"), PageParams, CheckListParams),
     responses(
-        (status = 200, description = "A page of checks", body = ListBody<CheckView>),
+        (status = 200, description = "A page of checks (JSON), or every check of the range (format=csv or ndjson, streamed)",
+            content((ListBody<CheckView> = "application/json"), (String = "text/csv"), (String = "application/x-ndjson"))),
         (status = 400, description = "Invalid parameters", body = ErrorBody),
         (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
     ))]
@@ -835,13 +841,35 @@ pub async fn list_checks(
     ApiPath(id): ApiPath<String>,
     ApiQuery(pg): ApiQuery<PageParams>,
     ApiQuery(q): ApiQuery<CheckListParams>,
-) -> Result<Paged<CheckView>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
     let mut errors = Vec::new();
     let page = pg.page(&mut errors);
     let from = paging::timestamp("from", q.from.as_deref(), &mut errors);
     let to = paging::timestamp("to", q.to.as_deref(), &mut errors);
+    let export = match q.format.as_deref() {
+        None | Some("json") => None,
+        Some(other) => match super::check_export::Format::parse(other) {
+            Some(f) => Some(f),
+            None => {
+                errors.push(FieldError::new("format", "must be json, csv or ndjson"));
+                None
+            }
+        },
+    };
+    if export.is_some() && (pg.page.is_some() || pg.limit.is_some()) {
+        errors.push(FieldError::new(
+            "page",
+            "an export has no pages: it holds every check from `from` to `to`",
+        ));
+    }
     paging::finish(errors)?;
     let row = find(&state, &p, &id).await?;
+    if let Some(format) = export {
+        return Ok(super::check_export::response(
+            &state, row.id, from, to, format,
+        ));
+    }
     let (rows, total) = state.store.list_checks(&row.id, from, to, page).await?;
     Ok(Paged {
         items: rows
@@ -861,7 +889,8 @@ pub async fn list_checks(
             })
             .collect(),
         pagination: Pagination::new(page, total),
-    })
+    }
+    .into_response())
 }
 
 /// Uptime percentage, check counts and response times over a window (default: the last 24 hours).

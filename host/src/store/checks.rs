@@ -108,6 +108,48 @@ impl Store {
         Ok((rows.into_iter().map(CheckRow::from).collect(), total))
     }
 
+    /// Up to `limit` checks of a monitor within `from..=to`, oldest first, after `after`
+    /// (the `(checked_at, id)` of the last one read): one batch of an export, read by its
+    /// key so every batch costs the same however deep into the history it is.
+    pub async fn checks_after(
+        &self,
+        monitor_id: &str,
+        from: Option<i64>,
+        to: Option<i64>,
+        after: Option<(i64, String)>,
+        limit: u64,
+    ) -> Result<Vec<CheckRow>, StoreError> {
+        use sea_orm::Condition;
+        let mut select =
+            check_result::Entity::find().filter(check_result::Column::MonitorId.eq(monitor_id));
+        if let Some(from) = from {
+            select = select.filter(check_result::Column::CheckedAt.gte(from));
+        }
+        if let Some(to) = to {
+            select = select.filter(check_result::Column::CheckedAt.lte(to));
+        }
+        if let Some((at, id)) = after {
+            select = select.filter(
+                Condition::any()
+                    .add(check_result::Column::CheckedAt.gt(at))
+                    .add(
+                        Condition::all()
+                            .add(check_result::Column::CheckedAt.eq(at))
+                            .add(check_result::Column::Id.gt(id)),
+                    ),
+            );
+        }
+        Ok(select
+            .order_by_asc(check_result::Column::CheckedAt)
+            .order_by_asc(check_result::Column::Id)
+            .limit(limit)
+            .all(self.db())
+            .await?
+            .into_iter()
+            .map(CheckRow::from)
+            .collect())
+    }
+
     /// The last `per_monitor` checks of each of `monitor_ids` made since `since`, newest
     /// first within each monitor (the heartbeat bars of a page of monitors): one query, a
     /// window over each monitor's checks of the range, which the caller keeps short.
