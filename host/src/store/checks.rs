@@ -129,15 +129,14 @@ impl Store {
             select = select.filter(check_result::Column::CheckedAt.lte(to));
         }
         if let Some((at, id)) = after {
-            select = select.filter(
-                Condition::any()
-                    .add(check_result::Column::CheckedAt.gt(at))
-                    .add(
-                        Condition::all()
-                            .add(check_result::Column::CheckedAt.eq(at))
-                            .add(check_result::Column::Id.gt(id)),
-                    ),
-            );
+            // A range on the index's time column, then the tie broken by id.
+            select = select
+                .filter(check_result::Column::CheckedAt.gte(at))
+                .filter(
+                    Condition::any()
+                        .add(check_result::Column::CheckedAt.gt(at))
+                        .add(check_result::Column::Id.gt(id)),
+                );
         }
         Ok(select
             .order_by_asc(check_result::Column::CheckedAt)
