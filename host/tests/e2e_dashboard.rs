@@ -148,6 +148,24 @@ fn the_dashboard_shows_a_persons_workspace(database_url: Option<&str>) {
         detail.contains("Recent checks") && detail.contains(">ok<"),
         "{detail}"
     );
+    // Every check downloads from the page, with the session (on either database).
+    let export = format!("/v1/monitors/{live_id}/checks?format=csv");
+    assert!(
+        detail.contains(&export.replace('&', "&amp;")) || detail.contains(&export),
+        "{detail}"
+    );
+    let (status, headers, csv) = html(&owner, &export);
+    assert_eq!(status, 200, "{csv}");
+    assert_eq!(
+        headers.get("content-type").and_then(|v| v.to_str().ok()),
+        Some("text/csv; charset=utf-8")
+    );
+    let mut lines = csv.lines();
+    assert!(
+        lines.next().is_some_and(|h| h.starts_with("checkedAt,ok,")),
+        "{csv}"
+    );
+    assert!(lines.next().is_some_and(|l| l.contains(",true,")), "{csv}");
     // The heartbeat bar holds its passing checks, and the chart draws them from the first
     // minutes, before a second quarter hour is aggregated.
     assert!(
