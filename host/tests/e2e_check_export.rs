@@ -14,10 +14,7 @@ const N: i64 = 5_000;
 
 /// Store `N` checks a second apart, plus one more at the same millisecond as the 2,000th.
 fn store_checks(server: &Server, workspace: &str, monitor: &str) {
-    let url = format!("sqlite://{}", server.data_dir.join("tocsin.db").display());
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    runtime.block_on(async {
-        let store = tocsin::store::Store::connect(&url).await.expect("store");
+    support::on_store(server, |store| async move {
         let row = |i: i64, id: String| CheckRow {
             id,
             monitor_id: monitor.to_string(),
@@ -37,7 +34,7 @@ fn store_checks(server: &Server, workspace: &str, monitor: &str) {
         let tx = store.begin_write().await.expect("tx");
         tx.insert_checks(rows).await.expect("insert");
         tx.commit().await.expect("commit");
-        store.close().await;
+        (store, ())
     });
 }
 

@@ -92,17 +92,13 @@ fn read_keys_see_secrets_redacted_and_writers_see_them_whole() {
 
 /// The stored row of a policy, read from the server's database.
 fn stored_policy(server: &Server, workspace: &str, policy: &str) -> (String, Option<String>) {
-    let url = format!("sqlite://{}", server.data_dir.join("tocsin.db").display());
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    runtime.block_on(async {
-        let store = tocsin::store::Store::connect(&url).await.expect("store");
+    support::on_store(server, |store| async move {
         let row = store
             .alert_policy(workspace, policy)
             .await
             .expect("read")
             .expect("policy row");
-        store.close().await;
-        (row.channels, row.escalation)
+        (store, (row.channels, row.escalation))
     })
 }
 

@@ -189,15 +189,7 @@ async fn read(
         .action_link(&hash)
         .await?
         .ok_or(LinkRefusal::NotFound)?;
-    if let Some(at) = link.used_at {
-        return Err(LinkRefusal::Used {
-            at,
-            by: link.used_by.clone().unwrap_or_default(),
-        });
-    }
-    if now > link.created_at + lifetime_ms(state) {
-        return Err(LinkRefusal::Expired);
-    }
+    actions::unspent(&link, lifetime_ms(state), now)?;
     let action = Action::parse(&link.action).ok_or(LinkRefusal::NotFound)?;
     let inc = state
         .store

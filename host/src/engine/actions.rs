@@ -88,7 +88,6 @@ pub async fn resolve(
     if inc.status == IncidentState::Resolved {
         return Ok(inc);
     }
-    let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
     let name = txn.workspace_name(workspace_id).await?;
     let c = Ctx {
         public_url: &ctx.public_url,
@@ -97,19 +96,35 @@ pub async fn resolve(
         now,
     };
     let monitor = txn.monitor_by_id(&inc.monitor_id).await?;
-    let snoozed = match &monitor {
-        Some(m) => super::holds::snooze_in(&txn, m, now).await?,
+    let resolved = resolve_by_hand(&txn, &c, inc, monitor, by).await?;
+    txn.commit().await?;
+    ctx.outbox_wakeup.notify_one();
+    Ok(resolved)
+}
+
+/// Resolve `inc` by hand inside `txn` (its monitor already read): recovery's event and
+/// notifications (held while the monitor is snoozed), and the monitor's failures count
+/// from zero again unless it is paused.
+async fn resolve_by_hand(
+    txn: &Tx,
+    c: &Ctx<'_>,
+    inc: IncidentRow,
+    monitor: Option<MonitorRow>,
+    by: &str,
+) -> Result<IncidentRow, StoreError> {
+    let rules = rules_of(txn, inc.policy_id.as_deref()).await?;
+    let hold = match &monitor {
+        Some(m) => super::holds::snooze_in(txn, m, c.now)
+            .await?
+            .map(|until| super::hold::Hold::Snoozed { until }),
         None => None,
     };
-    let hold = snoozed.map(|until| super::hold::Hold::Snoozed { until });
-    let resolved = incidents::resolve(&txn, &c, inc, &rules, Some(by), hold).await?;
+    let resolved = incidents::resolve(txn, c, inc, &rules, Some(by), hold).await?;
     if let Some(m) = monitor
         && m.status != MonitorState::Paused
     {
         txn.restart_after_manual_resolve(&m.id).await?;
     }
-    txn.commit().await?;
-    ctx.outbox_wakeup.notify_one();
     Ok(resolved)
 }
 
@@ -236,6 +251,24 @@ pub struct LinkUsed {
     pub snoozed_until: Option<i64>,
 }
 
+/// Whether a stored link may still be used at `now`: not used, not expired.
+pub fn unspent(
+    link: &crate::store::links::ActionLinkRow,
+    lifetime_ms: i64,
+    now: i64,
+) -> Result<(), LinkRefusal> {
+    if let Some(at) = link.used_at {
+        return Err(LinkRefusal::Used {
+            at,
+            by: link.used_by.clone().unwrap_or_default(),
+        });
+    }
+    if now > link.created_at + lifetime_ms {
+        return Err(LinkRefusal::Expired);
+    }
+    Ok(())
+}
+
 /// A link that can be used now, with its incident; else why not.
 pub async fn usable_link(
     tx: &Tx,
@@ -247,15 +280,7 @@ pub async fn usable_link(
         .action_link(token_hash)
         .await?
         .ok_or(LinkRefusal::NotFound)?;
-    if let Some(at) = link.used_at {
-        return Err(LinkRefusal::Used {
-            at,
-            by: link.used_by.clone().unwrap_or_default(),
-        });
-    }
-    if now > link.created_at + lifetime_ms {
-        return Err(LinkRefusal::Expired);
-    }
+    unspent(&link, lifetime_ms, now)?;
     let inc = tx
         .incident_in(&link.workspace_id, &link.incident_id)
         .await?
@@ -311,22 +336,7 @@ pub async fn use_link(
             let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
             incidents::acknowledge(&txn, &c, inc, &rules, by, None).await?
         }
-        Action::Resolve => {
-            let rules = rules_of(&txn, inc.policy_id.as_deref()).await?;
-            let hold = match &monitor {
-                Some(m) => super::holds::snooze_in(&txn, m, now)
-                    .await?
-                    .map(|until| super::hold::Hold::Snoozed { until }),
-                None => None,
-            };
-            let resolved = incidents::resolve(&txn, &c, inc, &rules, Some(by), hold).await?;
-            if let Some(m) = monitor
-                && m.status != MonitorState::Paused
-            {
-                txn.restart_after_manual_resolve(&m.id).await?;
-            }
-            resolved
-        }
+        Action::Resolve => resolve_by_hand(&txn, &c, inc, monitor, by).await?,
         Action::SnoozeHour | Action::SnoozeUntilMorning => {
             let asked = match action {
                 Action::SnoozeHour => now + 3_600_000,

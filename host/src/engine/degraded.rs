@@ -8,8 +8,7 @@
 
 use super::incidents::Ctx;
 use super::policy::Rules;
-use crate::outbox::events::{self, EventBody, kind};
-use crate::outbox::{self, Origin};
+use crate::outbox::events::kind;
 use crate::store::{MonitorRow, MonitorState, StoreError, Tx};
 use serde_json::json;
 
@@ -64,41 +63,22 @@ pub async fn tell(
     response_ms: Option<u32>,
     slow_checks: i32,
 ) -> Result<(), StoreError> {
-    let body = EventBody {
-        event,
-        at_ms: c.now,
-        monitor: events::monitor_object(m),
-        workspace_id: c.workspace_id.to_string(),
-        workspace_name: c.workspace_name.to_string(),
-        incident: None,
-        failure: None,
-        ssl: None,
-        test: false,
-    };
     let degraded = json!({
         "state": if event == kind::MONITOR_DEGRADED { "degraded" } else { "up" },
         "responseTime": response_ms,
         "thresholdMs": m.degraded_after_ms,
         "slowChecks": slow_checks,
     });
-    let origin = Origin {
-        workspace_id: c.workspace_id,
-        incident_id: None,
-        monitor_id: Some(&m.id),
-    };
-    for t in &rules.channels {
-        outbox::enqueue_at(
-            tx,
-            &origin,
-            t,
-            &body,
-            c.now,
-            c.now,
-            Some(("degraded", degraded.clone())),
-        )
-        .await?;
-    }
-    Ok(())
+    super::incidents::tell_monitor_event(
+        tx,
+        c,
+        m,
+        &rules.channels,
+        None,
+        event,
+        ("degraded", degraded),
+    )
+    .await
 }
 
 #[cfg(test)]

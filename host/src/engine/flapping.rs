@@ -16,8 +16,7 @@ use super::hold::Hold;
 use super::incidents::{self, Ctx};
 use super::maintenance::Calendar;
 use super::policy::{Rules, rules_of};
-use crate::outbox::events::{self, EventBody, kind};
-use crate::outbox::{self, Origin};
+use crate::outbox::events::kind;
 use crate::store::flaps::FlapState;
 use crate::store::{IncidentRow, MonitorRow, Store, StoreError, Tx};
 use serde_json::{Value, json};
@@ -221,32 +220,16 @@ async fn tell(
     event: &'static str,
     flapping: Value,
 ) -> Result<(), StoreError> {
-    let body = EventBody {
+    incidents::tell_monitor_event(
+        tx,
+        c,
+        m,
+        &rules.channels,
+        open,
         event,
-        at_ms: c.now,
-        monitor: events::monitor_object(m),
-        workspace_id: c.workspace_id.to_string(),
-        workspace_name: c.workspace_name.to_string(),
-        incident: open.map(|i| events::incident_object(i, c.public_url)),
-        failure: open.and_then(|i| serde_json::from_str::<Value>(&i.failure).ok()),
-        ssl: None,
-        test: false,
-    };
-    let origin = Origin {
-        workspace_id: c.workspace_id,
-        incident_id: open.map(|i| i.id.as_str()),
-        monitor_id: Some(&m.id),
-    };
-    // Links to act on the incident while it is open and nobody has acknowledged it.
-    let actionable = open.is_some_and(|i| i.status == crate::store::IncidentState::Open);
-    for t in &rules.channels {
-        let extra = Some(("flapping", flapping.clone()));
-        if actionable {
-            outbox::enqueue_actionable(tx, &origin, t, &body, c.now, extra, c.public_url).await?;
-        } else {
-            outbox::enqueue_at(tx, &origin, t, &body, c.now, c.now, extra).await?;
-        }
-    }
+        ("flapping", flapping),
+    )
+    .await?;
     if let Some(inc) = open {
         let kinds: Vec<&str> = rules.channels.iter().map(|t| t.kind.as_str()).collect();
         incidents::timeline(

@@ -84,6 +84,46 @@ async fn notify(
     Ok(targets.len())
 }
 
+/// Queue a monitor's `event` to `channels`, with one more object (`extra`) in its payload:
+/// with `open`, the incident it concerns (and, while nobody has acknowledged it, its
+/// one-click links).
+pub async fn tell_monitor_event(
+    tx: &Tx,
+    c: &Ctx<'_>,
+    m: &crate::store::MonitorRow,
+    channels: &[Target],
+    open: Option<&IncidentRow>,
+    event: &'static str,
+    extra: (&str, Value),
+) -> Result<(), StoreError> {
+    let body = EventBody {
+        event,
+        at_ms: c.now,
+        monitor: events::monitor_object(m),
+        workspace_id: c.workspace_id.to_string(),
+        workspace_name: c.workspace_name.to_string(),
+        incident: open.map(|i| events::incident_object(i, c.public_url)),
+        failure: open.and_then(|i| serde_json::from_str::<Value>(&i.failure).ok()),
+        ssl: None,
+        test: false,
+    };
+    let origin = Origin {
+        workspace_id: c.workspace_id,
+        incident_id: open.map(|i| i.id.as_str()),
+        monitor_id: Some(&m.id),
+    };
+    let actionable = open.is_some_and(|i| i.status == IncidentState::Open);
+    for t in channels {
+        let extra = Some((extra.0, extra.1.clone()));
+        if actionable {
+            outbox::enqueue_actionable(tx, &origin, t, &body, c.now, extra, c.public_url).await?;
+        } else {
+            outbox::enqueue_at(tx, &origin, t, &body, c.now, c.now, extra).await?;
+        }
+    }
+    Ok(())
+}
+
 /// Tell the subscribers of the status pages showing the incident's monitor that it went
 /// `down` or came back `up` (whatever the policy holds: visitors see the page's state).
 async fn tell_pages(

@@ -89,15 +89,31 @@ async fn insert(
     {
         payload = events::with_object(&payload, "actions", actions);
     }
+    pending_row(tx, origin, target, &id, body.event, payload, now, due).await?;
+    Ok(id)
+}
+
+/// Write delivery `id` as pending, first tried at `due`.
+#[allow(clippy::too_many_arguments)]
+async fn pending_row(
+    tx: &Tx,
+    origin: &Origin<'_>,
+    target: &Target,
+    id: &str,
+    event: &str,
+    payload: String,
+    now: i64,
+    due: i64,
+) -> Result<(), StoreError> {
     tx.insert_delivery(DeliveryRow {
-        id: id.clone(),
+        id: id.to_string(),
         workspace_id: origin.workspace_id.to_string(),
         incident_id: origin.incident_id.map(str::to_string),
         monitor_id: origin.monitor_id.map(str::to_string),
         channel_id: target.channel_id.clone(),
         channel_kind: target.kind.clone(),
         channel_config: target.config.clone(),
-        event: body.event.to_string(),
+        event: event.to_string(),
         payload,
         status: DeliveryState::Pending,
         attempts: 0,
@@ -109,7 +125,7 @@ async fn insert(
         delivered_at: None,
     })
     .await?;
-    Ok(id)
+    Ok(())
 }
 
 /// Queue a notification whose payload is not an incident or monitor event (a status
@@ -123,26 +139,8 @@ pub async fn enqueue_raw(
     now: i64,
 ) -> Result<String, StoreError> {
     let id = ids::new_id(prefix::DELIVERY);
-    tx.insert_delivery(DeliveryRow {
-        id: id.clone(),
-        workspace_id: origin.workspace_id.to_string(),
-        incident_id: origin.incident_id.map(str::to_string),
-        monitor_id: origin.monitor_id.map(str::to_string),
-        channel_id: target.channel_id.clone(),
-        channel_kind: target.kind.clone(),
-        channel_config: target.config.clone(),
-        event: event.to_string(),
-        payload: payload(&id),
-        status: DeliveryState::Pending,
-        attempts: 0,
-        next_attempt_at: now,
-        lease_until: None,
-        last_error: None,
-        created_at: now,
-        updated_at: now,
-        delivered_at: None,
-    })
-    .await?;
+    let text = payload(&id);
+    pending_row(tx, origin, target, &id, event, text, now, now).await?;
     Ok(id)
 }
 

@@ -7,6 +7,23 @@ use sea_orm::{
     ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait,
 };
 
+/// A monitor's checks within `from..=to` (either end open when None).
+fn checks_between(
+    monitor_id: &str,
+    from: Option<i64>,
+    to: Option<i64>,
+) -> sea_orm::Select<check_result::Entity> {
+    let mut select =
+        check_result::Entity::find().filter(check_result::Column::MonitorId.eq(monitor_id));
+    if let Some(from) = from {
+        select = select.filter(check_result::Column::CheckedAt.gte(from));
+    }
+    if let Some(to) = to {
+        select = select.filter(check_result::Column::CheckedAt.lte(to));
+    }
+    select
+}
+
 // One row per check that ran.
 own_row! {
     /// A check result as stored.
@@ -89,14 +106,7 @@ impl Store {
         to: Option<i64>,
         page: Page,
     ) -> Result<(Vec<CheckRow>, u64), StoreError> {
-        let mut select =
-            check_result::Entity::find().filter(check_result::Column::MonitorId.eq(monitor_id));
-        if let Some(from) = from {
-            select = select.filter(check_result::Column::CheckedAt.gte(from));
-        }
-        if let Some(to) = to {
-            select = select.filter(check_result::Column::CheckedAt.lte(to));
-        }
+        let select = checks_between(monitor_id, from, to);
         let total = select.clone().count(self.db()).await?;
         let rows = select
             .order_by_desc(check_result::Column::CheckedAt)
@@ -120,14 +130,7 @@ impl Store {
         limit: u64,
     ) -> Result<Vec<CheckRow>, StoreError> {
         use sea_orm::Condition;
-        let mut select =
-            check_result::Entity::find().filter(check_result::Column::MonitorId.eq(monitor_id));
-        if let Some(from) = from {
-            select = select.filter(check_result::Column::CheckedAt.gte(from));
-        }
-        if let Some(to) = to {
-            select = select.filter(check_result::Column::CheckedAt.lte(to));
-        }
+        let mut select = checks_between(monitor_id, from, to);
         if let Some((at, id)) = after {
             // A range on the index's time column, then the tie broken by id.
             select = select

@@ -405,3 +405,20 @@ pub fn client() -> reqwest::blocking::Client {
         .build()
         .expect("client")
 }
+
+/// Run `work` on the server's own SQLite database (opened beside the running server, then
+/// closed): for tests that set up or read rows the API does not reach.
+pub fn on_store<T, F, Fut>(server: &Server, work: F) -> T
+where
+    F: FnOnce(tocsin::store::Store) -> Fut,
+    Fut: std::future::Future<Output = (tocsin::store::Store, T)>,
+{
+    let url = format!("sqlite://{}", server.data_dir.join("tocsin.db").display());
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let store = tocsin::store::Store::connect(&url).await.expect("store");
+        let (store, out) = work(store).await;
+        store.close().await;
+        out
+    })
+}
