@@ -134,7 +134,7 @@ fn write_secret_file(data_dir: &Path, name: &str, text: &str) -> std::io::Result
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     crate::crypto::install_provider();
     let started = std::time::Instant::now();
-    let config = Arc::new(config);
+    let mut config = config;
     let clock: SharedClock = Arc::new(SystemClock);
     // One server per SQLite file; `tocsin restore` also checks this lock.
     let _data_dir_lock = if config.database_url.starts_with("sqlite:") {
@@ -142,6 +142,16 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     } else {
         None
     };
+    // Bind before the slow start-up: a taken address is said at once, not after the plugins compile, and a
+    // port of 0 (the kernel picks) is known before anything builds a link from it.
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let address = listener.local_addr()?;
+    if config.listen.port() == 0 && config.public_url == format!("http://{}", config.listen) {
+        config.public_url = format!("http://{address}");
+    }
+    let config = Arc::new(config);
     let store = open_store(&config).await?;
     first_start(&store, &config, &clock).await?;
 
@@ -232,10 +242,6 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     };
     // The decoy hash makes an unknown account's refusal cost what a wrong password costs.
     tokio::task::spawn_blocking(crate::accounts::password::prepare);
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", config.listen))?;
-    let address = listener.local_addr()?;
     tracing::info!(
         address = %address,
         database = %redact(&config.database_url),

@@ -57,7 +57,7 @@ settings! {
     DATA_DIR = "data_dir", Some("TOCSIN_DATA_DIR"), Value("./data"), "";
     DATABASE_URL = "database_url", Some("TOCSIN_DATABASE_URL"),
         Described("`sqlite://<data_dir>/tocsin.db`"), "";
-    PUBLIC_URL = "public_url", Some("TOCSIN_PUBLIC_URL"), Described("`http://<listen>`"), "";
+    PUBLIC_URL = "public_url", Some("TOCSIN_PUBLIC_URL"), Described("`http://<listen>` (the bound port when `listen` says port 0)"), "";
     MIN_INTERVAL = "min_interval", Some("TOCSIN_MIN_INTERVAL"), Value("30"),
         "the shortest interval a monitor may have, in seconds", Within("1", "86400");
     ALLOW_INSECURE_WEBHOOKS = "allow_insecure_webhooks", Some("TOCSIN_ALLOW_INSECURE_WEBHOOKS"),

@@ -18,20 +18,31 @@ pub mod target;
 pub mod tls;
 
 use serde_json::Value;
+use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The admin key every test server starts with.
 pub const ADMIN_KEY: &str = "tcs_TestAdminKey0000000000000000000000000001";
 
 /// A free loopback port (the listener is closed again before the server binds it).
+/// Never the same port twice in one test process: tests run in parallel.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// Run `tocsin <args>` in `dir` with only `env` (and PATH) set; (success, stdout + stderr).
@@ -91,21 +102,20 @@ impl Server {
     }
 
     /// Start a server on an existing data directory (for restarts).
-    /// A `TOCSIN_LISTEN` in `extra_env` picks the port (for tests that must know the
-    /// address before the server starts).
+    /// The server binds a port the kernel picks and the test reads it from the server's
+    /// own "listening" line, so two servers never race for one port. A `TOCSIN_LISTEN` in
+    /// `extra_env` picks the port instead (for tests that must know the address before
+    /// the server starts).
     pub fn start_in(data_dir: &Path, extra_env: &[(&str, &str)]) -> Server {
-        let port = extra_env
-            .iter()
-            .find(|(k, _)| *k == "TOCSIN_LISTEN")
-            .and_then(|(_, v)| v.rsplit(':').next()?.parse().ok())
-            .unwrap_or_else(free_port);
-        let log =
-            std::fs::File::create(data_dir.join(format!("server-{port}.log"))).expect("log file");
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, Ordering::Relaxed);
+        let log_path = data_dir.join(format!("server-{}-{n}.log", std::process::id()));
+        let log = std::fs::File::create(&log_path).expect("log file");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_tocsin"));
         cmd.arg("serve")
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("TOCSIN_LISTEN", format!("127.0.0.1:{port}"))
+            .env("TOCSIN_LISTEN", "127.0.0.1:0")
             .env("TOCSIN_DATA_DIR", data_dir)
             .env("TOCSIN_MIN_INTERVAL", "1")
             // Every test server shares one compile cache: each component is compiled once
@@ -121,14 +131,36 @@ impl Server {
             .env("TOCSIN_RATE_LIMIT_BURST", "100000")
             .current_dir(data_dir)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(log);
         for (k, v) in extra_env {
             cmd.env(k, v);
         }
-        let child = cmd.spawn().expect("start tocsin");
+        let mut child = cmd.spawn().expect("start tocsin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tell, told) = std::sync::mpsc::channel();
+        // Read the address, then keep draining stdout until the server ends.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(address) = line.strip_prefix("Tocsin is listening on ") {
+                    let _ = tell.send(address.trim().to_string());
+                }
+            }
+        });
+        // Generous: a server compiling large plugins (Python, JavaScript) on a busy machine.
+        let base = match told.recv_timeout(Duration::from_secs(240)) {
+            Ok(address) => address,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "tocsin did not start listening ({e}); log:\n{}",
+                    std::fs::read_to_string(&log_path).unwrap_or_default()
+                );
+            }
+        };
         let server = Server {
-            base: format!("http://127.0.0.1:{port}"),
+            base,
             data_dir: data_dir.to_path_buf(),
             child,
             _temp: None,
@@ -139,8 +171,7 @@ impl Server {
 
     fn wait_ready(&self) {
         tocsin::crypto::install_provider();
-        // Generous: a server compiling large plugins (Python, JavaScript) on a busy machine.
-        let deadline = Instant::now() + Duration::from_secs(240);
+        let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             if let Ok(r) = reqwest::blocking::get(format!("{}/readyz", self.base))
                 && r.status().is_success()
