@@ -87,6 +87,8 @@ struct Table {
     response_ms: Vec<Option<i32>>,
     /// Uptime Kuma's five labels per monitor (see [`KumaLabels::set`]), when asked for.
     kuma: Strings,
+    /// Built from kept labels: `response_ms` is as read then.
+    kept: bool,
 }
 
 impl Table {
@@ -307,6 +309,7 @@ impl Scrape {
             status: Vec::with_capacity(n),
             response_ms: Vec::with_capacity(n),
             kuma: kept.kuma_labels.clone(),
+            kept: true,
         };
         // Both in id order: walk them side by side.
         let mut other = not_up.iter().peekable();
@@ -319,19 +322,7 @@ impl Scrape {
             };
             table.status.push(status);
         }
-        let board = &telemetry::global().monitors;
-        for start in (0..n).step_by(SLICE) {
-            let end = n.min(start + SLICE);
-            let live = board.read((start..end).map(|i| kept.ids.get(i)));
-            for (i, l) in (start..end).zip(live) {
-                table.response_ms.push(match l {
-                    Some(l) => l
-                        .last_response_ms
-                        .map(|ms| i32::try_from(ms).unwrap_or(i32::MAX)),
-                    None => kept.response_ms[i],
-                });
-            }
-        }
+        table.response_ms.clone_from(&kept.response_ms);
         Ok(table)
     }
 
@@ -375,20 +366,67 @@ impl Scrape {
     }
 
     /// `f` for every monitor of `table` with its counters (None: no check since the
-    /// server started), looked up a slice at a time.
+    /// server started), as [`Lives::gather`] read them.
     fn each_live(
         table: &Table,
+        lives: &Lives,
         mut f: impl FnMut(usize, Option<&MonitorLive>) -> Result<(), std::fmt::Error>,
     ) -> Result<(), std::fmt::Error> {
-        let board = &telemetry::global().monitors;
-        for start in (0..table.len()).step_by(SLICE) {
-            let end = table.len().min(start + SLICE);
-            let live = board.read((start..end).map(|i| table.id(i)));
-            for (i, l) in (start..end).zip(&live) {
-                f(i, l.as_ref())?;
-            }
+        for i in 0..table.len() {
+            f(i, lives.get(i))?;
         }
         Ok(())
+    }
+}
+
+/// Each monitor's counters and uptime windows, looked up once per scrape (a slice at a
+/// time under the lock) rather than once per series: at a million monitors each pass of
+/// lookups was a few hundred milliseconds. Only monitors checked since the start have
+/// counters, so those are kept apart and the rest cost four bytes.
+struct Lives {
+    /// Per monitor of the table, its place in `counters` (`u32::MAX`: none).
+    at: Vec<u32>,
+    counters: Vec<MonitorLive>,
+    /// Per monitor, the 1 d and 30 d uptime ratios (NaN: nothing checked).
+    uptime: Vec<[f64; 2]>,
+}
+
+impl Lives {
+    fn gather(table: &Table, now_ms: i64) -> Lives {
+        let board = &telemetry::global().monitors;
+        let mut lives = Lives {
+            at: Vec::with_capacity(table.len()),
+            counters: Vec::new(),
+            uptime: Vec::with_capacity(table.len()),
+        };
+        for start in (0..table.len()).step_by(SLICE) {
+            let end = table.len().min(start + SLICE);
+            for live in board.read((start..end).map(|i| table.id(i))) {
+                match live {
+                    Some(l) if lives.counters.len() < u32::MAX as usize => {
+                        lives.at.push(lives.counters.len() as u32);
+                        lives.counters.push(l);
+                    }
+                    _ => lives.at.push(u32::MAX),
+                }
+            }
+            let windows = super::UPTIME.read((start..end).map(|i| table.id(i)), now_ms);
+            lives.uptime.extend(
+                windows
+                    .into_iter()
+                    .map(|(day, month)| [day.unwrap_or(f64::NAN), month.unwrap_or(f64::NAN)]),
+            );
+        }
+        lives
+    }
+
+    fn get(&self, i: usize) -> Option<&MonitorLive> {
+        self.counters.get(*self.at.get(i)? as usize)
+    }
+
+    /// The uptime ratio of monitor `i` over window 0 (1 d) or 1 (30 d).
+    fn uptime(&self, i: usize, window: usize) -> Option<f64> {
+        Some(self.uptime.get(i)?[window]).filter(|v| !v.is_nan())
     }
 }
 
@@ -550,7 +588,19 @@ fn bound_text(bound: f64) -> String {
 impl Scrape {
     /// Every monitor's series, after the server's.
     fn encode_monitors<W: Write>(&self, t: &mut Text<'_, W>) -> fmt::Result {
-        let table = self.encode_info(t)?;
+        let mut table = self.encode_info(t)?;
+        let lives = Lives::gather(&table, self.now_ms);
+        if table.kept {
+            // Kept labels hold the response times read then; checks made since are in
+            // the process's counters.
+            for (i, ms) in table.response_ms.iter_mut().enumerate() {
+                if let Some(l) = lives.get(i) {
+                    *ms = l
+                        .last_response_ms
+                        .map(|ms| i32::try_from(ms).unwrap_or(i32::MAX));
+                }
+            }
+        }
         let board = &telemetry::global().monitors;
         if self.workspace.is_none() && board.len() > table.len() {
             // Forget the counters of monitors deleted since the server started.
@@ -586,7 +636,7 @@ impl Scrape {
             "Response time of the last check, labelled with the region it ran in",
             "gauge",
         )?;
-        Self::each_live(&table, |i, live| {
+        Self::each_live(&table, &lives, |i, live| {
             if let Some(ms) = table.response_ms[i] {
                 let region = live.and_then(|l| l.region.as_deref()).unwrap_or("");
                 t.float(
@@ -598,7 +648,7 @@ impl Scrape {
             Ok(())
         })?;
         if self.histograms {
-            self.encode_histograms(t, &table)?;
+            self.encode_histograms(t, &table, &lives)?;
         }
         const CHECKS: &str = "tocsin_monitor_checks_total";
         t.family(
@@ -606,7 +656,7 @@ impl Scrape {
             "Checks since the server started, by outcome",
             "counter",
         )?;
-        Self::each_live(&table, |i, live| {
+        Self::each_live(&table, &lives, |i, live| {
             let Some(live) = live else { return Ok(()) };
             for (outcome, n) in [("up", live.up), ("down", live.down)] {
                 t.count(
@@ -624,18 +674,13 @@ impl Scrape {
             "gauge",
         )?;
         for (window, pick) in [("1d", 0), ("30d", 1)] {
-            for start in (0..table.len()).step_by(SLICE) {
-                let end = table.len().min(start + SLICE);
-                let uptime = super::UPTIME.read((start..end).map(|i| table.id(i)), self.now_ms);
-                for (i, u) in (start..end).zip(uptime) {
-                    let value = if pick == 0 { u.0 } else { u.1 };
-                    if let Some(v) = value {
-                        t.float(
-                            UPTIME,
-                            &[("monitor_id", table.id(i)), ("window", window)],
-                            v,
-                        )?;
-                    }
+            for i in 0..table.len() {
+                if let Some(v) = lives.uptime(i, pick) {
+                    t.float(
+                        UPTIME,
+                        &[("monitor_id", table.id(i)), ("window", window)],
+                        v,
+                    )?;
                 }
             }
         }
@@ -645,20 +690,25 @@ impl Scrape {
             "When the certificate the last check saw expires (Unix time); days left: (x - time()) / 86400",
             "gauge",
         )?;
-        Self::each_live(&table, |i, live| {
+        Self::each_live(&table, &lives, |i, live| {
             if let Some(at) = live.and_then(|l| l.certificate_expires_ms) {
                 t.float(EXPIRES, &[("monitor_id", table.id(i))], at as f64 / 1000.0)?;
             }
             Ok(())
         })?;
         if self.kuma {
-            self.encode_kuma(t, &table)?;
+            self.encode_kuma(t, &table, &lives)?;
         }
         Ok(())
     }
 
     /// Each monitor's response times since the server started, as a histogram.
-    fn encode_histograms<W: Write>(&self, t: &mut Text<'_, W>, table: &Table) -> fmt::Result {
+    fn encode_histograms<W: Write>(
+        &self,
+        t: &mut Text<'_, W>,
+        table: &Table,
+        lives: &Lives,
+    ) -> fmt::Result {
         const NAME: &str = "tocsin_monitor_response_seconds";
         t.family(
             NAME,
@@ -672,7 +722,7 @@ impl Scrape {
             .chain([f64::INFINITY])
             .map(bound_text)
             .collect();
-        Self::each_live(table, |i, live| {
+        Self::each_live(table, lives, |i, live| {
             let Some(live) = live else { return Ok(()) };
             let id = table.id(i);
             let mut cumulative = 0;
@@ -700,7 +750,12 @@ impl Scrape {
     }
 
     /// Uptime Kuma's names and labels, so its Grafana dashboards work unchanged.
-    fn encode_kuma<W: Write>(&self, t: &mut Text<'_, W>, table: &Table) -> fmt::Result {
+    fn encode_kuma<W: Write>(
+        &self,
+        t: &mut Text<'_, W>,
+        table: &Table,
+        lives: &Lives,
+    ) -> fmt::Result {
         t.family(
             "monitor_status",
             "Monitor status (1 = UP, 0 = DOWN, 2 = PENDING, 3 = MAINTENANCE)",
@@ -732,7 +787,7 @@ impl Scrape {
             "The number of days remaining until the certificate expires",
             "gauge",
         )?;
-        Self::each_live(table, |i, live| {
+        Self::each_live(table, lives, |i, live| {
             if let Some(at) = live.and_then(|l| l.certificate_expires_ms) {
                 t.int(
                     "monitor_cert_days_remaining",
@@ -747,7 +802,7 @@ impl Scrape {
             "Is the certificate still valid? (1 = Yes, 0= No)",
             "gauge",
         )?;
-        Self::each_live(table, |i, live| {
+        Self::each_live(table, lives, |i, live| {
             if let Some(at) = live.and_then(|l| l.certificate_expires_ms) {
                 t.int(
                     "monitor_cert_is_valid",
