@@ -44,6 +44,7 @@ mod e2e_quotas;
 mod e2e_regions;
 mod e2e_relays_down;
 mod e2e_reminders;
+mod e2e_reports;
 mod e2e_retries;
 mod e2e_review;
 mod e2e_secrets;

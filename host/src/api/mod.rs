@@ -39,6 +39,7 @@ pub mod public_subscribe;
 pub mod quota;
 pub mod ratelimit;
 pub mod redact;
+pub mod reports;
 pub mod serve;
 pub mod session;
 pub mod snoozes;
@@ -93,6 +94,7 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(monitors::pause_monitor))
         .routes(routes!(monitors::resume_monitor))
         .routes(routes!(monitors::list_checks))
+        .routes(routes!(reports::uptime_report))
         .routes(routes!(snoozes::snooze_monitor, snoozes::unsnooze_monitor))
         .routes(routes!(snoozes::snooze_tag, snoozes::unsnooze_tag))
         .routes(routes!(snoozes::list_snoozes))

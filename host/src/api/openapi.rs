@@ -22,6 +22,7 @@ use utoipa::{Modify, OpenApi};
         (name = "alert-policies", description = "When incidents open and resolve, and who hears"),
         (name = "channels", description = "Stored notification channels"),
         (name = "incidents", description = "Outages and their timelines"),
+        (name = "reports", description = "Uptime reports over a period, as JSON, CSV or a printable page"),
         (name = "deliveries", description = "Notifications sent (the outbox) and their attempts"),
         (name = "workspace", description = "The caller's workspace and its webhook secret"),
         (name = "plugins", description = "Loaded monitor and channel plugins"),

@@ -113,6 +113,29 @@ impl Store {
             .owned())
     }
 
+    /// A monitor's incidents open at any time in `from..to`, oldest first (a report's).
+    pub async fn incidents_overlapping(
+        &self,
+        monitor_id: &str,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<IncidentRow>, StoreError> {
+        use sea_orm::Condition;
+        Ok(incident::Entity::find()
+            .filter(incident::Column::MonitorId.eq(monitor_id))
+            .filter(incident::Column::CreatedAt.lt(to))
+            .filter(
+                Condition::any()
+                    .add(incident::Column::ResolvedAt.is_null())
+                    .add(incident::Column::ResolvedAt.gte(from)),
+            )
+            .order_by_asc(incident::Column::CreatedAt)
+            .order_by_asc(incident::Column::Id)
+            .all(self.db())
+            .await?
+            .owned())
+    }
+
     pub async fn list_incidents(
         &self,
         workspace_id: &str,

@@ -117,6 +117,18 @@ own_row! {
     }
 }
 
+/// Monitors whose tags may hold `tag`: tags are stored as a JSON list, so the quoted tag
+/// is matched, wildcards escaped.
+fn tag_filter(tag: &str) -> sea_orm::sea_query::SimpleExpr {
+    let escaped = tag
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+        .replace('"', "");
+    sea_orm::sea_query::Expr::col(monitor_live::Column::Tags)
+        .like(sea_orm::sea_query::LikeExpr::new(format!("%\"{escaped}\"%")).escape('\\'))
+}
+
 impl MonitorRow {
     /// A new monitor of `kind` named after its id, created `now`: pending and never
     /// checked, every minute with a 10 s timeout, an empty configuration, in every
@@ -333,6 +345,25 @@ impl Store {
             .owned())
     }
 
+    /// Every monitor of a workspace with `tag` (a report's choice).
+    pub async fn monitors_with_tag(
+        &self,
+        workspace_id: &str,
+        tag: &str,
+    ) -> Result<Vec<MonitorRow>, StoreError> {
+        let rows = monitor_live::Entity::find()
+            .filter(monitor_live::Column::WorkspaceId.eq(workspace_id))
+            .filter(tag_filter(tag))
+            .all(self.db())
+            .await?
+            .owned();
+        // The pattern finds the quoted tag in the JSON text; the list itself decides.
+        Ok(rows
+            .into_iter()
+            .filter(|m: &MonitorRow| m.tag_list().iter().any(|t| t == tag))
+            .collect())
+    }
+
     /// A page of a workspace's monitors and the total count.
     pub async fn list_monitors(
         &self,
@@ -348,17 +379,7 @@ impl Store {
             select = select.filter(monitor_live::Column::Kind.eq(kind.as_str()));
         }
         if let Some(tag) = q.tag.as_deref().filter(|t| !t.is_empty()) {
-            // Tags are stored as a JSON list: match the quoted tag, wildcards escaped.
-            let escaped = tag
-                .replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_")
-                .replace('"', "");
-            select = select.filter(
-                sea_orm::sea_query::Expr::col(monitor_live::Column::Tags).like(
-                    sea_orm::sea_query::LikeExpr::new(format!("%\"{escaped}\"%")).escape('\\'),
-                ),
-            );
+            select = select.filter(tag_filter(tag));
         }
         if let Some(search) = q.search.as_deref().filter(|s| !s.is_empty()) {
             // LIKE with the wildcards of the search text escaped, lower case on both sides.

@@ -1,0 +1,294 @@
+//! End to end: an uptime report over October 2026. A month of stored checks five minutes
+//! apart, with two failures, a failure another region did not confirm, a maintenance
+//! window and a gap, and two incidents (and one of September, outside the period); the
+//! figures the test works out from how it built the month match the report's to the
+//! second, in JSON, CSV and HTML, chosen by ids, by tag and by status page.
+
+use crate::support;
+
+use serde_json::{Value, json};
+use support::{Server, create};
+use tocsin::store::checks::CheckRow;
+use tocsin::store::{IncidentRow, IncidentState};
+
+const STEP_S: i64 = 300;
+const MONTH_S: i64 = 31 * 86_400;
+/// Failing checks: two runs, by check number.
+const FAILING: [std::ops::Range<i64>; 2] = [1_000..1_012, 5_000..5_003];
+/// A failure another region did not confirm.
+const UNCONFIRMED: i64 = 6_000;
+/// Checks taken in a maintenance window (failing, which must not matter).
+const MAINTENANCE: std::ops::Range<i64> = 7_000..7_024;
+/// Checks that never ran (the server was stopped).
+const GAP: std::ops::Range<i64> = 8_000..8_020;
+
+fn ms(text: &str) -> i64 {
+    tocsin::time::parse_ms(text).expect("time")
+}
+
+fn response_ms(i: i64) -> i32 {
+    20 + (i % 50) as i32
+}
+
+/// Store the month's checks and the incidents of `monitor`.
+fn store_month(server: &Server, workspace: &str, monitor: &str, from: i64) {
+    let at = move |i: i64| from + i * STEP_S * 1000;
+    support::on_store(server, |store| async move {
+        let rows: Vec<CheckRow> = (0..MONTH_S / STEP_S)
+            .filter(|i| !GAP.contains(i))
+            .map(|i| {
+                let failing = FAILING.iter().any(|r| r.contains(&i))
+                    || i == UNCONFIRMED
+                    || MAINTENANCE.contains(&i);
+                CheckRow {
+                    id: format!("chk_{i:08}"),
+                    monitor_id: monitor.to_string(),
+                    workspace_id: workspace.to_string(),
+                    checked_at: at(i),
+                    ok: !failing,
+                    reason: failing.then(|| "Expected 200, got 503".to_string()),
+                    status_code: Some(if failing { 503 } else { 200 }),
+                    response_time_ms: Some(response_ms(i)),
+                    region: "eu".into(),
+                    details: "{}".into(),
+                    counted: i != UNCONFIRMED && !MAINTENANCE.contains(&i),
+                    maintenance: MAINTENANCE.contains(&i),
+                }
+            })
+            .collect();
+        let incident = |id: &str, opened: i64, resolved: i64| IncidentRow {
+            id: id.to_string(),
+            workspace_id: workspace.to_string(),
+            monitor_id: monitor.to_string(),
+            policy_id: None,
+            status: IncidentState::Resolved,
+            open_key: None,
+            created_at: opened,
+            acknowledged_at: None,
+            acknowledged_by: None,
+            resolved_at: Some(resolved),
+            escalate_at: None,
+            escalated_at: None,
+            failure: "{}".into(),
+            monitor: "{}".into(),
+            hold: None,
+            notified: true,
+            group_id: None,
+            remind_at: None,
+            reminders: 0,
+            escalation_step: 0,
+        };
+        let tx = store.begin_write().await.expect("tx");
+        tx.insert_checks(rows).await.expect("checks");
+        for (id, run) in ["inc_report_1", "inc_report_2"].iter().zip(&FAILING) {
+            tx.insert_incident(incident(id, at(run.start), at(run.end)))
+                .await
+                .expect("incident");
+        }
+        tx.insert_incident(incident(
+            "inc_report_september",
+            ms("2026-09-10T00:00:00.000Z"),
+            ms("2026-09-10T01:00:00.000Z"),
+        ))
+        .await
+        .expect("incident");
+        tx.commit().await.expect("commit");
+        (store, ())
+    });
+}
+
+#[test]
+fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let workspace = api.get("/v1/workspace").body["data"]["id"]
+        .as_str()
+        .expect("workspace")
+        .to_string();
+    let heartbeat = |name: &str, tags: Value| {
+        create(
+            &api,
+            "/v1/monitors",
+            json!({"name": name, "type": "heartbeat", "period": STEP_S, "grace": 86_400, "tags": tags}),
+        )
+    };
+    let api_monitor = heartbeat("API", json!(["customer-a"]));
+    let idle = heartbeat("Batch", json!(["customer-a"]));
+    let other = heartbeat("Elsewhere", json!([]));
+    let id = api_monitor["id"].as_str().expect("id").to_string();
+    assert_eq!(api_monitor["interval"], STEP_S, "{api_monitor}");
+    let from = ms("2026-10-01T00:00:00.000Z");
+    store_month(&server, &workspace, &id, from);
+
+    // What the month holds, worked out from how it was built.
+    let failing_checks: i64 = FAILING.iter().map(|r| r.end - r.start).sum();
+    let down = failing_checks * STEP_S;
+    let maintenance = (MAINTENANCE.end - MAINTENANCE.start) * STEP_S;
+    // The gap: the check before it vouches for two intervals, the rest is unmonitored.
+    let gap_span = (GAP.end - GAP.start + 1) * STEP_S;
+    let unmonitored = gap_span - 2 * STEP_S;
+    let up = MONTH_S - down - maintenance - unmonitored;
+    let counted: Vec<i64> = (0..MONTH_S / STEP_S)
+        .filter(|i| !GAP.contains(i) && !MAINTENANCE.contains(i) && *i != UNCONFIRMED)
+        .collect();
+    let mut times: Vec<i32> = counted.iter().map(|i| response_ms(*i)).collect();
+    times.sort_unstable();
+    let rank = |q: f64| times[((times.len() as f64 * q).ceil() as usize) - 1];
+    let uptime = up as f64 * 100.0 / (up + down) as f64;
+
+    let query = "from=2026-10-01T00:00:00.000Z&to=2026-11-01T00:00:00.000Z&target=99.9";
+    let r = api.get(&format!("/v1/reports/uptime?monitorIds={id}&{query}"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let report = &r.body["data"];
+    assert_eq!(report["from"], "2026-10-01T00:00:00.000Z");
+    assert_eq!(report["targetPercent"], 99.9);
+    assert!(
+        report["rules"][0]
+            .as_str()
+            .expect("rules")
+            .contains("first failing check to the first passing one")
+    );
+    let m = &report["monitors"][0];
+    assert_eq!(m["monitorId"], id.as_str());
+    assert_eq!(
+        (
+            m["upSeconds"].as_i64(),
+            m["downSeconds"].as_i64(),
+            m["maintenanceSeconds"].as_i64(),
+            m["unmonitoredSeconds"].as_i64(),
+        ),
+        (Some(up), Some(down), Some(maintenance), Some(unmonitored)),
+        "{m}"
+    );
+    assert!((m["uptimePercent"].as_f64().expect("uptime") - uptime).abs() < 1e-9);
+    assert_eq!(m["checks"], counted.len());
+    assert_eq!(m["failedChecks"], failing_checks);
+    assert_eq!(m["medianResponseTimeMs"], rank(0.5));
+    assert_eq!(m["p95ResponseTimeMs"], rank(0.95));
+    assert_eq!(m["targetMet"], false, "99.83 % is under 99.9 %");
+    let incidents = m["incidents"].as_array().expect("incidents");
+    assert_eq!(incidents.len(), 2, "September's is not in October: {m}");
+    for (incident, run) in incidents.iter().zip(&FAILING) {
+        assert_eq!(
+            incident["secondsInPeriod"].as_i64(),
+            Some((run.end - run.start) * STEP_S)
+        );
+    }
+    assert_eq!(incidents[0]["id"], "inc_report_1");
+
+    // By tag: both tagged monitors, in name order; the one without checks has no uptime.
+    let tagged = api.get(&format!("/v1/reports/uptime?tag=customer-a&{query}"));
+    let names: Vec<&str> = tagged.body["data"]["monitors"]
+        .as_array()
+        .expect("monitors")
+        .iter()
+        .map(|m| m["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(names, ["API", "Batch"]);
+    let batch = &tagged.body["data"]["monitors"][1];
+    assert_eq!(
+        (batch["uptimePercent"].clone(), batch["targetMet"].clone()),
+        (Value::Null, Value::Null)
+    );
+    assert_eq!(batch["unmonitoredSeconds"], MONTH_S);
+
+    // By status page: the page's monitors.
+    let page = create(
+        &api,
+        "/v1/status-pages",
+        json!({"slug": "customer-a", "name": "Customer A", "monitorIds": [id]}),
+    );
+    let by_page = api.get(&format!(
+        "/v1/reports/uptime?statusPageId={}&{query}",
+        page["id"].as_str().expect("page id")
+    ));
+    assert_eq!(by_page.status, 200, "{}", by_page.body);
+    assert_eq!(by_page.body["data"]["monitors"][0]["downSeconds"], down);
+
+    // CSV: a header and one row per monitor, the same figures.
+    let http = support::client();
+    let csv = http
+        .get(format!(
+            "{}/v1/reports/uptime?tag=customer-a&{query}&format=csv",
+            server.base
+        ))
+        .bearer_auth(support::ADMIN_KEY)
+        .send()
+        .expect("csv");
+    assert!(
+        csv.headers()["content-disposition"]
+            .to_str()
+            .expect("ascii")
+            .contains("uptime-2026-10-01-2026-11-01.csv")
+    );
+    let text = csv.text().expect("text");
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .expect("header")
+            .starts_with("monitorId,name,type,uptimePercent,targetMet,upSeconds,downSeconds")
+    );
+    let row: Vec<&str> = lines.next().expect("row").split(',').collect();
+    assert_eq!(row[0], id);
+    assert_eq!(row[3], format!("{uptime:.4}"));
+    assert_eq!(row[4], "false");
+    assert_eq!(
+        row[5..9],
+        [
+            up.to_string(),
+            down.to_string(),
+            maintenance.to_string(),
+            unmonitored.to_string()
+        ]
+    );
+    assert_eq!(row[13], "2");
+
+    // HTML: a page a person can print, with the figures, the verdict and the rules.
+    let html = http
+        .get(format!(
+            "{}/v1/reports/uptime?monitorIds={id}&{query}&format=html",
+            server.base
+        ))
+        .bearer_auth(support::ADMIN_KEY)
+        .send()
+        .expect("html")
+        .text()
+        .expect("text");
+    assert!(html.contains(&format!("{uptime:.3}&nbsp;%")), "{html}");
+    assert!(html.contains("missed"));
+    assert!(
+        html.contains("1 h 15 min"),
+        "the down time in words: {html}"
+    );
+    assert!(html.contains("How it is counted"));
+
+    // Refusals change nothing and say why.
+    for bad in [
+        query.to_string(),
+        format!("monitorIds={id}&tag=customer-a&{query}"),
+        format!("monitorIds={id}&from=2026-11-01T00:00:00.000Z&to=2026-10-01T00:00:00.000Z"),
+        format!("monitorIds={id}&from=2025-01-01T00:00:00.000Z&to=2026-11-01T00:00:00.000Z"),
+        format!("monitorIds={id}&{query}&format=pdf2"),
+        format!(
+            "monitorIds={id}&from=2026-10-01T00:00:00.000Z&to=2026-11-01T00:00:00.000Z&target=120"
+        ),
+        format!("tag=&{query}"),
+    ] {
+        api.get(&format!("/v1/reports/uptime?{bad}"))
+            .assert_error(400, "VALIDATION_ERROR");
+    }
+    api.get(&format!(
+        "/v1/reports/uptime?monitorIds={id},mon_nope&{query}"
+    ))
+    .assert_error(404, "MONITOR_NOT_FOUND");
+    api.get(&format!("/v1/reports/uptime?statusPageId=sp_nope&{query}"))
+        .assert_error(404, "STATUS_PAGE_NOT_FOUND");
+    // Another workspace's monitor is not found.
+    let elsewhere = server.cli(&["workspace", "create", "--name", "Other"]);
+    let key = server.cli(&["key", "create", "--workspace", &elsewhere]);
+    api.with_key(&key)
+        .get(&format!("/v1/reports/uptime?monitorIds={id}&{query}"))
+        .assert_error(404, "MONITOR_NOT_FOUND");
+    let _ = (idle, other);
+}
