@@ -105,16 +105,26 @@ fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
         .as_str()
         .expect("workspace")
         .to_string();
-    let heartbeat = |name: &str, tags: Value| {
+    let heartbeat = |name: &str, tags: Value, target: Value| {
         create(
             &api,
             "/v1/monitors",
-            json!({"name": name, "type": "heartbeat", "period": STEP_S, "grace": 86_400, "tags": tags}),
+            json!({"name": name, "type": "heartbeat", "period": STEP_S, "grace": 86_400,
+                   "tags": tags, "slaTarget": target}),
         )
     };
-    let api_monitor = heartbeat("API", json!(["customer-a"]));
-    let idle = heartbeat("Batch", json!(["customer-a"]));
-    let other = heartbeat("Elsewhere", json!([]));
+    let api_monitor = heartbeat("API", json!(["customer-a"]), json!(99.5));
+    let idle = heartbeat("Batch", json!(["customer-a"]), Value::Null);
+    let other = heartbeat("Elsewhere", json!([]), Value::Null);
+    assert_eq!(api_monitor["slaTarget"], 99.5);
+    assert_eq!(idle["slaTarget"], Value::Null);
+    for bad in [json!(0), json!(100.5), json!(99.12345), json!("99.9")] {
+        api.post(
+            "/v1/monitors",
+            &json!({"name": "x", "type": "heartbeat", "period": 60, "slaTarget": bad}),
+        )
+        .assert_error(400, "VALIDATION_ERROR");
+    }
     let id = api_monitor["id"].as_str().expect("id").to_string();
     assert_eq!(api_monitor["interval"], STEP_S, "{api_monitor}");
     let from = ms("2026-10-01T00:00:00.000Z");
@@ -165,7 +175,11 @@ fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
     assert_eq!(m["failedChecks"], failing_checks);
     assert_eq!(m["medianResponseTimeMs"], rank(0.5));
     assert_eq!(m["p95ResponseTimeMs"], rank(0.95));
-    assert_eq!(m["targetMet"], false, "99.83 % is under 99.9 %");
+    assert_eq!(
+        (m["targetPercent"].as_f64(), m["targetMet"].as_bool()),
+        (Some(99.9), Some(false)),
+        "99.83 % is under the report's 99.9 %, which stands in for the monitor's own"
+    );
     let incidents = m["incidents"].as_array().expect("incidents");
     assert_eq!(incidents.len(), 2, "September's is not in October: {m}");
     for (incident, run) in incidents.iter().zip(&FAILING) {
@@ -175,6 +189,27 @@ fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
         );
     }
     assert_eq!(incidents[0]["id"], "inc_report_1");
+
+    // Without a report target, each monitor is held to its own slaTarget.
+    let own = api.get(&format!(
+        "/v1/reports/uptime?monitorIds={id},{}&from=2026-10-01T00:00:00.000Z&to=2026-11-01T00:00:00.000Z",
+        idle["id"].as_str().expect("id")
+    ));
+    let own = &own.body["data"];
+    assert_eq!(own["targetPercent"], Value::Null);
+    assert_eq!(
+        (
+            own["monitors"][0]["targetPercent"].as_f64(),
+            own["monitors"][0]["targetMet"].as_bool()
+        ),
+        (Some(99.5), Some(true))
+    );
+    assert_eq!(own["monitors"][1]["targetMet"], Value::Null, "no target");
+    // A target is changed and cleared like any field.
+    let patched = api.patch(&format!("/v1/monitors/{id}"), &json!({"slaTarget": 99.95}));
+    assert_eq!(patched.body["data"]["slaTarget"], 99.95, "{}", patched.body);
+    let cleared = api.patch(&format!("/v1/monitors/{id}"), &json!({"slaTarget": null}));
+    assert_eq!(cleared.body["data"]["slaTarget"], Value::Null);
 
     // By tag: both tagged monitors, in name order; the one without checks has no uptime.
     let tagged = api.get(&format!("/v1/reports/uptime?tag=customer-a&{query}"));
@@ -223,18 +258,15 @@ fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
     );
     let text = csv.text().expect("text");
     let mut lines = text.lines();
-    assert!(
-        lines
-            .next()
-            .expect("header")
-            .starts_with("monitorId,name,type,uptimePercent,targetMet,upSeconds,downSeconds")
-    );
+    assert!(lines.next().expect("header").starts_with(
+        "monitorId,name,type,uptimePercent,targetPercent,targetMet,upSeconds,downSeconds"
+    ));
     let row: Vec<&str> = lines.next().expect("row").split(',').collect();
     assert_eq!(row[0], id);
     assert_eq!(row[3], format!("{uptime:.4}"));
-    assert_eq!(row[4], "false");
+    assert_eq!(row[4..6], ["99.9", "false"]);
     assert_eq!(
-        row[5..9],
+        row[6..10],
         [
             up.to_string(),
             down.to_string(),
@@ -242,7 +274,7 @@ fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
             unmonitored.to_string()
         ]
     );
-    assert_eq!(row[13], "2");
+    assert_eq!(row[14], "2");
 
     // HTML: a page a person can print, with the figures, the verdict and the rules.
     let html = http

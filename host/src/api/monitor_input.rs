@@ -20,7 +20,7 @@ const ALTERNATIVE_FIELDS: [(&str, &str); 2] = [
 ];
 
 /// Fields every monitor has and the API accepts.
-const COMMON_FIELDS: [&str; 13] = [
+const COMMON_FIELDS: [&str; 14] = [
     "key",
     "managedBy",
     "tags",
@@ -31,6 +31,7 @@ const COMMON_FIELDS: [&str; 13] = [
     "retryInterval",
     "timeout",
     "degradedAfterMs",
+    "slaTarget",
     "alertPolicyId",
     "regions",
     "regionalConfirmation",
@@ -65,6 +66,8 @@ pub struct MonitorInput {
     pub timeout_secs: u32,
     /// A passing check slower than this (ms) is slow; None: never degraded.
     pub degraded_after_ms: Option<u32>,
+    /// The uptime it should reach, in parts per million; None: no target.
+    pub sla_target_ppm: Option<u32>,
     pub alert_policy_id: Option<String>,
     /// Empty means every configured region.
     pub regions: Vec<String>,
@@ -112,6 +115,10 @@ pub struct MonitorView {
     /// for heartbeat monitors.
     #[schema(example = 1500)]
     pub degraded_after_ms: Option<u32>,
+    /// The uptime it should reach over a report's period, in percent (up to four
+    /// decimals): uptime reports (`/v1/reports/uptime`) mark it met or missed. Null: none.
+    #[schema(example = 99.9)]
+    pub sla_target: Option<f64>,
     pub alert_policy_id: Option<String>,
     pub regions: Vec<String>,
     pub regional_confirmation: bool,
@@ -167,6 +174,7 @@ pub fn view(
         retry_interval: row.retry_interval_secs.map(count),
         timeout: count(row.timeout_secs),
         degraded_after_ms: row.degraded_after_ms.map(count),
+        sla_target: row.sla_target_ppm.map(ppm_percent),
         alert_policy_id: row.alert_policy_id.clone(),
         regions,
         regional_confirmation: row.regional_confirmation,
@@ -231,6 +239,12 @@ pub fn editable(row: &MonitorRow, top_level: bool) -> Map<String, Value> {
             row.degraded_after_ms.map_or(Value::Null, Value::from),
         );
     }
+    object.insert(
+        "slaTarget".into(),
+        row.sla_target_ppm
+            .map(ppm_percent)
+            .map_or(Value::Null, Value::from),
+    );
     object.insert(
         "alertPolicyId".into(),
         row.alert_policy_id.clone().map_or(Value::Null, Value::from),
@@ -407,6 +421,7 @@ pub async fn validate(
         degraded_after_ms: common
             .degraded_after
             .map(|d| u32::try_from(d).unwrap_or(u32::MAX)),
+        sla_target_ppm: common.sla_target_ppm,
         interval_secs: u32::try_from(interval).unwrap_or(u32::MAX),
         retry_interval_secs: common
             .retry_interval
@@ -470,6 +485,7 @@ fn heartbeat_input(
         retry_interval_secs: None,
         timeout_secs: 1,
         degraded_after_ms: None,
+        sla_target_ppm: common.sla_target_ppm,
         alert_policy_id: common.alert_policy_id,
         regions: Vec::new(),
         regional_confirmation: false,
@@ -526,12 +542,37 @@ struct Common {
     timeout: Option<u64>,
     /// None: not set (never degraded), or invalid.
     degraded_after: Option<u64>,
+    /// None: not set, or invalid.
+    sla_target_ppm: Option<u32>,
     alert_policy_id: Option<String>,
     regions: Vec<String>,
     regional_confirmation: bool,
     tags: Vec<String>,
     depends_on: Vec<String>,
     managed: super::managed::Managed,
+}
+
+/// Parts per million as a percentage (999,000 → 99.9).
+pub fn ppm_percent(ppm: i32) -> f64 {
+    f64::from(ppm) / 10_000.0
+}
+
+/// `slaTarget`: a percentage above 0 and at most 100, with at most four decimals, stored
+/// as parts per million.
+fn sla_target_field(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Option<u32> {
+    let value = value.filter(|v| !v.is_null())?;
+    let percent = value.as_f64().filter(|p| *p > 0.0 && *p <= 100.0);
+    let ppm = percent.map(|p| p * 10_000.0);
+    match ppm {
+        Some(ppm) if (ppm - ppm.round()).abs() < 1e-6 => Some(ppm.round() as u32),
+        _ => {
+            errors.push(FieldError::new(
+                "slaTarget",
+                "must be a percentage above 0 and at most 100, with at most four decimals (such as 99.9), or null",
+            ));
+            None
+        }
+    }
 }
 
 fn read_common(
@@ -624,6 +665,7 @@ fn read_common(
             errors,
         )
     };
+    let sla_target_ppm = sla_target_field(object.get("slaTarget"), errors);
     for field in READ_ONLY_FIELDS {
         if object.contains_key(field) {
             errors.push(FieldError::new(field, "is read-only"));
@@ -636,6 +678,7 @@ fn read_common(
         retry_interval,
         timeout,
         degraded_after,
+        sla_target_ppm,
         alert_policy_id,
         regions: regions_field(object.get("regions"), rules.regions, errors),
         regional_confirmation,

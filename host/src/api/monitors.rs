@@ -57,6 +57,10 @@ pub struct MonitorCreate {
     /// degraded). Not for heartbeat monitors.
     #[schema(example = 1500)]
     pub degraded_after_ms: Option<u32>,
+    /// The uptime it should reach, in percent (up to four decimals, e.g. 99.9): uptime
+    /// reports mark it met or missed. Default none.
+    #[schema(example = 99.9)]
+    pub sla_target: Option<f64>,
     /// Alert policy to attach.
     pub alert_policy_id: Option<String>,
     /// Regions that run the checks; default every configured region.
@@ -358,6 +362,9 @@ pub async fn create_monitor(
         degraded_after_ms: input
             .degraded_after_ms
             .map(|d| i32::try_from(d).unwrap_or(i32::MAX)),
+        sla_target_ppm: input
+            .sla_target_ppm
+            .map(|t| i32::try_from(t).unwrap_or(i32::MAX)),
         retry_interval_secs: input
             .retry_interval_secs
             .map(|r| i32::try_from(r).unwrap_or(i32::MAX)),
@@ -686,6 +693,9 @@ async fn edit(
         degraded_after_ms: input
             .degraded_after_ms
             .map(|d| i32::try_from(d).unwrap_or(i32::MAX)),
+        sla_target_ppm: input
+            .sla_target_ppm
+            .map(|t| i32::try_from(t).unwrap_or(i32::MAX)),
         retry_interval_secs: input
             .retry_interval_secs
             .map(|r| i32::try_from(r).unwrap_or(i32::MAX)),

@@ -56,7 +56,8 @@ pub struct ReportParams {
     pub from: String,
     /// Period end (ISO 8601), excluded; at most 366 days after `from`.
     pub to: String,
-    /// The uptime target in percent (e.g. 99.9): each monitor is marked met or missed.
+    /// The uptime target in percent (e.g. 99.9) for every monitor of the report, in place
+    /// of each monitor's own `slaTarget`: each is marked met or missed.
     pub target: Option<f64>,
     /// `json` (default), `csv` (one row per monitor) or `html` (a printable page).
     pub format: Option<String>,
@@ -81,7 +82,9 @@ pub struct MonitorReport {
     pub failed_checks: u64,
     pub median_response_time_ms: Option<i32>,
     pub p95_response_time_ms: Option<i32>,
-    /// With `target`: whether the uptime reached it (null without a measured uptime).
+    /// The target it is held to: the report's `target`, else the monitor's `slaTarget`.
+    pub target_percent: Option<f64>,
+    /// Whether the uptime reached the target (null without a target or a measured uptime).
     pub target_met: Option<bool>,
     /// Incidents open at any time in the period, oldest first.
     pub incidents: Vec<ReportIncident>,
@@ -105,6 +108,7 @@ pub struct ReportIncident {
 pub struct UptimeReport {
     pub from: String,
     pub to: String,
+    /// The report's `target`, when one was asked for (each monitor says its own).
     pub target_percent: Option<f64>,
     /// How the figures are counted.
     pub rules: Vec<String>,
@@ -308,6 +312,7 @@ async fn monitor_report(
         .map(|i| report_incident(i, from, end))
         .collect();
     let uptime = figures.uptime_percent();
+    let target = target.or(m.sla_target_ppm.map(super::monitor_input::ppm_percent));
     Ok(MonitorReport {
         monitor_id: m.id.clone(),
         name: m.name.clone(),
@@ -321,6 +326,7 @@ async fn monitor_report(
         failed_checks: figures.failed,
         median_response_time_ms: figures.percentile(0.5),
         p95_response_time_ms: figures.percentile(0.95),
+        target_percent: target,
         target_met: target.zip(uptime).map(|(t, u)| u >= t),
         incidents,
     })
@@ -458,11 +464,12 @@ impl Tally {
 }
 
 /// The CSV columns, in order.
-pub const CSV_COLUMNS: [&str; 14] = [
+pub const CSV_COLUMNS: [&str; 15] = [
     "monitorId",
     "name",
     "type",
     "uptimePercent",
+    "targetPercent",
     "targetMet",
     "upSeconds",
     "downSeconds",
@@ -485,6 +492,7 @@ fn csv_text(report: &UptimeReport) -> Result<String, csv::Error> {
             m.name.clone(),
             m.kind.clone(),
             opt(m.uptime_percent.map(|u| format!("{u:.4}"))),
+            opt(m.target_percent.map(|t| t.to_string())),
             opt(m.target_met.map(|t| t.to_string())),
             m.up_seconds.to_string(),
             m.down_seconds.to_string(),
@@ -551,11 +559,14 @@ fn html_text(report: &UptimeReport) -> String {
         let uptime = m
             .uptime_percent
             .map_or("no data".into(), |u| format!("{u:.3}&nbsp;%"));
-        let target = match m.target_met {
+        let verdict = match m.target_met {
             Some(true) => "<span class=\"met\">met</span>",
             Some(false) => "<span class=\"missed\">missed</span>",
             None => "",
         };
+        let target = m
+            .target_percent
+            .map_or(String::new(), |t| format!("{t}&nbsp;% {verdict}"));
         let ms = |v: Option<i32>| v.map_or(String::new(), |v| format!("{v}&nbsp;ms"));
         out.push_str(&format!(
             "<tr><td>{}<br><small>{} · {}</small></td><td class=\"n\">{uptime}</td><td>{target}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",

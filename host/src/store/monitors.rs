@@ -59,6 +59,8 @@ pub(super) mod monitor {
         /// A passing check slower than this (ms) is slow; enough slow ones in a row make
         /// the monitor `degraded`. None: never degraded.
         pub degraded_after_ms: Option<i32>,
+        /// The uptime it should reach, in parts per million (99.9 % is 999,000).
+        pub sla_target_ppm: Option<i32>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -114,6 +116,8 @@ own_row! {
         pub degraded_after_ms: Option<i32>,
         /// Slow passing checks in a row.
         pub consecutive_slow: i32,
+        /// The uptime it should reach, in parts per million (99.9 % is 999,000).
+        pub sla_target_ppm: Option<i32>,
     }
 }
 
@@ -164,6 +168,7 @@ impl MonitorRow {
             retry_interval_secs: None,
             degraded_after_ms: None,
             consecutive_slow: 0,
+            sla_target_ppm: None,
         }
     }
 
@@ -884,6 +889,7 @@ fn settings_of(row: &MonitorRow) -> monitor::ActiveModel {
         managed_by: Set(row.managed_by),
         retry_interval_secs: Set(row.retry_interval_secs),
         degraded_after_ms: Set(row.degraded_after_ms),
+        sla_target_ppm: Set(row.sla_target_ppm),
     }
 }
 
