@@ -12,14 +12,7 @@ use support::target::Target;
 use support::{Server, wait_for};
 
 fn html(b: &Browser, path: &str) -> (u16, reqwest::header::HeaderMap, String) {
-    let mut req = b.http.get(format!("{}{path}", b.base));
-    if let Some(c) = &b.cookie {
-        req = req.header("cookie", format!("tocsin_session={c}"));
-    }
-    let r = req.send().expect("page");
-    let status = r.status().as_u16();
-    let headers = r.headers().clone();
-    (status, headers, r.text().expect("html"))
+    b.html(path)
 }
 
 #[test]

@@ -12,6 +12,8 @@ use tocsin::store::checks::CheckRow;
 use tocsin::store::{IncidentRow, IncidentState};
 
 const STEP_S: i64 = 300;
+/// The heartbeat monitors' grace: a missed ping is recorded this long after its deadline.
+const GRACE_S: i64 = 60;
 const MONTH_S: i64 = 31 * 86_400;
 /// Failing checks: two runs, by check number.
 const FAILING: [std::ops::Range<i64>; 2] = [1_000..1_012, 5_000..5_003];
@@ -109,7 +111,7 @@ fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
         create(
             &api,
             "/v1/monitors",
-            json!({"name": name, "type": "heartbeat", "period": STEP_S, "grace": 86_400,
+            json!({"name": name, "type": "heartbeat", "period": STEP_S, "grace": GRACE_S,
                    "tags": tags, "slaTarget": target}),
         )
     };
@@ -134,9 +136,10 @@ fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
     let failing_checks: i64 = FAILING.iter().map(|r| r.end - r.start).sum();
     let down = failing_checks * STEP_S;
     let maintenance = (MAINTENANCE.end - MAINTENANCE.start) * STEP_S;
-    // The gap: the check before it vouches for two intervals, the rest is unmonitored.
+    // The gap: the check before it vouches for two periods and the grace (a heartbeat's
+    // missed ping is recorded at its deadline), the rest is unmonitored.
     let gap_span = (GAP.end - GAP.start + 1) * STEP_S;
-    let unmonitored = gap_span - 2 * STEP_S;
+    let unmonitored = gap_span - (2 * STEP_S + GRACE_S);
     let up = MONTH_S - down - maintenance - unmonitored;
     let counted: Vec<i64> = (0..MONTH_S / STEP_S)
         .filter(|i| !GAP.contains(i) && !MAINTENANCE.contains(i) && *i != UNCONFIRMED)
@@ -294,6 +297,44 @@ fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
         "the down time in words: {html}"
     );
     assert!(html.contains("How it is counted"));
+
+    // The dashboard's Reports page: the choices, then the same figures for a month, with
+    // the downloads, for a person signed in to the workspace.
+    let owner = support::browser::sign_up_owner(&server);
+    let (status, _, form) = owner.html("/reports");
+    assert_eq!(status, 200, "{form}");
+    assert!(
+        form.contains("value=\"tag:customer-a\"") && form.contains("Status page Customer A"),
+        "{form}"
+    );
+    assert!(
+        form.contains("value=\"2026-10\""),
+        "last month by default: {form}"
+    );
+    let (status, _, shown) = owner.html("/reports?by=tag%3Acustomer-a&month=2026-10&target=99.9");
+    assert_eq!(status, 200, "{shown}");
+    // The page escapes `&` in attributes as `&#38;`: read both spellings alike.
+    let shown = shown.replace("&#38;", "&amp;");
+    assert!(shown.contains(&format!("{uptime:.3} %")), "{shown}");
+    assert!(
+        shown.contains("1 h 15 min") && shown.contains(">missed<"),
+        "{shown}"
+    );
+    let csv_link = "/v1/reports/uptime?tag=customer-a&amp;from=2026-10-01T00%3A00%3A00.000Z";
+    assert!(shown.contains(csv_link), "{shown}");
+    let (status, headers, csv) = owner.html(&format!(
+        "{}&format=csv",
+        csv_link.replace("&amp;", "&") + "&to=2026-11-01T00%3A00%3A00.000Z&target=99.9"
+    ));
+    assert_eq!(status, 200, "{csv}");
+    assert_eq!(
+        headers.get("content-type").and_then(|v| v.to_str().ok()),
+        Some("text/csv; charset=utf-8")
+    );
+    assert!(csv.contains(&format!(",{up},{down},")), "{csv}");
+    let (status, _, refused) = owner.html("/reports?by=tag%3Acustomer-a&month=2026-13");
+    assert_eq!(status, 400);
+    assert!(refused.contains("Choose a month."), "{refused}");
 
     // Refusals change nothing and say why.
     for bad in [

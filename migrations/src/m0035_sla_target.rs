@@ -1,6 +1,7 @@
 //! A monitor's `sla_target_ppm` (the uptime it should reach, in parts per million: 99.9 %
 //! is 999,000; null: none): uptime reports mark it met or missed. Whole numbers, so the
-//! target compares and round-trips exactly.
+//! target compares and round-trips exactly. Reports read a monitor's incidents of a period:
+//! an index on `(monitor_id, created_at)` keeps that from scanning every incident.
 //! `monitors_live` is created again with the new column.
 
 use sea_orm_migration::prelude::*;
@@ -39,6 +40,15 @@ enum Monitors {
     SlaTargetPpm,
 }
 
+#[derive(DeriveIden)]
+enum Incidents {
+    Table,
+    MonitorId,
+    CreatedAt,
+}
+
+const INCIDENT_INDEX: &str = "idx_incidents_monitor_created";
+
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
@@ -47,6 +57,16 @@ impl MigrationTrait for Migration {
                 Table::alter()
                     .table(Monitors::Table)
                     .add_column(ColumnDef::new(Monitors::SlaTargetPpm).integer().null())
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .create_index(
+                Index::create()
+                    .name(INCIDENT_INDEX)
+                    .table(Incidents::Table)
+                    .col(Incidents::MonitorId)
+                    .col(Incidents::CreatedAt)
                     .to_owned(),
             )
             .await?;
@@ -60,6 +80,14 @@ impl MigrationTrait for Migration {
         let db = manager.get_connection();
         db.execute_unprepared("DROP VIEW monitors_live").await?;
         db.execute_unprepared(OLD_VIEW).await?;
+        manager
+            .drop_index(
+                Index::drop()
+                    .name(INCIDENT_INDEX)
+                    .table(Incidents::Table)
+                    .to_owned(),
+            )
+            .await?;
         manager
             .alter_table(
                 Table::alter()

@@ -33,11 +33,12 @@ const MAX_PERIOD_MS: i64 = 366 * 86_400_000;
 const BATCH: u64 = 5_000;
 
 /// The rules, as the report states them.
-pub const RULES: [&str; 5] = [
+pub const RULES: [&str; 6] = [
     "Uptime is time: each stretch between two checks takes the state of the earlier check, so a failure counts from the first failing check to the first passing one.",
     "Time in a maintenance window (checks taken during maintenance) counts neither as up nor as down.",
     "A failure that did not count (another region did not confirm it: the probe's trouble, not the target's) does not change the state.",
-    "A gap longer than two intervals (a paused monitor, a stopped server) counts its first two intervals; the rest is unmonitored, as is the time before the period's first check.",
+    "A gap longer than two intervals (a paused monitor, a stopped server) counts its first two intervals; the rest is unmonitored. A heartbeat monitor's gap is measured against its period and grace.",
+    "The period starts in the state of the last check before it (if that check is within two intervals); time not yet come is not counted.",
     "Response times are those of the counted checks: the median and the 95th percentile (nearest rank).",
 ];
 
@@ -121,7 +122,7 @@ pub struct UptimeReport {
     responses(
         (status = 200, description = "The report (JSON), or the same as CSV or a printable HTML page",
             content((SuccessBody<UptimeReport> = "application/json"), (String = "text/csv"), (String = "text/html"))),
-        (status = 400, description = "Invalid parameters, no monitor chosen or too many", body = ErrorBody),
+        (status = 400, description = "Invalid parameters (a period starting before the checks kept, not exactly one of monitorIds, tag and statusPageId, more than 200 monitors)", body = ErrorBody),
         (status = 404, description = "STATUS_PAGE_NOT_FOUND or MONITOR_NOT_FOUND", body = ErrorBody),
     ))]
 pub async fn uptime_report(
@@ -129,6 +130,39 @@ pub async fn uptime_report(
     Extension(p): Extension<Principal>,
     ApiQuery(q): ApiQuery<ReportParams>,
 ) -> Result<Response, ApiError> {
+    let report = build(&state, &p, &q).await?;
+    let format = q.format.as_deref().unwrap_or("json");
+    Ok(match format {
+        "csv" => download(
+            "text/csv; charset=utf-8",
+            "csv",
+            &report,
+            csv_text(&report).map_err(|e| ApiError::internal(format!("writing CSV: {e}")))?,
+        ),
+        "html" => (
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                // A page of its own: its inline style, nothing else, never framed.
+                (
+                    header::CONTENT_SECURITY_POLICY,
+                    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+                ),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            html_text(&report),
+        )
+            .into_response(),
+        _ => Success::ok(report).into_response(),
+    })
+}
+
+/// Check the query and work out the report (the API's and the dashboard's).
+pub async fn build(
+    state: &AppState,
+    p: &Principal,
+    q: &ReportParams,
+) -> Result<UptimeReport, ApiError> {
     let mut errors = Vec::new();
     let from = paging::timestamp("from", Some(&q.from), &mut errors);
     let to = paging::timestamp("to", Some(&q.to), &mut errors);
@@ -171,11 +205,25 @@ pub async fn uptime_report(
             "choose the monitors with exactly one of monitorIds, tag or statusPageId",
         ));
     }
+    let now = state.clock.now_ms();
+    let days = i64::from(state.config.retention.checks_days);
+    if let Some(from) = from
+        && days > 0
+        && from < now - days * 86_400_000
+    {
+        errors.push(FieldError::new(
+            "from",
+            format!(
+                "checks older than {days} days are removed (retention.checks_days): start on or after {}",
+                crate::time::format_ms(now - days * 86_400_000)
+            ),
+        ));
+    }
     paging::finish(errors)?;
     let (Some(from), Some(to)) = (from, to) else {
         return Err(ApiError::internal("validated period missing"));
     };
-    let monitors = chosen_monitors(&state, &p, &q).await?;
+    let monitors = chosen_monitors(state, p, q).await?;
     if monitors.len() > MAX_MONITORS {
         return Err(ApiError::validation(vec![FieldError::new(
             "monitorIds",
@@ -185,10 +233,9 @@ pub async fn uptime_report(
             ),
         )]));
     }
-    let now = state.clock.now_ms();
     let mut rows = Vec::with_capacity(monitors.len());
     for m in &monitors {
-        rows.push(monitor_report(&state, m, from, to, now, q.target).await?);
+        rows.push(monitor_report(state, m, from, to, now, q.target).await?);
     }
     let report = UptimeReport {
         from: crate::time::format_ms(from),
@@ -197,20 +244,7 @@ pub async fn uptime_report(
         rules: RULES.iter().map(|r| r.to_string()).collect(),
         monitors: rows,
     };
-    Ok(match format {
-        "csv" => download(
-            "text/csv; charset=utf-8",
-            "csv",
-            &report,
-            csv_text(&report).map_err(|e| ApiError::internal(format!("writing CSV: {e}")))?,
-        ),
-        "html" => (
-            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-            html_text(&report),
-        )
-            .into_response(),
-        _ => Success::ok(report).into_response(),
-    })
+    Ok(report)
 }
 
 fn download(content_type: &str, extension: &str, report: &UptimeReport, body: String) -> Response {
@@ -240,20 +274,24 @@ async fn chosen_monitors(
 ) -> Result<Vec<MonitorRow>, ApiError> {
     let ws = &p.workspace_id;
     let mut monitors = if let Some(ids) = &q.monitor_ids {
-        let ids: Vec<String> = ids
+        let ids: std::collections::BTreeSet<String> = ids
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
             .collect();
-        if ids.is_empty() {
+        if ids.is_empty() || ids.len() > MAX_MONITORS {
             return Err(ApiError::validation(vec![FieldError::new(
                 "monitorIds",
-                "name at least one monitor",
+                format!("name between 1 and {MAX_MONITORS} monitors"),
             )]));
         }
-        let found = state.store.monitors_by_id(ws, ids.clone()).await?;
-        if let Some(missing) = ids.iter().find(|id| !found.iter().any(|m| &m.id == *id)) {
+        let found = state
+            .store
+            .monitors_by_id(ws, ids.iter().cloned().collect())
+            .await?;
+        let known: std::collections::BTreeSet<&str> = found.iter().map(|m| m.id.as_str()).collect();
+        if let Some(missing) = ids.iter().find(|id| !known.contains(id.as_str())) {
             return Err(Resource::MONITOR.not_found(missing));
         }
         found
@@ -282,7 +320,16 @@ async fn monitor_report(
     target: Option<f64>,
 ) -> Result<MonitorReport, ApiError> {
     let end = to.min(now).max(from);
-    let mut tally = Tally::new(from, i64::from(m.interval_secs).max(1) * 1000);
+    let mut tally = Tally::new(from, vouched_ms(m));
+    if let Some(c) = state.store.check_before(&m.id, from).await? {
+        tally.prior(Check {
+            at: c.checked_at,
+            ok: c.ok,
+            counted: c.counted,
+            maintenance: c.maintenance,
+            response_ms: None,
+        });
+    }
     let mut after = None;
     loop {
         let batch = state
@@ -306,7 +353,7 @@ async fn monitor_report(
     let figures = tally.finish(end);
     let incidents = state
         .store
-        .incidents_overlapping(&m.id, from, to)
+        .incidents_overlapping(&m.workspace_id, &m.id, from, to)
         .await?
         .iter()
         .map(|i| report_incident(i, from, end))
@@ -339,6 +386,25 @@ fn report_incident(i: &IncidentRow, from: i64, end: i64) -> ReportIncident {
         started_at: crate::time::format_ms(i.created_at),
         resolved_at: i.resolved_at.map(crate::time::format_ms),
         seconds_in_period: seconds((stop - i.created_at.max(from)).max(0)),
+    }
+}
+
+/// How long one check vouches for: two intervals; for a heartbeat monitor, two periods
+/// and its grace (a missed ping is recorded at the deadline), or, on a cron schedule, a
+/// month and its grace (its checks come at the schedule's own pace).
+fn vouched_ms(m: &MonitorRow) -> i64 {
+    let interval = i64::from(m.interval_secs).max(1) * 1000;
+    if m.kind != "heartbeat" {
+        return 2 * interval;
+    }
+    let config: serde_json::Value = serde_json::from_str(&m.config).unwrap_or_default();
+    let seconds = |name: &str| config.get(name).and_then(serde_json::Value::as_i64);
+    let grace = seconds("grace").unwrap_or(0).max(0) * 1000;
+    match seconds("period") {
+        Some(period) if config.get("cron").is_none_or(serde_json::Value::is_null) => {
+            2 * period.max(1) * 1000 + grace
+        }
+        _ => 31 * 86_400_000 + grace,
     }
 }
 
@@ -381,35 +447,64 @@ pub struct Tally {
     pub unmonitored_ms: i64,
     pub checks: u64,
     pub failed: u64,
-    times: Vec<i32>,
+    /// Counted checks by response time (ms): exact percentiles in the space of the
+    /// distinct times, not of the checks.
+    times: std::collections::BTreeMap<i32, u64>,
+    /// What the first stretch may still vouch for (less when it began before `from`).
+    first_cap_ms: Option<i64>,
 }
 
 impl Tally {
-    /// A tally of a period starting at `from`, of a monitor checked every `interval_ms`.
-    pub fn new(from: i64, interval_ms: i64) -> Tally {
+    /// A tally of a period starting at `from`, where one check vouches for at most
+    /// `vouch_ms` (see [`vouched_ms`]).
+    pub fn new(from: i64, vouch_ms: i64) -> Tally {
         Tally {
             at: from,
             stretch: Stretch::Unmonitored,
             failing: None,
-            cap_ms: 2 * interval_ms,
+            cap_ms: vouch_ms,
             up_ms: 0,
             down_ms: 0,
             maintenance_ms: 0,
             unmonitored_ms: 0,
             checks: 0,
             failed: 0,
-            times: Vec::new(),
+            times: std::collections::BTreeMap::new(),
+            first_cap_ms: None,
         }
+    }
+
+    /// Start from the last check before the period: its state holds from the period's
+    /// start for what is left of its two intervals. It is not one of the period's checks.
+    pub fn prior(&mut self, c: Check) {
+        let left = self.cap_ms - (self.at - c.at);
+        if left <= 0 {
+            return;
+        }
+        self.stretch = if c.maintenance {
+            Stretch::Maintenance
+        } else {
+            if c.counted {
+                self.failing = Some(!c.ok);
+            }
+            match self.failing {
+                Some(true) => Stretch::Down,
+                Some(false) => Stretch::Up,
+                None => Stretch::Unmonitored,
+            }
+        };
+        self.first_cap_ms = Some(left);
     }
 
     /// Count the time up to `until` as the current stretch (the first two intervals of
     /// it; the rest unmonitored).
     fn close(&mut self, until: i64) {
         let span = (until - self.at).max(0);
+        let cap = self.first_cap_ms.take().unwrap_or(self.cap_ms);
         let vouched = if self.stretch == Stretch::Unmonitored {
             0
         } else {
-            span.min(self.cap_ms)
+            span.min(cap)
         };
         match self.stretch {
             Stretch::Up => self.up_ms += vouched,
@@ -433,7 +528,7 @@ impl Tally {
                     self.failed += 1;
                 }
                 if let Some(ms) = c.response_ms {
-                    self.times.push(ms);
+                    *self.times.entry(ms).or_default() += 1;
                 }
             }
             match self.failing {
@@ -447,7 +542,6 @@ impl Tally {
     /// The figures, with the time from the last check to `end` counted.
     pub fn finish(mut self, end: i64) -> Tally {
         self.close(end);
-        self.times.sort_unstable();
         self
     }
 
@@ -456,10 +550,15 @@ impl Tally {
         (measured > 0).then(|| self.up_ms as f64 * 100.0 / measured as f64)
     }
 
-    /// Nearest-rank percentile of the counted checks' response times (after `finish`).
+    /// Nearest-rank percentile of the counted checks' response times.
     pub fn percentile(&self, q: f64) -> Option<i32> {
-        let rank = ((self.times.len() as f64) * q).ceil() as usize;
-        self.times.get(rank.max(1) - 1).copied()
+        let total: u64 = self.times.values().sum();
+        let rank = ((total as f64) * q).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        self.times.iter().find_map(|(ms, n)| {
+            seen += n;
+            (seen >= rank).then_some(*ms)
+        })
     }
 }
 
@@ -482,6 +581,16 @@ pub const CSV_COLUMNS: [&str; 15] = [
     "incidents",
 ];
 
+/// A cell a spreadsheet would not run as a formula: text starting with `=`, `+`, `-`, `@`,
+/// a tab or a carriage return gets a leading `'`.
+fn cell(text: &str) -> String {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{text}")
+    } else {
+        text.to_string()
+    }
+}
+
 fn csv_text(report: &UptimeReport) -> Result<String, csv::Error> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(CSV_COLUMNS)?;
@@ -489,8 +598,8 @@ fn csv_text(report: &UptimeReport) -> Result<String, csv::Error> {
     for m in &report.monitors {
         w.write_record([
             m.monitor_id.clone(),
-            m.name.clone(),
-            m.kind.clone(),
+            cell(&m.name),
+            cell(&m.kind),
             opt(m.uptime_percent.map(|u| format!("{u:.4}"))),
             opt(m.target_percent.map(|t| t.to_string())),
             opt(m.target_met.map(|t| t.to_string())),
@@ -629,7 +738,7 @@ mod tests {
     #[test]
     fn a_failure_counts_from_the_first_failing_check_to_the_first_passing_one() {
         // Checks every 60 s from t=0; fails at 120 and 180, passes again at 240.
-        let mut t = Tally::new(0, 60_000);
+        let mut t = Tally::new(0, 120_000);
         for (at, ok) in [
             (0, true),
             (60, true),
@@ -647,7 +756,7 @@ mod tests {
 
     #[test]
     fn maintenance_unconfirmed_failures_and_gaps() {
-        let mut t = Tally::new(0, 60_000);
+        let mut t = Tally::new(0, 120_000);
         // Unmonitored until the first check at 30 s.
         t.check(check(30_000, true));
         // A failure another region did not confirm: still up.
@@ -673,8 +782,36 @@ mod tests {
     }
 
     #[test]
+    fn the_period_starts_in_the_state_of_the_check_before_it() {
+        // Down since 30 s before the period; checks every 60 s; passing again at 90 s.
+        let mut t = Tally::new(0, 120_000);
+        t.prior(check(-30_000, false));
+        t.check(check(30_000, false));
+        t.check(check(90_000, true));
+        let t = t.finish(120_000);
+        assert_eq!((t.down_ms, t.up_ms, t.unmonitored_ms), (90_000, 30_000, 0));
+        assert_eq!(t.checks, 2, "the check before is not one of the period's");
+        // A check before the period older than its two intervals says nothing.
+        let mut t = Tally::new(0, 120_000);
+        t.prior(check(-200_000, false));
+        t.check(check(30_000, true));
+        let t = t.finish(60_000);
+        assert_eq!((t.down_ms, t.up_ms, t.unmonitored_ms), (0, 30_000, 30_000));
+    }
+
+    #[test]
+    fn a_prior_stretch_vouches_only_for_what_is_left_of_it() {
+        // The check before came 100 s before the period: 20 s of its 120 s are left.
+        let mut t = Tally::new(0, 120_000);
+        t.prior(check(-100_000, true));
+        t.check(check(50_000, true));
+        let t = t.finish(50_000);
+        assert_eq!((t.up_ms, t.unmonitored_ms), (20_000, 30_000));
+    }
+
+    #[test]
     fn percentiles_are_nearest_rank() {
-        let mut t = Tally::new(0, 1_000);
+        let mut t = Tally::new(0, 2_000);
         for (i, ms) in [50, 10, 40, 20, 30].into_iter().enumerate() {
             t.check(Check {
                 response_ms: Some(ms),

@@ -152,6 +152,22 @@ impl Store {
             .collect())
     }
 
+    /// A monitor's last check before `at` (a report's starting state).
+    pub async fn check_before(
+        &self,
+        monitor_id: &str,
+        at: i64,
+    ) -> Result<Option<CheckRow>, StoreError> {
+        Ok(check_result::Entity::find()
+            .filter(check_result::Column::MonitorId.eq(monitor_id))
+            .filter(check_result::Column::CheckedAt.lt(at))
+            .order_by_desc(check_result::Column::CheckedAt)
+            .order_by_desc(check_result::Column::Id)
+            .one(self.db())
+            .await?
+            .map(CheckRow::from))
+    }
+
     /// The last `per_monitor` checks of each of `monitor_ids` made since `since`, newest
     /// first within each monitor (the heartbeat bars of a page of monitors): one query, a
     /// window over each monitor's checks of the range, which the caller keeps short.

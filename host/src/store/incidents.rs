@@ -116,18 +116,20 @@ impl Store {
     /// A monitor's incidents open at any time in `from..to`, oldest first (a report's).
     pub async fn incidents_overlapping(
         &self,
+        workspace_id: &str,
         monitor_id: &str,
         from: i64,
         to: i64,
     ) -> Result<Vec<IncidentRow>, StoreError> {
         use sea_orm::Condition;
         Ok(incident::Entity::find()
+            .filter(incident::Column::WorkspaceId.eq(workspace_id))
             .filter(incident::Column::MonitorId.eq(monitor_id))
             .filter(incident::Column::CreatedAt.lt(to))
             .filter(
                 Condition::any()
                     .add(incident::Column::ResolvedAt.is_null())
-                    .add(incident::Column::ResolvedAt.gte(from)),
+                    .add(incident::Column::ResolvedAt.gt(from)),
             )
             .order_by_asc(incident::Column::CreatedAt)
             .order_by_asc(incident::Column::Id)

@@ -24,6 +24,7 @@ mod heartbeat;
 mod incidents;
 mod live;
 mod maintenance;
+mod reports;
 mod settings;
 mod status_pages;
 
@@ -66,6 +67,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/alerting/deliveries/{id}", get(alerting::delivery))
         .route("/incidents", get(incidents::list))
+        .route("/reports", get(reports::show))
         .route("/incidents/{id}", get(incidents::show))
         .route("/assets/dashboard.js", get(script))
         .route("/assets/dashboard.css", get(style))

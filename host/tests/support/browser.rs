@@ -67,6 +67,18 @@ impl Browser {
         self.send("POST", path, Some(body), true)
     }
 
+    /// A dashboard page (or any non-JSON answer) with the session: status, headers, text.
+    pub fn html(&self, path: &str) -> (u16, reqwest::header::HeaderMap, String) {
+        let mut req = self.http.get(format!("{}{path}", self.base));
+        if let Some(c) = &self.cookie {
+            req = req.header("cookie", format!("tocsin_session={c}"));
+        }
+        let r = req.send().expect("page");
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        (status, headers, r.text().expect("html"))
+    }
+
     pub fn login(&mut self, email: &str, password: &str) -> Reply {
         self.post(
             "/v1/auth/login",
