@@ -99,6 +99,59 @@ fn store_month(server: &Server, workspace: &str, monitor: &str, from: i64) {
     });
 }
 
+/// A duration as the reports write it (`1 h 34 min`).
+fn words(seconds: i64) -> String {
+    let parts = [
+        (seconds / 86_400, "d"),
+        (seconds % 86_400 / 3_600, "h"),
+        (seconds % 3_600 / 60, "min"),
+        (seconds % 60, "s"),
+    ];
+    let text: Vec<String> = parts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n} {unit}"))
+        .collect();
+    text.join(" ")
+}
+
+/// The text of a PDF, extracted by pypdf.
+fn pdf_text(bytes: &[u8]) -> String {
+    use std::process::Command;
+    let present = Command::new("python3")
+        .args(["-c", "import pypdf"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !present {
+        let out = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "pypdf==5.1.0"])
+            .output()
+            .expect("pip");
+        assert!(
+            out.status.success(),
+            "installing pypdf: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("report.pdf");
+    std::fs::write(&file, bytes).expect("write");
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, pypdf\nfor page in pypdf.PdfReader(sys.argv[1]).pages:\n    print(page.extract_text())",
+        ])
+        .arg(&file)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "pypdf could not read the report: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
     let server = Server::start(&[]);
@@ -297,6 +350,48 @@ fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
         "the down time in words: {html}"
     );
     assert!(html.contains("How it is counted"));
+
+    // PDF: parsed back by a PDF library (pypdf, installed from PyPI when missing), its
+    // text holds the same figures.
+    let pdf = http
+        .get(format!(
+            "{}/v1/reports/uptime?tag=customer-a&{query}&format=pdf",
+            server.base
+        ))
+        .bearer_auth(support::ADMIN_KEY)
+        .send()
+        .expect("pdf");
+    assert_eq!(pdf.status(), 200);
+    assert_eq!(
+        pdf.headers()["content-type"].to_str().expect("ascii"),
+        "application/pdf"
+    );
+    let bytes = pdf.bytes().expect("bytes");
+    assert!(bytes.starts_with(b"%PDF-"));
+    let text = pdf_text(&bytes);
+    for wanted in [
+        "Uptime report".to_string(),
+        "From 2026-10-01T00:00:00.000Z to 2026-11-01T00:00:00.000Z; target 99.9 %".to_string(),
+        format!("Uptime {uptime:.3} %; target 99.9 %: missed."),
+        format!(
+            "Down 1 h 15 min, maintenance 2 h, unmonitored {}.",
+            words(unmonitored)
+        ),
+        format!(
+            "Checks {} ({failing_checks} failed); response time median {} ms, p95 {} ms; incidents 2.",
+            counted.len(),
+            rank(0.5),
+            rank(0.95)
+        ),
+        "Incident inc_report_1 from 2026-10-04T11:20:00.000Z".to_string(),
+        "Batch (heartbeat,".to_string(),
+        "How it is counted".to_string(),
+    ] {
+        assert!(
+            text.contains(&wanted),
+            "{wanted:?} not in the PDF's text:\n{text}"
+        );
+    }
 
     // The dashboard's Reports page: the choices, then the same figures for a month, with
     // the downloads, for a person signed in to the workspace.

@@ -1,5 +1,5 @@
-//! Uptime reports: `GET /v1/reports/uptime`, per monitor over a period, as JSON, CSV or a
-//! printable HTML page, with the accounting rules written on the report.
+//! Uptime reports: `GET /v1/reports/uptime`, per monitor over a period, as JSON, CSV, a
+//! printable HTML page or a PDF ([`pdf`]), with the accounting rules written on the report.
 //!
 //! Uptime here is time, not a share of checks: each stretch between two checks takes the
 //! state of the earlier one, so a failure counts from the first failing check to the first
@@ -24,6 +24,8 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
+
+mod pdf;
 
 /// Monitors one report covers at most.
 const MAX_MONITORS: usize = 200;
@@ -60,7 +62,8 @@ pub struct ReportParams {
     /// The uptime target in percent (e.g. 99.9) for every monitor of the report, in place
     /// of each monitor's own `slaTarget`: each is marked met or missed.
     pub target: Option<f64>,
-    /// `json` (default), `csv` (one row per monitor) or `html` (a printable page).
+    /// `json` (default), `csv` (one row per monitor), `html` (a printable page) or `pdf`
+    /// (a document with a chart of each monitor's uptime against its target).
     pub format: Option<String>,
 }
 
@@ -121,7 +124,7 @@ pub struct UptimeReport {
     params(ReportParams),
     responses(
         (status = 200, description = "The report (JSON), or the same as CSV or a printable HTML page",
-            content((SuccessBody<UptimeReport> = "application/json"), (String = "text/csv"), (String = "text/html"))),
+            content((SuccessBody<UptimeReport> = "application/json"), (String = "text/csv"), (String = "text/html"), (Vec<u8> = "application/pdf"))),
         (status = 400, description = "Invalid parameters (a period starting before the checks kept, not exactly one of monitorIds, tag and statusPageId, more than 200 monitors)", body = ErrorBody),
         (status = 404, description = "STATUS_PAGE_NOT_FOUND or MONITOR_NOT_FOUND", body = ErrorBody),
     ))]
@@ -139,6 +142,13 @@ pub async fn uptime_report(
             &report,
             csv_text(&report).map_err(|e| ApiError::internal(format!("writing CSV: {e}")))?,
         ),
+        "pdf" => {
+            // Drawing pages is CPU work: off the async threads.
+            let (bytes, report) = tokio::task::spawn_blocking(move || (pdf::render(&report), report))
+                .await
+                .map_err(|_| ApiError::internal("writing the PDF failed"))?;
+            download("application/pdf", "pdf", &report, bytes)
+        }
         "html" => (
             [
                 (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -185,8 +195,8 @@ pub async fn build(
         ));
     }
     let format = q.format.as_deref().unwrap_or("json");
-    if !matches!(format, "json" | "csv" | "html") {
-        errors.push(FieldError::new("format", "must be json, csv or html"));
+    if !matches!(format, "json" | "csv" | "html" | "pdf") {
+        errors.push(FieldError::new("format", "must be json, csv, html or pdf"));
     }
     let chosen = [
         q.monitor_ids.is_some(),
@@ -247,7 +257,12 @@ pub async fn build(
     Ok(report)
 }
 
-fn download(content_type: &str, extension: &str, report: &UptimeReport, body: String) -> Response {
+fn download(
+    content_type: &str,
+    extension: &str,
+    report: &UptimeReport,
+    body: impl Into<axum::body::Body>,
+) -> Response {
     let day = |t: &str| t.get(..10).unwrap_or(t).to_string();
     (
         [
@@ -261,7 +276,7 @@ fn download(content_type: &str, extension: &str, report: &UptimeReport, body: St
                 ),
             ),
         ],
-        body,
+        body.into(),
     )
         .into_response()
 }
