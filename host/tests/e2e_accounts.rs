@@ -49,10 +49,7 @@ fn start(database_url: Option<&str>, smtp: &SmtpSink) -> Server {
 
 fn people_sign_in(server: &Server, smtp: &SmtpSink, database_url: Option<&str>) {
     let admin_key = server.client();
-    let ws = admin_key.get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("workspace")
-        .to_string();
+    let ws = admin_key.workspace_id();
 
     // First run: the setup link, once. It opens a page with the form (which posts to the
     // API, as below).
@@ -389,10 +386,7 @@ fn failed_logins_slow_down_and_read_the_same_on_postgres() {
 fn failed_logins_slow_down_and_read_the_same(database_url: Option<&str>) {
     let smtp = SmtpSink::start();
     let server = start(database_url, &smtp);
-    let ws = server.client().get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("ws")
-        .to_string();
+    let ws = server.client().workspace_id();
     let env: Vec<(&str, &str)> = database_url
         .map(|u| vec![("TOCSIN_DATABASE_URL", u)])
         .unwrap_or_default();
@@ -441,10 +435,7 @@ fn a_restart_keeps_people_signed_in_and_revocation_is_immediate() {
     let smtp = SmtpSink::start();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut server = Server::start_in(dir.path(), &[]);
-    let ws = server.client().get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("ws")
-        .to_string();
+    let ws = server.client().workspace_id();
     let out = server.cli(&[
         "user",
         "create",

@@ -42,10 +42,7 @@ fn store_checks(server: &Server, workspace: &str, monitor: &str) {
 fn every_check_of_a_range_downloads_once_oldest_first_as_csv_and_ndjson() {
     let server = Server::start(&[]);
     let api = server.client();
-    let workspace = api.get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("workspace")
-        .to_string();
+    let workspace = api.workspace_id();
     let monitor = create(
         &api,
         "/v1/monitors",

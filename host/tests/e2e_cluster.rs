@@ -649,10 +649,7 @@ fn a_dashboard_on_one_node_hears_what_another_node_commits() {
     };
     let (a, _da) = start();
     let (b, _db) = start();
-    let ws = a.client().get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("workspace")
-        .to_string();
+    let ws = a.client().workspace_id();
     let out = a.cli_with(
         &[
             "user",

@@ -450,10 +450,7 @@ fn a_policys_inline_channels_are_on_its_form_without_their_secrets() {
     );
     assert!(!shown.to_string().contains("first-token"), "{shown}");
     // The token stayed with its channel in the stored policy.
-    let workspace = api.get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("workspace")
-        .to_string();
+    let workspace = api.workspace_id();
     let url = format!("sqlite://{}", server.data_dir.join("tocsin.db").display());
     let stored = tokio::runtime::Runtime::new()
         .expect("runtime")

@@ -39,10 +39,7 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
     let receiver = support::sinks::Receiver::start();
     let server = Server::start_in(dir.path(), &[("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true")]);
     let api = server.client();
-    let ws = api.get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("ws")
-        .to_string();
+    let ws = api.workspace_id();
     let link = std::fs::read_to_string(server.data_dir.join("setup-link.txt")).expect("link");
     let mut owner = Browser::new(&server.base);
     let r = owner.post(

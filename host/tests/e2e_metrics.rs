@@ -234,10 +234,7 @@ fn prometheus_scrapes_the_server_and_a_query_answers_the_monitors_status() {
         Some(0.0)
     );
     // A monitor's names are on its info series; the others carry its id.
-    let ws = api.get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("workspace id")
-        .to_string();
+    let ws = api.workspace_id();
     let labels = [
         ("workspace", ws.as_str()),
         ("monitor_id", up.as_str()),

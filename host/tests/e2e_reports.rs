@@ -156,10 +156,7 @@ fn pdf_text(bytes: &[u8]) -> String {
 fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
     let server = Server::start(&[]);
     let api = server.client();
-    let workspace = api.get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("workspace")
-        .to_string();
+    let workspace = api.workspace_id();
     let heartbeat = |name: &str, tags: Value, target: Value| {
         create(
             &api,

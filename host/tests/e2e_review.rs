@@ -30,10 +30,7 @@ fn new_key(api: &Api, role: &str) -> String {
 /// A person with `role` in the server's first workspace, signed in; (member id, browser).
 fn person(server: &Server, email: &str, role: &str) -> (String, Browser) {
     let admin = server.client();
-    let ws = admin.get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("ws")
-        .to_string();
+    let ws = admin.workspace_id();
     let out = server.cli(&[
         "user",
         "create",

@@ -106,10 +106,7 @@ fn stored_policy(server: &Server, workspace: &str, policy: &str) -> (String, Opt
 fn a_patch_keeps_write_only_tokens_and_used_channels_cannot_be_deleted() {
     let server = Server::start(&[]);
     let api = server.client();
-    let workspace = api.get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("workspace id")
-        .to_string();
+    let workspace = api.workspace_id();
     let stored = id(&api.post(
         "/v1/channels",
         &json!({"name": "ops mail", "type": "email", "target": "ops@example.test"}),
@@ -271,10 +268,7 @@ fn a_delivery_being_attempted_is_not_redelivered_at_the_same_time() {
 fn taking_an_inline_channel_off_moves_no_secret_to_its_neighbour() {
     let server = Server::start(&[]);
     let api = server.client();
-    let workspace = api.get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("workspace")
-        .to_string();
+    let workspace = api.workspace_id();
     let policy = id(&api.post(
         "/v1/alert-policies",
         &json!({"name": "paging",
@@ -359,10 +353,7 @@ fn escalation_steps_keep_their_tokens_hide_them_and_refuse_bad_steps() {
     let server = Server::start(&[]);
     let api = server.client();
     let reader = read_key(&api);
-    let workspace = api.get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("workspace id")
-        .to_string();
+    let workspace = api.workspace_id();
     let step = |after: u64, channels: Value| json!({"afterMinutes": after, "channels": channels});
     let hook = json!([{"type": "webhook", "url": "https://hooks.example.test/first/s3cr3t"}]);
     let bot = json!([{"type": "telegram", "chatId": "7", "botToken": "222:boss-token"}]);

@@ -695,10 +695,7 @@ fn pending_subscribers_expire_and_leave_room() {
     let mut server = Server::start_in(temp.path(), &[]);
     let api = server.client();
     let page_id = page(&api, "stale");
-    let ws = api.get("/v1/workspace").body["data"]["id"]
-        .as_str()
-        .expect("workspace")
-        .to_string();
+    let ws = api.workspace_id();
     server.stop();
 
     // The page filled with subscribers that never confirmed, days ago, beside a confirmed

@@ -282,6 +282,14 @@ pub struct Api {
 }
 
 impl Api {
+    /// The id of the workspace this key acts in.
+    pub fn workspace_id(&self) -> String {
+        self.get("/v1/workspace").body["data"]["id"]
+            .as_str()
+            .expect("workspace id")
+            .to_string()
+    }
+
     pub fn without_key(&self) -> Api {
         Api {
             base: self.base.clone(),
