@@ -29,6 +29,7 @@ mod e2e_grouping;
 mod e2e_heartbeats;
 mod e2e_holds;
 mod e2e_http;
+mod e2e_import;
 mod e2e_incidents;
 mod e2e_live;
 mod e2e_maintenance;

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod catalogue;
 pub mod commands;
 pub mod doctor;
+pub mod import;
 pub mod plugin_tools;
 pub mod users;
 pub mod webhook_tools;

@@ -113,7 +113,7 @@ impl Kind {
 }
 
 /// A file's (or folder's) declarations.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Document {
     /// Written into `managedBy` of created objects; prune deletes only objects carrying it.
     pub manager: String,
@@ -129,6 +129,47 @@ impl Document {
             .iter()
             .filter(move |(k, _, _)| *k == kind)
             .map(|(_, o, _)| o)
+    }
+
+    /// Take out the `kind` object called `reference` (its key, or its name) and every
+    /// reference to it from the others. Returns the objects that lost one.
+    pub fn remove(&mut self, kind: Kind, reference: &str) -> Vec<String> {
+        self.objects
+            .retain(|(k, o, _)| !(*k == kind && identity(kind, o).as_deref() == Some(reference)));
+        let mut touched = Vec::new();
+        for (k, o, _) in &mut self.objects {
+            let mut lost = false;
+            for (field, _, target, list) in references(*k) {
+                if *target != kind {
+                    continue;
+                }
+                if *list {
+                    if let Some(Value::Array(items)) = o.get_mut(*field) {
+                        let before = items.len();
+                        items.retain(|v| v.as_str() != Some(reference));
+                        lost |= items.len() != before;
+                    }
+                } else if o.get(*field).and_then(Value::as_str) == Some(reference) {
+                    o.remove(*field);
+                    lost = true;
+                }
+            }
+            if kind == Kind::Channel && *k == Kind::Policy {
+                for list in policy_channel_lists(o) {
+                    let before = list.len();
+                    list.retain(|e| e.get("channel").and_then(Value::as_str) != Some(reference));
+                    lost |= list.len() != before;
+                }
+            }
+            if lost {
+                touched.push(format!(
+                    "{} `{}`",
+                    k.noun(),
+                    identity(*k, o).unwrap_or_default()
+                ));
+            }
+        }
+        touched
     }
 
     /// The fields of each of `kind`'s objects that hold a secret from the environment.

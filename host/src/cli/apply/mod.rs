@@ -11,7 +11,7 @@
 
 pub mod document;
 mod placeholders;
-mod remote;
+pub mod remote;
 
 use anyhow::bail;
 use document::{Document, Kind, identity, references, to_file};
@@ -113,6 +113,40 @@ struct Step {
     declared: Map<String, Value>,
     /// Its fields that hold a secret from the environment (the plan hides their values).
     secret_fields: BTreeSet<String>,
+}
+
+/// An object of the file the server refuses, with the server's reason.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub kind: Kind,
+    /// How the file calls it (its key, or its name).
+    pub reference: String,
+    pub message: String,
+}
+
+/// Why no plan could be made.
+#[derive(Debug)]
+enum PlanError {
+    /// The file itself is wrong (an object twice, an ambiguous name).
+    File(anyhow::Error),
+    /// The server refuses these objects.
+    Refused(Vec<Refusal>),
+}
+
+impl From<PlanError> for anyhow::Error {
+    fn from(e: PlanError) -> anyhow::Error {
+        match e {
+            PlanError::File(e) => e,
+            PlanError::Refused(problems) => anyhow::anyhow!(
+                "the server refuses the file:\n  {}",
+                problems
+                    .iter()
+                    .map(|p| p.message.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n  ")
+            ),
+        }
+    }
 }
 
 /// Where a reference points.
@@ -326,9 +360,9 @@ async fn plan(
     doc: &Document,
     inventory: &Inventory,
     options: &ApplyOptions,
-) -> anyhow::Result<Vec<Step>> {
+) -> Result<Vec<Step>, PlanError> {
     // Match declared objects to stored ones first, so references can find either.
-    let resolver = match_declared(doc, inventory)?;
+    let resolver = match_declared(doc, inventory).map_err(PlanError::File)?;
     let mut problems = Vec::new();
     let mut steps = Vec::new();
     let mut kept_ids: BTreeSet<String> = BTreeSet::new();
@@ -337,15 +371,20 @@ async fn plan(
         let secret_fields = doc.secret_fields(kind);
         for ((object, d), secret) in doc.of(kind).zip(declared).zip(secret_fields) {
             let context = (remote, doc, &resolver);
+            let reference = d.reference.clone();
             let planned = plan_one(context, kind, object, d, secret, &mut kept_ids);
             match planned.await {
                 Ok(step) => steps.push(step),
-                Err(problem) => problems.push(problem),
+                Err(message) => problems.push(Refusal {
+                    kind,
+                    reference,
+                    message,
+                }),
             }
         }
     }
     if !problems.is_empty() {
-        bail!("the server refuses the file:\n  {}", problems.join("\n  "));
+        return Err(PlanError::Refused(problems));
     }
     // What the file no longer declares, newest kinds first (what refers before what is
     // referred to).
@@ -687,10 +726,62 @@ pub async fn apply(
     let remote = Remote::new(url, key)?;
     let inventory = Inventory::read(&remote).await?;
     let steps = plan(&remote, doc, &inventory, options).await?;
+    carry_out(&remote, doc, &inventory, &steps, options).await
+}
+
+/// Like [`apply`], for a file a program made (`tocsin import`): an object the server
+/// refuses is left out, with every reference to it, instead of stopping the run. Returns
+/// the text to print and what was left out, each with the server's reason (and what lost
+/// a reference to it).
+pub async fn apply_leaving_out(
+    url: &str,
+    key: &str,
+    doc: &mut Document,
+    options: &ApplyOptions,
+) -> anyhow::Result<(String, Vec<Refusal>)> {
+    let remote = Remote::new(url, key)?;
+    let inventory = Inventory::read(&remote).await?;
+    let mut left_out = Vec::new();
+    // Each round leaves out at least one object, so this ends.
+    let steps = loop {
+        match plan(&remote, doc, &inventory, options).await {
+            Ok(steps) => break steps,
+            Err(PlanError::Refused(refused)) => {
+                // An object may be refused for what it refers to (a policy for its
+                // refused channel): leave out the first kind's refusals only, and ask
+                // again about the rest without them.
+                let first = refused.iter().map(|r| r.kind).min();
+                for mut r in refused.into_iter().filter(|r| Some(r.kind) == first) {
+                    let touched = doc.remove(r.kind, &r.reference);
+                    if !touched.is_empty() {
+                        r.message = format!(
+                            "{} (imported without it: {})",
+                            r.message,
+                            touched.join(", ")
+                        );
+                    }
+                    left_out.push(r);
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let text = carry_out(&remote, doc, &inventory, &steps, options).await?;
+    Ok((text, left_out))
+}
+
+/// Print a plan and, unless it is a dry run, carry it out.
+async fn carry_out(
+    remote: &Remote,
+    doc: &Document,
+    inventory: &Inventory,
+    steps: &[Step],
+    options: &ApplyOptions,
+) -> anyhow::Result<String> {
     let considered: usize = steps.iter().filter(|s| s.stored.is_some()).count();
     let stored_total: usize = Kind::ALL.iter().map(|k| inventory.of(*k).len()).sum();
     let not_pruned = stored_total.saturating_sub(considered);
-    let (mut text, changes) = describe(&steps, not_pruned, options, &doc.secrets);
+    let (mut text, changes) = describe(steps, not_pruned, options, &doc.secrets);
     if options.dry_run {
         text.push_str("Dry run: nothing was changed.\n");
         return Ok(text);
@@ -699,7 +790,7 @@ pub async fn apply(
         text.push_str("Nothing to do.\n");
         return Ok(text);
     }
-    execute(&remote, doc, &inventory, &steps)
+    execute(remote, doc, inventory, steps)
         .await
         .map_err(|e| anyhow::anyhow!("{text}{e}"))?;
     text.push_str("Applied.\n");

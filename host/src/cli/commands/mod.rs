@@ -16,6 +16,7 @@ mod bench_target;
 mod completions;
 mod doctor;
 mod export;
+mod import;
 mod key;
 mod man;
 mod migrate;
@@ -62,6 +63,11 @@ enum Command {
     /// Write a workspace's monitors, alert policies, channels, status pages and
     /// maintenance windows as a file `tocsin apply` takes back unchanged.
     Export(export::Args),
+    /// Bring monitors, channels, alert policies, maintenance and status pages from Uptime
+    /// Kuma (a backup or kuma.db), Gatus (config.yaml) or Healthchecks (its API's checks)
+    /// to a running server over its API. Prints the
+    /// plan and what cannot be imported, with the reason; --dry-run changes nothing.
+    Import(import::Args),
     /// Manage workspaces in the configured database (works while the server is stopped).
     #[command(subcommand)]
     Workspace(workspace::Command),
@@ -102,6 +108,7 @@ pub fn run() -> anyhow::Result<()> {
         Command::Restore(args) => restore::exec(file, args),
         Command::Apply(args) => apply::exec(args),
         Command::Export(args) => export::exec(args),
+        Command::Import(args) => import::exec(args),
         Command::Workspace(cmd) => workspace::exec(file, cmd),
         Command::Key(cmd) => key::exec(file, cmd),
         Command::User(cmd) => user::exec(file, cmd),

@@ -1,0 +1,439 @@
+//! `tocsin import`: monitors, channels, alert policies, maintenance windows and status
+//! pages from another monitoring tool (Uptime Kuma, Gatus, Healthchecks), brought to a
+//! running server over its API.
+//!
+//! Each source is translated into the file `tocsin apply` takes (a [`Document`]) and
+//! applied as `tocsin apply` applies one, so `--dry-run` shows the same plan and running
+//! the import again changes nothing: every imported object carries a key made from its
+//! identity in the source (`gatus:core_api`, `kuma:12`, `healthchecks:<uuid>`). What has
+//! no equivalent is listed with the reason, never dropped silently, and so is what the
+//! server refuses; the rest is imported.
+
+pub mod gatus;
+pub mod healthchecks;
+pub mod kuma;
+
+use crate::cli::apply::document::{Document, Kind};
+use crate::cli::apply::remote::Remote;
+use crate::cli::apply::{self, ApplyOptions};
+use anyhow::Context;
+use reqwest::Method;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Who owns what an import creates (`managedBy`).
+pub const MANAGER: &str = "tocsin-import";
+
+/// The tools Tocsin imports from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Kuma,
+    Gatus,
+    Healthchecks,
+}
+
+impl Source {
+    pub fn title(self) -> &'static str {
+        match self {
+            Source::Kuma => "Uptime Kuma",
+            Source::Gatus => "Gatus",
+            Source::Healthchecks => "Healthchecks",
+        }
+    }
+}
+
+/// What the caller asked for.
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    pub dry_run: bool,
+    /// The server's shortest interval (`min_interval`): shorter ones are raised to it.
+    pub min_interval: u32,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions {
+            dry_run: false,
+            min_interval: 30,
+        }
+    }
+}
+
+/// Something of the source that was not imported, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub what: String,
+    pub reason: String,
+}
+
+/// A heartbeat monitor whose jobs must be given its new address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ping {
+    /// The monitor's key.
+    pub key: String,
+    pub name: String,
+    /// Where the jobs ping today.
+    pub old: String,
+}
+
+/// A source's content as Tocsin objects.
+#[derive(Debug, Default)]
+pub struct Translation {
+    pub doc: Document,
+    pub skipped: Vec<Skipped>,
+    /// Where the import had to approximate (a value raised to a limit, two thresholds
+    /// made one).
+    pub notes: Vec<String>,
+    pub pings: Vec<Ping>,
+    /// Keys of monitors that were paused or disabled in the source: paused after import.
+    pub paused: Vec<String>,
+    keys: BTreeMap<Kind, BTreeSet<String>>,
+}
+
+impl Translation {
+    pub fn new() -> Translation {
+        Translation {
+            doc: Document {
+                manager: MANAGER.to_string(),
+                ..Document::default()
+            },
+            ..Translation::default()
+        }
+    }
+
+    /// Add an object; `secret` names its fields that must never be printed.
+    pub fn add(&mut self, kind: Kind, object: Map<String, Value>, secret: &[&str]) {
+        let secret: BTreeSet<String> = secret.iter().map(|s| s.to_string()).collect();
+        for field in &secret {
+            if let Some(Value::String(s)) = object.get(field)
+                && !s.is_empty()
+            {
+                self.doc.secrets.push(s.clone());
+            }
+        }
+        self.doc.objects.push((kind, object, secret));
+    }
+
+    pub fn skip(&mut self, what: impl Into<String>, reason: impl Into<String>) {
+        self.skipped.push(Skipped {
+            what: what.into(),
+            reason: reason.into(),
+        });
+    }
+
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.notes.push(text.into());
+    }
+
+    /// A key for a `kind` object from `raw` (its identity in the source), made of the
+    /// characters keys allow and unique in this translation.
+    pub fn key(&mut self, kind: Kind, prefix: &str, raw: &str) -> String {
+        let mut base = format!("{prefix}:{}", key_text(raw));
+        base.truncate(90);
+        let used = self.keys.entry(kind).or_default();
+        let mut key = base.clone();
+        let mut n = 2;
+        while !used.insert(key.clone()) {
+            key = format!("{base}-{n}");
+            n += 1;
+        }
+        key
+    }
+
+    /// Seconds between checks: `seconds` rounded and raised into the server's range.
+    pub fn interval(&mut self, what: &str, seconds: f64, options: &ImportOptions) -> u32 {
+        let wanted = seconds.round().max(1.0) as u64;
+        let got = wanted.clamp(u64::from(options.min_interval.max(1)), 86_400) as u32;
+        if u64::from(got) != wanted {
+            self.note(format!(
+                "{what}: interval {wanted} s is outside {} to 86400 s; imported as {got} s",
+                options.min_interval
+            ));
+        }
+        got
+    }
+
+    /// A check's timeout: 1 to 60 s and at most the interval.
+    pub fn timeout(&mut self, what: &str, seconds: f64, interval: u32) -> u32 {
+        let wanted = seconds.round().max(1.0) as u64;
+        let got = wanted.clamp(1, u64::from(interval.min(60))) as u32;
+        if u64::from(got) != wanted {
+            self.note(format!(
+                "{what}: timeout {wanted} s is more than {} s allows; imported as {got} s",
+                interval.min(60)
+            ));
+        }
+        got
+    }
+
+    /// A tag the API accepts (1 to 50 letters, digits, `-_.:/`), noting a changed one.
+    pub fn tag(&mut self, what: &str, raw: &str) -> Option<String> {
+        let mut tag: String = raw
+            .trim()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.:/".contains(c) {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        tag.truncate(50);
+        if tag.trim_matches('-').is_empty() {
+            self.skip(format!("{what}: tag `{raw}`"), "it has no letter or digit");
+            return None;
+        }
+        if tag != raw {
+            self.note(format!("{what}: tag `{raw}` imported as `{tag}`"));
+        }
+        Some(tag)
+    }
+}
+
+/// The characters a key allows (letters, digits, `-_.:/`); any other becomes `-`.
+fn key_text(raw: &str) -> String {
+    raw.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.:/".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// A Go duration (`90s`, `5m`, `1h30m`, `1.5h`, `500ms`) in seconds.
+pub fn go_duration(text: &str) -> Option<f64> {
+    let text = text.trim();
+    if text == "0" {
+        return Some(0.0);
+    }
+    let mut rest = text;
+    let mut total = 0.0;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if number_len == 0 {
+            return None;
+        }
+        let number: f64 = rest[..number_len].parse().ok()?;
+        rest = &rest[number_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let factor = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return None,
+        };
+        total += number * factor;
+        rest = &rest[unit_len..];
+    }
+    Some(total)
+}
+
+/// Import `file` from `source` into the workspace of `key` on the server at `url`.
+/// Returns the text to print: the plan, what was not imported and why, what was
+/// approximated, and the new ping addresses.
+pub async fn import(
+    source: Source,
+    file: &Path,
+    url: &str,
+    key: &str,
+    options: &ImportOptions,
+) -> anyhow::Result<String> {
+    let mut t = translate(source, file, options).await?;
+    let apply_options = ApplyOptions {
+        dry_run: options.dry_run,
+        prune: false,
+        prune_unmanaged: false,
+    };
+    let (plan, refused) = apply::apply_leaving_out(url, key, &mut t.doc, &apply_options).await?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Importing from {} ({}).",
+        source.title(),
+        file.display()
+    );
+    out.push_str(&plan);
+    let left_out: Vec<Skipped> = refused
+        .into_iter()
+        .map(|r| {
+            let what = format!("{} `{}`", r.kind.noun(), r.reference);
+            let message = r
+                .message
+                .strip_prefix(&format!("{what}: "))
+                .unwrap_or(&r.message);
+            Skipped {
+                reason: format!("the server refuses it: {message}"),
+                what,
+            }
+        })
+        .collect();
+    let kept_keys: BTreeSet<String> = t
+        .doc
+        .objects
+        .iter()
+        .filter_map(|(_, o, _)| o.get("key").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    if !t.skipped.is_empty() || !left_out.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNot imported ({}):",
+            t.skipped.len() + left_out.len()
+        );
+        for s in t.skipped.iter().chain(&left_out) {
+            let _ = writeln!(out, "  - {}: {}", s.what, s.reason);
+        }
+    }
+    if !t.notes.is_empty() {
+        let _ = writeln!(out, "\nImported with changes ({}):", t.notes.len());
+        for n in &t.notes {
+            let _ = writeln!(out, "  - {n}");
+        }
+    }
+    let pings: Vec<&Ping> = t
+        .pings
+        .iter()
+        .filter(|p| kept_keys.contains(&p.key))
+        .collect();
+    let paused: Vec<&String> = t.paused.iter().filter(|k| kept_keys.contains(*k)).collect();
+    if options.dry_run {
+        if !paused.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{} monitor(s) paused in {} would be paused after import.",
+                paused.len(),
+                source.title()
+            );
+        }
+        if !pings.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{} heartbeat monitor(s) get new ping addresses when imported.",
+                pings.len()
+            );
+        }
+        return Ok(out);
+    }
+    if paused.is_empty() && pings.is_empty() {
+        return Ok(out);
+    }
+    let remote = Remote::new(url, key)?;
+    let monitors = remote
+        .list(Kind::Monitor.path())
+        .await
+        .context("listing the imported monitors")?;
+    let by_key = |key: &str| {
+        monitors
+            .iter()
+            .find(|m| m.get("key").and_then(Value::as_str) == Some(key))
+    };
+    let mut newly_paused = 0;
+    for key in &paused {
+        let Some(m) = by_key(key) else { continue };
+        if m.get("status").and_then(Value::as_str) == Some("paused") {
+            continue;
+        }
+        let id = m.get("id").and_then(Value::as_str).unwrap_or_default();
+        remote
+            .call(Method::POST, &format!("/v1/monitors/{id}/pause"), None)
+            .await
+            .with_context(|| format!("pausing monitor `{key}`"))?;
+        newly_paused += 1;
+    }
+    if newly_paused > 0 {
+        let _ = writeln!(
+            out,
+            "\nPaused {newly_paused} monitor(s), as they were in {}.",
+            source.title()
+        );
+    }
+    if !pings.is_empty() {
+        let _ = writeln!(out, "\nPing addresses (point each job at its new one):");
+        for p in pings {
+            let new = by_key(&p.key)
+                .and_then(|m| m.get("pingUrl"))
+                .and_then(Value::as_str)
+                .unwrap_or("(not found)");
+            let _ = writeln!(out, "  {}\n    {}\n  → {new}", p.name, p.old);
+        }
+    }
+    Ok(out)
+}
+
+/// Read `file` as `source` writes it.
+pub async fn translate(
+    source: Source,
+    file: &Path,
+    options: &ImportOptions,
+) -> anyhow::Result<Translation> {
+    let text =
+        || std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()));
+    match source {
+        Source::Kuma => Ok(kuma::translate(&kuma::read(file).await?, options)),
+        Source::Gatus => gatus::translate(&text()?, &|name| std::env::var(name).ok(), options),
+        Source::Healthchecks => healthchecks::translate(&text()?, options),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(go_duration("90s"), Some(90.0));
+        assert_eq!(go_duration("5m"), Some(300.0));
+        assert_eq!(go_duration("1h30m"), Some(5400.0));
+        assert_eq!(go_duration("1.5h"), Some(5400.0));
+        assert_eq!(go_duration("500ms"), Some(0.5));
+        assert_eq!(go_duration("0"), Some(0.0));
+        assert_eq!(go_duration("5"), None);
+        assert_eq!(go_duration("m5"), None);
+        assert_eq!(go_duration("5d"), None);
+        assert_eq!(go_duration(""), None);
+    }
+
+    #[test]
+    fn keys_are_unique_and_use_allowed_characters() {
+        let mut t = Translation::new();
+        assert_eq!(
+            t.key(Kind::Monitor, "gatus", "core_my api"),
+            "gatus:core_my-api"
+        );
+        assert_eq!(
+            t.key(Kind::Monitor, "gatus", "core_my#api"),
+            "gatus:core_my-api-2"
+        );
+        assert_eq!(
+            t.key(Kind::Channel, "gatus", "core_my api"),
+            "gatus:core_my-api"
+        );
+    }
+
+    #[test]
+    fn limits_are_applied_and_noted() {
+        let mut t = Translation::new();
+        let o = ImportOptions::default();
+        assert_eq!(t.interval("m", 10.0, &o), 30);
+        assert_eq!(t.interval("m", 120.0, &o), 120);
+        assert_eq!(t.timeout("m", 48.0, 30), 30);
+        assert_eq!(t.notes.len(), 2, "{:?}", t.notes);
+        assert_eq!(t.tag("m", "prod db").as_deref(), Some("prod-db"));
+        assert_eq!(t.tag("m", "!!").as_deref(), None);
+    }
+}
