@@ -19,6 +19,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod crypto;
+pub mod declared;
 pub mod engine;
 pub mod ids;
 pub mod outbox;

@@ -587,3 +587,86 @@ fn a_kuma_backup_imports_its_monitors_and_notifications() {
     assert!(items(&server, "/v1/maintenance-windows").is_empty());
     assert!(items(&server, "/v1/status-pages").is_empty());
 }
+
+/// `POST /import` as the dashboard's page sends it: the file as the body, the session's
+/// cookie and CSRF token.
+fn upload(
+    person: &support::browser::Browser,
+    query: &str,
+    file: &Path,
+    csrf: bool,
+) -> (u16, String) {
+    let mut request = person
+        .http
+        .post(format!("{}/import?{query}", person.base))
+        .header("content-type", "application/octet-stream")
+        .body(std::fs::read(file).expect("read the file"));
+    if let Some(c) = &person.cookie {
+        request = request.header("cookie", format!("tocsin_session={c}"));
+    }
+    if csrf && let Some(t) = &person.csrf {
+        request = request.header("x-csrf-token", t);
+    }
+    let reply = request.send().expect("upload");
+    (reply.status().as_u16(), reply.text().expect("text"))
+}
+
+#[test]
+fn the_dashboards_import_page_runs_the_same_plan_as_the_person_signed_in() {
+    let server = Server::start(&[]);
+    let mut owner = support::browser::sign_up_owner(&server);
+    owner.get("/v1/auth/session");
+    let (status, _, html) = owner.html("/import");
+    assert_eq!(status, 200);
+    assert!(html.contains(r#"<form id="import-form""#), "{html}");
+    assert!(html.contains(r#"<option value="kuma">"#), "{html}");
+
+    let file = fixture("healthchecks.json");
+    // A write needs the session's CSRF token.
+    let (status, text) = upload(&owner, "source=healthchecks&dryRun=false", &file, false);
+    assert_eq!(status, 403, "{text}");
+    assert!(items(&server, "/v1/monitors").is_empty());
+
+    // The preview is the command line's plan, and changes nothing.
+    let (status, text) = upload(&owner, "source=healthchecks&dryRun=true", &file, true);
+    assert_eq!(status, 200, "{text}");
+    assert_reported(
+        &text,
+        &[
+            "Importing from Healthchecks",
+            "Plan: 6 to create, 0 to change, 0 to delete",
+            "Dry run: nothing was changed.",
+            "check `Calendar job`: its schedule `Mon..Fri 08:00` is an OnCalendar expression",
+        ],
+    );
+    assert!(items(&server, "/v1/monitors").is_empty());
+
+    let (status, text) = upload(&owner, "source=healthchecks&dryRun=false", &file, true);
+    assert_eq!(status, 200, "{text}");
+    assert_reported(&text, &["Applied.", "Paused 1 monitor(s)"]);
+    let monitors = items(&server, "/v1/monitors");
+    assert_eq!(monitors.len(), 6, "{monitors:#?}");
+    // Made by the person, through the API: the audit log names them.
+    let audit = server.client().get("/v1/audit-log?limit=100");
+    assert!(
+        audit.body.to_string().contains("olive@example.com"),
+        "{}",
+        audit.body
+    );
+
+    // The server's own environment never fills an uploaded file's variables.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gatus = dir.path().join("config.yaml");
+    std::fs::write(
+        &gatus,
+        "alerting:\n  custom:\n    url: \"https://${HOME}/hook\"\nendpoints:\n  - name: x\n    url: https://127.0.0.1:9/\n    conditions: [\"[STATUS] == 200\"]\n",
+    )
+    .expect("write");
+    let (status, text) = upload(&owner, "source=gatus&dryRun=false", &gatus, true);
+    assert_eq!(status, 422, "{text}");
+    assert!(text.contains("the file uses $HOME"), "{text}");
+    assert!(items(&server, "/v1/channels").is_empty());
+
+    let (status, text) = upload(&owner, "source=nagios&dryRun=true", &file, true);
+    assert_eq!(status, 400, "{text}");
+}

@@ -151,6 +151,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     if config.listen.port() == 0 && config.public_url == format!("http://{}", config.listen) {
         config.public_url = format!("http://{address}");
     }
+    // What the server calls when it uses its own API (the dashboard's imports).
+    config.listen = address;
     let config = Arc::new(config);
     let store = open_store(&config).await?;
     first_start(&store, &config, &clock).await?;

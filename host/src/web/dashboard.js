@@ -536,3 +536,33 @@ typePicker?.addEventListener('change', async () => {
   notice.textContent = `The form is now for the ${typePicker.value} type.`;
   notice.className = '';
 });
+
+// The Import page: the chosen file goes to POST /import as it is, with the session's CSRF
+// token; the server's report (the plan, what could not come and why) is shown as text.
+document.getElementById('import-form')?.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const file = form.querySelector('#import-file').files[0];
+  const status = document.getElementById('import-status');
+  const result = document.getElementById('import-result');
+  if (!file) return;
+  const dryRun = event.submitter?.value === 'false' ? 'false' : 'true';
+  const source = form.querySelector('#import-source').value;
+  status.textContent = dryRun === 'true' ? 'Working out the plan…' : 'Importing…';
+  const response = await fetch(
+    `/import?source=${encodeURIComponent(source)}&dryRun=${dryRun}`,
+    {
+      method: 'POST',
+      headers: { 'x-csrf-token': csrf, 'content-type': 'application/octet-stream' },
+      credentials: 'same-origin',
+      body: file,
+    },
+  );
+  const text = await response.text();
+  status.textContent = response.ok
+    ? (dryRun === 'true' ? 'Preview: nothing was changed.' : 'Imported.')
+    : `The import was refused (${response.status}).`;
+  result.textContent = text;
+  result.hidden = false;
+  result.focus();
+});

@@ -21,6 +21,7 @@ use serde::Deserialize;
 mod alerting;
 pub mod forms;
 mod heartbeat;
+mod import;
 mod incidents;
 mod live;
 mod maintenance;
@@ -68,6 +69,7 @@ pub fn routes() -> Router<AppState> {
         .route("/alerting/deliveries/{id}", get(alerting::delivery))
         .route("/incidents", get(incidents::list))
         .route("/reports", get(reports::show))
+        .route("/import", get(import::show).post(import::run))
         .route("/incidents/{id}", get(incidents::show))
         .route("/assets/dashboard.js", get(script))
         .route("/assets/dashboard.css", get(style))

@@ -1,7 +1,7 @@
 //! `tocsin apply`: make a workspace match a file, a client of a running server's API.
 
 use super::RemoteFlags;
-use crate::cli::apply::{self as declared, ApplyOptions};
+use crate::declared::apply::{self as declared, ApplyOptions};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

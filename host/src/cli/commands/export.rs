@@ -2,7 +2,7 @@
 //! server's API.
 
 use super::RemoteFlags;
-use crate::cli::apply::{self as declared, Format};
+use crate::declared::apply::{self as declared, Format};
 use anyhow::Context;
 use std::path::PathBuf;
 

@@ -2,7 +2,8 @@
 //! monitoring tool, a client of a running server's API.
 
 use super::RemoteFlags;
-use crate::cli::import::{self, ImportOptions, Source};
+use crate::declared::apply::remote::Remote;
+use crate::declared::import::{self, ImportOptions, Source};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -42,14 +43,11 @@ pub fn exec(args: Args) -> anyhow::Result<()> {
     let options = ImportOptions {
         dry_run: args.dry_run,
         min_interval: args.min_interval,
+        environment: true,
     };
-    let text = super::current_thread()?.block_on(import::import(
-        source,
-        &args.file,
-        &args.remote.url,
-        args.remote.key()?,
-        &options,
-    ))?;
+    let remote = Remote::new(&args.remote.url, args.remote.key()?)?;
+    let text =
+        super::current_thread()?.block_on(import::import(source, &args.file, &remote, &options))?;
     print!("{text}");
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! fields go by the backup's names or the database's columns, and [`field`] reads either.
 
 use super::{ImportOptions, Ping, Translation};
-use crate::cli::apply::document::Kind;
+use crate::declared::apply::document::Kind;
 use anyhow::{Context, bail};
 use base64::Engine as _;
 use serde_json::{Map, Value, json};

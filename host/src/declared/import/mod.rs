@@ -13,9 +13,9 @@ pub mod gatus;
 pub mod healthchecks;
 pub mod kuma;
 
-use crate::cli::apply::document::{Document, Kind};
-use crate::cli::apply::remote::Remote;
-use crate::cli::apply::{self, ApplyOptions};
+use crate::declared::apply::document::{Document, Kind};
+use crate::declared::apply::remote::Remote;
+use crate::declared::apply::{self, ApplyOptions};
 use anyhow::Context;
 use reqwest::Method;
 use serde_json::{Map, Value};
@@ -50,6 +50,10 @@ pub struct ImportOptions {
     pub dry_run: bool,
     /// The server's shortest interval (`min_interval`): shorter ones are raised to it.
     pub min_interval: u32,
+    /// Whether a Gatus file's `$VARIABLES` are read from this process's environment
+    /// (the command line's). The server's own environment is never read for a file
+    /// uploaded to it: such a file is refused, naming the variable.
+    pub environment: bool,
 }
 
 impl Default for ImportOptions {
@@ -57,6 +61,7 @@ impl Default for ImportOptions {
         ImportOptions {
             dry_run: false,
             min_interval: 30,
+            environment: false,
         }
     }
 }
@@ -244,14 +249,13 @@ pub fn go_duration(text: &str) -> Option<f64> {
     Some(total)
 }
 
-/// Import `file` from `source` into the workspace of `key` on the server at `url`.
+/// Import `file` from `source` into the workspace `remote` acts in.
 /// Returns the text to print: the plan, what was not imported and why, what was
 /// approximated, and the new ping addresses.
 pub async fn import(
     source: Source,
     file: &Path,
-    url: &str,
-    key: &str,
+    remote: &Remote,
     options: &ImportOptions,
 ) -> anyhow::Result<String> {
     let mut t = translate(source, file, options).await?;
@@ -260,7 +264,7 @@ pub async fn import(
         prune: false,
         prune_unmanaged: false,
     };
-    let (plan, refused) = apply::apply_leaving_out(url, key, &mut t.doc, &apply_options).await?;
+    let (plan, refused) = apply::apply_leaving_out(remote, &mut t.doc, &apply_options).await?;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -332,7 +336,6 @@ pub async fn import(
     if paused.is_empty() && pings.is_empty() {
         return Ok(out);
     }
-    let remote = Remote::new(url, key)?;
     let monitors = remote
         .list(Kind::Monitor.path())
         .await
@@ -385,7 +388,16 @@ pub async fn translate(
         || std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()));
     match source {
         Source::Kuma => Ok(kuma::translate(&kuma::read(file).await?, options)),
-        Source::Gatus => gatus::translate(&text()?, &|name| std::env::var(name).ok(), options),
+        Source::Gatus => {
+            let from_environment = |name: &str| std::env::var(name).ok();
+            let nothing = |_: &str| None;
+            let env: &dyn Fn(&str) -> Option<String> = if options.environment {
+                &from_environment
+            } else {
+                &nothing
+            };
+            gatus::translate(&text()?, env, options)
+        }
         Source::Healthchecks => healthchecks::translate(&text()?, options),
     }
 }

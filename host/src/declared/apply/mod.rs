@@ -734,17 +734,15 @@ pub async fn apply(
 /// the text to print and what was left out, each with the server's reason (and what lost
 /// a reference to it).
 pub async fn apply_leaving_out(
-    url: &str,
-    key: &str,
+    remote: &Remote,
     doc: &mut Document,
     options: &ApplyOptions,
 ) -> anyhow::Result<(String, Vec<Refusal>)> {
-    let remote = Remote::new(url, key)?;
-    let inventory = Inventory::read(&remote).await?;
+    let inventory = Inventory::read(remote).await?;
     let mut left_out = Vec::new();
     // Each round leaves out at least one object, so this ends.
     let steps = loop {
-        match plan(&remote, doc, &inventory, options).await {
+        match plan(remote, doc, &inventory, options).await {
             Ok(steps) => break steps,
             Err(PlanError::Refused(refused)) => {
                 // An object may be refused for what it refers to (a policy for its
@@ -766,7 +764,7 @@ pub async fn apply_leaving_out(
             Err(e) => return Err(e.into()),
         }
     };
-    let text = carry_out(&remote, doc, &inventory, &steps, options).await?;
+    let text = carry_out(remote, doc, &inventory, &steps, options).await?;
     Ok((text, left_out))
 }
 

@@ -4,7 +4,7 @@
 //! ping addresses, printed beside the old ones.
 
 use super::{ImportOptions, Ping, Translation};
-use crate::cli::apply::document::Kind;
+use crate::declared::apply::document::Kind;
 use anyhow::{Context, bail};
 use serde_json::{Map, Value, json};
 

@@ -8,8 +8,22 @@ use std::time::Duration;
 /// A running server's API.
 pub struct Remote {
     base: String,
-    key: String,
+    credentials: Credentials,
     http: reqwest::Client,
+}
+
+/// Whom the calls act as.
+#[derive(Clone)]
+pub enum Credentials {
+    /// An API key, sent as `Authorization: Bearer`.
+    Key(String),
+    /// A signed-in person: the session's cookie header, the CSRF token its writes need,
+    /// and the workspace it acts in.
+    Session {
+        cookie: String,
+        csrf: String,
+        workspace: String,
+    },
 }
 
 /// A refusal (the error envelope's code and message) or a transport failure.
@@ -26,6 +40,10 @@ impl std::error::Error for RemoteError {}
 
 impl Remote {
     pub fn new(base: &str, key: &str) -> anyhow::Result<Remote> {
+        Remote::acting_as(base, Credentials::Key(key.to_string()))
+    }
+
+    pub fn acting_as(base: &str, credentials: Credentials) -> anyhow::Result<Remote> {
         crate::crypto::install_provider();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(60))
@@ -33,9 +51,23 @@ impl Remote {
             .build()?;
         Ok(Remote {
             base: base.trim_end_matches('/').to_string(),
-            key: key.to_string(),
+            credentials,
             http,
         })
+    }
+
+    fn authorize(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.credentials {
+            Credentials::Key(key) => request.bearer_auth(key),
+            Credentials::Session {
+                cookie,
+                csrf,
+                workspace,
+            } => request
+                .header(reqwest::header::COOKIE, cookie)
+                .header("x-csrf-token", csrf)
+                .header("x-workspace", workspace),
+        }
     }
 
     /// One request; the envelope's `data` on success.
@@ -46,10 +78,8 @@ impl Remote {
         body: Option<&Map<String, Value>>,
     ) -> Result<Value, RemoteError> {
         let url = format!("{}{path}", self.base);
-        let mut request = self
-            .http
-            .request(method.clone(), &url)
-            .bearer_auth(&self.key);
+        let mut request = self.http.request(method.clone(), &url);
+        request = self.authorize(request);
         if let Some(body) = body {
             request = request
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -96,9 +126,7 @@ impl Remote {
         for page in 1.. {
             let url = format!("{}{path}?limit=100&page={page}", self.base);
             let answer = self
-                .http
-                .get(&url)
-                .bearer_auth(&self.key)
+                .authorize(self.http.get(&url))
                 .send()
                 .await
                 .map_err(|e| RemoteError(format!("GET {url}: {e}")))?;

@@ -3,7 +3,7 @@
 //! endpoint's alerts as an alert policy) and maintenance windows.
 
 use super::{ImportOptions, Ping, Translation, go_duration};
-use crate::cli::apply::document::Kind;
+use crate::declared::apply::document::Kind;
 use anyhow::{Context, bail};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -101,7 +101,7 @@ fn expand(
         }
         let Some(value) = env(&name) else {
             bail!(
-                "the file uses ${name}, which is not set in the environment (Gatus would read it from there too)"
+                "the file uses ${name}, which is not set in the environment (Gatus would read it from there too; a file uploaded to the dashboard is read without one: import it with `tocsin import gatus`)"
             );
         };
         out.push_str(&value);

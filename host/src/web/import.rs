@@ -1,0 +1,216 @@
+//! `/import`: another tool's file (Uptime Kuma, Gatus, Healthchecks) brought into the
+//! workspace with the same plan as `tocsin import`. The page sends the file; the server
+//! keeps it in its data directory for the length of the request and runs the import
+//! against its own API as the signed-in person (their session, their role, their
+//! workspace), so an import can do nothing the person could not do by hand.
+
+use super::{Layout, page, viewer};
+use crate::api::AppState;
+use crate::api::session;
+use crate::declared::apply::remote::{Credentials, Remote};
+use crate::declared::import::{self, ImportOptions, Source};
+use crate::store::keys::Role;
+use askama::Template;
+use axum::body::Body;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde::Deserialize;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use tokio::io::AsyncWriteExt;
+
+/// The largest file the page takes (a Kuma database holds its check history too).
+pub const MAX_FILE_BYTES: usize = 256 * 1024 * 1024;
+
+#[derive(Template)]
+#[template(path = "import.html")]
+struct ImportPage {
+    layout: Layout,
+    can_write: bool,
+}
+
+fn writes(role: Role) -> bool {
+    !matches!(role, Role::Read)
+}
+
+pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let (p, layout) = match viewer(&state, &headers, "import").await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    page(
+        StatusCode::OK,
+        ImportPage {
+            layout,
+            can_write: writes(p.role),
+        }
+        .render(),
+    )
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportQuery {
+    source: Option<String>,
+    dry_run: Option<String>,
+}
+
+fn plain(status: StatusCode, text: impl Into<String>) -> Response {
+    let mut r = (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        text.into(),
+    )
+        .into_response();
+    crate::api::pages::secure_headers(r.headers_mut());
+    r
+}
+
+/// Where the server's own API answers: its listening address, on loopback when it
+/// listens on every address.
+fn own_address(listen: SocketAddr) -> String {
+    let ip = match listen.ip() {
+        IpAddr::V4(v4) if v4.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(v6) if v6.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        other => other,
+    };
+    format!("http://{}", SocketAddr::new(ip, listen.port()))
+}
+
+/// `POST /import?source=kuma|gatus|healthchecks&dryRun=true|false`, the file as the body,
+/// with the session's CSRF token: the import's report as text.
+pub async fn run(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<ImportQuery>,
+    body: Body,
+) -> Response {
+    let signed = match session::signed_in(&state, &headers).await {
+        Ok(s) => s,
+        Err(e) => return plain(e.status, e.message),
+    };
+    if let Err(e) = session::check_csrf(&Method::POST, &headers, &signed.token) {
+        return plain(e.status, e.message);
+    }
+    let principal = match session::principal(&state, &headers, &signed).await {
+        Ok(p) => p,
+        Err(e) => return plain(e.status, e.message),
+    };
+    if !writes(principal.role) {
+        return plain(
+            StatusCode::FORBIDDEN,
+            "Importing changes the workspace: it needs the write role or above.",
+        );
+    }
+    let source = match q.source.as_deref() {
+        Some("kuma") => Source::Kuma,
+        Some("gatus") => Source::Gatus,
+        Some("healthchecks") => Source::Healthchecks,
+        _ => {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "source must be kuma, gatus or healthchecks",
+            );
+        }
+    };
+    let dry_run = match q.dry_run.as_deref() {
+        None | Some("true") => true,
+        Some("false") => false,
+        Some(_) => return plain(StatusCode::BAD_REQUEST, "dryRun must be true or false"),
+    };
+    let folder = state.config.data_dir.join("imports");
+    if let Err(e) = tokio::fs::create_dir_all(&folder).await {
+        tracing::error!(error = %e, "cannot make the imports folder");
+        return plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server cannot keep the file",
+        );
+    }
+    let path = folder.join(format!("{}.upload", ulid::Ulid::new()));
+    let answer = match receive(body, &path).await {
+        Ok(0) => plain(StatusCode::BAD_REQUEST, "the file is empty"),
+        Ok(_) => {
+            let credentials = Credentials::Session {
+                cookie: headers
+                    .get(header::COOKIE)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_string(),
+                csrf: crate::accounts::csrf_token(&signed.token),
+                workspace: principal.workspace_id.clone(),
+            };
+            let options = ImportOptions {
+                dry_run,
+                min_interval: state.config.min_interval,
+                environment: false,
+            };
+            match Remote::acting_as(&own_address(state.config.listen), credentials) {
+                Ok(remote) => match import::import(source, &path, &remote, &options).await {
+                    Ok(report) => plain(StatusCode::OK, report),
+                    Err(e) => plain(StatusCode::UNPROCESSABLE_ENTITY, format!("{e:#}")),
+                },
+                Err(e) => plain(StatusCode::SERVICE_UNAVAILABLE, format!("{e:#}")),
+            }
+        }
+        Err(Received::TooLarge) => plain(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the file is larger than {} MiB", MAX_FILE_BYTES >> 20),
+        ),
+        Err(Received::Failed(e)) => {
+            tracing::warn!(error = %e, "an import upload failed");
+            plain(StatusCode::BAD_REQUEST, "the file could not be received")
+        }
+    };
+    let _ = tokio::fs::remove_file(&path).await;
+    answer
+}
+
+enum Received {
+    TooLarge,
+    Failed(String),
+}
+
+/// Write the request's body to `path`, at most [`MAX_FILE_BYTES`]; its length.
+async fn receive(body: Body, path: &std::path::Path) -> Result<usize, Received> {
+    let mut file = tokio::fs::File::create(path)
+        .await
+        .map_err(|e| Received::Failed(e.to_string()))?;
+    let mut stream = body.into_data_stream();
+    let mut total = 0usize;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| Received::Failed(e.to_string()))?;
+        total += chunk.len();
+        if total > MAX_FILE_BYTES {
+            return Err(Received::TooLarge);
+        }
+        file.write_all(&chunk)
+            .await
+            .map_err(|e| Received::Failed(e.to_string()))?;
+    }
+    file.flush()
+        .await
+        .map_err(|e| Received::Failed(e.to_string()))?;
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_own_address_is_on_loopback_when_listening_everywhere() {
+        assert_eq!(
+            own_address("0.0.0.0:8080".parse().expect("addr")),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(
+            own_address("[::]:80".parse().expect("addr")),
+            "http://[::1]:80"
+        );
+        assert_eq!(
+            own_address("10.0.0.5:9000".parse().expect("addr")),
+            "http://10.0.0.5:9000"
+        );
+    }
+}
