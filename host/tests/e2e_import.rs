@@ -92,6 +92,13 @@ fn a_gatus_config_imports_with_every_mapped_field_and_every_gap_reported() {
     assert!(items(&server, "/v1/monitors").is_empty());
     assert!(items(&server, "/v1/channels").is_empty());
 
+    // A monitor made by hand with an imported endpoint's name is never taken over.
+    let by_hand = support::create(
+        &server.client(),
+        "/v1/monitors",
+        json!({"name": "front-end", "type": "http", "url": "http://127.0.0.1:9/mine", "interval": 600}),
+    );
+
     let out = import(&server, &["gatus", f], &env);
     assert_reported(
         &out,
@@ -185,7 +192,15 @@ fn a_gatus_config_imports_with_every_mapped_field_and_every_gap_reported() {
     );
 
     let monitors = items(&server, "/v1/monitors");
-    assert_eq!(monitors.len(), 10, "{monitors:#?}");
+    assert_eq!(monitors.len(), 11, "{monitors:#?}");
+    let mine = monitors
+        .iter()
+        .find(|m| m["id"] == by_hand["id"])
+        .expect("the hand-made monitor");
+    assert_fields(
+        mine,
+        json!({"url": "http://127.0.0.1:9/mine", "interval": 600, "key": null}),
+    );
     let front = keyed(&monitors, "gatus:core_front-end");
     assert_fields(
         front,
@@ -284,13 +299,22 @@ fn a_gatus_config_imports_with_every_mapped_field_and_every_gap_reported() {
                "monitorIds": [search["id"]]}),
     );
 
-    // Importing again changes nothing.
+    // Importing again changes nothing, and leaves a monitor resumed since as it is.
+    let fast = id_of(&monitors, "gatus:_fast-poll");
+    let resumed = server.client().post(
+        &format!("/v1/monitors/{}/resume", fast.as_str().expect("id")),
+        &json!({}),
+    );
+    assert_eq!(resumed.status, 200, "{}", resumed.body);
     let again = import(&server, &["gatus", f], &env);
     assert_reported(
         &again,
         &["Plan: 0 to create, 0 to change", "Nothing to do."],
     );
-    assert_eq!(items(&server, "/v1/monitors").len(), 10);
+    assert!(!again.contains("Paused"), "{again}");
+    let monitors = items(&server, "/v1/monitors");
+    assert_eq!(monitors.len(), 11);
+    assert_ne!(keyed(&monitors, "gatus:_fast-poll")["status"], "paused");
 }
 
 #[test]
@@ -669,4 +693,9 @@ fn the_dashboards_import_page_runs_the_same_plan_as_the_person_signed_in() {
 
     let (status, text) = upload(&owner, "source=nagios&dryRun=true", &file, true);
     assert_eq!(status, 400, "{text}");
+    // Every upload's file is gone once it is answered.
+    let left: Vec<_> = std::fs::read_dir(server.data_dir.join("imports"))
+        .expect("the imports folder")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -120,14 +120,18 @@ pub async fn run(
         Some(_) => return plain(StatusCode::BAD_REQUEST, "dryRun must be true or false"),
     };
     let folder = state.config.data_dir.join("imports");
-    if let Err(e) = tokio::fs::create_dir_all(&folder).await {
+    sweep(&folder).await;
+    // The file lives in a folder of its own, removed when the request ends however it
+    // ends (answered, failed, or dropped by a client that went away).
+    let own = Scratch(folder.join(ulid::Ulid::new().to_string()));
+    if let Err(e) = tokio::fs::create_dir_all(&own.0).await {
         tracing::error!(error = %e, "cannot make the imports folder");
         return plain(
             StatusCode::SERVICE_UNAVAILABLE,
             "the server cannot keep the file",
         );
     }
-    let path = folder.join(format!("{}.upload", ulid::Ulid::new()));
+    let path = own.0.join("upload");
     let answer = match receive(body, &path).await {
         Ok(0) => plain(StatusCode::BAD_REQUEST, "the file is empty"),
         Ok(_) => {
@@ -162,8 +166,37 @@ pub async fn run(
             plain(StatusCode::BAD_REQUEST, "the file could not be received")
         }
     };
-    let _ = tokio::fs::remove_file(&path).await;
+    drop(own);
     answer
+}
+
+/// A folder removed with everything in it when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Remove what an import left in `folder` more than an hour ago (a server stopped in the
+/// middle of one).
+async fn sweep(folder: &std::path::Path) {
+    let Ok(mut entries) = tokio::fs::read_dir(folder).await else {
+        return;
+    };
+    while let Ok(Some(entry)) = entries.next_entry().await {
+        let old = entry
+            .metadata()
+            .await
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(3600));
+        if old {
+            let _ = tokio::fs::remove_dir_all(entry.path()).await;
+        }
+    }
 }
 
 enum Received {

@@ -41,6 +41,7 @@ pub fn exec(args: Args) -> anyhow::Result<()> {
         dry_run: args.dry_run,
         prune: args.prune,
         prune_unmanaged: args.prune_unmanaged,
+        adopt_by_name: true,
     };
     let doc = declared::load(&args.files)?;
     let text = super::current_thread()?.block_on(declared::apply(

@@ -169,6 +169,32 @@ impl Document {
                 ));
             }
         }
+        // A window whose monitors were all taken out would cover every monitor (an empty
+        // list means all): it goes too.
+        let emptied: Vec<String> = self
+            .objects
+            .iter()
+            .filter(|(k, o, _)| {
+                *k == Kind::Window
+                    && o.get("monitors")
+                        .and_then(Value::as_array)
+                        .is_some_and(Vec::is_empty)
+                    && o.get("tags")
+                        .and_then(Value::as_array)
+                        .is_none_or(Vec::is_empty)
+            })
+            .filter_map(|(k, o, _)| identity(*k, o))
+            .collect();
+        for window in emptied {
+            self.objects.retain(|(k, o, _)| {
+                !(*k == Kind::Window && identity(*k, o).as_deref() == Some(window.as_str()))
+            });
+            let label = format!("{} `{window}`", Kind::Window.noun());
+            touched.retain(|t| *t != label);
+            touched.push(format!(
+                "{label}, left out as well: without its monitors it would cover every monitor"
+            ));
+        }
         touched
     }
 

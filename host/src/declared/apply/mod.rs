@@ -30,6 +30,10 @@ pub struct ApplyOptions {
     pub prune: bool,
     /// With `prune`: delete every undeclared object, not only those apply created.
     pub prune_unmanaged: bool,
+    /// A keyed object of the file may adopt a stored unkeyed one of its name (a file
+    /// someone writes); an import's objects match by key only, never taking over an
+    /// object made by hand.
+    pub adopt_by_name: bool,
 }
 
 /// An object on the server.
@@ -122,6 +126,14 @@ pub struct Refusal {
     /// How the file calls it (its key, or its name).
     pub reference: String,
     pub message: String,
+}
+
+/// Why one object has no step.
+enum Problem {
+    /// The server refuses it for what it is.
+    Refused(String),
+    /// The server could not say.
+    Fatal(String),
 }
 
 /// Why no plan could be made.
@@ -362,7 +374,8 @@ async fn plan(
     options: &ApplyOptions,
 ) -> Result<Vec<Step>, PlanError> {
     // Match declared objects to stored ones first, so references can find either.
-    let resolver = match_declared(doc, inventory).map_err(PlanError::File)?;
+    let resolver =
+        match_declared(doc, inventory, options.adopt_by_name).map_err(PlanError::File)?;
     let mut problems = Vec::new();
     let mut steps = Vec::new();
     let mut kept_ids: BTreeSet<String> = BTreeSet::new();
@@ -375,11 +388,16 @@ async fn plan(
             let planned = plan_one(context, kind, object, d, secret, &mut kept_ids);
             match planned.await {
                 Ok(step) => steps.push(step),
-                Err(message) => problems.push(Refusal {
+                Err(Problem::Refused(message)) => problems.push(Refusal {
                     kind,
                     reference,
                     message,
                 }),
+                // The server could not answer (rate limit past its retries, its own
+                // trouble, the key refused): nothing is left out for it, the run stops.
+                Err(Problem::Fatal(message)) => {
+                    return Err(PlanError::File(anyhow::anyhow!(message)));
+                }
             }
         }
     }
@@ -411,7 +429,11 @@ async fn plan(
 
 /// Match each declared object to the stored one it describes (by key, else by a name no
 /// other unkeyed object has).
-fn match_declared<'a>(doc: &Document, inventory: &'a Inventory) -> anyhow::Result<Resolver<'a>> {
+fn match_declared<'a>(
+    doc: &Document,
+    inventory: &'a Inventory,
+    adopt_by_name: bool,
+) -> anyhow::Result<Resolver<'a>> {
     let mut problems = Vec::new();
     let mut resolver = Resolver {
         inventory,
@@ -443,7 +465,9 @@ fn match_declared<'a>(doc: &Document, inventory: &'a Inventory) -> anyhow::Resul
             let matched = match key {
                 Some(k) => stored.iter().find(|s| s.key() == Some(k)).or_else(|| {
                     // A key added in the file adopts the unkeyed object of that name.
-                    unique_unkeyed(stored, kind, name)
+                    adopt_by_name
+                        .then(|| unique_unkeyed(stored, kind, name))
+                        .flatten()
                 }),
                 None => unique_unkeyed(stored, kind, name),
             };
@@ -482,7 +506,7 @@ async fn plan_one(
     d: Declared,
     secret: &BTreeSet<String>,
     kept_ids: &mut BTreeSet<String>,
-) -> Result<Step, String> {
+) -> Result<Step, Problem> {
     let inventory = resolver.inventory;
     let label = format!("{} `{}`", kind.noun(), d.reference);
     let ApiForm {
@@ -491,7 +515,7 @@ async fn plan_one(
         complete,
     } = match to_api(kind, object, resolver) {
         Ok(x) => x,
-        Err(e) => return Err(format!("{label}: {e}")),
+        Err(e) => return Err(Problem::Refused(format!("{label}: {e}"))),
     };
     let stored = d
         .matched
@@ -504,11 +528,11 @@ async fn plan_one(
         )
         && was != now
     {
-        return Err(format!(
+        return Err(Problem::Refused(format!(
             "{label} is of type {was} on the server and {now} in the file; a type \
              cannot change: give the new one another name or key (--prune then \
              deletes the old one, with its history)"
-        ));
+        )));
     }
     // What the file refers to stays, declared or not.
     kept_ids.extend(referenced_ids(&api));
@@ -533,8 +557,13 @@ async fn plan_one(
     };
     let view = match answer {
         Ok(Value::Object(v)) => v,
-        Ok(_) => return Err(format!("{label}: the server's answer has no object")),
-        Err(e) => return Err(format!("{label}: {e}")),
+        Ok(_) => {
+            return Err(Problem::Fatal(format!(
+                "{label}: the server's answer has no object"
+            )));
+        }
+        Err(e) if e.is_refusal() => return Err(Problem::Refused(format!("{label}: {e}"))),
+        Err(e) => return Err(Problem::Fatal(format!("{label}: {e}"))),
     };
     let name_of = |k: Kind, id: &str| resolver_reference(resolver, k, id);
     let mut desired = to_file(kind, &view, &name_of);
@@ -966,6 +995,39 @@ mod tests {
             r#"{"Authorization":"Bearer (secret)"}"#
         );
         assert_eq!(masked(&Value::Null, &secrets), "(none)");
+    }
+
+    #[test]
+    fn a_window_left_without_its_monitors_is_left_out_too() {
+        let mut doc = Document::default();
+        for (kind, o) in [
+            (
+                Kind::Monitor,
+                json!({"key": "m1", "name": "a", "type": "http"}),
+            ),
+            (
+                Kind::Window,
+                json!({"key": "w1", "name": "w", "monitors": ["m1"]}),
+            ),
+            (
+                Kind::Window,
+                json!({"key": "w2", "name": "v", "monitors": ["m1"], "tags": ["db"]}),
+            ),
+        ] {
+            doc.objects.push((
+                kind,
+                o.as_object().cloned().expect("object"),
+                BTreeSet::new(),
+            ));
+        }
+        let touched = doc.remove(Kind::Monitor, "m1");
+        let kinds: Vec<Kind> = doc.objects.iter().map(|(k, _, _)| *k).collect();
+        assert_eq!(kinds, vec![Kind::Window], "{touched:?}");
+        assert_eq!(doc.objects[0].1["key"], "w2");
+        assert!(
+            touched.iter().any(|t| t.contains("`w1`, left out as well")),
+            "{touched:?}"
+        );
     }
 
     #[test]

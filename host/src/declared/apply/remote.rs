@@ -26,13 +26,53 @@ pub enum Credentials {
     },
 }
 
-/// A refusal (the error envelope's code and message) or a transport failure.
+/// A refusal (the error envelope's code and message, and the status) or a transport
+/// failure (no status).
 #[derive(Debug)]
-pub struct RemoteError(pub String);
+pub struct RemoteError(pub String, pub Option<u16>);
+
+impl RemoteError {
+    /// The server refused the request for what it holds (400, 404, 409, 422), rather than
+    /// for who sent it, how often, or its own trouble.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self.1, Some(400 | 404 | 409 | 422))
+    }
+}
 
 impl std::fmt::Display for RemoteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+/// How often a request refused for the rate limit (429) is sent again, each time after
+/// the wait the server asks for (`Retry-After`, at most a minute).
+const RATE_LIMIT_TRIES: u32 = 10;
+
+/// Send `request` (rebuilt by `build` for each try), again after a 429.
+async fn send(
+    build: impl Fn() -> reqwest::RequestBuilder,
+    what: &str,
+) -> Result<reqwest::Response, RemoteError> {
+    let mut attempt = 0;
+    loop {
+        let answer = build()
+            .send()
+            .await
+            .map_err(|e| RemoteError(format!("{what}: {e}"), None))?;
+        attempt += 1;
+        if answer.status() != reqwest::StatusCode::TOO_MANY_REQUESTS || attempt >= RATE_LIMIT_TRIES
+        {
+            return Ok(answer);
+        }
+        let wait = answer
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(1)
+            .clamp(1, 60);
+        tokio::time::sleep(Duration::from_secs(wait)).await;
     }
 }
 
@@ -78,17 +118,16 @@ impl Remote {
         body: Option<&Map<String, Value>>,
     ) -> Result<Value, RemoteError> {
         let url = format!("{}{path}", self.base);
-        let mut request = self.http.request(method.clone(), &url);
-        request = self.authorize(request);
-        if let Some(body) = body {
-            request = request
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(serde_json::to_vec(body).unwrap_or_default());
-        }
-        let answer = request
-            .send()
-            .await
-            .map_err(|e| RemoteError(format!("{method} {url}: {e}")))?;
+        let build = || {
+            let request = self.authorize(self.http.request(method.clone(), &url));
+            match body {
+                Some(body) => request
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(serde_json::to_vec(body).unwrap_or_default()),
+                None => request,
+            }
+        };
+        let answer = send(build, &format!("{method} {url}")).await?;
         let status = answer.status();
         if status == reqwest::StatusCode::NO_CONTENT {
             return Ok(Value::Null);
@@ -96,7 +135,7 @@ impl Remote {
         let text = answer
             .text()
             .await
-            .map_err(|e| RemoteError(format!("{method} {url}: {e}")))?;
+            .map_err(|e| RemoteError(format!("{method} {url}: {e}"), None))?;
         let parsed: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if status.is_success() {
             return Ok(parsed.get("data").cloned().unwrap_or(Value::Null));
@@ -117,7 +156,7 @@ impl Remote {
                 }
             }
         }
-        Err(RemoteError(message))
+        Err(RemoteError(message, Some(status.as_u16())))
     }
 
     /// Every item of a list route, page by page.
@@ -125,24 +164,28 @@ impl Remote {
         let mut items = Vec::new();
         for page in 1.. {
             let url = format!("{}{path}?limit=100&page={page}", self.base);
-            let answer = self
-                .authorize(self.http.get(&url))
-                .send()
-                .await
-                .map_err(|e| RemoteError(format!("GET {url}: {e}")))?;
+            let answer = send(
+                || self.authorize(self.http.get(&url)),
+                &format!("GET {url}"),
+            )
+            .await?;
             let status = answer.status();
             let text = answer
                 .text()
                 .await
-                .map_err(|e| RemoteError(format!("GET {url}: {e}")))?;
-            let body: Value = serde_json::from_str(&text)
-                .map_err(|e| RemoteError(format!("GET {url}: not JSON ({e})")))?;
+                .map_err(|e| RemoteError(format!("GET {url}: {e}"), None))?;
+            let body: Value = serde_json::from_str(&text).map_err(|e| {
+                RemoteError(format!("GET {url}: not JSON ({e})"), Some(status.as_u16()))
+            })?;
             if !status.is_success() {
-                return Err(RemoteError(format!(
-                    "GET {url}: {} {}",
-                    status.as_u16(),
-                    body["error"]["message"].as_str().unwrap_or("")
-                )));
+                return Err(RemoteError(
+                    format!(
+                        "GET {url}: {} {}",
+                        status.as_u16(),
+                        body["error"]["message"].as_str().unwrap_or("")
+                    ),
+                    Some(status.as_u16()),
+                ));
             }
             if let Some(list) = body["data"].as_array() {
                 items.extend(list.iter().filter_map(|v| v.as_object().cloned()));

@@ -22,8 +22,7 @@ pub fn translate(
     let mut t = Translation::new();
     let (expanded, substituted) = expand(text, env)?;
     t.doc.secrets.extend(substituted);
-    let config: Value =
-        serde_yaml_ng::from_str(&expanded).context("the file is not Gatus's YAML")?;
+    let config = bounded_yaml(&expanded).context("the file is not Gatus's YAML")?;
     let Some(config) = config.as_object() else {
         bail!("the file is not Gatus's configuration (its top level is not a mapping)");
     };
@@ -42,8 +41,15 @@ pub fn translate(
         monitor_keys.extend(external(&mut t, ep, &providers, &mut policies, options));
     }
     if let Some(m) = config.get("maintenance") {
-        let key = t.key(Kind::Window, "gatus", "maintenance");
-        maintenance(&mut t, &key, "Gatus maintenance", m, &monitor_keys);
+        if monitor_keys.is_empty() {
+            t.skip(
+                "`maintenance`",
+                "no endpoint was imported (a window without monitors covers every monitor)",
+            );
+        } else {
+            let key = t.key(Kind::Window, "gatus", "maintenance");
+            maintenance(&mut t, &key, "Gatus maintenance", m, &monitor_keys);
+        }
     }
     for (section, _) in config {
         if !["endpoints", "external-endpoints", "alerting", "maintenance"]
@@ -56,6 +62,101 @@ pub fn translate(
         }
     }
     Ok(t)
+}
+
+/// The most values a configuration may hold once YAML's aliases are expanded: far above
+/// any real one, far below what a file of nested aliases (a "billion laughs") expands to.
+const MAX_YAML_VALUES: usize = 2_000_000;
+
+/// YAML as JSON values, refused once it holds more than [`MAX_YAML_VALUES`] (counted as
+/// the parser produces them, so an alias bomb stops early).
+fn bounded_yaml(text: &str) -> anyhow::Result<Value> {
+    use serde::de::DeserializeSeed;
+    let budget = std::cell::Cell::new(MAX_YAML_VALUES);
+    let de = serde_yaml_ng::Deserializer::from_str(text);
+    Ok(Bounded(&budget).deserialize(de)?)
+}
+
+/// A JSON value built under a budget of values.
+struct Bounded<'a>(&'a std::cell::Cell<usize>);
+
+impl Bounded<'_> {
+    fn spend<E: serde::de::Error>(&self) -> Result<(), E> {
+        match self.0.get().checked_sub(1) {
+            Some(left) => {
+                self.0.set(left);
+                Ok(())
+            }
+            None => Err(E::custom(format!(
+                "the file expands to more than {MAX_YAML_VALUES} values (nested aliases?)"
+            ))),
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Bounded<'_> {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Bounded<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a YAML value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::from(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        self.spend()?;
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::from(v))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.spend()?;
+        Ok(Value::Null)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
+        self.visit_unit()
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        self.spend()?;
+        let mut items = Vec::new();
+        while let Some(v) = seq.next_element_seed(Bounded(self.0))? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        self.spend()?;
+        let mut out = Map::new();
+        while let Some(k) = map.next_key_seed(Bounded(self.0))? {
+            let key = match k {
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            let v = map.next_value_seed(Bounded(self.0))?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 /// Gatus's substitution of environment variables into the file's text; returns the text
@@ -834,10 +935,19 @@ fn maintenance(t: &mut Translation, key: &str, name: &str, m: &Value, monitors: 
     } else {
         format!("FREQ=WEEKLY;BYDAY={}", days.join(","))
     };
-    // The first occurrence's time of day, read in the window's zone, from today on.
-    use chrono::{Offset, TimeZone};
-    let today = chrono::Utc::now().with_timezone(&tz).date_naive();
-    let Some(local) = today.and_hms_opt(hour, minute, 0) else {
+    // The first occurrence: a fixed day in the past (so importing again finds nothing
+    // changed) on one of the window's weekdays, at its time of day in its zone.
+    use chrono::{Datelike, Offset, TimeZone};
+    let monday = chrono::NaiveDate::from_ymd_opt(2026, 1, 5).unwrap_or_default();
+    let first = (0..7)
+        .map(|d| monday + chrono::Duration::days(d))
+        .find(|d| {
+            let code = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+                [d.weekday().num_days_from_monday() as usize];
+            days.is_empty() || days.contains(&code)
+        })
+        .unwrap_or(monday);
+    let Some(local) = first.and_hms_opt(hour, minute, 0) else {
         return;
     };
     let start = match tz.from_local_datetime(&local).earliest() {
@@ -980,7 +1090,10 @@ fn condition(kind: &str, c: &str, m: &mut Map<String, Value>) -> Result<Option<f
             Ok(None)
         }
         "[CERTIFICATE_EXPIRATION]" if (op == ">" || op == ">=") => {
-            let hours = go_duration(right).ok_or("its duration is not one Gatus writes")? / 3600.0;
+            let hours = go_duration(right)
+                .filter(|s| s.is_finite() && *s <= 3650.0 * 86_400.0)
+                .ok_or("its duration is not one Gatus writes, or is over ten years")?
+                / 3600.0;
             if kind == "ssl" {
                 let critical = (hours / 24.0).ceil() as u64;
                 m.insert("criticalDays".into(), Value::from(critical));
@@ -1019,47 +1132,48 @@ fn condition(kind: &str, c: &str, m: &mut Map<String, Value>) -> Result<Option<f
             }
         }
         _ if kind == "http" && (left.starts_with("[BODY]") || left.starts_with("has([BODY]")) => {
-            let assertion =
-                if let Some(inner) = left.strip_prefix("has(").and_then(|l| l.strip_suffix(')')) {
-                    if op != "==" || right != "true" {
-                        return Err("only has(...) == true has an equivalent (exists)".into());
+            let assertion = if let Some(inner) =
+                left.strip_prefix("has(").and_then(|l| l.strip_suffix(')'))
+            {
+                if op != "==" || right != "true" {
+                    return Err("only has(...) == true has an equivalent (exists)".into());
+                }
+                json!({"path": body_path(inner).ok_or("not a JSON path")?, "op": "exists"})
+            } else {
+                let path = body_path(left).ok_or("not a JSON path")?;
+                if right.starts_with("[BODY]") {
+                    return Err("comparing two values of the body has no equivalent".into());
+                }
+                if right.starts_with("any(") || right.starts_with("len(") {
+                    return unsupported();
+                }
+                let pattern = right.strip_prefix("pat(").and_then(|r| r.strip_suffix(')'));
+                match (op, pattern) {
+                    ("==", Some(p)) => {
+                        json!({"path": path, "op": "matches", "value": glob_regex(p)})
                     }
-                    json!({"path": body_path(inner).ok_or("not a JSON path")?, "op": "exists"})
-                } else {
-                    let path = body_path(left).ok_or("not a JSON path")?;
-                    if right.starts_with("[BODY]") {
-                        return Err("comparing two values of the body has no equivalent".into());
-                    }
-                    if right.starts_with("any(") || right.starts_with("len(") {
-                        return unsupported();
-                    }
-                    let pattern = right.strip_prefix("pat(").and_then(|r| r.strip_suffix(')'));
-                    match (op, pattern) {
-                        ("==", Some(p)) => {
-                            json!({"path": path, "op": "matches", "value": glob_regex(p)})
+                    ("==", None) => json!({"path": path, "op": "eq", "value": typed(right)}),
+                    ("!=", None) => json!({"path": path, "op": "ne", "value": typed(right)}),
+                    ("<", None) | (">", None) => {
+                        let v = typed(right);
+                        if !v.is_number() {
+                            return Err("a comparison needs a number".into());
                         }
-                        ("==", None) => json!({"path": path, "op": "eq", "value": typed(right)}),
-                        ("!=", None) => json!({"path": path, "op": "ne", "value": typed(right)}),
-                        ("<", None) | (">", None) => {
-                            let v = typed(right);
-                            if !v.is_number() {
-                                return Err("a comparison needs a number".into());
-                            }
-                            json!({"path": path, "op": if op == "<" {"lt"} else {"gt"}, "value": v})
-                        }
-                        ("<=", None) | (">=", None) => {
-                            let n: i64 = right.parse().map_err(
-                                |_| "<= and >= have an equivalent for whole numbers only",
-                            )?;
-                            if op == "<=" {
-                                json!({"path": path, "op": "lt", "value": n + 1})
-                            } else {
-                                json!({"path": path, "op": "gt", "value": n - 1})
-                            }
-                        }
-                        _ => return unsupported(),
+                        json!({"path": path, "op": if op == "<" {"lt"} else {"gt"}, "value": v})
                     }
-                };
+                    ("<=", None) | (">=", None) => {
+                        let n: i64 = right
+                            .parse()
+                            .map_err(|_| "<= and >= have an equivalent for whole numbers only")?;
+                        if op == "<=" {
+                            json!({"path": path, "op": "lt", "value": n.checked_add(1).ok_or("the number is out of range")?})
+                        } else {
+                            json!({"path": path, "op": "gt", "value": n.checked_sub(1).ok_or("the number is out of range")?})
+                        }
+                    }
+                    _ => return unsupported(),
+                }
+            };
             let list = m
                 .entry("jsonAssertions")
                 .or_insert_with(|| Value::Array(Vec::new()));
@@ -1136,6 +1250,44 @@ mod tests {
             condition("http", "[CERTIFICATE_EXPIRATION] > 48h", &mut m),
             Ok(Some(48.0))
         );
+    }
+
+    #[test]
+    fn nested_aliases_stop_before_they_fill_memory() {
+        // Nested: the parser's own limit stops it.
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+            text.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+        }
+        text.push_str("endpoints: [*a11]\n");
+        let e = translate(&text, &|_| None, &ImportOptions::default()).expect_err("a bomb");
+        assert!(format!("{e:#}").contains("repetition limit"), "{e:#}");
+        // Flat, under the parser's limit (a big list named many times): the budget does.
+        let big = vec!["x"; 3000].join(", ");
+        let refs = vec!["*big"; 700].join(", ");
+        let text = format!("big: &big [{big}]\nendpoints: [{refs}]\n");
+        let e = translate(&text, &|_| None, &ImportOptions::default()).expect_err("a bomb");
+        assert!(format!("{e:#}").contains("expands to more than"), "{e:#}");
+        // Aliases in a real file are fine.
+        let ok = "x: &alert {type: slack}\nendpoints:\n  - {name: a, url: 'http://h/', alerts: [*alert]}\n";
+        assert!(translate(ok, &|_| None, &ImportOptions::default()).is_ok());
+    }
+
+    #[test]
+    fn numbers_at_the_edge_are_refused_not_wrapped() {
+        let mut m = Map::new();
+        assert!(condition("http", "[BODY].x <= 9223372036854775807", &mut m).is_err());
+        assert!(condition("http", "[BODY].x >= -9223372036854775808", &mut m).is_err());
+        assert!(
+            condition(
+                "http",
+                "[CERTIFICATE_EXPIRATION] > 500000000000000000000h",
+                &mut m
+            )
+            .is_err()
+        );
+        assert!(m.is_empty());
     }
 
     #[test]

@@ -72,11 +72,15 @@ fn flag(o: &Map<String, Value>, names: &[&str]) -> bool {
 
 /// Read a backup (JSON) or a database (SQLite), whichever `path` is.
 pub async fn read(path: &Path) -> anyhow::Result<Kuma> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.starts_with(b"SQLite format 3\0") {
+    use std::io::Read;
+    let mut header = [0u8; 16];
+    let mut file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let n = file.read(&mut header).unwrap_or(0);
+    if n == 16 && &header == b"SQLite format 3\0" {
         read_database(path).await
     } else {
-        let text = String::from_utf8(bytes).context("the file is neither JSON nor SQLite")?;
+        let text = super::read_text(path)?;
         read_backup(&text)
     }
 }
@@ -136,40 +140,55 @@ pub fn read_backup(text: &str) -> anyhow::Result<Kuma> {
     Ok(kuma)
 }
 
-/// Every row of `table` as a JSON object (SQLite builds it, so its types are kept).
+/// The most rows read from one table of a Kuma database.
+const MAX_ROWS: usize = 100_000;
+
+/// Every row of `table` (one of Kuma's, named by this file, never by the database) as a
+/// JSON object. No SQL is made from what the file holds: the columns are read by the
+/// names the row carries, and a `table` that is not a plain table (a view, which could
+/// compute anything) is refused.
 async fn rows(
     db: &sea_orm::DatabaseConnection,
-    table: &str,
-    order: &str,
+    table: &'static str,
+    order: &'static str,
 ) -> anyhow::Result<Vec<Map<String, Value>>> {
     use sea_orm::{ConnectionTrait, Statement};
     let backend = db.get_database_backend();
-    let columns: Vec<String> = db
-        .query_all_raw(Statement::from_string(
+    let kind = db
+        .query_one_raw(Statement::from_sql_and_values(
             backend,
-            format!("SELECT name FROM pragma_table_info('{table}')"),
+            "SELECT type FROM main.sqlite_schema WHERE name = ?",
+            [table.into()],
         ))
         .await?
-        .iter()
-        .filter_map(|r| r.try_get::<String>("", "name").ok())
-        .collect();
-    if columns.is_empty() {
-        return Ok(Vec::new());
+        .and_then(|r| r.try_get::<String>("", "type").ok());
+    match kind.as_deref() {
+        Some("table") => {}
+        None => return Ok(Vec::new()),
+        Some(other) => {
+            bail!("`{table}` is a {other}, not a table: this is not Uptime Kuma's kuma.db")
+        }
     }
-    let pairs: Vec<String> = columns.iter().map(|c| format!("'{c}', \"{c}\"")).collect();
-    let sql = format!(
-        "SELECT json_object({}) AS j FROM \"{table}\" ORDER BY {order}",
-        pairs.join(", ")
-    );
+    let sql = format!("SELECT * FROM main.\"{table}\" ORDER BY {order} LIMIT {MAX_ROWS}");
     let mut out = Vec::new();
     for r in db
         .query_all_raw(Statement::from_string(backend, sql))
         .await?
     {
-        let text: String = r.try_get("", "j")?;
-        if let Ok(Value::Object(o)) = serde_json::from_str(&text) {
-            out.push(o);
+        let mut o = Map::new();
+        for column in r.column_names() {
+            let value = if let Ok(v) = r.try_get::<Option<i64>>("", &column) {
+                v.map(Value::from)
+            } else if let Ok(v) = r.try_get::<Option<f64>>("", &column) {
+                v.and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
+            } else if let Ok(v) = r.try_get::<Option<String>>("", &column) {
+                v.map(Value::from)
+            } else {
+                None
+            };
+            o.insert(column, value.unwrap_or(Value::Null));
         }
+        out.push(o);
     }
     Ok(out)
 }
@@ -180,7 +199,15 @@ fn id_of(o: &Map<String, Value>, f: &str) -> i64 {
 
 /// A 2.x `kuma.db`, opened read-only.
 pub async fn read_database(path: &Path) -> anyhow::Result<Kuma> {
-    let url = format!("sqlite://{}?mode=ro", path.display());
+    // Read-only and immutable: nothing is written, not even SQLite's -shm and -wal files
+    // beside it. `%`, `?` and `#` in the path are escaped (the URL's path is decoded).
+    let escaped = path
+        .display()
+        .to_string()
+        .replace('%', "%25")
+        .replace('?', "%3F")
+        .replace('#', "%23");
+    let url = format!("sqlite://{escaped}?mode=ro&immutable=true");
     let db = sea_orm::Database::connect(&url)
         .await
         .with_context(|| format!("cannot open {} as SQLite", path.display()))?;
@@ -709,6 +736,7 @@ fn target(
                 c.insert("query".into(), Value::from(q));
             }
             o.insert("config".into(), Value::Object(c));
+            secret.push("config");
         }
         "mqtt" => {
             let mut c = Map::new();
@@ -1121,4 +1149,63 @@ fn page(t: &mut Translation, p: &Page, keys: &BTreeMap<i64, String>) {
     }
     o.insert("monitors".into(), json!(monitors));
     t.add(Kind::Page, o, &[]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sea_orm::{ConnectionTrait, Statement};
+
+    /// A database whose names try to smuggle SQL into the import's queries.
+    async fn hostile(path: &Path, notification: &str) {
+        let url = format!("sqlite://{}?mode=rwc", path.display());
+        let db = sea_orm::Database::connect(&url).await.expect("create");
+        let backend = db.get_database_backend();
+        for sql in [
+            r#"CREATE TABLE monitor (id INTEGER, name TEXT, type TEXT, "x', 1) AS j FROM ""monitor""; ATTACH 'other.db' AS t; SELECT json_object('id', 1) AS j --" TEXT)"#,
+            r#"INSERT INTO monitor VALUES (1, 'api', 'http', 'y')"#,
+            notification,
+        ] {
+            db.execute_raw(Statement::from_string(backend, sql))
+                .await
+                .expect(sql);
+        }
+        db.close().await.ok();
+    }
+
+    #[tokio::test]
+    async fn names_in_the_database_never_become_sql() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kuma.db");
+        hostile(
+            &path,
+            "CREATE TABLE notification (id INTEGER, name TEXT, config TEXT)",
+        )
+        .await;
+        let kuma = read_database(&path).await.expect("read");
+        assert_eq!(kuma.monitors.len(), 1);
+        let m = &kuma.monitors[0];
+        assert_eq!(m["name"], "api");
+        assert_eq!(
+            m["x', 1) AS j FROM \"monitor\"; ATTACH 'other.db' AS t; SELECT json_object('id', 1) AS j --"],
+            "y"
+        );
+        assert!(!dir.path().join("other.db").exists());
+        // Opened immutable: nothing written beside it.
+        assert!(!dir.path().join("kuma.db-shm").exists());
+        assert!(!dir.path().join("kuma.db-wal").exists());
+    }
+
+    #[tokio::test]
+    async fn a_view_in_place_of_a_table_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kuma.db");
+        hostile(
+            &path,
+            "CREATE VIEW notification AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x AS id FROM c",
+        )
+        .await;
+        let e = read_database(&path).await.expect_err("a view");
+        assert!(e.to_string().contains("is a view"), "{e}");
+    }
 }

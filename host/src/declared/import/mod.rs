@@ -263,6 +263,20 @@ pub async fn import(
         dry_run: options.dry_run,
         prune: false,
         prune_unmanaged: false,
+        adopt_by_name: false,
+    };
+    // Monitors already on the server keep the state they have now: only those this run
+    // creates are paused as they were in the source.
+    let existing: BTreeSet<String> = if t.paused.is_empty() || options.dry_run {
+        BTreeSet::new()
+    } else {
+        remote
+            .list(Kind::Monitor.path())
+            .await
+            .context("listing the workspace's monitors")?
+            .iter()
+            .filter_map(|m| m.get("key").and_then(Value::as_str).map(str::to_string))
+            .collect()
     };
     let (plan, refused) = apply::apply_leaving_out(remote, &mut t.doc, &apply_options).await?;
     let mut out = String::new();
@@ -314,7 +328,11 @@ pub async fn import(
         .iter()
         .filter(|p| kept_keys.contains(&p.key))
         .collect();
-    let paused: Vec<&String> = t.paused.iter().filter(|k| kept_keys.contains(*k)).collect();
+    let paused: Vec<&String> = t
+        .paused
+        .iter()
+        .filter(|k| kept_keys.contains(*k) && !existing.contains(*k))
+        .collect();
     if options.dry_run {
         if !paused.is_empty() {
             let _ = writeln!(
@@ -378,14 +396,33 @@ pub async fn import(
     Ok(out)
 }
 
+/// The largest JSON or YAML file an import reads (a Kuma database may be larger).
+pub const MAX_TEXT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A JSON or YAML file's text, refused past [`MAX_TEXT_BYTES`].
+pub fn read_text(file: &Path) -> anyhow::Result<String> {
+    let size = std::fs::metadata(file)
+        .with_context(|| format!("cannot read {}", file.display()))?
+        .len();
+    if size > MAX_TEXT_BYTES {
+        anyhow::bail!(
+            "{} is {} MiB; a JSON or YAML file to import may have at most {} MiB",
+            file.display(),
+            size >> 20,
+            MAX_TEXT_BYTES >> 20
+        );
+    }
+    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", file.display()))
+}
+
 /// Read `file` as `source` writes it.
 pub async fn translate(
     source: Source,
     file: &Path,
     options: &ImportOptions,
 ) -> anyhow::Result<Translation> {
-    let text =
-        || std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()));
+    let text = || read_text(file);
     match source {
         Source::Kuma => Ok(kuma::translate(&kuma::read(file).await?, options)),
         Source::Gatus => {
