@@ -20,6 +20,9 @@ use serde::Deserialize;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use tokio::io::AsyncWriteExt;
 
+/// Imports running now (at most one).
+static RUNNING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
 /// The largest file the page takes (a Kuma database holds its check history too).
 pub const MAX_FILE_BYTES: usize = 256 * 1024 * 1024;
 
@@ -118,6 +121,14 @@ pub async fn run(
         None | Some("true") => true,
         Some("false") => false,
         Some(_) => return plain(StatusCode::BAD_REQUEST, "dryRun must be true or false"),
+    };
+    // One import at a time: each reads a file of up to 256 MiB and makes a request per
+    // object, and imports are rare.
+    let Ok(_running) = RUNNING.try_acquire() else {
+        return plain(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Another import is running on this server; try again when it has finished.",
+        );
     };
     let folder = state.config.data_dir.join("imports");
     sweep(&folder).await;
