@@ -20,6 +20,9 @@ use serde::Deserialize;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use tokio::io::AsyncWriteExt;
 
+/// The longest an import may run.
+const IMPORT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Imports running now (at most one).
 static RUNNING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
@@ -124,7 +127,7 @@ pub async fn run(
     };
     // One import at a time: each reads a file of up to 256 MiB and makes a request per
     // object, and imports are rare.
-    let Ok(_running) = RUNNING.try_acquire() else {
+    let Ok(running) = RUNNING.try_acquire() else {
         return plain(
             StatusCode::TOO_MANY_REQUESTS,
             "Another import is running on this server; try again when it has finished.",
@@ -134,15 +137,18 @@ pub async fn run(
     sweep(&folder).await;
     // The file lives in a folder of its own, removed when the request ends however it
     // ends (answered, failed, or dropped by a client that went away).
-    let own = Scratch(folder.join(ulid::Ulid::new().to_string()));
-    if let Err(e) = tokio::fs::create_dir_all(&own.0).await {
+    let held = std::sync::Arc::new(Held {
+        _running: running,
+        scratch: Scratch(folder.join(ulid::Ulid::new().to_string())),
+    });
+    if let Err(e) = tokio::fs::create_dir_all(&held.scratch.0).await {
         tracing::error!(error = %e, "cannot make the imports folder");
         return plain(
             StatusCode::SERVICE_UNAVAILABLE,
             "the server cannot keep the file",
         );
     }
-    let path = own.0.join("upload");
+    let path = held.scratch.0.join("upload");
     let answer = match receive(body, &path).await {
         Ok(0) => plain(StatusCode::BAD_REQUEST, "the file is empty"),
         Ok(_) => {
@@ -160,12 +166,37 @@ pub async fn run(
                 min_interval: state.config.min_interval,
                 environment: false,
             };
-            match Remote::acting_as(&own_address(state.config.listen), credentials) {
-                Ok(remote) => match import::import(source, &path, &remote, &options).await {
-                    Ok(report) => plain(StatusCode::OK, report),
-                    Err(e) => plain(StatusCode::UNPROCESSABLE_ENTITY, format!("{e:#}")),
-                },
-                Err(e) => plain(StatusCode::SERVICE_UNAVAILABLE, format!("{e:#}")),
+            // The import runs on as a task of its own: a browser that goes away does not
+            // stop it half way (its objects made, its paused monitors not yet paused).
+            let base = own_address(state.config.listen);
+            let file = path.clone();
+            let kept = held.clone();
+            let work = tokio::spawn(async move {
+                // The file and the import's turn last as long as the task.
+                let _kept = kept;
+                let remote = Remote::acting_as(&base, credentials)?;
+                tokio::time::timeout(
+                    IMPORT_DEADLINE,
+                    import::import(source, &file, &remote, &options),
+                )
+                .await
+                .map_err(|_| {
+                    anyhow::anyhow!(
+                        "the import took more than {} minutes and was stopped; what it made so far stays (importing again finishes it)",
+                        IMPORT_DEADLINE.as_secs() / 60
+                    )
+                })?
+            });
+            match work.await {
+                Ok(Ok(report)) => plain(StatusCode::OK, report),
+                Ok(Err(e)) => plain(StatusCode::UNPROCESSABLE_ENTITY, format!("{e:#}")),
+                Err(e) => {
+                    tracing::error!(error = %e, "an import task failed");
+                    plain(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "the import failed; try again",
+                    )
+                }
             }
         }
         Err(Received::TooLarge) => plain(
@@ -177,8 +208,14 @@ pub async fn run(
             plain(StatusCode::BAD_REQUEST, "the file could not be received")
         }
     };
-    drop(own);
+    drop(held);
     answer
+}
+
+/// What one import holds until it ends: its turn, and its folder.
+struct Held {
+    _running: tokio::sync::SemaphorePermit<'static>,
+    scratch: Scratch,
 }
 
 /// A folder removed with everything in it when dropped.
@@ -204,8 +241,8 @@ async fn sweep(folder: &std::path::Path) {
             .and_then(|m| m.modified().ok())
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age > std::time::Duration::from_secs(3600));
-        if old {
-            let _ = tokio::fs::remove_dir_all(entry.path()).await;
+        if old && tokio::fs::remove_dir_all(entry.path()).await.is_err() {
+            let _ = tokio::fs::remove_file(entry.path()).await;
         }
     }
 }

@@ -137,6 +137,7 @@ impl Document {
         self.objects
             .retain(|(k, o, _)| !(*k == kind && identity(kind, o).as_deref() == Some(reference)));
         let mut touched = Vec::new();
+        let mut thinned = Vec::new();
         for (k, o, _) in &mut self.objects {
             let mut lost = false;
             for (field, _, target, list) in references(*k) {
@@ -162,11 +163,11 @@ impl Document {
                 }
             }
             if lost {
-                touched.push(format!(
-                    "{} `{}`",
-                    k.noun(),
-                    identity(*k, o).unwrap_or_default()
-                ));
+                let who = identity(*k, o).unwrap_or_default();
+                touched.push(format!("{} `{who}`", k.noun()));
+                if *k == Kind::Window {
+                    thinned.push(who);
+                }
             }
         }
         // A window whose monitors were all taken out would cover every monitor (an empty
@@ -176,6 +177,7 @@ impl Document {
             .iter()
             .filter(|(k, o, _)| {
                 *k == Kind::Window
+                    && identity(*k, o).is_some_and(|w| thinned.contains(&w))
                     && o.get("monitors")
                         .and_then(Value::as_array)
                         .is_some_and(Vec::is_empty)

@@ -32,10 +32,11 @@ pub enum Credentials {
 pub struct RemoteError(pub String, pub Option<u16>);
 
 impl RemoteError {
-    /// The server refused the request for what it holds (400, 404, 409, 422), rather than
-    /// for who sent it, how often, or its own trouble.
+    /// The server refused the request for what it holds (400, 404, 409, 422, or a limit of
+    /// the workspace's plan), rather than for who sent it, how often, or its own trouble.
     pub fn is_refusal(&self) -> bool {
         matches!(self.1, Some(400 | 404 | 409 | 422))
+            || (self.1 == Some(403) && self.0.contains("PLAN_UPGRADE_REQUIRED"))
     }
 }
 

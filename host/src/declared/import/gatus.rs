@@ -68,27 +68,46 @@ pub fn translate(
 /// any real one, far below what a file of nested aliases (a "billion laughs") expands to.
 const MAX_YAML_VALUES: usize = 2_000_000;
 
-/// YAML as JSON values, refused once it holds more than [`MAX_YAML_VALUES`] (counted as
-/// the parser produces them, so an alias bomb stops early).
+/// The most bytes of text a configuration may hold once YAML's aliases are expanded (an
+/// alias copies its text each time it is named).
+const MAX_YAML_BYTES: usize = 64 * 1024 * 1024;
+
+/// YAML as JSON values, refused once it holds more than [`MAX_YAML_VALUES`] values or
+/// [`MAX_YAML_BYTES`] of text (counted as the parser produces them, so an alias bomb
+/// stops early).
 fn bounded_yaml(text: &str) -> anyhow::Result<Value> {
     use serde::de::DeserializeSeed;
-    let budget = std::cell::Cell::new(MAX_YAML_VALUES);
+    let budget = Budget {
+        values: std::cell::Cell::new(MAX_YAML_VALUES),
+        bytes: std::cell::Cell::new(MAX_YAML_BYTES),
+    };
     let de = serde_yaml_ng::Deserializer::from_str(text);
     Ok(Bounded(&budget).deserialize(de)?)
 }
 
-/// A JSON value built under a budget of values.
-struct Bounded<'a>(&'a std::cell::Cell<usize>);
+/// What is left to spend.
+struct Budget {
+    values: std::cell::Cell<usize>,
+    bytes: std::cell::Cell<usize>,
+}
+
+/// A JSON value built under a budget.
+struct Bounded<'a>(&'a Budget);
 
 impl Bounded<'_> {
-    fn spend<E: serde::de::Error>(&self) -> Result<(), E> {
-        match self.0.get().checked_sub(1) {
-            Some(left) => {
-                self.0.set(left);
+    /// Spend one value holding `bytes` of text.
+    fn spend<E: serde::de::Error>(&self, bytes: usize) -> Result<(), E> {
+        let values = self.0.values.get().checked_sub(1);
+        let left = self.0.bytes.get().checked_sub(bytes);
+        match (values, left) {
+            (Some(values), Some(left)) => {
+                self.0.values.set(values);
+                self.0.bytes.set(left);
                 Ok(())
             }
-            None => Err(E::custom(format!(
-                "the file expands to more than {MAX_YAML_VALUES} values (nested aliases?)"
+            _ => Err(E::custom(format!(
+                "the file expands to more than {MAX_YAML_VALUES} values or {} MiB of text (aliases?)",
+                MAX_YAML_BYTES >> 20
             ))),
         }
     }
@@ -107,27 +126,27 @@ impl<'de> serde::de::Visitor<'de> for Bounded<'_> {
         f.write_str("a YAML value")
     }
     fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
-        self.spend()?;
+        self.spend(0)?;
         Ok(Value::from(v))
     }
     fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
-        self.spend()?;
+        self.spend(0)?;
         Ok(Value::from(v))
     }
     fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
-        self.spend()?;
+        self.spend(0)?;
         Ok(Value::from(v))
     }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
-        self.spend()?;
+        self.spend(0)?;
         Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
     }
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
-        self.spend()?;
+        self.spend(v.len())?;
         Ok(Value::from(v))
     }
     fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
-        self.spend()?;
+        self.spend(0)?;
         Ok(Value::Null)
     }
     fn visit_none<E: serde::de::Error>(self) -> Result<Value, E> {
@@ -137,7 +156,7 @@ impl<'de> serde::de::Visitor<'de> for Bounded<'_> {
         d.deserialize_any(self)
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        self.spend()?;
+        self.spend(0)?;
         let mut items = Vec::new();
         while let Some(v) = seq.next_element_seed(Bounded(self.0))? {
             items.push(v);
@@ -145,7 +164,7 @@ impl<'de> serde::de::Visitor<'de> for Bounded<'_> {
         Ok(Value::Array(items))
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        self.spend()?;
+        self.spend(0)?;
         let mut out = Map::new();
         while let Some(k) = map.next_key_seed(Bounded(self.0))? {
             let key = match k {

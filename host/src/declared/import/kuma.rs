@@ -154,22 +154,48 @@ async fn rows(
 ) -> anyhow::Result<Vec<Map<String, Value>>> {
     use sea_orm::{ConnectionTrait, Statement};
     let backend = db.get_database_backend();
-    let kind = db
+    let found = db
         .query_one_raw(Statement::from_sql_and_values(
             backend,
-            "SELECT type FROM main.sqlite_schema WHERE name = ?",
+            "SELECT type, coalesce(sql, '') AS sql FROM main.sqlite_schema \
+             WHERE name = ? COLLATE NOCASE AND type IN ('table', 'view')",
+            [table.into()],
+        ))
+        .await?;
+    let Some(found) = found else {
+        return Ok(Vec::new());
+    };
+    let kind: String = found.try_get("", "type")?;
+    let sql: String = found.try_get("", "sql")?;
+    let not_kuma =
+        |what: &str| anyhow::anyhow!("`{table}` is {what}: this is not Uptime Kuma's kuma.db");
+    if kind != "table" {
+        return Err(not_kuma("a view, not a table"));
+    }
+    if sql
+        .trim_start()
+        .to_ascii_uppercase()
+        .starts_with("CREATE VIRTUAL")
+    {
+        return Err(not_kuma("a virtual table"));
+    }
+    // A generated column computes its value on every read: anything at all.
+    let generated = db
+        .query_one_raw(Statement::from_sql_and_values(
+            backend,
+            "SELECT count(*) AS n FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3)",
             [table.into()],
         ))
         .await?
-        .and_then(|r| r.try_get::<String>("", "type").ok());
-    match kind.as_deref() {
-        Some("table") => {}
-        None => return Ok(Vec::new()),
-        Some(other) => {
-            bail!("`{table}` is a {other}, not a table: this is not Uptime Kuma's kuma.db")
-        }
+        .and_then(|r| r.try_get::<i64>("", "n").ok())
+        .unwrap_or(0);
+    if generated > 0 {
+        return Err(not_kuma("a table with generated columns"));
     }
-    let sql = format!("SELECT * FROM main.\"{table}\" ORDER BY {order} LIMIT {MAX_ROWS}");
+    let sql = format!(
+        "SELECT * FROM main.\"{table}\" ORDER BY {order} LIMIT {}",
+        MAX_ROWS + 1
+    );
     let mut out = Vec::new();
     for r in db
         .query_all_raw(Statement::from_string(backend, sql))
@@ -189,6 +215,9 @@ async fn rows(
             o.insert(column, value.unwrap_or(Value::Null));
         }
         out.push(o);
+        if out.len() > MAX_ROWS {
+            bail!("`{table}` has more than {MAX_ROWS} rows: more than an import reads");
+        }
     }
     Ok(out)
 }
@@ -207,6 +236,19 @@ pub async fn read_database(path: &Path) -> anyhow::Result<Kuma> {
         .replace('%', "%25")
         .replace('?', "%3F")
         .replace('#', "%23");
+    // Immutable means SQLite does not read the write-ahead log: a database whose log
+    // still holds changes (Uptime Kuma running, or stopped uncleanly) would be read
+    // without them.
+    let wal = std::path::PathBuf::from(format!("{}-wal", path.display()));
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        bail!(
+            "{} has recent changes still in {}: stop Uptime Kuma (it folds them in as it \
+             stops), or copy the database with `sqlite3 kuma.db \".backup copy.db\"`, and \
+             import that",
+            path.display(),
+            wal.display()
+        );
+    }
     let url = format!("sqlite://{escaped}?mode=ro&immutable=true");
     let db = sea_orm::Database::connect(&url)
         .await
@@ -753,6 +795,7 @@ fn target(
                     c.insert(to.into(), Value::from(v));
                 }
             }
+            secret.push("config");
             if text(m, &["mqttSuccessMessage", "mqtt_success_message"]).is_some() {
                 t.skip(
                     format!("{what}: expected message"),
@@ -1194,6 +1237,29 @@ mod tests {
         // Opened immutable: nothing written beside it.
         assert!(!dir.path().join("kuma.db-shm").exists());
         assert!(!dir.path().join("kuma.db-wal").exists());
+    }
+
+    #[tokio::test]
+    async fn generated_columns_and_an_unfolded_log_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kuma.db");
+        hostile(
+            &path,
+            "CREATE TABLE notification (id INTEGER, name TEXT, big TEXT AS (printf('%.*c', 1000, 'x')))",
+        )
+        .await;
+        let e = read_database(&path).await.expect_err("generated");
+        assert!(e.to_string().contains("generated columns"), "{e}");
+
+        let other = dir.path().join("live.db");
+        hostile(
+            &other,
+            "CREATE TABLE notification (id INTEGER, name TEXT, config TEXT)",
+        )
+        .await;
+        std::fs::write(dir.path().join("live.db-wal"), b"changes").expect("wal");
+        let e = read_database(&other).await.expect_err("a log");
+        assert!(e.to_string().contains("recent changes"), "{e}");
     }
 
     #[tokio::test]

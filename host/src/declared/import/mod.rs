@@ -267,7 +267,7 @@ pub async fn import(
     };
     // Monitors already on the server keep the state they have now: only those this run
     // creates are paused as they were in the source.
-    let existing: BTreeSet<String> = if t.paused.is_empty() || options.dry_run {
+    let existing: BTreeSet<String> = if t.paused.is_empty() {
         BTreeSet::new()
     } else {
         remote
@@ -278,7 +278,18 @@ pub async fn import(
             .filter_map(|m| m.get("key").and_then(Value::as_str).map(str::to_string))
             .collect()
     };
-    let (plan, refused) = apply::apply_leaving_out(remote, &mut t.doc, &apply_options).await?;
+    let (plan, refused) = match apply::apply_leaving_out(remote, &mut t.doc, &apply_options).await {
+        Ok(done) => done,
+        Err(e) => {
+            // Stopped part way: what it created that should be paused still is.
+            if !options.dry_run {
+                let wanted: Vec<&String> =
+                    t.paused.iter().filter(|k| !existing.contains(*k)).collect();
+                let _ = pause(remote, &wanted).await;
+            }
+            return Err(e);
+        }
+    };
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -354,28 +365,12 @@ pub async fn import(
     if paused.is_empty() && pings.is_empty() {
         return Ok(out);
     }
-    let monitors = remote
-        .list(Kind::Monitor.path())
-        .await
-        .context("listing the imported monitors")?;
+    let (newly_paused, monitors) = pause(remote, &paused).await?;
     let by_key = |key: &str| {
         monitors
             .iter()
             .find(|m| m.get("key").and_then(Value::as_str) == Some(key))
     };
-    let mut newly_paused = 0;
-    for key in &paused {
-        let Some(m) = by_key(key) else { continue };
-        if m.get("status").and_then(Value::as_str) == Some("paused") {
-            continue;
-        }
-        let id = m.get("id").and_then(Value::as_str).unwrap_or_default();
-        remote
-            .call(Method::POST, &format!("/v1/monitors/{id}/pause"), None)
-            .await
-            .with_context(|| format!("pausing monitor `{key}`"))?;
-        newly_paused += 1;
-    }
     if newly_paused > 0 {
         let _ = writeln!(
             out,
@@ -394,6 +389,37 @@ pub async fn import(
         }
     }
     Ok(out)
+}
+
+/// Pause the monitors with these keys that are not paused yet; how many it paused, and
+/// the workspace's monitors as they were before.
+async fn pause(
+    remote: &Remote,
+    keys: &[&String],
+) -> anyhow::Result<(usize, Vec<Map<String, Value>>)> {
+    let monitors = remote
+        .list(Kind::Monitor.path())
+        .await
+        .context("listing the imported monitors")?;
+    let mut paused = 0;
+    for key in keys {
+        let Some(m) = monitors
+            .iter()
+            .find(|m| m.get("key").and_then(Value::as_str) == Some(key.as_str()))
+        else {
+            continue;
+        };
+        if m.get("status").and_then(Value::as_str) == Some("paused") {
+            continue;
+        }
+        let id = m.get("id").and_then(Value::as_str).unwrap_or_default();
+        remote
+            .call(Method::POST, &format!("/v1/monitors/{id}/pause"), None)
+            .await
+            .with_context(|| format!("pausing monitor `{key}`"))?;
+        paused += 1;
+    }
+    Ok((paused, monitors))
 }
 
 /// The largest JSON or YAML file an import reads (a Kuma database may be larger).
