@@ -222,11 +222,15 @@ fn three_nodes_two_regions_one_database() {
     }
     assert_eq!(per_monitor.len(), MONITORS, "every monitor was checked");
     for (monitor, times) in &per_monitor {
-        // Exactly once per round: never two checks of one monitor in one interval, and
-        // (6 s window, 1 s rounds) no round left out beyond scheduling jitter.
+        // Exactly once per round: never two checks of one monitor in one round, and
+        // (6 s window, 1 s rounds) no round left out beyond scheduling jitter. When few
+        // checks are due a node starts them up to half a second early in groups, so a
+        // late check and the next round's early one can be under half a round apart on a
+        // loaded machine (450 ms was seen); two nodes claiming the same round would check
+        // within a few milliseconds of each other.
         for pair in times.windows(2) {
             assert!(
-                pair[1] - pair[0] >= 500,
+                pair[1] - pair[0] >= 250,
                 "{monitor} checked twice in one round: {times:?}"
             );
         }
