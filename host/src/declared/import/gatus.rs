@@ -271,7 +271,6 @@ fn channels(t: &mut Translation, alerting: Option<&Value>) -> BTreeMap<String, P
         };
         let mut keys = Vec::new();
         for (provider, mut o) in made {
-            let kind = o["type"].as_str().unwrap_or_default().to_string();
             let suffix = o.get("target").and_then(Value::as_str).unwrap_or_default();
             let raw = if suffix.is_empty() {
                 format!("alerting.{provider}")
@@ -286,20 +285,7 @@ fn channels(t: &mut Translation, alerting: Option<&Value>) -> BTreeMap<String, P
             };
             o.insert("key".into(), Value::from(key.clone()));
             o.insert("name".into(), Value::from(label));
-            let secret: Vec<&str> = [
-                "webhookUrl",
-                "botToken",
-                "routingKey",
-                "apiKey",
-                "accessToken",
-                "appToken",
-                "url",
-            ]
-            .into_iter()
-            .filter(|f| o.contains_key(*f))
-            .collect();
-            let _ = kind;
-            t.add(Kind::Channel, o, &secret);
+            t.add_channel(o);
             keys.push(key);
         }
         let noted = |field: &str| s.get(field).is_some_and(|v| !v.is_null());

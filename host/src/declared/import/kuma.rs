@@ -431,19 +431,7 @@ fn notifications(t: &mut Translation, kuma: &Kuma) -> BTreeMap<i64, Vec<String>>
             o.insert("key".into(), Value::from(key.clone()));
             o.insert("name".into(), Value::from(label));
             o.insert("type".into(), Value::from(tocsin));
-            let secret: Vec<&str> = [
-                "url",
-                "webhookUrl",
-                "botToken",
-                "appToken",
-                "accessToken",
-                "routingKey",
-                "apiKey",
-            ]
-            .into_iter()
-            .filter(|f| o.contains_key(*f))
-            .collect();
-            t.add(Kind::Channel, o, &secret);
+            t.add_channel(o);
             keys.push(key);
         }
         out.insert(id, keys);

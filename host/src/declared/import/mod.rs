@@ -121,6 +121,25 @@ impl Translation {
         self.doc.objects.push((kind, object, secret));
     }
 
+    /// Add a channel, its credentials (webhook URLs whose path is the credential, tokens,
+    /// keys) kept out of printed plans.
+    pub fn add_channel(&mut self, channel: Map<String, Value>) {
+        const CREDENTIALS: [&str; 7] = [
+            "url",
+            "webhookUrl",
+            "botToken",
+            "appToken",
+            "accessToken",
+            "routingKey",
+            "apiKey",
+        ];
+        let secret: Vec<&str> = CREDENTIALS
+            .into_iter()
+            .filter(|f| channel.contains_key(*f))
+            .collect();
+        self.add(Kind::Channel, channel, &secret);
+    }
+
     pub fn skip(&mut self, what: impl Into<String>, reason: impl Into<String>) {
         self.skipped.push(Skipped {
             what: what.into(),
@@ -175,17 +194,7 @@ impl Translation {
 
     /// A tag the API accepts (1 to 50 letters, digits, `-_.:/`), noting a changed one.
     pub fn tag(&mut self, what: &str, raw: &str) -> Option<String> {
-        let mut tag: String = raw
-            .trim()
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "-_.:/".contains(c) {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect();
+        let mut tag = key_text(raw.trim());
         tag.truncate(50);
         if tag.trim_matches('-').is_empty() {
             self.skip(format!("{what}: tag `{raw}`"), "it has no letter or digit");
@@ -198,7 +207,7 @@ impl Translation {
     }
 }
 
-/// The characters a key allows (letters, digits, `-_.:/`); any other becomes `-`.
+/// The characters a key and a tag allow (letters, digits, `-_.:/`); any other becomes `-`.
 fn key_text(raw: &str) -> String {
     raw.chars()
         .map(|c| {
