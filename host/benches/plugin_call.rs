@@ -146,6 +146,7 @@ async fn run() {
         budget_deadline: Instant::now() + Duration::from_secs(5),
         budget: Duration::from_secs(5),
         region: None,
+        attachments: std::sync::Arc::from([]),
     };
     let per_round = 200u32;
     let rounds = 5;

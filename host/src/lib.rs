@@ -25,6 +25,7 @@ pub mod ids;
 pub mod outbox;
 pub mod plans;
 pub mod plugins;
+pub mod reports;
 pub mod scheduler;
 pub mod store;
 pub mod telemetry;

@@ -7,6 +7,7 @@
 use crate::support;
 
 use serde_json::{Value, json};
+use std::time::Duration;
 use support::{Server, create};
 use tocsin::store::checks::CheckRow;
 use tocsin::store::{IncidentRow, IncidentState};
@@ -456,4 +457,282 @@ fn a_month_with_maintenance_and_two_incidents_reports_to_the_second() {
         .get(&format!("/v1/reports/uptime?monitorIds={id}&{query}"))
         .assert_error(404, "MONITOR_NOT_FOUND");
     let _ = (idle, other);
+}
+
+/// The PDF attached to a mail as the SMTP sink received it, read by Python's `email`.
+fn attached_pdf(data: &str) -> (String, String, Vec<u8>) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let script = "import sys, email, email.policy\n\
+m = email.message_from_bytes(sys.stdin.buffer.read(), policy=email.policy.default)\n\
+files = [p for p in m.iter_attachments()]\n\
+assert len(files) == 1, [p.get_filename() for p in files]\n\
+sys.stderr.write(str(m['subject']) + '\\n' + files[0].get_filename() + '\\n')\n\
+sys.stdout.buffer.write(files[0].get_payload(decode=True))\n";
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(data.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("python3");
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "reading the mail: {said}\n{data}");
+    let mut lines = said.lines();
+    let subject = lines.next().unwrap_or_default().to_string();
+    let name = lines.next().unwrap_or_default().to_string();
+    (subject, name, out.stdout)
+}
+
+/// A month in UTC as `(label, title, from, to)`: the one before `now`'s.
+fn month_before(now: chrono::DateTime<chrono::Utc>) -> (String, String, i64, i64) {
+    use chrono::{Datelike, NaiveDate};
+    let this = NaiveDate::from_ymd_opt(now.year(), now.month(), 1).expect("date");
+    let last = this.pred_opt().expect("date").with_day(1).expect("date");
+    let at = |d: NaiveDate| {
+        d.and_hms_opt(0, 0, 0)
+            .expect("time")
+            .and_utc()
+            .timestamp_millis()
+    };
+    (
+        last.format("%Y-%m").to_string(),
+        last.format("%B %Y").to_string(),
+        at(last),
+        at(this),
+    )
+}
+
+#[test]
+fn a_monthly_report_goes_out_once_by_mail_with_its_pdf_and_to_a_webhook() {
+    let smtp = support::sinks::SmtpSink::start();
+    let receiver = support::sinks::Receiver::start();
+    let port = smtp.port.to_string();
+    let env = [
+        ("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true"),
+        ("TOCSIN_SMTP_HOST", "127.0.0.1"),
+        ("TOCSIN_SMTP_PORT", port.as_str()),
+        ("TOCSIN_SMTP_TLS", "none"),
+        ("TOCSIN_SMTP_FROM", "Tocsin <reports@tocsin.test>"),
+        ("TOCSIN_PUBLIC_URL", "https://tocsin.test"),
+    ];
+    let dir = tempfile::tempdir().expect("dir");
+    let mut server = Server::start_in(dir.path(), &env);
+    let api = server.client();
+    let workspace = api.workspace_id();
+    receiver.set_secret(
+        api.get("/v1/workspace/webhook-secret").body["data"]["secret"]
+            .as_str()
+            .expect("secret"),
+    );
+
+    // Last month: a check every five minutes, one hour of it failing, one incident.
+    let (label, title, from, to) = month_before(chrono::Utc::now());
+    let (before_label, ..) =
+        month_before(chrono::DateTime::from_timestamp_millis(from).expect("time"));
+    let monitor = create(
+        &api,
+        "/v1/monitors",
+        json!({"name": "Checkout", "type": "heartbeat", "period": STEP_S, "grace": GRACE_S, "slaTarget": 99.9}),
+    );
+    let id = monitor["id"].as_str().expect("id").to_string();
+    let steps = (to - from) / (STEP_S * 1000);
+    let failing = 100..112;
+    let at = move |i: i64| from + i * STEP_S * 1000;
+    {
+        let (workspace, id) = (workspace.clone(), id.clone());
+        support::on_store(&server, |store| async move {
+            let rows: Vec<CheckRow> = (0..steps)
+                .map(|i| CheckRow {
+                    id: format!("chk_m{i:06}"),
+                    monitor_id: id.clone(),
+                    workspace_id: workspace.clone(),
+                    checked_at: at(i),
+                    ok: !failing.contains(&i),
+                    reason: failing.contains(&i).then(|| "Missed ping".to_string()),
+                    status_code: None,
+                    response_time_ms: None,
+                    region: "eu".into(),
+                    details: "{}".into(),
+                    counted: true,
+                    maintenance: false,
+                })
+                .collect();
+            let tx = store.begin_write().await.expect("tx");
+            tx.insert_checks(rows).await.expect("checks");
+            tx.insert_incident(IncidentRow {
+                id: "inc_monthly".into(),
+                workspace_id: workspace.clone(),
+                monitor_id: id.clone(),
+                policy_id: None,
+                status: IncidentState::Resolved,
+                open_key: None,
+                created_at: at(100),
+                acknowledged_at: None,
+                acknowledged_by: None,
+                resolved_at: Some(at(112)),
+                escalate_at: None,
+                escalated_at: None,
+                failure: "{}".into(),
+                monitor: "{}".into(),
+                hold: None,
+                notified: true,
+                group_id: None,
+                remind_at: None,
+                reminders: 0,
+                escalation_step: 0,
+            })
+            .await
+            .expect("incident");
+            tx.commit().await.expect("commit");
+            (store, ())
+        });
+    }
+    let total = (to - from) / 1000;
+    let uptime = (total - 3_600) as f64 * 100.0 / total as f64;
+
+    let email = create(
+        &api,
+        "/v1/channels",
+        json!({"name": "Reports", "type": "email", "target": "reports@customer.test"}),
+    );
+    let hook = create(
+        &api,
+        "/v1/channels",
+        json!({"name": "Reports hook", "type": "webhook", "url": receiver.url("/reports")}),
+    );
+    let mut ids = vec![
+        email["id"].as_str().expect("id").to_string(),
+        hook["id"].as_str().expect("id").to_string(),
+    ];
+    ids.sort();
+
+    // The setting is in the API's document.
+    let doc = api.get("/v1/openapi.json").body;
+    let schemas = &doc["components"]["schemas"];
+    assert!(schemas["WorkspaceUpdate"]["properties"]["monthlyReport"].is_object());
+    assert!(schemas["MonthlyReportView"]["properties"]["lastSentFor"].is_object());
+
+    // Bad settings change nothing.
+    for bad in [
+        json!({"channelIds": []}),
+        json!({"channelIds": ["ch_nope"]}),
+        json!({"channelIds": [ids[0], ids[0]]}),
+        json!({"channels": ids}),
+        json!(["x"]),
+    ] {
+        api.patch("/v1/workspace", &json!({"monthlyReport": bad}))
+            .assert_error(400, "VALIDATION_ERROR");
+    }
+    assert_eq!(
+        api.get("/v1/workspace").body["data"]["monthlyReport"],
+        Value::Null
+    );
+    // Turned on now, the month just ended counts as sent: the first report is next month's.
+    let r = api.patch(
+        "/v1/workspace",
+        &json!({"monthlyReport": {"channelIds": [ids[1], ids[0]]}}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        r.body["data"]["monthlyReport"],
+        json!({"channelIds": ids, "lastSentFor": label})
+    );
+
+    // As if the server had been down on the 1st: last sent the month before, it sends
+    // last month's when it starts.
+    server.stop();
+    {
+        let (workspace, ids) = (workspace.clone(), ids.clone());
+        let before = before_label.clone();
+        support::on_store(&server, |store| async move {
+            store
+                .set_monthly_report(&workspace, &[], &before, 0)
+                .await
+                .expect("off");
+            store
+                .set_monthly_report(&workspace, &ids, &before, 0)
+                .await
+                .expect("on");
+            (store, ())
+        });
+    }
+    server = Server::start_in(dir.path(), &env);
+    let api = server.client();
+    let mail = support::wait_for("the report by mail", Duration::from_secs(60), || {
+        smtp.mails_to("reports@customer.test").into_iter().next()
+    });
+    let (subject, file, pdf) = attached_pdf(&mail.data);
+    assert_eq!(
+        subject,
+        format!("Uptime report for {title}: 1 monitor, 1 target missed")
+    );
+    assert_eq!(file, format!("uptime-{label}.pdf"));
+    assert!(pdf.starts_with(b"%PDF-"));
+    let text = pdf_text(&pdf);
+    for wanted in [
+        format!(
+            "From {} to {}",
+            tocsin::time::format_ms(from),
+            tocsin::time::format_ms(to)
+        ),
+        format!("Uptime {uptime:.3} %; target 99.9 %: missed."),
+        "Down 1 h, maintenance 0 s, unmonitored 0 s.".to_string(),
+        format!("Checks {steps} (12 failed)"),
+        "Incident inc_monthly from".to_string(),
+    ] {
+        assert!(text.contains(&wanted), "{wanted:?} not in:\n{text}");
+    }
+
+    let hooked = support::wait_for("the report by webhook", Duration::from_secs(30), || {
+        receiver.at("/reports").into_iter().next()
+    });
+    assert!(hooked.verified, "signed like every webhook");
+    let p = &hooked.json;
+    assert_eq!(p["event"], "report.monthly");
+    assert_eq!(
+        hooked.headers.get("x-service-event").map(String::as_str),
+        Some("report.monthly")
+    );
+    let report = &p["report"];
+    assert_eq!(
+        (
+            report["month"].as_str(),
+            report["monitors"].as_u64(),
+            report["targetsMissed"].as_u64(),
+            report["incidents"].as_u64(),
+        ),
+        (Some(label.as_str()), Some(1), Some(1), Some(1)),
+        "{p}"
+    );
+    assert_eq!(report["from"], tocsin::time::format_ms(from));
+    let lowest = &report["lowestUptime"][0];
+    assert_eq!(lowest["id"], id.as_str());
+    assert!((lowest["uptimePercent"].as_f64().expect("uptime") - uptime).abs() < 1e-9);
+    assert_eq!(lowest["downSeconds"], 3_600);
+    assert_eq!(p["files"][0]["name"], format!("uptime-{label}.pdf"));
+    assert_eq!(p["files"][0]["bytes"], pdf.len());
+    assert_eq!(
+        report["url"],
+        format!("https://tocsin.test/reports?month={label}")
+    );
+    assert_eq!(
+        api.get("/v1/workspace").body["data"]["monthlyReport"]["lastSentFor"],
+        label.as_str()
+    );
+
+    // Another start sends nothing again.
+    server.stop();
+    server = Server::start_in(dir.path(), &env);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(smtp.mails_to("reports@customer.test").len(), 1);
+    assert_eq!(receiver.at("/reports").len(), 1);
+    drop(server);
 }

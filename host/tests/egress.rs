@@ -51,6 +51,7 @@ fn call(host: &PluginHost) -> CallContext {
         budget_deadline: Instant::now() + budget,
         budget,
         region: None,
+        attachments: std::sync::Arc::from([]),
     }
 }
 
@@ -146,6 +147,7 @@ async fn public_only_refuses_loopback_by_name_and_by_address_in_every_import() {
         subject: "down".into(),
         text_body: "it is down".into(),
         html_body: None,
+        attachments: std::sync::Arc::from([]),
     };
     match relay
         .send(&message, Duration::from_secs(5), &public_only(&[]))

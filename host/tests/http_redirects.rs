@@ -34,6 +34,7 @@ async fn send(method: &str, url: String, body: Option<&str>) -> Response {
         budget_deadline: Instant::now() + budget,
         budget,
         region: Some(Arc::from("local")),
+        attachments: std::sync::Arc::from([]),
     };
     let request = Request {
         method: method.into(),

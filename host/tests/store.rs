@@ -642,6 +642,79 @@ async fn exercise(store: Store) {
     assert_eq!(total, 2, "a page past the end still counts");
 
     metric_pages(&store, &ctx, &third.id).await;
+    report_months_and_files(&store, &third.id).await;
+}
+
+/// A monthly report's month is taken once; a delivery's file comes back byte for byte and
+/// goes with its delivery.
+async fn report_months_and_files(store: &Store, workspace: &str) {
+    use tocsin::store::reports::DeliveryFileRow;
+    use tocsin::store::{DeliveryRow, DeliveryState};
+    store
+        .set_monthly_report(workspace, &["ch_a".into()], "2026-09", NOW)
+        .await
+        .expect("set");
+    let tx = store.begin_write().await.expect("tx");
+    assert!(
+        tx.take_report_month(workspace, "2026-10", NOW)
+            .await
+            .expect("take")
+    );
+    assert!(
+        !tx.take_report_month(workspace, "2026-10", NOW)
+            .await
+            .expect("again")
+    );
+    let delivery = DeliveryRow {
+        id: "whd_report_file".into(),
+        workspace_id: workspace.to_string(),
+        incident_id: None,
+        monitor_id: None,
+        channel_id: None,
+        channel_kind: "email".into(),
+        channel_config: "{}".into(),
+        event: "report.monthly".into(),
+        payload: "{}".into(),
+        status: DeliveryState::Failed,
+        attempts: 1,
+        next_attempt_at: NOW,
+        lease_until: None,
+        last_error: None,
+        created_at: NOW - 1,
+        updated_at: NOW,
+        delivered_at: None,
+    };
+    tx.insert_delivery(delivery).await.expect("delivery");
+    let data: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    tx.insert_delivery_file(DeliveryFileRow {
+        delivery_id: "whd_report_file".into(),
+        name: "uptime-2026-10.pdf".into(),
+        content_type: "application/pdf".into(),
+        data: data.clone(),
+    })
+    .await
+    .expect("file");
+    tx.commit().await.expect("commit");
+    let row = store
+        .monthly_report(workspace)
+        .await
+        .expect("read")
+        .expect("row");
+    assert_eq!(row.sent_for.as_deref(), Some("2026-10"));
+    let files = store
+        .delivery_files("whd_report_file")
+        .await
+        .expect("files");
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].data, data, "every byte, 0 to 255");
+    store.prune_deliveries(NOW, 100).await.expect("prune");
+    assert!(
+        store
+            .delivery_files("whd_report_file")
+            .await
+            .expect("files")
+            .is_empty()
+    );
 }
 
 /// What `/metrics` reads comes in pages that, joined, are every row once, in id order;

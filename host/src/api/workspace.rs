@@ -24,8 +24,25 @@ pub struct WorkspaceView {
     /// 09:00" of alerts means 09:00 there.
     #[schema(example = "Europe/Paris")]
     pub time_zone: String,
+    /// Where the previous month's uptime report of every monitor goes on the 1st (at
+    /// midnight in `timeZone`); null: no monthly report.
+    pub monthly_report: Option<MonthlyReportView>,
     pub created_at: String,
 }
+
+/// The monthly report setting.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MonthlyReportView {
+    /// Channels that get it: e-mail with the report's PDF attached, chat channels a
+    /// summary with a link, webhooks the `report.monthly` payload.
+    pub channel_ids: Vec<String>,
+    /// The last month whose report was sent (`2026-10`).
+    pub last_sent_for: Option<String>,
+}
+
+/// Channels one monthly report goes to at most.
+const MAX_REPORT_CHANNELS: usize = 20;
 
 /// The webhook signing secret.
 #[derive(Debug, Serialize, ToSchema)]
@@ -46,12 +63,22 @@ pub async fn get_workspace(
         .workspace(&p.workspace_id)
         .await?
         .ok_or_else(|| ApiError::internal("workspace vanished"))?;
+    let monthly_report =
+        state
+            .store
+            .monthly_report(&p.workspace_id)
+            .await?
+            .map(|r| MonthlyReportView {
+                channel_ids: serde_json::from_str(&r.channel_ids).unwrap_or_default(),
+                last_sent_for: r.sent_for,
+            });
     Ok(Success::ok(WorkspaceView {
         id: ws.id,
         name: ws.name,
         plan: ws.plan,
         require_two_factor: ws.require_two_factor,
         time_zone: ws.time_zone.unwrap_or_else(|| "UTC".into()),
+        monthly_report,
         created_at: crate::time::format_ms(ws.created_at),
     }))
 }
@@ -67,6 +94,17 @@ pub struct WorkspaceUpdate {
     pub require_two_factor: Option<bool>,
     /// An IANA time zone, e.g. `Europe/Paris`.
     pub time_zone: Option<String>,
+    /// `{"channelIds": [...]}` (1 to 20 of the workspace's channels) sends the previous
+    /// month's uptime report there on the 1st, starting next month; null turns it off.
+    pub monthly_report: Option<MonthlyReportUpdate>,
+}
+
+/// Body of `monthlyReport`.
+#[derive(Debug, serde::Deserialize, ToSchema)]
+#[allow(dead_code)]
+#[serde(rename_all = "camelCase")]
+pub struct MonthlyReportUpdate {
+    pub channel_ids: Vec<String>,
 }
 
 /// Rename the caller's workspace. The plan is the operator's to set (`tocsin workspace`).
@@ -84,6 +122,7 @@ pub async fn update_workspace(
     let mut name = None;
     let mut require_two_factor = None;
     let mut time_zone = None;
+    let mut monthly_report: Option<Vec<String>> = None;
     for (key, value) in &object {
         match key.as_str() {
             "name" => name = super::fields::name(Some(value), &mut errors),
@@ -100,12 +139,29 @@ pub async fn update_workspace(
                     "must be an IANA time zone name, e.g. Europe/Paris or UTC",
                 )),
             },
+            "monthlyReport" => monthly_report = report_channels(value, &mut errors),
             "plan" => errors.push(FieldError::new(
                 "plan",
                 "is set by the server operator (tocsin workspace set-plan)",
             )),
             "id" | "createdAt" => errors.push(FieldError::new(key, "is read-only")),
             _ => errors.push(FieldError::new(key, "is not a field of a workspace")),
+        }
+    }
+    if let Some(ids) = &monthly_report
+        && !ids.is_empty()
+    {
+        let known = state
+            .store
+            .channels_by_ids(&p.workspace_id, ids.clone())
+            .await?;
+        for (i, id) in ids.iter().enumerate() {
+            if !known.iter().any(|c| &c.id == id) {
+                errors.push(FieldError::new(
+                    format!("monthlyReport.channelIds[{i}]"),
+                    "is not a channel of this workspace",
+                ));
+            }
         }
     }
     super::paging::finish(errors)?;
@@ -158,7 +214,79 @@ pub async fn update_workspace(
             )
             .await?;
     }
+    if let Some(ids) = monthly_report {
+        let ws = state
+            .store
+            .workspace(&p.workspace_id)
+            .await?
+            .ok_or_else(|| ApiError::internal("workspace vanished"))?;
+        let zone = ws
+            .time_zone
+            .as_deref()
+            .and_then(|z| z.parse().ok())
+            .unwrap_or(chrono_tz::UTC);
+        let now = state.clock.now_ms();
+        // The month just ended counts as sent: the first report is next month's.
+        let first = crate::reports::monthly::previous_month(now, zone).label;
+        crate::store::audit::note(
+            crate::store::audit::Change::new(
+                Some(&p.workspace_id),
+                "workspace.monthly_report",
+                "workspace",
+                Some(&p.workspace_id),
+            )
+            .after(serde_json::json!({"channelIds": ids})),
+        );
+        state
+            .store
+            .set_monthly_report(&p.workspace_id, &ids, &first, now)
+            .await?;
+    }
     get_workspace(State(state), Extension(p)).await
+}
+
+/// `monthlyReport`: null (off) or `{"channelIds": [...]}` with 1 to 20 distinct ids.
+fn report_channels(value: &serde_json::Value, errors: &mut Vec<FieldError>) -> Option<Vec<String>> {
+    if value.is_null() {
+        return Some(Vec::new());
+    }
+    let Some(object) = value.as_object() else {
+        errors.push(FieldError::new(
+            "monthlyReport",
+            "must be an object with channelIds, or null to turn the report off",
+        ));
+        return None;
+    };
+    if let Some(other) = object.keys().find(|k| k.as_str() != "channelIds") {
+        errors.push(FieldError::new(
+            format!("monthlyReport.{other}"),
+            "is not a field of the monthly report",
+        ));
+        return None;
+    }
+    let ids: Option<Vec<String>> = object
+        .get("channelIds")
+        .and_then(serde_json::Value::as_array)
+        .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect());
+    match ids {
+        Some(mut ids) if (1..=MAX_REPORT_CHANNELS).contains(&ids.len()) => {
+            let before = ids.len();
+            ids.sort();
+            ids.dedup();
+            if ids.len() == before {
+                return Some(ids);
+            }
+            errors.push(FieldError::new(
+                "monthlyReport.channelIds",
+                "names a channel twice",
+            ));
+        }
+        _ => errors.push(FieldError::new(
+            "monthlyReport.channelIds",
+            format!("must be a list of 1 to {MAX_REPORT_CHANNELS} channel ids"),
+        )),
+    }
+    None
 }
 
 /// The webhook signing secret (admin keys only).

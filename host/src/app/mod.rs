@@ -441,6 +441,16 @@ impl Services<'_> {
         let uptime =
             crate::api::metrics::refresh_uptime_loop(store.clone(), clock.clone(), tasks.signal());
         tasks.spawn(Phase::Sweeps, "uptime", Stop::Wait, uptime);
+        let monthly = crate::reports::monthly::run(
+            store.clone(),
+            clock.clone(),
+            engine.public_url.clone(),
+            engine.outbox_wakeup.clone(),
+            tasks.signal(),
+        );
+        // A report is taken with its deliveries in one transaction: cut short, it is
+        // queued at the next start.
+        tasks.spawn(Phase::Sweeps, "monthly reports", Stop::Abort, monthly);
         let days = |d: u32| (d > 0).then(|| std::time::Duration::from_secs(u64::from(d) * 86_400));
         let retention = crate::engine::retention::run(
             store.clone(),

@@ -20,6 +20,9 @@ pub mod kind {
     pub const MONITOR_FLAPPING_STARTED: &str = "monitor.flapping_started";
     pub const MONITOR_DEGRADED: &str = "monitor.degraded";
     pub const MONITOR_DEGRADED_ENDED: &str = "monitor.degraded_ended";
+    /// The previous month's uptime report of a workspace (its PDF goes with e-mail); not
+    /// about one monitor, so not among [`ALL`].
+    pub const REPORT_MONTHLY: &str = "report.monthly";
     pub const ALL: [&str; 12] = [
         INCIDENT_CREATED,
         INCIDENT_REMINDER,

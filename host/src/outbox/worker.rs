@@ -3,6 +3,7 @@
 
 use super::{jitter_unit, next_delay, signing, subscribers};
 use crate::ids::{self, prefix};
+use crate::plugins::relay::Attachment;
 use crate::plugins::{Notification, PluginHost};
 use crate::store::{AttemptRow, DeliveryRow, DeliveryState, Store, StoreError};
 use serde_json::json;
@@ -244,6 +245,23 @@ pub async fn attempt(
     };
     let delivered = if for_visitor {
         plugins.deliver_for_visitor(&plugin, n).await
+    } else if d.event == super::events::kind::REPORT_MONTHLY {
+        // A report carries its PDF: e-mail attaches it.
+        let files = match store.delivery_files(&d.id).await {
+            Ok(files) => files,
+            Err(e) => return fail(true, format!("Database error: {e}"), started),
+        };
+        let files: Vec<Attachment> = files
+            .into_iter()
+            .map(|f| Attachment {
+                name: f.name,
+                content_type: f.content_type,
+                data: f.data,
+            })
+            .collect();
+        plugins
+            .deliver_with_files(&plugin, n, Arc::from(files))
+            .await
     } else {
         plugins.deliver(&plugin, n).await
     };

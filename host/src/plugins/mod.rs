@@ -192,6 +192,7 @@ impl PluginHost {
             subject: subject.to_string(),
             text_body: text.to_string(),
             html_body: None,
+            attachments: Arc::from([]),
         };
         relay
             .send(
@@ -385,6 +386,7 @@ impl PluginHost {
             budget_deadline: Instant::now() + limits::CONTROL_CALL_BUDGET,
             budget: limits::CONTROL_CALL_BUDGET,
             region: None,
+            attachments: Arc::from([]),
         }
     }
 
@@ -585,6 +587,7 @@ impl PluginHost {
             budget_deadline: Instant::now() + budget,
             budget,
             region: None,
+            attachments: Arc::from([]),
         }
     }
 
@@ -744,7 +747,18 @@ impl PluginHost {
         plugin: &ChannelPlugin,
         n: Notification,
     ) -> Result<Result<Receipt, DeliveryFailure>, CallError> {
-        self.deliver_by(plugin, n, false).await
+        self.deliver_by(plugin, n, false, Arc::from([])).await
+    }
+
+    /// [`PluginHost::deliver`] of a delivery that carries files: every message the plugin
+    /// sends through the SMTP relay has them attached.
+    pub async fn deliver_with_files(
+        &self,
+        plugin: &ChannelPlugin,
+        n: Notification,
+        files: Arc<[relay::Attachment]>,
+    ) -> Result<Result<Receipt, DeliveryFailure>, CallError> {
+        self.deliver_by(plugin, n, false, files).await
     }
 
     /// Make one delivery attempt to a target an anonymous visitor gave: the same as
@@ -755,7 +769,7 @@ impl PluginHost {
         plugin: &ChannelPlugin,
         n: Notification,
     ) -> Result<Result<Receipt, DeliveryFailure>, CallError> {
-        self.deliver_by(plugin, n, true).await
+        self.deliver_by(plugin, n, true, Arc::from([])).await
     }
 
     async fn deliver_by(
@@ -763,11 +777,13 @@ impl PluginHost {
         plugin: &ChannelPlugin,
         n: Notification,
         for_visitor: bool,
+        files: Arc<[relay::Attachment]>,
     ) -> Result<Result<Receipt, DeliveryFailure>, CallError> {
         let budget = Duration::from_millis(u64::from(n.timeout_ms));
         let binding = plugin.binding.clone();
         let _slot = self.budgets.deliveries.acquire().await;
         let mut ctx = self.context(&plugin.name, plugin.grants.clone(), budget);
+        ctx.attachments = files;
         if for_visitor {
             ctx.services = self.visitor_services.clone();
         }

@@ -9,6 +9,7 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One message to send.
@@ -18,6 +19,16 @@ pub struct Mail {
     pub subject: String,
     pub text_body: String,
     pub html_body: Option<String>,
+    /// Files attached after the body.
+    pub attachments: Arc<[Attachment]>,
+}
+
+/// A file a message carries (a report's PDF).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    pub name: String,
+    pub content_type: String,
+    pub data: Vec<u8>,
 }
 
 /// Why a message was not sent.
@@ -195,18 +206,8 @@ impl SmtpRelay {
                 .map_err(|e| Error::Rejected(format!("`{to}` is not an e-mail address: {e}")))?;
             builder = builder.to(mailbox);
         }
-        let email = match &msg.html_body {
-            Some(html) => builder.multipart(MultiPart::alternative_plain_html(
-                msg.text_body.clone(),
-                html.clone(),
-            )),
-            None => builder.singlepart(
-                SinglePart::builder()
-                    .header(ContentType::TEXT_PLAIN)
-                    .body(msg.text_body.clone()),
-            ),
-        }
-        .map_err(|e| Error::Rejected(format!("cannot build the message: {e}")))?;
+        let email = body(builder, msg)
+            .map_err(|e| Error::Rejected(format!("cannot build the message: {e}")))?;
         let exchange = async {
             let address = self.address(egress).await?;
             Ok(self.transport(address).send(email).await)
@@ -224,4 +225,39 @@ impl SmtpRelay {
             Ok(Ok(Err(e))) => Err(Error::Transient(format!("sending failed: {e}"))),
         }
     }
+}
+
+/// The message's body: plain text (and HTML as its alternative), then its attachments.
+fn body(
+    builder: lettre::message::MessageBuilder,
+    msg: &Mail,
+) -> Result<lettre::Message, lettre::error::Error> {
+    let text = SinglePart::builder()
+        .header(ContentType::TEXT_PLAIN)
+        .body(msg.text_body.clone());
+    if msg.attachments.is_empty() {
+        return match &msg.html_body {
+            Some(html) => builder.multipart(MultiPart::alternative_plain_html(
+                msg.text_body.clone(),
+                html.clone(),
+            )),
+            None => builder.singlepart(text),
+        };
+    }
+    let mut mixed = match &msg.html_body {
+        Some(html) => MultiPart::mixed().multipart(MultiPart::alternative_plain_html(
+            msg.text_body.clone(),
+            html.clone(),
+        )),
+        None => MultiPart::mixed().singlepart(text),
+    };
+    for file in msg.attachments.iter() {
+        let kind = ContentType::parse(&file.content_type).unwrap_or_else(|_| {
+            ContentType::parse("application/octet-stream").expect("a valid type")
+        });
+        mixed = mixed.singlepart(
+            lettre::message::Attachment::new(file.name.clone()).body(file.data.clone(), kind),
+        );
+    }
+    builder.multipart(mixed)
 }

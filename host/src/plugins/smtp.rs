@@ -34,6 +34,7 @@ impl Host for CallState {
             subject: msg.subject,
             text_body: msg.text_body,
             html_body: msg.html_body,
+            attachments: self.call.attachments.clone(),
         };
         Ok(relay
             .send(&mail, self.call.remaining(), &self.call.services.egress)

@@ -10,8 +10,8 @@ use super::{MonitorChange, Order, Page, Store, StoreError, Tx};
 use sea_orm::sea_query::ExprTrait as _;
 use sea_orm::sea_query::{Alias, Expr, OnConflict, Query};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect, Set,
 };
 
 // The monitor's entities live here, beside its row type: a new column is added to both
@@ -505,6 +505,27 @@ impl Store {
             .all(self.db())
             .await?
             .owned())
+    }
+
+    /// A workspace's first `limit` monitors by name, and how many it has in all.
+    pub async fn monitors_by_name(
+        &self,
+        workspace_id: &str,
+        limit: u64,
+    ) -> Result<(Vec<MonitorRow>, u64), StoreError> {
+        let all = monitor::Entity::find()
+            .filter(monitor::Column::WorkspaceId.eq(workspace_id))
+            .count(self.db())
+            .await?;
+        let rows = monitor_live::Entity::find()
+            .filter(monitor_live::Column::WorkspaceId.eq(workspace_id))
+            .order_by_asc(monitor_live::Column::Name)
+            .order_by_asc(monitor_live::Column::Id)
+            .limit(limit)
+            .all(self.db())
+            .await?
+            .owned();
+        Ok((rows, all))
     }
 
     /// Which monitors of a workspace depend on which (only those that depend on any).

@@ -88,6 +88,7 @@ impl Store {
         if ids.is_empty() {
             return Ok(0);
         }
+        tx.delete_delivery_files(ids.clone()).await?;
         delivery_attempt::Entity::delete_many()
             .filter(delivery_attempt::Column::DeliveryId.is_in(ids.clone()))
             .exec(tx.conn())

@@ -44,6 +44,14 @@ pub enum Kind {
         days: i64,
         critical: bool,
     },
+    /// The previous month's uptime report of the workspace.
+    Report {
+        /// `October 2026`.
+        title: String,
+        monitors: u64,
+        targets_missed: u64,
+        incidents: u64,
+    },
     /// Any other event, by name.
     Other(String),
 }
@@ -144,6 +152,12 @@ impl Alert {
                 days: p["ssl"]["daysRemaining"].as_i64().unwrap_or(0),
                 critical: event == "ssl.expiry_critical",
             },
+            "report.monthly" => Kind::Report {
+                title: text(&p["report"]["title"]).unwrap_or_else(|| "last month".into()),
+                monitors: p["report"]["monitors"].as_u64().unwrap_or(0),
+                targets_missed: p["report"]["targetsMissed"].as_u64().unwrap_or(0),
+                incidents: p["report"]["incidents"].as_u64().unwrap_or(0),
+            },
             other => Kind::Other(other.to_string()),
         };
         let group: Vec<GroupEntry> = p["group"]["incidents"]
@@ -177,7 +191,7 @@ impl Alert {
             monitor_id: text(&p["monitor"]["id"]),
             target: text(&p["monitor"]["url"]).or_else(|| text(&p["monitor"]["hostname"])),
             incident_id: text(&p["incident"]["id"]),
-            link: text(&p["incident"]["url"]),
+            link: text(&p["incident"]["url"]).or_else(|| text(&p["report"]["url"])),
             reason: text(&p["failure"]["reason"]),
             region: text(&p["failure"]["region"]),
             since: text(&p["incident"]["createdAt"]).or_else(|| text(&p["flapping"]["since"])),
@@ -187,6 +201,14 @@ impl Alert {
             group,
             actions,
         })
+    }
+
+    /// The words of the alert's link: a report's or an incident's.
+    pub fn link_label(&self) -> &'static str {
+        match self.kind {
+            Kind::Report { .. } => "Open the report",
+            _ => "Open the incident",
+        }
     }
 
     pub fn severity(&self) -> Severity {
@@ -199,7 +221,11 @@ impl Alert {
             | Kind::FlappingStarted { .. }
             | Kind::Degraded { .. } => Severity::Warning,
             Kind::Recovered | Kind::DegradedEnded { .. } => Severity::Resolved,
-            Kind::Acknowledged | Kind::Paused | Kind::Resumed | Kind::Other(_) => Severity::Info,
+            Kind::Acknowledged
+            | Kind::Paused
+            | Kind::Resumed
+            | Kind::Report { .. }
+            | Kind::Other(_) => Severity::Info,
         }
     }
 
@@ -255,6 +281,24 @@ impl Alert {
             Kind::Paused => format!("Paused: {m}"),
             Kind::Resumed => format!("Resumed: {m}"),
             Kind::Certificate { days, .. } => format!("Certificate expires in {days} days: {m}"),
+            Kind::Report {
+                title,
+                monitors,
+                targets_missed,
+                ..
+            } => format!(
+                "Uptime report for {title}: {monitors} {}, {targets_missed} {} missed",
+                if *monitors == 1 {
+                    "monitor"
+                } else {
+                    "monitors"
+                },
+                if *targets_missed == 1 {
+                    "target"
+                } else {
+                    "targets"
+                }
+            ),
             Kind::Other(event) => format!("{event}: {m}"),
         };
         format!("{test}{title}")
@@ -298,6 +342,9 @@ impl Alert {
                 if let Some(e) = &self.expires {
                     facts.push(("Expires", e.clone()));
                 }
+            }
+            Kind::Report { incidents, .. } => {
+                facts.push(("Incidents", incidents.to_string()));
             }
             Kind::Degraded {
                 response_ms: Some(r),
@@ -362,7 +409,7 @@ impl Alert {
             out.push_str(&format!("\n- and {} more", self.group.len() - GROUP_LINES));
         }
         if let Some(link) = &self.link {
-            out.push_str(&format!("\n[Open the incident]({link})"));
+            out.push_str(&format!("\n[{}]({link})", self.link_label()));
         }
         if !self.actions.is_empty() {
             let links: Vec<String> = self
@@ -667,6 +714,25 @@ pub fn settings(text: &str) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_monthly_report_reads_as_one_line_with_a_link_to_the_report() {
+        let p = json!({"event": "report.monthly", "workspace": {"name": "Acme"},
+            "report": {"title": "October 2026", "monitors": 12, "targetsMissed": 1, "incidents": 3,
+                       "url": "https://t.example/reports?month=2026-10"}});
+        let alert = Alert::parse(&p.to_string()).expect("alert");
+        assert_eq!(
+            alert.title(),
+            "Uptime report for October 2026: 12 monitors, 1 target missed"
+        );
+        assert_eq!(alert.severity(), Severity::Info);
+        assert_eq!(
+            alert.link.as_deref(),
+            Some("https://t.example/reports?month=2026-10")
+        );
+        assert_eq!(alert.link_label(), "Open the report");
+        assert!(alert.plain().contains("Incidents: 3"), "{}", alert.plain());
+    }
 
     #[test]
     fn a_degraded_monitor_says_how_slow_against_what() {

@@ -97,6 +97,9 @@ pub fn render(payload: &str) -> Result<Mail, String> {
     {
         return Ok(render_status_page(kind, &p));
     }
+    if p["event"] == "report.monthly" {
+        return Ok(render_report(&p));
+    }
     let mut facts: Vec<(String, String)> = Vec::new();
     if let Some(place) = place {
         facts.push(("Target".into(), place.into()));
@@ -298,6 +301,122 @@ pub fn render(payload: &str) -> Result<Mail, String> {
         text,
         html,
     })
+}
+
+/// A percentage as the report writes it: `99.95 %`, or `no data`.
+fn percent(v: &Value) -> String {
+    v.as_f64()
+        .map_or_else(|| "no data".to_string(), |p| format!("{p:.3} %"))
+}
+
+/// The monthly uptime report: the totals, the monitors with the lowest uptime and a link;
+/// the PDF is attached by the server.
+fn render_report(p: &Value) -> Mail {
+    let r = &p["report"];
+    let title = r["title"].as_str().unwrap_or("last month");
+    let workspace = p["workspace"]["name"].as_str().unwrap_or("your workspace");
+    let monitors = r["monitors"].as_u64().unwrap_or(0);
+    let missed = r["targetsMissed"].as_u64().unwrap_or(0);
+    let incidents = r["incidents"].as_u64().unwrap_or(0);
+    let subject = format!(
+        "Uptime report for {title}: {monitors} {}, {missed} {} missed",
+        if monitors == 1 { "monitor" } else { "monitors" },
+        if missed == 1 { "target" } else { "targets" }
+    );
+    let headline = format!("Uptime report of {workspace} for {title}");
+    let mut facts: Vec<(String, String)> = vec![
+        ("Monitors".into(), monitors.to_string()),
+        ("Targets missed".into(), missed.to_string()),
+        ("Incidents".into(), incidents.to_string()),
+    ];
+    if let Some(zone) = r["timeZone"].as_str() {
+        facts.push(("Time zone".into(), zone.into()));
+    }
+    if let Some(n) = r["monitorsLeftOut"].as_u64().filter(|n| *n > 0) {
+        facts.push((
+            "Not in the report".into(),
+            format!("{n} monitors (past the first 1,000 by name)"),
+        ));
+    }
+    let lowest: Vec<(String, String)> = r["lowestUptime"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|m| {
+                    let target = match (m["targetPercent"].as_f64(), m["targetMet"].as_bool()) {
+                        (Some(t), Some(false)) => format!(" (target {t} %: missed)"),
+                        (Some(t), Some(true)) => format!(" (target {t} %: met)"),
+                        _ => String::new(),
+                    };
+                    (
+                        m["name"].as_str().unwrap_or("monitor").to_string(),
+                        format!("{}{target}", percent(&m["uptimePercent"])),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let files: Vec<&str> = p["files"]
+        .as_array()
+        .map(|f| f.iter().filter_map(|f| f["name"].as_str()).collect())
+        .unwrap_or_default();
+    let link = r["url"].as_str();
+    let mut text = format!("{headline}\n\n");
+    for (k, v) in &facts {
+        text.push_str(&format!("{k}: {v}\n"));
+    }
+    if !lowest.is_empty() {
+        text.push_str("\nLowest uptime:\n");
+        for (name, figure) in &lowest {
+            text.push_str(&format!("- {name}: {figure}\n"));
+        }
+    }
+    if !files.is_empty() {
+        text.push_str(&format!(
+            "\nThe full report is attached: {}\n",
+            files.join(", ")
+        ));
+    }
+    if let Some(url) = link {
+        text.push_str(&format!("\nOpen the report: {url}\n"));
+    }
+    let mut html = format!(
+        "<!doctype html><html><body style=\"font-family:system-ui,sans-serif;color:#1f2328\"><h2 style=\"margin:0 0 12px\">{}</h2><table style=\"border-collapse:collapse\">",
+        escape(&headline)
+    );
+    for (k, v) in &facts {
+        html.push_str(&format!(
+            "<tr><td style=\"padding:2px 12px 2px 0;color:#57606a\">{}</td><td style=\"padding:2px 0\">{}</td></tr>",
+            escape(k),
+            escape(v)
+        ));
+    }
+    html.push_str("</table>");
+    if !lowest.is_empty() {
+        html.push_str("<h3 style=\"margin:16px 0 8px\">Lowest uptime</h3><ul>");
+        for (name, figure) in &lowest {
+            html.push_str(&format!("<li>{}: {}</li>", escape(name), escape(figure)));
+        }
+        html.push_str("</ul>");
+    }
+    if !files.is_empty() {
+        html.push_str(&format!(
+            "<p>The full report is attached: {}</p>",
+            escape(&files.join(", "))
+        ));
+    }
+    if let Some(url) = link {
+        html.push_str(&format!(
+            "<p><a href=\"{}\">Open the report</a></p>",
+            escape(url)
+        ));
+    }
+    html.push_str("</body></html>");
+    Mail {
+        subject,
+        text,
+        html,
+    }
 }
 
 /// `2026-12-06T02:00:00.000Z` as `2026-12-06 02:00 UTC`; anything else as it is.
@@ -620,6 +739,32 @@ mod tests {
             "CRITICAL: certificate for Shop expires in 5 days"
         );
         assert!(m.text.contains("Issuer: Test CA"));
+    }
+
+    #[test]
+    fn a_monthly_report_mail_gives_the_totals_and_the_lowest_uptime() {
+        let p = r#"{"event":"report.monthly","timestamp":"2026-11-01T00:00:05.000Z","workspace":{"name":"Acme"},
+            "report":{"month":"2026-10","title":"October 2026","monitors":3,"targetsMissed":1,"incidents":2,"timeZone":"UTC","monitorsLeftOut":0,
+            "lowestUptime":[{"name":"Shop <api>","uptimePercent":99.5,"targetPercent":99.9,"targetMet":false}],"url":"https://t.example/reports?month=2026-10"},
+            "files":[{"name":"uptime-2026-10.pdf","contentType":"application/pdf","bytes":1000}]}"#;
+        let mail = render(p).expect("mail");
+        assert_eq!(
+            mail.subject,
+            "Uptime report for October 2026: 3 monitors, 1 target missed"
+        );
+        assert!(
+            mail.text
+                .contains("- Shop <api>: 99.500 % (target 99.9 %: missed)"),
+            "{}",
+            mail.text
+        );
+        assert!(mail.text.contains("attached: uptime-2026-10.pdf"));
+        assert!(
+            mail.html.contains("Shop &lt;api&gt;")
+                && mail
+                    .html
+                    .contains("https://t.example/reports?month=2026-10")
+        );
     }
 
     #[test]

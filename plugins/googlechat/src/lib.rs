@@ -51,7 +51,7 @@ pub fn message(alert: &Alert) -> Value {
         text.push_str(&format!("\n• {}", clean(&line)));
     }
     if let Some(link) = &alert.link {
-        text.push_str(&format!("\n<{link}|Open the incident>"));
+        text.push_str(&format!("\n<{link}|{}>", alert.link_label()));
     }
     json!({"text": text})
 }

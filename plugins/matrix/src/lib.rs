@@ -121,8 +121,9 @@ pub fn message(alert: &Alert) -> Value {
     }
     if let Some(link) = &alert.link {
         formatted.push_str(&format!(
-            "<br><a href=\"{}\">Open the incident</a>",
-            html(link)
+            "<br><a href=\"{}\">{}</a>",
+            html(link),
+            alert.link_label()
         ));
     }
     json!({

@@ -119,7 +119,7 @@ pub fn message(config: &NtfyConfig, alert: &Alert) -> Value {
     });
     if let Some(link) = &alert.link {
         message["click"] = json!(link);
-        message["actions"] = json!([{"action": "view", "label": "Open the incident", "url": link}]);
+        message["actions"] = json!([{"action": "view", "label": alert.link_label(), "url": link}]);
     }
     message
 }

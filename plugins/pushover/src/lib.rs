@@ -116,7 +116,7 @@ pub fn message(config: &PushoverConfig, alert: &Alert) -> Value {
     }
     if let Some(link) = &alert.link {
         m["url"] = json!(link);
-        m["url_title"] = json!("Open the incident");
+        m["url_title"] = json!(alert.link_label());
     }
     m
 }

@@ -66,7 +66,7 @@ pub fn message(alert: &Alert) -> Value {
     let mut buttons: Vec<Value> = alert
         .link
         .iter()
-        .map(|link| json!({"type": "button", "text": {"type": "plain_text", "text": "Open the incident"}, "url": link}))
+        .map(|link| json!({"type": "button", "text": {"type": "plain_text", "text": alert.link_label()}, "url": link}))
         .collect();
     // Link buttons: Slack opens them in the browser, where the confirmation page acts.
     buttons.extend(alert.actions.iter().map(|(label, url)| {

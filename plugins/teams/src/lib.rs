@@ -69,7 +69,7 @@ pub fn message(alert: &Alert) -> Value {
     let mut actions: Vec<Value> = alert
         .link
         .iter()
-        .map(|link| json!({"type": "Action.OpenUrl", "title": "Open the incident", "url": link}))
+        .map(|link| json!({"type": "Action.OpenUrl", "title": alert.link_label(), "url": link}))
         .collect();
     actions.extend(
         alert

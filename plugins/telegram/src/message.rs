@@ -182,6 +182,22 @@ pub fn render_with(payload: &str, buttons: bool) -> Result<String, String> {
     }
     let place_line = place.map(|p| format!("\n{p}")).unwrap_or_default();
     let text = match p["event"].as_str().unwrap_or("") {
+        "report.monthly" => {
+            let r = &p["report"];
+            let missed = r["targetsMissed"].as_u64().unwrap_or(0);
+            let monitors = r["monitors"].as_u64().unwrap_or(0);
+            let open = r["url"]
+                .as_str()
+                .map(|u| format!("\n<a href=\"{}\">Open the report</a>", escape(u)))
+                .unwrap_or_default();
+            format!(
+                "📊 <b>Uptime report</b> for {}: {monitors} {}, {missed} {} missed, {} incidents{open}",
+                escape(r["title"].as_str().unwrap_or("last month")),
+                if monitors == 1 { "monitor" } else { "monitors" },
+                if missed == 1 { "target" } else { "targets" },
+                r["incidents"].as_u64().unwrap_or(0),
+            )
+        }
         "incident.created" => {
             let reason = escape(
                 p["failure"]["reason"]

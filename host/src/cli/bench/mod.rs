@@ -726,6 +726,7 @@ fn native_check(
                 budget_deadline: std::time::Instant::now() + Duration::from_secs(10),
                 budget: Duration::from_secs(10),
                 region: Some(Arc::from("local")),
+                attachments: std::sync::Arc::from([]),
             };
             let r = crate::plugins::http::send(
                 &ctx,
