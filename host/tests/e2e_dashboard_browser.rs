@@ -157,6 +157,18 @@ fn an_owner_and_a_viewer_use_the_dashboard_in_chromium() {
         .expect("the script's findings");
     let scanned = findings["scanned"].as_array().expect("scanned pages");
     assert_eq!(scanned.len(), 23, "axe scanned every page: {findings}");
+    // The monthly report goes to the channel ticked in the settings.
+    let channels = api.get("/v1/channels").body;
+    let hook = channels["data"]
+        .as_array()
+        .and_then(|l| l.iter().find(|c| c["name"] == "Ops hook (renamed)"))
+        .expect("the channel");
+    assert_eq!(
+        api.get("/v1/workspace").body["data"]["monthlyReport"]["channelIds"],
+        json!([hook["id"]])
+    );
+    let changes = api.get("/v1/audit-log?action=workspace.monthly_report");
+    assert_eq!(changes.body["pagination"]["total"], 3, "{}", changes.body);
     // The maintenance window was made and deleted through the dashboard.
     for action in ["maintenance_window.create", "maintenance_window.delete"] {
         let log = api.get(&format!("/v1/audit-log?action={action}"));

@@ -402,7 +402,7 @@ async function send(method, path, body) {
 for (const form of document.querySelectorAll('form[data-json]')) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const body = {};
+    let body = {};
     for (const el of form.elements) {
       if (el.dataset.array) {
         body[el.dataset.array] = body[el.dataset.array] || [];
@@ -414,6 +414,11 @@ for (const form of document.querySelectorAll('form[data-json]')) {
       if (el.type === 'checkbox') body[el.name] = el.checked;
       else if (el.type === 'number') body[el.name] = el.value === '' ? undefined : Number(el.value);
       else body[el.name] = el.value.trim();
+    }
+    // `data-nest`: the fields are one object of the body; with nothing chosen, null (off).
+    if (form.dataset.nest) {
+      const empty = Object.values(body).every((v) => Array.isArray(v) && v.length === 0);
+      body = { [form.dataset.nest]: empty ? null : body };
     }
     const reply = await send(form.dataset.method, form.dataset.path, body);
     if (!reply.ok) return fail((reply.json.error && reply.json.error.message) || `The server answered ${reply.status}`);

@@ -101,6 +101,8 @@ struct Settings {
     require_two_factor: bool,
     /// The workspace's IANA time zone (`UTC` until set).
     time_zone: String,
+    /// The monthly report's form.
+    monthly: MonthlyReport,
     roles: Vec<&'static str>,
     members: Vec<MemberLine>,
     invitations: Vec<InvitationLine>,
@@ -109,6 +111,68 @@ struct Settings {
     sessions: Vec<SessionLine>,
     plugins: Vec<PluginLine>,
     audit: Vec<AuditLine>,
+}
+
+/// A channel the monthly report may go to.
+struct ReportChannel {
+    id: String,
+    name: String,
+    kind: String,
+    chosen: bool,
+}
+
+/// The monthly report's setting as the workspace section shows it.
+#[derive(Default)]
+struct MonthlyReport {
+    /// The channels it may go to, those it goes to ticked.
+    channels: Vec<ReportChannel>,
+    /// The last month whose report was sent (`2026-10`).
+    last_sent: Option<String>,
+    /// The names of the channels it goes to, for those who may not change them.
+    to: String,
+}
+
+/// The workspace's channels for the monthly report's form, and the last month sent (only
+/// for the workspace section).
+async fn monthly_report(state: &AppState, workspace: &str, section: &str) -> MonthlyReport {
+    if section != "workspace" {
+        return MonthlyReport::default();
+    }
+    let setting = state.store.monthly_report(workspace).await.ok().flatten();
+    let chosen: Vec<String> = setting
+        .as_ref()
+        .and_then(|s| serde_json::from_str(&s.channel_ids).ok())
+        .unwrap_or_default();
+    let channels = state
+        .store
+        .list_channels(
+            workspace,
+            Page {
+                page: 1,
+                limit: 200,
+            },
+        )
+        .await
+        .map(|(rows, _)| rows)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| ReportChannel {
+            chosen: chosen.contains(&c.id),
+            id: c.id,
+            name: c.name,
+            kind: c.kind,
+        })
+        .collect::<Vec<ReportChannel>>();
+    MonthlyReport {
+        to: channels
+            .iter()
+            .filter(|c| c.chosen)
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        channels,
+        last_sent: setting.and_then(|s| s.sent_for),
+    }
 }
 
 /// The settings' sections, each at `/settings/{segment}` (the first also at `/settings`),
@@ -211,6 +275,7 @@ async fn show_section(State(state): State<AppState>, headers: HeaderMap, wanted:
             .as_ref()
             .and_then(|w| w.time_zone.clone())
             .unwrap_or_else(|| "UTC".into()),
+        monthly: monthly_report(&state, &p.workspace_id, section).await,
         roles: crate::accounts::MEMBER_ROLES.to_vec(),
         members: members
             .into_iter()

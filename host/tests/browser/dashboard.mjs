@@ -399,6 +399,22 @@ try {
 
   // Settings, a section at a time: a new API key's secret is shown once; the QR code for
   // two-factor appears; the audit log names and links what changed.
+  // The monthly report: a channel ticked and saved, then unticked (no report), then
+  // ticked again; each reload shows what the server kept.
+  await page.goto(`${config.base}/settings`);
+  const monthly = page.getByLabel('Ops hook (renamed) (webhook)');
+  for (const on of [true, false, true]) {
+    await monthly.setChecked(on);
+    // The form reloads the page once the server kept the change.
+    const reloaded = page.waitForEvent('load');
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/v1/workspace') && r.request().method() === 'PATCH'),
+      page.locator('form[data-nest="monthlyReport"] button[type="submit"]').click(),
+    ]);
+    expect(answer.ok(), `saving the monthly report answered ${answer.status()}`);
+    await reloaded;
+    expect(await monthly.isChecked() === on, `the monthly report's channel is ${on ? 'on' : 'off'} after saving`);
+  }
   await page.goto(`${config.base}/settings`);
   await page.getByRole('link', { name: 'API keys' }).click();
   await page.waitForURL(`${config.base}/settings/keys`);
