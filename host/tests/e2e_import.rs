@@ -9,7 +9,7 @@ use crate::support;
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use support::{ADMIN_KEY, Server};
+use support::{ADMIN_KEY, Server, create};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -698,4 +698,183 @@ fn the_dashboards_import_page_runs_the_same_plan_as_the_person_signed_in() {
         .expect("the imports folder")
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// (monitor id, heartbeat id, time, status, msg, ping).
+type KumaHeartbeat = (i64, i64, String, i64, Option<String>, Option<i64>);
+
+/// The fixture's heartbeats of each Kuma monitor, oldest first, read by Python's sqlite3:
+/// (monitor id, heartbeat id, time as ISO 8601, status, msg, ping).
+fn kuma_heartbeats() -> Vec<KumaHeartbeat> {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, json, sys\n\
+c = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro&immutable=1', uri=True)\n\
+print(json.dumps(c.execute('select monitor_id, id, time, status, msg, ping from heartbeat order by monitor_id, time, id').fetchall()))",
+        ])
+        .arg(fixture("kuma2.db"))
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
+    rows.iter()
+        .map(|r| {
+            let time = r[2].as_str().expect("time").replace(' ', "T") + "Z";
+            (
+                r[0].as_i64().expect("monitor"),
+                r[1].as_i64().expect("id"),
+                time,
+                r[3].as_i64().expect("status"),
+                r[4].as_str().map(str::to_string),
+                r[5].as_i64(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_kuma_database_brings_its_check_history_oldest_first() {
+    // Checks kept for ever: the fixture's history is from 2026-11-30.
+    let server = Server::start(&[("TOCSIN_RETENTION_CHECKS_DAYS", "0")]);
+    let api = server.client();
+    // A backup has no history: refused before anything is made.
+    let dir = tempfile::tempdir().expect("dir");
+    let backup = fixture("kuma1-backup.json");
+    let (ok, out) = support::run_tocsin(
+        dir.path(),
+        &[
+            "import",
+            "kuma",
+            backup.to_str().expect("path"),
+            "--with-history",
+        ],
+        &[
+            ("TOCSIN_URL", server.base.as_str()),
+            ("TOCSIN_API_KEY", ADMIN_KEY),
+        ],
+    );
+    assert!(!ok && out.contains("import its kuma.db"), "{out}");
+    assert!(items(&server, "/v1/monitors").is_empty());
+
+    let file = fixture("kuma2.db");
+    let out = import(
+        &server,
+        &["kuma", file.to_str().expect("path"), "--with-history"],
+        &[],
+    );
+    let monitors = items(&server, "/v1/monitors");
+    let heartbeats = kuma_heartbeats();
+    let mut compared = 0;
+    let mut with_history = 0;
+    for m in &monitors {
+        let kuma_id: i64 = m["key"]
+            .as_str()
+            .and_then(|k| k.strip_prefix("kuma:"))
+            .and_then(|k| k.parse().ok())
+            .expect("a kuma key");
+        let want: Vec<_> = heartbeats.iter().filter(|h| h.0 == kuma_id).collect();
+        let id = m["id"].as_str().expect("id");
+        let got = api.get(&format!("/v1/monitors/{id}/checks?limit=100")).body["data"]
+            .as_array()
+            .cloned()
+            .expect("checks");
+        // The server may have checked it since: only checks before its creation are history.
+        let created = m["createdAt"].as_str().expect("createdAt").to_string();
+        let mut past: Vec<&Value> = got
+            .iter()
+            .filter(|c| c["checkedAt"].as_str().expect("time") < created.as_str())
+            .collect();
+        past.reverse();
+        assert_eq!(
+            past.len(),
+            want.len(),
+            "{} ({kuma_id}): {got:#?}",
+            m["name"]
+        );
+        with_history += usize::from(!want.is_empty());
+        for (c, h) in past.iter().zip(&want) {
+            let (_, _, time, status, msg, ping) = h;
+            assert_eq!(c["checkedAt"], time.as_str(), "{c}");
+            assert_eq!(c["ok"], *status == 1 || *status == 3, "{c} {h:?}");
+            assert_eq!(c["maintenance"], *status == 3, "{c}");
+            assert_eq!(c["responseTimeMs"].as_i64(), *ping, "{c}");
+            assert_eq!(c["region"], "imported");
+            if *status == 0 || *status == 2 {
+                assert_eq!(c["reason"].as_str(), msg.as_deref(), "{c}");
+            } else {
+                assert_eq!(c["reason"], Value::Null, "{c}");
+            }
+            let code = msg
+                .as_deref()
+                .and_then(|m| m.split_once(" - "))
+                .and_then(|(code, _)| code.parse::<i64>().ok());
+            assert_eq!(c["statusCode"].as_i64(), code, "{c}");
+            compared += 1;
+        }
+    }
+    assert!(
+        compared >= 40,
+        "most of the fixture's 73 heartbeats: {compared}"
+    );
+    assert_reported(
+        &out,
+        &[&format!(
+            "Check history: {compared} check(s) of {with_history} monitor(s) written, oldest first."
+        )],
+    );
+    // The uptime counts them (the daily rollup).
+    let http = keyed(&monitors, "kuma:1");
+    let uptime = api.get(&format!(
+        "/v1/monitors/{}/uptime",
+        http["id"].as_str().expect("id")
+    ));
+    assert_eq!(uptime.status, 200, "{}", uptime.body);
+
+    // The endpoint itself: history only before the monitor was created, oldest first,
+    // each key once, never for a read key.
+    let id = http["id"].as_str().expect("id");
+    let path = format!("/v1/monitors/{id}/history");
+    let check = |key: &str, at: &str| json!({"key": key, "checkedAt": at, "ok": true});
+    api.post(
+        &path,
+        &json!({"checks": [check("late", "2099-01-01T00:00:00Z")]}),
+    )
+    .assert_error(400, "VALIDATION_ERROR");
+    api.post(
+        &path,
+        &json!({"checks": [check("b", "2026-11-02T00:00:00Z"), check("a", "2026-11-01T00:00:00Z")]}),
+    )
+    .assert_error(400, "VALIDATION_ERROR");
+    api.post(
+        &path,
+        &json!({"checks": [check("a", "2026-11-01T00:00:00Z"), check("a", "2026-11-02T00:00:00Z")]}),
+    )
+    .assert_error(400, "VALIDATION_ERROR");
+    api.post(&path, &json!({"checks": []}))
+        .assert_error(400, "VALIDATION_ERROR");
+    let two = json!({"checks": [check("x1", "2026-11-01T00:00:00Z"), check("x2", "2026-11-01T00:05:00Z")]});
+    let first = api.post(&path, &two);
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert_eq!(
+        first.body["data"],
+        json!({"written": 2, "alreadyThere": 0, "tooOld": 0})
+    );
+    let again = api.post(&path, &two);
+    assert_eq!(
+        again.body["data"],
+        json!({"written": 0, "alreadyThere": 2, "tooOld": 0})
+    );
+    let read = create(
+        &api,
+        "/v1/api-keys",
+        json!({"name": "reader", "role": "read"}),
+    );
+    api.with_key(read["secret"].as_str().expect("secret"))
+        .post(&path, &two)
+        .assert_error(403, "FORBIDDEN");
 }

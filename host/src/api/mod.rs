@@ -18,6 +18,7 @@ pub mod error;
 pub mod extract;
 pub mod fields;
 pub mod health;
+pub mod history;
 pub mod incidents;
 pub mod invitations;
 pub mod maintenance;
@@ -94,6 +95,7 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(monitors::pause_monitor))
         .routes(routes!(monitors::resume_monitor))
         .routes(routes!(monitors::list_checks))
+        .routes(routes!(history::write_history))
         .routes(routes!(reports::uptime_report))
         .routes(routes!(snoozes::snooze_monitor, snoozes::unsnooze_monitor))
         .routes(routes!(snoozes::snooze_tag, snoozes::unsnooze_tag))

@@ -342,6 +342,50 @@ impl Tx {
     }
 }
 
+impl Store {
+    /// Write past checks (another tool's history) with their daily rollup: rows whose id
+    /// is already stored are left as they are. Returns (written, already there).
+    pub async fn write_history(&self, rows: Vec<CheckRow>) -> Result<(u64, u64), StoreError> {
+        use super::status_pages::{DayCounts, day_of};
+        let tx = self.begin_write().await?;
+        let mut present = std::collections::HashSet::new();
+        for chunk in rows.chunks(INSERT_CHUNK) {
+            let ids: Vec<String> = chunk.iter().map(|r| r.id.clone()).collect();
+            let found: Vec<String> = check_result::Entity::find()
+                .select_only()
+                .column(check_result::Column::Id)
+                .filter(check_result::Column::Id.is_in(ids))
+                .into_tuple()
+                .all(tx.conn())
+                .await?;
+            present.extend(found);
+        }
+        let total = rows.len() as u64;
+        let new: Vec<CheckRow> = rows
+            .into_iter()
+            .filter(|r| !present.contains(&r.id))
+            .collect();
+        let mut daily: std::collections::BTreeMap<(String, i32), DayCounts> =
+            std::collections::BTreeMap::new();
+        for row in new.iter().filter(|r| r.counted) {
+            let e = daily
+                .entry((row.monitor_id.clone(), day_of(row.checked_at)))
+                .or_default();
+            e.total += 1;
+            e.up += i32::from(row.ok);
+            if let Some(ms) = row.response_time_ms {
+                e.response_ms_sum += i64::from(ms);
+                e.response_count += 1;
+            }
+        }
+        let written = new.len() as u64;
+        tx.insert_checks(new).await?;
+        tx.add_daily_uptime(&daily).await?;
+        tx.commit().await?;
+        Ok((written, total - written))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

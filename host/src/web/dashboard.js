@@ -555,7 +555,7 @@ document.getElementById('import-form')?.addEventListener('submit', async (event)
   const source = form.querySelector('#import-source').value;
   status.textContent = dryRun === 'true' ? 'Working out the plan…' : 'Importing…';
   const response = await fetch(
-    `/import?source=${encodeURIComponent(source)}&dryRun=${dryRun}`,
+    `/import?source=${encodeURIComponent(source)}&dryRun=${dryRun}&withHistory=${form.querySelector('#import-history').checked}`,
     {
       method: 'POST',
       headers: { 'x-csrf-token': csrf, 'content-type': 'application/octet-stream' },

@@ -60,6 +60,7 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
 pub struct ImportQuery {
     source: Option<String>,
     dry_run: Option<String>,
+    with_history: Option<String>,
 }
 
 fn plain(status: StatusCode, text: impl Into<String>) -> Response {
@@ -84,7 +85,7 @@ fn own_address(listen: SocketAddr) -> String {
     format!("http://{}", SocketAddr::new(ip, listen.port()))
 }
 
-/// `POST /import?source=kuma|gatus|healthchecks&dryRun=true|false`, the file as the body,
+/// `POST /import?source=kuma|gatus|healthchecks&dryRun=true|false&withHistory=true|false`, the file as the body,
 /// with the session's CSRF token: the import's report as text.
 pub async fn run(
     State(state): State<AppState>,
@@ -124,6 +125,13 @@ pub async fn run(
         None | Some("true") => true,
         Some("false") => false,
         Some(_) => return plain(StatusCode::BAD_REQUEST, "dryRun must be true or false"),
+    };
+    let with_history = match q.with_history.as_deref() {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => {
+            return plain(StatusCode::BAD_REQUEST, "withHistory must be true or false");
+        }
     };
     // One import at a time: each reads a file of up to 256 MiB and makes a request per
     // object, and imports are rare.
@@ -165,6 +173,7 @@ pub async fn run(
                 dry_run,
                 min_interval: state.config.min_interval,
                 environment: false,
+                with_history,
             };
             // The import runs on as a task of its own: a browser that goes away does not
             // stop it half way (its objects made, its paused monitors not yet paused).

@@ -16,6 +16,10 @@ pub struct Args {
     /// Print the plan, what would not be imported and why, and change nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Uptime Kuma's kuma.db: also the check history of each monitor it creates, oldest
+    /// first (checks older than the server keeps are left out).
+    #[arg(long)]
+    with_history: bool,
     /// The server's shortest interval (its min_interval): shorter ones are raised to it,
     /// and the import says so.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
@@ -44,6 +48,7 @@ pub fn exec(args: Args) -> anyhow::Result<()> {
         dry_run: args.dry_run,
         min_interval: args.min_interval,
         environment: true,
+        with_history: args.with_history,
     };
     let remote = Remote::new(&args.remote.url, args.remote.key()?)?;
     let text =

@@ -154,43 +154,8 @@ async fn rows(
 ) -> anyhow::Result<Vec<Map<String, Value>>> {
     use sea_orm::{ConnectionTrait, Statement};
     let backend = db.get_database_backend();
-    let found = db
-        .query_one_raw(Statement::from_sql_and_values(
-            backend,
-            "SELECT type, coalesce(sql, '') AS sql FROM main.sqlite_schema \
-             WHERE name = ? COLLATE NOCASE AND type IN ('table', 'view')",
-            [table.into()],
-        ))
-        .await?;
-    let Some(found) = found else {
+    if !plain_table(db, table).await? {
         return Ok(Vec::new());
-    };
-    let kind: String = found.try_get("", "type")?;
-    let sql: String = found.try_get("", "sql")?;
-    let not_kuma =
-        |what: &str| anyhow::anyhow!("`{table}` is {what}: this is not Uptime Kuma's kuma.db");
-    if kind != "table" {
-        return Err(not_kuma("a view, not a table"));
-    }
-    if sql
-        .trim_start()
-        .to_ascii_uppercase()
-        .starts_with("CREATE VIRTUAL")
-    {
-        return Err(not_kuma("a virtual table"));
-    }
-    // A generated column computes its value on every read: anything at all.
-    let generated = db
-        .query_one_raw(Statement::from_sql_and_values(
-            backend,
-            "SELECT count(*) AS n FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3)",
-            [table.into()],
-        ))
-        .await?
-        .and_then(|r| r.try_get::<i64>("", "n").ok())
-        .unwrap_or(0);
-    if generated > 0 {
-        return Err(not_kuma("a table with generated columns"));
     }
     let sql = format!(
         "SELECT * FROM main.\"{table}\" ORDER BY {order} LIMIT {}",
@@ -222,12 +187,188 @@ async fn rows(
     Ok(out)
 }
 
+/// Whether `table` exists as a plain table (false: absent); a view, a virtual table or a
+/// table with generated columns (each computes what a read returns) is refused.
+async fn plain_table(
+    db: &sea_orm::DatabaseConnection,
+    table: &'static str,
+) -> anyhow::Result<bool> {
+    use sea_orm::{ConnectionTrait, Statement};
+    let backend = db.get_database_backend();
+    let found = db
+        .query_one_raw(Statement::from_sql_and_values(
+            backend,
+            "SELECT type, coalesce(sql, '') AS sql FROM main.sqlite_schema \
+             WHERE name = ? COLLATE NOCASE AND type IN ('table', 'view')",
+            [table.into()],
+        ))
+        .await?;
+    let Some(found) = found else {
+        return Ok(false);
+    };
+    let kind: String = found.try_get("", "type")?;
+    let sql: String = found.try_get("", "sql")?;
+    let not_kuma =
+        |what: &str| anyhow::anyhow!("`{table}` is {what}: this is not Uptime Kuma's kuma.db");
+    if kind != "table" {
+        return Err(not_kuma("a view, not a table"));
+    }
+    if sql
+        .trim_start()
+        .to_ascii_uppercase()
+        .starts_with("CREATE VIRTUAL")
+    {
+        return Err(not_kuma("a virtual table"));
+    }
+    // A generated column computes its value on every read: anything at all.
+    let generated = db
+        .query_one_raw(Statement::from_sql_and_values(
+            backend,
+            "SELECT count(*) AS n FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3)",
+            [table.into()],
+        ))
+        .await?
+        .and_then(|r| r.try_get::<i64>("", "n").ok())
+        .unwrap_or(0);
+    if generated > 0 {
+        return Err(not_kuma("a table with generated columns"));
+    }
+    Ok(true)
+}
+
 fn id_of(o: &Map<String, Value>, f: &str) -> i64 {
     o.get(f).and_then(Value::as_i64).unwrap_or_default()
 }
 
-/// A 2.x `kuma.db`, opened read-only.
-pub async fn read_database(path: &Path) -> anyhow::Result<Kuma> {
+/// One of Kuma's heartbeats (a check), as `POST /v1/monitors/{id}/history` takes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heartbeat {
+    pub id: i64,
+    /// Kuma's `time`: UTC, `2026-11-30 11:29:23.750`.
+    pub time: String,
+    /// 0 down, 1 up, 2 pending (failing, within retries), 3 maintenance.
+    pub status: i64,
+    pub msg: Option<String>,
+    pub ping: Option<f64>,
+}
+
+impl Heartbeat {
+    /// The check as the history endpoint takes it (`key` names it in the source).
+    pub fn past_check(&self) -> Option<Map<String, Value>> {
+        let time = self.time.trim().replace(' ', "T");
+        let at =
+            crate::time::parse_ms(&format!("{time}Z")).or_else(|| crate::time::parse_ms(&time))?;
+        let maintenance = self.status == 3;
+        let ok = self.status == 1 || maintenance;
+        let mut c = Map::new();
+        c.insert(
+            "key".into(),
+            Value::from(format!("kuma:heartbeat:{}", self.id)),
+        );
+        c.insert("checkedAt".into(), Value::from(crate::time::format_ms(at)));
+        c.insert("ok".into(), Value::from(ok));
+        c.insert("maintenance".into(), Value::from(maintenance));
+        if let Some(ms) = self
+            .ping
+            .filter(|p| p.is_finite() && *p >= 0.0 && *p <= 3_600_000.0)
+        {
+            c.insert("responseTime".into(), Value::from(ms.round() as i64));
+        }
+        let msg = self.msg.as_deref().map(str::trim).unwrap_or_default();
+        // `200 - OK`: an HTTP status, as Kuma writes it for its HTTP monitors.
+        if let Some(code) = msg
+            .split_once(" - ")
+            .and_then(|(code, _)| code.parse::<i64>().ok())
+            .filter(|code| (100..=599).contains(code))
+        {
+            c.insert("statusCode".into(), Value::from(code));
+        }
+        if !ok && !msg.is_empty() {
+            c.insert("reason".into(), Value::from(msg));
+        }
+        Some(c)
+    }
+}
+
+/// A 2.x `kuma.db`'s check history, read a page at a time in time order.
+pub struct History {
+    db: sea_orm::DatabaseConnection,
+}
+
+impl History {
+    /// Open `path`; a 1.x JSON backup holds no history and is refused.
+    pub async fn open(path: &Path) -> anyhow::Result<History> {
+        use std::io::Read;
+        let mut header = [0u8; 16];
+        let mut file =
+            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+        if file.read(&mut header).unwrap_or(0) != 16 || &header != b"SQLite format 3\0" {
+            bail!(
+                "{} is a backup without check history (Uptime Kuma's backups hold none): import its kuma.db for --with-history",
+                path.display()
+            );
+        }
+        let db = open(path).await?;
+        if !plain_table(&db, "heartbeat").await? {
+            bail!(
+                "{} has no `heartbeat` table: is it Uptime Kuma's kuma.db?",
+                path.display()
+            );
+        }
+        Ok(History { db })
+    }
+
+    /// Up to `limit` heartbeats of monitor `monitor` after `after` (time, id), oldest first.
+    pub async fn page(
+        &self,
+        monitor: i64,
+        after: Option<&(String, i64)>,
+        limit: u32,
+    ) -> anyhow::Result<Vec<Heartbeat>> {
+        use sea_orm::{ConnectionTrait, Statement};
+        let (time, id) = after.cloned().unwrap_or_default();
+        let first = after.is_none();
+        let rows = self
+            .db
+            .query_all_raw(Statement::from_sql_and_values(
+                self.db.get_database_backend(),
+                "SELECT id, status, time, msg, ping FROM main.\"heartbeat\" \
+                 WHERE monitor_id = ? AND (? OR time > ? OR (time = ? AND id > ?)) \
+                 ORDER BY time, id LIMIT ?",
+                [
+                    monitor.into(),
+                    first.into(),
+                    time.clone().into(),
+                    time.into(),
+                    id.into(),
+                    limit.into(),
+                ],
+            ))
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| Heartbeat {
+                id: r.try_get::<i64>("", "id").unwrap_or_default(),
+                time: r.try_get::<String>("", "time").unwrap_or_default(),
+                status: r.try_get::<i64>("", "status").unwrap_or_default(),
+                msg: r.try_get::<Option<String>>("", "msg").ok().flatten(),
+                ping: r
+                    .try_get::<Option<f64>>("", "ping")
+                    .ok()
+                    .flatten()
+                    .or_else(|| {
+                        r.try_get::<Option<i64>>("", "ping")
+                            .ok()
+                            .flatten()
+                            .map(|p| p as f64)
+                    }),
+            })
+            .collect())
+    }
+}
+
+/// Open a 2.x `kuma.db` read-only.
+async fn open(path: &Path) -> anyhow::Result<sea_orm::DatabaseConnection> {
     // Read-only and immutable: nothing is written, not even SQLite's -shm and -wal files
     // beside it. `%`, `?` and `#` in the path are escaped (the URL's path is decoded).
     let escaped = path
@@ -250,9 +391,14 @@ pub async fn read_database(path: &Path) -> anyhow::Result<Kuma> {
         );
     }
     let url = format!("sqlite://{escaped}?mode=ro&immutable=true");
-    let db = sea_orm::Database::connect(&url)
+    sea_orm::Database::connect(&url)
         .await
-        .with_context(|| format!("cannot open {} as SQLite", path.display()))?;
+        .with_context(|| format!("cannot open {} as SQLite", path.display()))
+}
+
+/// A 2.x `kuma.db`, opened read-only.
+pub async fn read_database(path: &Path) -> anyhow::Result<Kuma> {
+    let db = open(path).await?;
     let monitors = rows(&db, "monitor", "id")
         .await
         .context("the database has no `monitor` table: is it Uptime Kuma's kuma.db?")?;

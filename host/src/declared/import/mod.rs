@@ -54,6 +54,8 @@ pub struct ImportOptions {
     /// (the command line's). The server's own environment is never read for a file
     /// uploaded to it: such a file is refused, naming the variable.
     pub environment: bool,
+    /// Uptime Kuma's kuma.db: also each created monitor's check history.
+    pub with_history: bool,
 }
 
 impl Default for ImportOptions {
@@ -62,6 +64,7 @@ impl Default for ImportOptions {
             dry_run: false,
             min_interval: 30,
             environment: false,
+            with_history: false,
         }
     }
 }
@@ -267,6 +270,15 @@ pub async fn import(
     remote: &Remote,
     options: &ImportOptions,
 ) -> anyhow::Result<String> {
+    if options.with_history && source != Source::Kuma {
+        anyhow::bail!("--with-history reads the check history of Uptime Kuma's kuma.db");
+    }
+    // Before anything is created: a file without history stops here.
+    let history = if options.with_history {
+        Some(kuma::History::open(file).await?)
+    } else {
+        None
+    };
     let mut t = translate(source, file, options).await?;
     let apply_options = ApplyOptions {
         dry_run: options.dry_run,
@@ -276,7 +288,7 @@ pub async fn import(
     };
     // Monitors already on the server keep the state they have now: only those this run
     // creates are paused as they were in the source.
-    let existing: BTreeSet<String> = if t.paused.is_empty() {
+    let existing: BTreeSet<String> = if t.paused.is_empty() && history.is_none() {
         BTreeSet::new()
     } else {
         remote
@@ -371,6 +383,14 @@ pub async fn import(
         }
         return Ok(out);
     }
+    if let Some(history) = &history {
+        let created: Vec<(i64, &String)> = kept_keys
+            .iter()
+            .filter(|k| !existing.contains(*k))
+            .filter_map(|k| Some((k.strip_prefix("kuma:")?.parse().ok()?, k)))
+            .collect();
+        import_history(remote, history, &created, &mut out).await?;
+    }
     if paused.is_empty() && pings.is_empty() {
         return Ok(out);
     }
@@ -398,6 +418,88 @@ pub async fn import(
         }
     }
     Ok(out)
+}
+
+/// Heartbeats read and sent per request.
+const HISTORY_BATCH: u32 = 2_000;
+
+/// Send the check history of the monitors this run created (Kuma id, key), oldest first,
+/// and say what was written.
+async fn import_history(
+    remote: &Remote,
+    history: &kuma::History,
+    created: &[(i64, &String)],
+    out: &mut String,
+) -> anyhow::Result<()> {
+    let monitors = remote
+        .list(Kind::Monitor.path())
+        .await
+        .context("listing the imported monitors")?;
+    let (mut written, mut already, mut too_old, mut unreadable, mut with) = (0, 0, 0, 0, 0);
+    for (kuma_id, key) in created {
+        let Some(id) = monitors
+            .iter()
+            .find(|m| m.get("key").and_then(Value::as_str) == Some(key.as_str()))
+            .and_then(|m| m.get("id").and_then(Value::as_str))
+        else {
+            continue;
+        };
+        let mut after = None;
+        let mut any = false;
+        loop {
+            let page = history
+                .page(*kuma_id, after.as_ref(), HISTORY_BATCH)
+                .await?;
+            let Some(last) = page.last() else { break };
+            after = Some((last.time.clone(), last.id));
+            let checks: Vec<Value> = page
+                .iter()
+                .filter_map(|h| h.past_check().map(Value::Object))
+                .collect();
+            unreadable += page.len() - checks.len();
+            if !checks.is_empty() {
+                let mut body = Map::new();
+                body.insert("checks".into(), Value::Array(checks));
+                let answer = remote
+                    .call(
+                        Method::POST,
+                        &format!("/v1/monitors/{id}/history"),
+                        Some(&body),
+                    )
+                    .await
+                    .with_context(|| format!("importing the check history of monitor `{key}`"))?;
+                let count = |f: &str| answer[f].as_u64().unwrap_or(0);
+                written += count("written");
+                already += count("alreadyThere");
+                too_old += count("tooOld");
+                any = true;
+            }
+            if page.len() < HISTORY_BATCH as usize {
+                break;
+            }
+        }
+        with += usize::from(any);
+    }
+    let _ = writeln!(
+        out,
+        "\nCheck history: {written} check(s) of {with} monitor(s) written, oldest first."
+    );
+    if already > 0 {
+        let _ = writeln!(
+            out,
+            "  {already} were there already (an earlier import): unchanged."
+        );
+    }
+    if too_old > 0 {
+        let _ = writeln!(
+            out,
+            "  {too_old} are older than the server keeps checks (retention.checks_days): left out."
+        );
+    }
+    if unreadable > 0 {
+        let _ = writeln!(out, "  {unreadable} had no readable time: left out.");
+    }
+    Ok(())
 }
 
 /// Pause the monitors with these keys that are not paused yet; how many it paused, and
