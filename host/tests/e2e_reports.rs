@@ -631,6 +631,18 @@ fn a_monthly_report_goes_out_once_by_mail_with_its_pdf_and_to_a_webhook() {
         api.patch("/v1/workspace", &json!({"monthlyReport": bad}))
             .assert_error(400, "VALIDATION_ERROR");
     }
+    // Only admins choose where every monitor's figures go.
+    let writer = create(
+        &api,
+        "/v1/api-keys",
+        json!({"name": "writer", "role": "write"}),
+    );
+    api.with_key(writer["secret"].as_str().expect("secret"))
+        .patch(
+            "/v1/workspace",
+            &json!({"monthlyReport": {"channelIds": [ids[0]]}}),
+        )
+        .assert_error(403, "FORBIDDEN");
     assert_eq!(
         api.get("/v1/workspace").body["data"]["monthlyReport"],
         Value::Null
@@ -721,7 +733,30 @@ fn a_monthly_report_goes_out_once_by_mail_with_its_pdf_and_to_a_webhook() {
     assert_eq!(p["files"][0]["bytes"], pdf.len());
     assert_eq!(
         report["url"],
-        format!("https://tocsin.test/reports?month={label}")
+        format!("https://tocsin.test/reports?by=all&month={label}")
+    );
+    // The link opens the same month of every monitor in the dashboard, and the API gives
+    // the same figures for all=true.
+    let owner = support::browser::sign_up_owner(&server);
+    let (status, _, page) = owner.html(&format!("/reports?by=all&month={label}"));
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains("Checkout") && page.contains(&format!("{uptime:.3} %")),
+        "{page}"
+    );
+    let all = api.get(&format!(
+        "/v1/reports/uptime?all=true&from={}&to={}",
+        tocsin::time::format_ms(from),
+        tocsin::time::format_ms(to)
+    ));
+    assert_eq!(all.status, 200, "{}", all.body);
+    assert!(
+        (all.body["data"]["monitors"][0]["uptimePercent"]
+            .as_f64()
+            .expect("uptime")
+            - uptime)
+            .abs()
+            < 1e-9
     );
     assert_eq!(
         api.get("/v1/workspace").body["data"]["monthlyReport"]["lastSentFor"],

@@ -37,7 +37,8 @@ pub struct MonthlyReportView {
     /// Channels that get it: e-mail with the report's PDF attached, chat channels a
     /// summary with a link, webhooks the `report.monthly` payload.
     pub channel_ids: Vec<String>,
-    /// The last month whose report was sent (`2026-10`).
+    /// The last month whose report is done (`2026-10`): sent, or the month before the
+    /// report was turned on (the first one is the month after).
     pub last_sent_for: Option<String>,
 }
 
@@ -63,15 +64,24 @@ pub async fn get_workspace(
         .workspace(&p.workspace_id)
         .await?
         .ok_or_else(|| ApiError::internal("workspace vanished"))?;
-    let monthly_report =
-        state
-            .store
-            .monthly_report(&p.workspace_id)
-            .await?
-            .map(|r| MonthlyReportView {
-                channel_ids: serde_json::from_str(&r.channel_ids).unwrap_or_default(),
+    let monthly_report = match state.store.monthly_report(&p.workspace_id).await? {
+        Some(r) => {
+            // A channel deleted since is not shown (the report skips it).
+            let ids: Vec<String> = serde_json::from_str(&r.channel_ids).unwrap_or_default();
+            let live = state
+                .store
+                .channels_by_ids(&p.workspace_id, ids.clone())
+                .await?;
+            Some(MonthlyReportView {
+                channel_ids: ids
+                    .into_iter()
+                    .filter(|id| live.iter().any(|c| &c.id == id))
+                    .collect(),
                 last_sent_for: r.sent_for,
-            });
+            })
+        }
+        None => None,
+    };
     Ok(Success::ok(WorkspaceView {
         id: ws.id,
         name: ws.name,
@@ -94,8 +104,9 @@ pub struct WorkspaceUpdate {
     pub require_two_factor: Option<bool>,
     /// An IANA time zone, e.g. `Europe/Paris`.
     pub time_zone: Option<String>,
-    /// `{"channelIds": [...]}` (1 to 20 of the workspace's channels) sends the previous
-    /// month's uptime report there on the 1st, starting next month; null turns it off.
+    /// Admins: `{"channelIds": [...]}` (1 to 20 distinct channels of the workspace) sends
+    /// the previous month's uptime report there on the 1st, starting next month; null
+    /// turns it off.
     pub monthly_report: Option<MonthlyReportUpdate>,
 }
 
@@ -107,7 +118,9 @@ pub struct MonthlyReportUpdate {
     pub channel_ids: Vec<String>,
 }
 
-/// Rename the caller's workspace. The plan is the operator's to set (`tocsin workspace`).
+/// Change the caller's workspace: its name, time zone and monthly report (admins), and
+/// the two-factor requirement (owners). The plan is the operator's to set
+/// (`tocsin workspace`).
 #[utoipa::path(patch, path = "/v1/workspace", tag = "workspace", request_body = WorkspaceUpdate,
     responses(
         (status = 200, description = "The workspace", body = SuccessBody<WorkspaceView>),
@@ -165,6 +178,11 @@ pub async fn update_workspace(
         }
     }
     super::paging::finish(errors)?;
+    if monthly_report.is_some() && !p.role.is_admin() {
+        return Err(ApiError::forbidden(
+            "Only admins may choose where the monthly report goes: it carries every monitor's figures",
+        ));
+    }
     if require_two_factor.is_some() && !p.is_owner() {
         return Err(ApiError::forbidden(
             "Only owners may change the two-factor requirement",

@@ -750,8 +750,8 @@ impl PluginHost {
         self.deliver_by(plugin, n, false, Arc::from([])).await
     }
 
-    /// [`PluginHost::deliver`] of a delivery that carries files: every message the plugin
-    /// sends through the SMTP relay has them attached.
+    /// [`PluginHost::deliver`] of a delivery that carries files: the first message the
+    /// plugin sends through the SMTP relay has them attached.
     pub async fn deliver_with_files(
         &self,
         plugin: &ChannelPlugin,

@@ -34,7 +34,8 @@ impl Host for CallState {
             subject: msg.subject,
             text_body: msg.text_body,
             html_body: msg.html_body,
-            attachments: self.call.attachments.clone(),
+            // Once per delivery: the first message the plugin sends carries the files.
+            attachments: std::mem::replace(&mut self.call.attachments, std::sync::Arc::from([])),
         };
         Ok(relay
             .send(&mail, self.call.remaining(), &self.call.services.egress)

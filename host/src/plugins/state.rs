@@ -95,9 +95,9 @@ pub struct CallContext {
     /// The probe region a check runs in; named in the `User-Agent` of its HTTP requests so
     /// a monitored service can tell the regions apart.
     pub region: Option<Arc<str>>,
-    /// The files a delivery carries (a monthly report's PDF): every message the call sends
-    /// through the SMTP relay has them attached, since the `smtp` interface's message has
-    /// no attachments of its own.
+    /// The files a delivery carries (a monthly report's PDF): the first message the call
+    /// sends through the SMTP relay has them attached, since the `smtp` interface's
+    /// message has no attachments of its own.
     pub attachments: Arc<[super::relay::Attachment]>,
 }
 

@@ -19,6 +19,9 @@ use tokio::sync::{Notify, watch};
 
 /// The most monitors one monthly report covers (by name; the rest are counted).
 pub const MAX_MONITORS: usize = 1_000;
+/// The largest PDF attached to a report's e-mail (mail relays commonly refuse messages
+/// past 10 to 25 MB, and base64 adds a third); a larger one goes as its link.
+pub const MAX_ATTACHMENT_BYTES: usize = 7 * 1024 * 1024;
 /// How often the pass looks for a month to send.
 const EVERY: Duration = Duration::from_secs(600);
 /// Settings read per query.
@@ -81,7 +84,27 @@ pub fn previous_month(now_ms: i64, zone: chrono_tz::Tz) -> Month {
     }
 }
 
-fn zone_of(name: Option<&str>) -> chrono_tz::Tz {
+/// The month `2026-10` in `zone`; none for anything else.
+pub fn month_named(label: &str, zone: chrono_tz::Tz) -> Option<Month> {
+    let first = NaiveDate::parse_from_str(&format!("{label}-01"), "%Y-%m-%d").ok()?;
+    if first.format("%Y-%m").to_string() != label {
+        return None;
+    }
+    let next = if first.month() == 12 {
+        NaiveDate::from_ymd_opt(first.year() + 1, 1, 1)?
+    } else {
+        NaiveDate::from_ymd_opt(first.year(), first.month() + 1, 1)?
+    };
+    Some(Month {
+        label: label.to_string(),
+        title: first.format("%B %Y").to_string(),
+        from_ms: midnight(zone, first),
+        to_ms: midnight(zone, next),
+    })
+}
+
+/// The workspace's time zone (UTC when unset or unknown).
+pub fn zone_of(name: Option<&str>) -> chrono_tz::Tz {
     name.and_then(|z| z.parse().ok()).unwrap_or(chrono_tz::UTC)
 }
 
@@ -159,7 +182,7 @@ pub fn summary(
         "targetsMissed": missed,
         "incidents": incidents,
         "lowestUptime": listed,
-        "url": format!("{public_url}/reports?month={}", month.label),
+        "url": format!("{public_url}/reports?by=all&month={}", month.label),
         "rules": report.rules,
     })
 }
@@ -202,6 +225,15 @@ async fn send_one(
     if row.sent_for.as_deref() >= Some(month.label.as_str()) {
         return Ok(false);
     }
+    let ids: Vec<String> = serde_json::from_str(&row.channel_ids).unwrap_or_default();
+    let channels = store
+        .channels_by_ids(&row.workspace_id, ids.clone())
+        .await?;
+    if channels.is_empty() {
+        // Nowhere to send it: the month waits (a channel chosen again still gets it).
+        tracing::warn!(workspace = %row.workspace_id, month = %month.label, "the monthly report's channels were all deleted; it is not sent");
+        return Ok(false);
+    }
     let (report, left_out) = workspace_report(store, &row.workspace_id, &month, now).await?;
     let report_object = summary(&report, &month, &zone_name, left_out, public_url);
     // Drawing pages is CPU work: off the async threads.
@@ -209,10 +241,13 @@ async fn send_one(
         .await
         .map_err(|e| StoreError::Corrupt(format!("writing the report's PDF failed: {e}")))?;
     let file_name = format!("uptime-{}.pdf", month.label);
-    let ids: Vec<String> = serde_json::from_str(&row.channel_ids).unwrap_or_default();
-    let channels = store
-        .channels_by_ids(&row.workspace_id, ids.clone())
-        .await?;
+    // A document too large for mail relays goes as the link alone.
+    let attached = pdf.len() <= MAX_ATTACHMENT_BYTES;
+    let files = if attached {
+        json!([{"name": file_name, "contentType": "application/pdf", "bytes": pdf.len()}])
+    } else {
+        json!([])
+    };
     let tx = store.begin_write().await?;
     if !tx
         .take_report_month(&row.workspace_id, &month.label, now)
@@ -246,7 +281,7 @@ async fn send_one(
                     "timestamp": crate::time::format_ms(now),
                     "webhookId": delivery_id,
                     "report": report_object,
-                    "files": [{"name": file_name, "contentType": "application/pdf", "bytes": pdf.len()}],
+                    "files": files,
                     "workspace": {"id": workspace.id, "name": workspace.name},
                 })
                 .to_string()
@@ -254,13 +289,15 @@ async fn send_one(
             now,
         )
         .await?;
-        tx.insert_delivery_file(DeliveryFileRow {
-            delivery_id: delivery,
-            name: file_name.clone(),
-            content_type: "application/pdf".into(),
-            data: pdf.clone(),
-        })
-        .await?;
+        if attached {
+            tx.insert_delivery_file(DeliveryFileRow {
+                delivery_id: delivery,
+                name: file_name.clone(),
+                content_type: "application/pdf".into(),
+                data: pdf.clone(),
+            })
+            .await?;
+        }
     }
     tx.commit().await?;
     tracing::info!(workspace = %row.workspace_id, month = %month.label, channels = ids.len(), "monthly report queued");
@@ -313,5 +350,14 @@ mod tests {
         // January's previous month is last year's December.
         let january = previous_month(ms("2027-01-01T08:00:00.000Z"), chrono_tz::UTC);
         assert_eq!(january.label, "2026-12");
+        assert_eq!(
+            month_named("2026-10", chrono_tz::Europe::Paris),
+            Some(paris)
+        );
+        let december = month_named("2026-12", chrono_tz::UTC).expect("month");
+        assert_eq!(december.to_ms, ms("2027-01-01T00:00:00.000Z"));
+        for bad in ["2026-13", "soon", "2026-1", "2026-10-01"] {
+            assert_eq!(month_named(bad, chrono_tz::UTC), None, "{bad}");
+        }
     }
 }

@@ -10,6 +10,8 @@ const WIDTH: f32 = 595.0;
 const HEIGHT: f32 = 842.0;
 const MARGIN: f32 = 48.0;
 const REGULAR: Name<'static> = Name(b"F1");
+/// Incidents listed per monitor: a flapping monitor's hundreds would fill pages.
+const MAX_INCIDENTS: usize = 25;
 const BOLD: Name<'static> = Name(b"F2");
 
 /// Text as the built-in fonts' WinAnsi encoding holds it (Latin-1 here; others as `?`).
@@ -194,7 +196,7 @@ fn figures(p: &mut Pages, m: &MonitorReport) {
             m.incidents.len()
         ),
     );
-    for i in &m.incidents {
+    for i in m.incidents.iter().take(MAX_INCIDENTS) {
         p.line(
             REGULAR,
             8.5,
@@ -204,6 +206,16 @@ fn figures(p: &mut Pages, m: &MonitorReport) {
                 i.started_at,
                 i.resolved_at.as_deref().unwrap_or("(open)"),
                 super::duration_text(i.seconds_in_period)
+            ),
+        );
+    }
+    if m.incidents.len() > MAX_INCIDENTS {
+        p.line(
+            REGULAR,
+            8.5,
+            &format!(
+                "    and {} more incidents (the report's JSON and CSV list every one)",
+                m.incidents.len() - MAX_INCIDENTS
             ),
         );
     }

@@ -3,7 +3,7 @@
 
 use super::Owned;
 use super::{Store, StoreError, Tx};
-use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, EntityTrait, IntoActiveModel, QueryFilter,
     QueryOrder, QuerySelect,
@@ -78,16 +78,27 @@ impl Store {
                     .await?;
             }
             (None, false) => {
-                MonthlyReportRow {
+                // Another request may be making it at the same time (PostgreSQL): then
+                // its month stays and these channels win.
+                let row: monthly_report::ActiveModel = MonthlyReportRow {
                     workspace_id: workspace_id.to_string(),
                     channel_ids: serde_json::to_string(channel_ids).unwrap_or_default(),
                     sent_for: Some(first_sent_for.to_string()),
                     updated_at: now,
                 }
                 .into_active_model()
-                .reset_all()
-                .insert(tx.conn())
-                .await?;
+                .reset_all();
+                monthly_report::Entity::insert(row)
+                    .on_conflict(
+                        OnConflict::column(monthly_report::Column::WorkspaceId)
+                            .update_columns([
+                                monthly_report::Column::ChannelIds,
+                                monthly_report::Column::UpdatedAt,
+                            ])
+                            .to_owned(),
+                    )
+                    .exec_without_returning(tx.conn())
+                    .await?;
             }
         }
         tx.commit().await

@@ -10,7 +10,7 @@ use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use chrono::{Datelike, NaiveDate};
+use chrono::Datelike;
 use serde::Deserialize;
 
 /// What the form asks.
@@ -69,16 +69,14 @@ fn last_month(now_ms: i64) -> String {
     format!("{:04}-{:02}", previous.year(), previous.month())
 }
 
-/// A month's first instant and the next month's, in UTC ISO 8601.
-fn month_range(month: &str) -> Option<(String, String)> {
-    let first = NaiveDate::parse_from_str(&format!("{month}-01"), "%Y-%m-%d").ok()?;
-    let next = if first.month() == 12 {
-        NaiveDate::from_ymd_opt(first.year() + 1, 1, 1)?
-    } else {
-        NaiveDate::from_ymd_opt(first.year(), first.month() + 1, 1)?
-    };
-    let iso = |d: NaiveDate| format!("{}T00:00:00.000Z", d.format("%Y-%m-%d"));
-    Some((iso(first), iso(next)))
+/// A month's first instant and the next month's in the workspace's time zone, as ISO
+/// 8601 (UTC).
+fn month_range(month: &str, zone: chrono_tz::Tz) -> Option<(String, String)> {
+    let m = crate::reports::monthly::month_named(month, zone)?;
+    Some((
+        crate::time::format_ms(m.from_ms),
+        crate::time::format_ms(m.to_ms),
+    ))
 }
 
 fn percent(v: Option<f64>) -> String {
@@ -141,10 +139,11 @@ pub async fn show(
         Ok((pages, _)) => pages,
         Err(_) => return unavailable(layout),
     };
-    let mut choices: Vec<(String, String)> = tags
-        .into_iter()
-        .map(|t| (format!("tag:{t}"), format!("Tag {t}")))
-        .collect();
+    let mut choices: Vec<(String, String)> = vec![("all".into(), "All monitors".into())];
+    choices.extend(
+        tags.into_iter()
+            .map(|t| (format!("tag:{t}"), format!("Tag {t}"))),
+    );
     choices.extend(
         pages
             .into_iter()
@@ -175,7 +174,11 @@ pub async fn show(
     if by.is_empty() {
         return page(StatusCode::OK, view.render());
     }
-    let Some((from, to)) = month_range(&month) else {
+    let zone = match state.store.workspace(&p.workspace_id).await {
+        Ok(w) => crate::reports::monthly::zone_of(w.and_then(|w| w.time_zone).as_deref()),
+        Err(_) => return unavailable(view.layout),
+    };
+    let Some((from, to)) = month_range(&month, zone) else {
         view.problem = "Choose a month.".into();
         return page(StatusCode::BAD_REQUEST, view.render());
     };
@@ -190,9 +193,11 @@ pub async fn show(
             }
         }
     };
+    let all = by == "all";
     let (tag, status_page_id) = match by.split_once(':') {
         Some(("tag", t)) => (Some(t.to_string()), None),
         Some(("page", id)) => (None, Some(id.to_string())),
+        _ if all => (None, None),
         _ => {
             view.problem = "Choose a tag or a status page.".into();
             return page(StatusCode::BAD_REQUEST, view.render());
@@ -202,6 +207,7 @@ pub async fn show(
         monitor_ids: None,
         tag: tag.clone(),
         status_page_id: status_page_id.clone(),
+        all: all.then_some(true),
         from: from.clone(),
         to: to.clone(),
         target: target_value,
@@ -215,7 +221,7 @@ pub async fn show(
             match (&tag, &status_page_id) {
                 (Some(t), _) => query.append_pair("tag", t),
                 (_, Some(id)) => query.append_pair("statusPageId", id),
-                _ => &mut query,
+                _ => query.append_pair("all", "true"),
             };
             query.append_pair("from", &from).append_pair("to", &to);
             if let Some(t) = target_value {
@@ -243,13 +249,20 @@ mod tests {
         // 2026-11-30: the month before is October.
         assert_eq!(last_month(1_796_000_000_000), "2026-10");
         assert_eq!(
-            month_range("2026-12"),
+            month_range("2026-12", chrono_tz::UTC),
             Some((
                 "2026-12-01T00:00:00.000Z".into(),
                 "2027-01-01T00:00:00.000Z".into()
             ))
         );
-        assert_eq!(month_range("2026-13"), None);
-        assert_eq!(month_range("soon"), None);
+        assert_eq!(
+            month_range("2026-10", chrono_tz::Europe::Paris),
+            Some((
+                "2026-09-30T22:00:00.000Z".into(),
+                "2026-10-31T23:00:00.000Z".into()
+            ))
+        );
+        assert_eq!(month_range("2026-13", chrono_tz::UTC), None);
+        assert_eq!(month_range("soon", chrono_tz::UTC), None);
     }
 }

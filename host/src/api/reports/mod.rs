@@ -42,6 +42,8 @@ pub struct ReportParams {
     pub tag: Option<String>,
     /// Every monitor the status page shows.
     pub status_page_id: Option<String>,
+    /// `true`: every monitor of the workspace (at most 1,000), as the monthly report has.
+    pub all: Option<bool>,
     /// Period start (ISO 8601), included.
     pub from: String,
     /// Period end (ISO 8601), excluded; at most 366 days after `from`.
@@ -137,6 +139,7 @@ pub async fn build(
         q.monitor_ids.is_some(),
         q.tag.is_some(),
         q.status_page_id.is_some(),
+        q.all == Some(true),
     ]
     .iter()
     .filter(|c| **c)
@@ -147,7 +150,7 @@ pub async fn build(
     if chosen != 1 {
         errors.push(FieldError::new(
             "monitorIds",
-            "choose the monitors with exactly one of monitorIds, tag or statusPageId",
+            "choose the monitors with exactly one of monitorIds, tag, statusPageId or all=true",
         ));
     }
     let now = state.clock.now_ms();
@@ -169,11 +172,16 @@ pub async fn build(
         return Err(ApiError::internal("validated period missing"));
     };
     let monitors = chosen_monitors(state, p, q).await?;
-    if monitors.len() > MAX_MONITORS {
+    let most = if q.all == Some(true) {
+        crate::reports::monthly::MAX_MONITORS
+    } else {
+        MAX_MONITORS
+    };
+    if monitors.len() > most {
         return Err(ApiError::validation(vec![FieldError::new(
             "monitorIds",
             format!(
-                "a report covers at most {MAX_MONITORS} monitors; {} were chosen",
+                "a report covers at most {most} monitors; {} were chosen",
                 monitors.len()
             ),
         )]));
@@ -223,7 +231,11 @@ async fn chosen_monitors(
     q: &ReportParams,
 ) -> Result<Vec<MonitorRow>, ApiError> {
     let ws = &p.workspace_id;
-    let mut monitors = if let Some(ids) = &q.monitor_ids {
+    let mut monitors = if q.all == Some(true) {
+        // One past the most a report covers, so that too many is told, not cut.
+        let most = crate::reports::monthly::MAX_MONITORS as u64 + 1;
+        state.store.monitors_by_name(ws, most).await?.0
+    } else if let Some(ids) = &q.monitor_ids {
         let ids: std::collections::BTreeSet<String> = ids
             .split(',')
             .map(str::trim)
