@@ -827,6 +827,21 @@ fn a_kuma_database_brings_its_check_history_oldest_first() {
             "Check history: {compared} check(s) of {with_history} monitor(s) written, oldest first."
         )],
     );
+    // Again: every check is there already, nothing is written twice.
+    let again = import(
+        &server,
+        &["kuma", file.to_str().expect("path"), "--with-history"],
+        &[],
+    );
+    assert_reported(
+        &again,
+        &[
+            &format!(
+                "Check history: 0 check(s) of {with_history} monitor(s) written, oldest first."
+            ),
+            &format!("{compared} were there already (an earlier import): unchanged."),
+        ],
+    );
     // The uptime counts them (the daily rollup).
     let http = keyed(&monitors, "kuma:1");
     let uptime = api.get(&format!(
@@ -869,12 +884,11 @@ fn a_kuma_database_brings_its_check_history_oldest_first() {
         again.body["data"],
         json!({"written": 0, "alreadyThere": 2, "tooOld": 0})
     );
-    let read = create(
-        &api,
-        "/v1/api-keys",
-        json!({"name": "reader", "role": "read"}),
-    );
-    api.with_key(read["secret"].as_str().expect("secret"))
-        .post(&path, &two)
-        .assert_error(403, "FORBIDDEN");
+    // Past checks feed the reports: admins only.
+    for role in ["read", "write"] {
+        let key = create(&api, "/v1/api-keys", json!({"name": role, "role": role}));
+        api.with_key(key["secret"].as_str().expect("secret"))
+            .post(&path, &two)
+            .assert_error(403, "FORBIDDEN");
+    }
 }

@@ -70,13 +70,14 @@ fn check_id(monitor_id: &str, key: &str) -> String {
     format!("chk_h{hex}")
 }
 
-/// Write checks a monitor had before it was created.
+/// Write checks a monitor had before it was created (admins).
 #[utoipa::path(post, path = "/v1/monitors/{id}/history", tag = "monitors",
     params(("id" = String, Path, description = "Monitor id")),
     request_body = HistoryInput,
     responses(
         (status = 200, description = "What was written", body = SuccessBody<HistoryResult>),
         (status = 400, description = "VALIDATION_ERROR: a check after the monitor's creation, out of time order, a key twice, more than 2,000 checks", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: not an admin", body = ErrorBody),
         (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
     ))]
 pub async fn write_history(
@@ -85,6 +86,13 @@ pub async fn write_history(
     Path(id): Path<String>,
     ApiJson(input): ApiJson<HistoryInput>,
 ) -> Result<Success<HistoryResult>, ApiError> {
+    // Past checks feed the uptime reports handed to customers: writing them is an
+    // admin's act, recorded in the audit log.
+    if !p.role.is_admin() {
+        return Err(ApiError::forbidden(
+            "Only admins may write a monitor's past checks",
+        ));
+    }
     let monitor = state
         .store
         .monitor(&p.workspace_id, &id)

@@ -133,6 +133,12 @@ pub async fn run(
             return plain(StatusCode::BAD_REQUEST, "withHistory must be true or false");
         }
     };
+    if with_history && !principal.role.is_admin() {
+        return plain(
+            StatusCode::FORBIDDEN,
+            "Importing check history needs the admin role: past checks feed the uptime reports",
+        );
+    }
     // One import at a time: each reads a file of up to 256 MiB and makes a request per
     // object, and imports are rare.
     let Ok(running) = RUNNING.try_acquire() else {

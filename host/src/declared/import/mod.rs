@@ -384,12 +384,13 @@ pub async fn import(
         return Ok(out);
     }
     if let Some(history) = &history {
-        let created: Vec<(i64, &String)> = kept_keys
+        // Every imported monitor, made now or by an earlier run: each past check is
+        // keyed, so one sent before is not written again.
+        let imported: Vec<(i64, &String)> = kept_keys
             .iter()
-            .filter(|k| !existing.contains(*k))
             .filter_map(|k| Some((k.strip_prefix("kuma:")?.parse().ok()?, k)))
             .collect();
-        import_history(remote, history, &created, &mut out).await?;
+        import_history(remote, history, &imported, &mut out).await?;
     }
     if paused.is_empty() && pings.is_empty() {
         return Ok(out);
@@ -423,8 +424,8 @@ pub async fn import(
 /// Heartbeats read and sent per request.
 const HISTORY_BATCH: u32 = 2_000;
 
-/// Send the check history of the monitors this run created (Kuma id, key), oldest first,
-/// and say what was written.
+/// Send the check history of the imported monitors (Kuma id, key), oldest first, up to
+/// each one's creation here, and say what was written.
 async fn import_history(
     remote: &Remote,
     history: &kuma::History,
@@ -437,13 +438,19 @@ async fn import_history(
         .context("listing the imported monitors")?;
     let (mut written, mut already, mut too_old, mut unreadable, mut with) = (0, 0, 0, 0, 0);
     for (kuma_id, key) in created {
-        let Some(id) = monitors
+        let Some(m) = monitors
             .iter()
             .find(|m| m.get("key").and_then(Value::as_str) == Some(key.as_str()))
-            .and_then(|m| m.get("id").and_then(Value::as_str))
         else {
             continue;
         };
+        let id = m.get("id").and_then(Value::as_str).unwrap_or_default();
+        // What this server measured itself is not history.
+        let created = m
+            .get("createdAt")
+            .and_then(Value::as_str)
+            .and_then(crate::time::parse_ms)
+            .unwrap_or(i64::MAX);
         let mut after = None;
         let mut any = false;
         loop {
@@ -452,11 +459,21 @@ async fn import_history(
                 .await?;
             let Some(last) = page.last() else { break };
             after = Some((last.time.clone(), last.id));
-            let checks: Vec<Value> = page
+            let readable: Vec<Map<String, Value>> = page
                 .iter()
-                .filter_map(|h| h.past_check().map(Value::Object))
+                .filter_map(kuma::Heartbeat::past_check)
                 .collect();
-            unreadable += page.len() - checks.len();
+            unreadable += page.len() - readable.len();
+            let checks: Vec<Value> = readable
+                .into_iter()
+                .filter(|c| {
+                    c.get("checkedAt")
+                        .and_then(Value::as_str)
+                        .and_then(crate::time::parse_ms)
+                        .is_some_and(|at| at < created)
+                })
+                .map(Value::Object)
+                .collect();
             if !checks.is_empty() {
                 let mut body = Map::new();
                 body.insert("checks".into(), Value::Array(checks));
