@@ -130,12 +130,18 @@ impl Store {
         limit: u64,
     ) -> Result<Vec<CheckRow>, StoreError> {
         use sea_orm::Condition;
-        let mut select = checks_between(monitor_id, from, to);
+        // One lower bound on the index's time column: given `from` and the last row's
+        // time both, SQLite ranged the index from `from` and scanned every earlier batch
+        // again (a million checks took minutes, growing with each batch).
+        let lower = match (&after, from) {
+            (Some((at, _)), Some(from)) => Some((*at).max(from)),
+            (Some((at, _)), None) => Some(*at),
+            (None, from) => from,
+        };
+        let mut select = checks_between(monitor_id, lower, to);
         if let Some((at, id)) = after {
-            // A range on the index's time column, then the tie broken by id.
-            select = select
-                .filter(check_result::Column::CheckedAt.gte(at))
-                .filter(
+            // The tie at the bound broken by id.
+            select = select.filter(
                     Condition::any()
                         .add(check_result::Column::CheckedAt.gt(at))
                         .add(check_result::Column::Id.gt(id)),
