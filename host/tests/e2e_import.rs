@@ -760,6 +760,27 @@ fn a_kuma_database_brings_its_check_history_oldest_first() {
     );
     assert!(!ok && out.contains("import its kuma.db"), "{out}");
     assert!(items(&server, "/v1/monitors").is_empty());
+    // A key that may not write history: refused before anything is made.
+    let writer = create(
+        &api,
+        "/v1/api-keys",
+        json!({"name": "writer", "role": "write"}),
+    );
+    let (ok, out) = support::run_tocsin(
+        dir.path(),
+        &[
+            "import",
+            "kuma",
+            fixture("kuma2.db").to_str().expect("path"),
+            "--with-history",
+        ],
+        &[
+            ("TOCSIN_URL", server.base.as_str()),
+            ("TOCSIN_API_KEY", writer["secret"].as_str().expect("secret")),
+        ],
+    );
+    assert!(!ok && out.contains("only admins"), "{out}");
+    assert!(items(&server, "/v1/monitors").is_empty());
 
     let file = fixture("kuma2.db");
     let out = import(

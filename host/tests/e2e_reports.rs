@@ -750,6 +750,8 @@ fn a_monthly_report_goes_out_once_by_mail_with_its_pdf_and_to_a_webhook() {
         tocsin::time::format_ms(to)
     ));
     assert_eq!(all.status, 200, "{}", all.body);
+    api.get("/v1/reports/uptime?all=true&from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z")
+        .assert_error(400, "VALIDATION_ERROR");
     assert!(
         (all.body["data"]["monitors"][0]["uptimePercent"]
             .as_f64()

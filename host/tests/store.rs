@@ -708,6 +708,66 @@ async fn report_months_and_files(store: &Store, workspace: &str) {
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].data, data, "every byte, 0 to 255");
     store.prune_deliveries(NOW, 100).await.expect("prune");
+    history(store, workspace).await;
+}
+
+/// Past checks are written once, with their rollup; a repeat writes nothing; a monitor
+/// that is gone gets nothing.
+async fn history(store: &Store, workspace: &str) {
+    use tocsin::store::checks::{CheckRow, HistoryWrite};
+    let row = |n: i64| CheckRow {
+        id: format!("chk_hpast{n}"),
+        monitor_id: "mon_plain".into(),
+        workspace_id: workspace.to_string(),
+        checked_at: NOW - 86_400_000 * 3 + n * 60_000,
+        ok: n != 1,
+        reason: None,
+        status_code: None,
+        response_time_ms: Some(10),
+        region: "imported".into(),
+        details: "{}".into(),
+        counted: true,
+        maintenance: false,
+    };
+    let first = store
+        .write_history("mon_plain", vec![row(0), row(1)])
+        .await
+        .expect("write");
+    assert_eq!(
+        first,
+        HistoryWrite::Written {
+            written: 2,
+            already: 0
+        }
+    );
+    let again = store
+        .write_history("mon_plain", vec![row(0), row(1), row(2)])
+        .await
+        .expect("again");
+    assert_eq!(
+        again,
+        HistoryWrite::Written {
+            written: 1,
+            already: 2
+        }
+    );
+    let day = tocsin::store::status_pages::day_of(row(0).checked_at);
+    let rollup = store
+        .daily_uptime(vec!["mon_plain".into()], day)
+        .await
+        .expect("rollup");
+    let counted: (i32, i32) = rollup
+        .iter()
+        .filter(|r| r.day == day)
+        .fold((0, 0), |(t, u), r| (t + r.total, u + r.up));
+    assert_eq!(counted, (3, 2), "each past check counted once: {rollup:?}");
+    assert_eq!(
+        store
+            .write_history("mon_gone", vec![row(5)])
+            .await
+            .expect("gone"),
+        HistoryWrite::MonitorGone
+    );
     assert!(
         store
             .delivery_files("whd_report_file")

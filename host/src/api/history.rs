@@ -8,7 +8,7 @@ use super::AppState;
 use super::envelope::{Success, SuccessBody};
 use super::error::{ApiError, ErrorBody, FieldError, OrNotFound, Resource};
 use super::extract::ApiJson;
-use crate::store::checks::CheckRow;
+use crate::store::checks::{CheckRow, HistoryWrite};
 use crate::store::keys::Principal;
 use axum::Extension;
 use axum::extract::{Path, State};
@@ -78,6 +78,7 @@ fn check_id(monitor_id: &str, key: &str) -> String {
         (status = 200, description = "What was written", body = SuccessBody<HistoryResult>),
         (status = 400, description = "VALIDATION_ERROR: a check after the monitor's creation, out of time order, a key twice, more than 2,000 checks", body = ErrorBody),
         (status = 403, description = "FORBIDDEN: not an admin", body = ErrorBody),
+        (status = 409, description = "CONFLICT: another request wrote some of the same checks meanwhile; send again", body = ErrorBody),
         (status = 404, description = "MONITOR_NOT_FOUND", body = ErrorBody),
     ))]
 pub async fn write_history(
@@ -191,7 +192,17 @@ pub async fn write_history(
         )
         .after(serde_json::json!({"checks": rows.len()})),
     );
-    let (written, already_there) = state.store.write_history(rows).await?;
+    let (written, already_there) = match state.store.write_history(&monitor.id, rows).await? {
+        HistoryWrite::Written { written, already } => (written, already),
+        HistoryWrite::MonitorGone => return Err(Resource::MONITOR.not_found(&id)),
+        HistoryWrite::Raced => {
+            return Err(ApiError::new(
+                axum::http::StatusCode::CONFLICT,
+                "CONFLICT",
+                "Another request is writing this monitor's history: send this one again",
+            ));
+        }
+    };
     Ok(Success::ok(HistoryResult {
         written,
         already_there,

@@ -142,10 +142,10 @@ impl Store {
         if let Some((at, id)) = after {
             // The tie at the bound broken by id.
             select = select.filter(
-                    Condition::any()
-                        .add(check_result::Column::CheckedAt.gt(at))
-                        .add(check_result::Column::Id.gt(id)),
-                );
+                Condition::any()
+                    .add(check_result::Column::CheckedAt.gt(at))
+                    .add(check_result::Column::Id.gt(id)),
+            );
         }
         Ok(select
             .order_by_asc(check_result::Column::CheckedAt)
@@ -348,12 +348,33 @@ impl Tx {
     }
 }
 
+/// What writing a monitor's history came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HistoryWrite {
+    /// Rows written now, and rows already stored (unchanged).
+    Written { written: u64, already: u64 },
+    /// The monitor was deleted meanwhile: nothing written.
+    MonitorGone,
+    /// Another request wrote some of the same rows meanwhile: nothing written (send again).
+    Raced,
+}
+
 impl Store {
-    /// Write past checks (another tool's history) with their daily rollup: rows whose id
-    /// is already stored are left as they are. Returns (written, already there).
-    pub async fn write_history(&self, rows: Vec<CheckRow>) -> Result<(u64, u64), StoreError> {
+    /// Write past checks of `monitor_id` (another tool's history) with their daily rollup,
+    /// in one transaction: rows whose id is already stored are left as they are.
+    pub async fn write_history(
+        &self,
+        monitor_id: &str,
+        rows: Vec<CheckRow>,
+    ) -> Result<HistoryWrite, StoreError> {
         use super::status_pages::{DayCounts, day_of};
+        use sea_orm::sea_query::OnConflict;
         let tx = self.begin_write().await?;
+        // Read again inside the transaction: a monitor deleted since is not written to.
+        if tx.monitor_by_id(monitor_id).await?.is_none() {
+            tx.commit_if(false).await?;
+            return Ok(HistoryWrite::MonitorGone);
+        }
         let mut present = std::collections::HashSet::new();
         for chunk in rows.chunks(INSERT_CHUNK) {
             let ids: Vec<String> = chunk.iter().map(|r| r.id.clone()).collect();
@@ -385,10 +406,36 @@ impl Store {
             }
         }
         let written = new.len() as u64;
-        tx.insert_checks(new).await?;
+        // A row another request wrote since the read above is not inserted again: then
+        // the counts would be off, so nothing is written and the caller sends again.
+        let mut inserted = 0;
+        for chunk in new.chunks(INSERT_CHUNK) {
+            let models: Vec<check_result::ActiveModel> = chunk
+                .iter()
+                .cloned()
+                .map(|row| {
+                    sea_orm::IntoActiveModel::into_active_model(check_result::Model::from(row))
+                })
+                .collect();
+            inserted += check_result::Entity::insert_many(models)
+                .on_conflict(
+                    OnConflict::column(check_result::Column::Id)
+                        .do_nothing()
+                        .to_owned(),
+                )
+                .exec_without_returning(tx.conn())
+                .await?;
+        }
+        if inserted != written {
+            tx.commit_if(false).await?;
+            return Ok(HistoryWrite::Raced);
+        }
         tx.add_daily_uptime(&daily).await?;
         tx.commit().await?;
-        Ok((written, total - written))
+        Ok(HistoryWrite::Written {
+            written,
+            already: total - written,
+        })
     }
 }
 

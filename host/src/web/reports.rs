@@ -10,7 +10,6 @@ use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use chrono::Datelike;
 use serde::Deserialize;
 
 /// What the form asks.
@@ -57,16 +56,6 @@ struct Reports {
     /// The API's query for the downloads.
     query: String,
     rules: Vec<String>,
-}
-
-/// The month before `now`'s, as `YYYY-MM`.
-fn last_month(now_ms: i64) -> String {
-    let today = chrono::DateTime::from_timestamp_millis(now_ms)
-        .unwrap_or_default()
-        .date_naive();
-    let first = today.with_day(1).unwrap_or(today);
-    let previous = first.pred_opt().unwrap_or(first);
-    format!("{:04}-{:02}", previous.year(), previous.month())
 }
 
 /// A month's first instant and the next month's in the workspace's time zone, as ISO
@@ -149,11 +138,17 @@ pub async fn show(
             .into_iter()
             .map(|s| (format!("page:{}", s.id), format!("Status page {}", s.title))),
     );
+    let zone = match state.store.workspace(&p.workspace_id).await {
+        Ok(w) => crate::reports::monthly::zone_of(w.and_then(|w| w.time_zone).as_deref()),
+        Err(_) => return unavailable(layout),
+    };
     let month = q
         .month
         .clone()
         .filter(|m| !m.is_empty())
-        .unwrap_or_else(|| last_month(state.clock.now_ms()));
+        .unwrap_or_else(|| {
+            crate::reports::monthly::previous_month(state.clock.now_ms(), zone).label
+        });
     let target = q.target.clone().unwrap_or_default();
     let by = q.by.clone().unwrap_or_default();
     let mut view = Reports {
@@ -174,10 +169,6 @@ pub async fn show(
     if by.is_empty() {
         return page(StatusCode::OK, view.render());
     }
-    let zone = match state.store.workspace(&p.workspace_id).await {
-        Ok(w) => crate::reports::monthly::zone_of(w.and_then(|w| w.time_zone).as_deref()),
-        Err(_) => return unavailable(view.layout),
-    };
     let Some((from, to)) = month_range(&month, zone) else {
         view.problem = "Choose a month.".into();
         return page(StatusCode::BAD_REQUEST, view.render());
@@ -246,8 +237,6 @@ mod tests {
 
     #[test]
     fn months_and_their_ranges() {
-        // 2026-11-30: the month before is October.
-        assert_eq!(last_month(1_796_000_000_000), "2026-10");
         assert_eq!(
             month_range("2026-12", chrono_tz::UTC),
             Some((

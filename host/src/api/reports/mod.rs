@@ -42,7 +42,8 @@ pub struct ReportParams {
     pub tag: Option<String>,
     /// Every monitor the status page shows.
     pub status_page_id: Option<String>,
-    /// `true`: every monitor of the workspace (at most 1,000), as the monthly report has.
+    /// `true`: every monitor of the workspace (at most 1,000) over at most 32 days, as the
+    /// monthly report has.
     pub all: Option<bool>,
     /// Period start (ISO 8601), included.
     pub from: String,
@@ -122,6 +123,16 @@ pub async fn build(
                 "must be at most 366 days after `from`",
             ));
         }
+    }
+    // Every monitor over a long period is the heaviest report: a month at most (32 days
+    // covers any month in any time zone).
+    if let (Some(from), Some(to), Some(true)) = (from, to, q.all)
+        && to - from > 32 * 86_400_000
+    {
+        errors.push(FieldError::new(
+            "to",
+            "with all=true a report covers at most 32 days (a month); choose the monitors by tag or status page for a longer one",
+        ));
     }
     if let Some(t) = q.target
         && !(t > 0.0 && t <= 100.0)

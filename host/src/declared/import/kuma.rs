@@ -284,6 +284,7 @@ impl Heartbeat {
             c.insert("statusCode".into(), Value::from(code));
         }
         if !ok && !msg.is_empty() {
+            let msg: String = msg.replace('\0', "").chars().take(1_000).collect();
             c.insert("reason".into(), Value::from(msg));
         }
         Some(c)
@@ -319,51 +320,69 @@ impl History {
     }
 
     /// Up to `limit` heartbeats of monitor `monitor` after `after` (time, id), oldest first.
+    /// Rows whose `time` is not text or whose `id` is not a whole number are not read (a
+    /// kuma.db has none; a crafted one could loop the pages), and `msg` is read to 1 KiB.
     pub async fn page(
         &self,
         monitor: i64,
         after: Option<&(String, i64)>,
         limit: u32,
     ) -> anyhow::Result<Vec<Heartbeat>> {
-        use sea_orm::{ConnectionTrait, Statement};
-        let (time, id) = after.cloned().unwrap_or_default();
-        let first = after.is_none();
+        use sea_orm::{ConnectionTrait, Statement, Value as Sql};
+        const COLUMNS: &str = "SELECT id, status, time, substr(CAST(msg AS TEXT), 1, 1024) AS msg, \
+             ping FROM main.\"heartbeat\" WHERE monitor_id = ? \
+             AND typeof(time) = 'text' AND typeof(id) = 'integer'";
+        // A range on (time), then the tie broken by id: each page starts where the last
+        // ended instead of reading every earlier one again.
+        let (sql, values): (String, Vec<Sql>) = match after {
+            None => (
+                format!("{COLUMNS} ORDER BY time, id LIMIT ?"),
+                vec![monitor.into(), limit.into()],
+            ),
+            Some((time, id)) => (
+                format!(
+                    "{COLUMNS} AND time >= ? AND (time > ? OR id > ?) ORDER BY time, id LIMIT ?"
+                ),
+                vec![
+                    monitor.into(),
+                    time.clone().into(),
+                    time.clone().into(),
+                    (*id).into(),
+                    limit.into(),
+                ],
+            ),
+        };
         let rows = self
             .db
             .query_all_raw(Statement::from_sql_and_values(
                 self.db.get_database_backend(),
-                "SELECT id, status, time, msg, ping FROM main.\"heartbeat\" \
-                 WHERE monitor_id = ? AND (? OR time > ? OR (time = ? AND id > ?)) \
-                 ORDER BY time, id LIMIT ?",
-                [
-                    monitor.into(),
-                    first.into(),
-                    time.clone().into(),
-                    time.into(),
-                    id.into(),
-                    limit.into(),
-                ],
+                sql,
+                values,
             ))
             .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| Heartbeat {
-                id: r.try_get::<i64>("", "id").unwrap_or_default(),
-                time: r.try_get::<String>("", "time").unwrap_or_default(),
-                status: r.try_get::<i64>("", "status").unwrap_or_default(),
-                msg: r.try_get::<Option<String>>("", "msg").ok().flatten(),
-                ping: r
-                    .try_get::<Option<f64>>("", "ping")
-                    .ok()
-                    .flatten()
-                    .or_else(|| {
-                        r.try_get::<Option<i64>>("", "ping")
-                            .ok()
-                            .flatten()
-                            .map(|p| p as f64)
-                    }),
+        rows.into_iter()
+            .map(|r| {
+                let id = r.try_get::<i64>("", "id")?;
+                let time = r.try_get::<String>("", "time")?;
+                Ok(Heartbeat {
+                    id,
+                    time,
+                    status: r.try_get::<i64>("", "status").unwrap_or_default(),
+                    msg: r.try_get::<Option<String>>("", "msg").ok().flatten(),
+                    ping: r
+                        .try_get::<Option<f64>>("", "ping")
+                        .ok()
+                        .flatten()
+                        .or_else(|| {
+                            r.try_get::<Option<i64>>("", "ping")
+                                .ok()
+                                .flatten()
+                                .map(|p| p as f64)
+                        }),
+                })
             })
-            .collect())
+            .collect::<Result<Vec<_>, sea_orm::DbErr>>()
+            .context("a heartbeat could not be read")
     }
 }
 

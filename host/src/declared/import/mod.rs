@@ -273,9 +273,21 @@ pub async fn import(
     if options.with_history && source != Source::Kuma {
         anyhow::bail!("--with-history reads the check history of Uptime Kuma's kuma.db");
     }
-    // Before anything is created: a file without history stops here.
+    // Before anything is created: a file without history, or a key that may not write
+    // it, stops here.
     let history = if options.with_history {
-        Some(kuma::History::open(file).await?)
+        let history = kuma::History::open(file).await?;
+        if !options.dry_run {
+            remote
+                .call(Method::GET, "/v1/audit-log?limit=1", None)
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "--with-history writes past checks, which only admins may do: {e}"
+                    )
+                })?;
+        }
+        Some(history)
     } else {
         None
     };
@@ -383,6 +395,11 @@ pub async fn import(
         }
         return Ok(out);
     }
+    // Pausing and the ping addresses first: the history, last, cannot keep them from
+    // happening.
+    if !paused.is_empty() || !pings.is_empty() {
+        after_plan(remote, source, &paused, &pings, &mut out).await?;
+    }
     if let Some(history) = &history {
         // Every imported monitor, made now or by an earlier run: each past check is
         // keyed, so one sent before is not written again.
@@ -392,10 +409,18 @@ pub async fn import(
             .collect();
         import_history(remote, history, &imported, &mut out).await?;
     }
-    if paused.is_empty() && pings.is_empty() {
-        return Ok(out);
-    }
-    let (newly_paused, monitors) = pause(remote, &paused).await?;
+    Ok(out)
+}
+
+/// Pause what was paused in the source, and print the new ping addresses.
+async fn after_plan(
+    remote: &Remote,
+    source: Source,
+    paused: &[&String],
+    pings: &[&Ping],
+    out: &mut String,
+) -> anyhow::Result<()> {
+    let (newly_paused, monitors) = pause(remote, paused).await?;
     let by_key = |key: &str| {
         monitors
             .iter()
@@ -418,7 +443,7 @@ pub async fn import(
             let _ = writeln!(out, "  {}\n    {}\n  → {new}", p.name, p.old);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Heartbeats read and sent per request.
@@ -436,7 +461,9 @@ async fn import_history(
         .list(Kind::Monitor.path())
         .await
         .context("listing the imported monitors")?;
-    let (mut written, mut already, mut too_old, mut unreadable, mut with) = (0, 0, 0, 0, 0);
+    let mut sent = Sent::default();
+    let mut with = 0;
+    let mut failed: Vec<String> = Vec::new();
     for (kuma_id, key) in created {
         let Some(m) = monitors
             .iter()
@@ -444,59 +471,18 @@ async fn import_history(
         else {
             continue;
         };
-        let id = m.get("id").and_then(Value::as_str).unwrap_or_default();
-        // What this server measured itself is not history.
-        let created = m
-            .get("createdAt")
-            .and_then(Value::as_str)
-            .and_then(crate::time::parse_ms)
-            .unwrap_or(i64::MAX);
-        let mut after = None;
-        let mut any = false;
-        loop {
-            let page = history
-                .page(*kuma_id, after.as_ref(), HISTORY_BATCH)
-                .await?;
-            let Some(last) = page.last() else { break };
-            after = Some((last.time.clone(), last.id));
-            let readable: Vec<Map<String, Value>> = page
-                .iter()
-                .filter_map(kuma::Heartbeat::past_check)
-                .collect();
-            unreadable += page.len() - readable.len();
-            let checks: Vec<Value> = readable
-                .into_iter()
-                .filter(|c| {
-                    c.get("checkedAt")
-                        .and_then(Value::as_str)
-                        .and_then(crate::time::parse_ms)
-                        .is_some_and(|at| at < created)
-                })
-                .map(Value::Object)
-                .collect();
-            if !checks.is_empty() {
-                let mut body = Map::new();
-                body.insert("checks".into(), Value::Array(checks));
-                let answer = remote
-                    .call(
-                        Method::POST,
-                        &format!("/v1/monitors/{id}/history"),
-                        Some(&body),
-                    )
-                    .await
-                    .with_context(|| format!("importing the check history of monitor `{key}`"))?;
-                let count = |f: &str| answer[f].as_u64().unwrap_or(0);
-                written += count("written");
-                already += count("alreadyThere");
-                too_old += count("tooOld");
-                any = true;
-            }
-            if page.len() < HISTORY_BATCH as usize {
-                break;
-            }
+        // One monitor's history failing is reported; the others still come.
+        match monitor_history(remote, history, *kuma_id, m, &mut sent).await {
+            Ok(any) => with += usize::from(any),
+            Err(e) => failed.push(format!("monitor `{key}`: {e:#}")),
         }
-        with += usize::from(any);
     }
+    let Sent {
+        written,
+        already,
+        too_old,
+        unreadable,
+    } = sent;
     let _ = writeln!(
         out,
         "\nCheck history: {written} check(s) of {with} monitor(s) written, oldest first."
@@ -516,6 +502,117 @@ async fn import_history(
     if unreadable > 0 {
         let _ = writeln!(out, "  {unreadable} had no readable time: left out.");
     }
+    if !failed.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Not imported, for {} monitor(s) (run the import again to finish; nothing is written twice):",
+            failed.len()
+        );
+        for f in &failed {
+            let _ = writeln!(out, "    - {f}");
+        }
+    }
+    Ok(())
+}
+
+/// What the history requests wrote.
+#[derive(Default)]
+struct Sent {
+    written: u64,
+    already: u64,
+    too_old: u64,
+    unreadable: usize,
+}
+
+/// The largest history request: under the server's 1 MiB body limit with room to spare.
+const HISTORY_BODY_BYTES: usize = 900 * 1024;
+
+/// Send the past checks of one monitor (`m` as the API lists it), oldest first, up to its
+/// creation here; whether it had any.
+async fn monitor_history(
+    remote: &Remote,
+    history: &kuma::History,
+    kuma_id: i64,
+    m: &Map<String, Value>,
+    sent: &mut Sent,
+) -> anyhow::Result<bool> {
+    let id = m.get("id").and_then(Value::as_str).unwrap_or_default();
+    // What this server measured itself is not history.
+    let created = m
+        .get("createdAt")
+        .and_then(Value::as_str)
+        .and_then(crate::time::parse_ms)
+        .unwrap_or(i64::MAX);
+    let mut after: Option<(String, i64)> = None;
+    let mut any = false;
+    loop {
+        let page = history.page(kuma_id, after.as_ref(), HISTORY_BATCH).await?;
+        let Some(last) = page.last() else { break };
+        let next = (last.time.clone(), last.id);
+        if after.as_ref().is_some_and(|a| next <= *a) {
+            anyhow::bail!(
+                "the heartbeat table's order does not advance at heartbeat {}",
+                last.id
+            );
+        }
+        after = Some(next);
+        let readable: Vec<Map<String, Value>> = page
+            .iter()
+            .filter_map(kuma::Heartbeat::past_check)
+            .collect();
+        sent.unreadable += page.len() - readable.len();
+        let mut past_creation = false;
+        let mut batch: Vec<Value> = Vec::new();
+        let mut size = 0;
+        for c in readable {
+            let at = c
+                .get("checkedAt")
+                .and_then(Value::as_str)
+                .and_then(crate::time::parse_ms);
+            if at.is_none_or(|at| at >= created) {
+                past_creation = true;
+                continue;
+            }
+            let len = Value::Object(c.clone()).to_string().len() + 1;
+            if !batch.is_empty() && size + len > HISTORY_BODY_BYTES {
+                send_history(remote, id, std::mem::take(&mut batch), sent).await?;
+                size = 0;
+            }
+            size += len;
+            batch.push(Value::Object(c));
+            any = true;
+        }
+        if !batch.is_empty() {
+            send_history(remote, id, batch, sent).await?;
+        }
+        // The rest is later still: nothing more to send.
+        if past_creation || page.len() < HISTORY_BATCH as usize {
+            break;
+        }
+    }
+    Ok(any)
+}
+
+/// One history request.
+async fn send_history(
+    remote: &Remote,
+    id: &str,
+    checks: Vec<Value>,
+    sent: &mut Sent,
+) -> anyhow::Result<()> {
+    let mut body = Map::new();
+    body.insert("checks".into(), Value::Array(checks));
+    let answer = remote
+        .call(
+            Method::POST,
+            &format!("/v1/monitors/{id}/history"),
+            Some(&body),
+        )
+        .await?;
+    let count = |f: &str| answer[f].as_u64().unwrap_or(0);
+    sent.written += count("written");
+    sent.already += count("alreadyThere");
+    sent.too_old += count("tooOld");
     Ok(())
 }
 
