@@ -913,3 +913,86 @@ fn a_kuma_database_brings_its_check_history_oldest_first() {
             .assert_error(403, "FORBIDDEN");
     }
 }
+
+#[test]
+fn a_long_kuma_history_arrives_whole_in_requests_under_the_body_limit() {
+    // The fixture with 2,500 more failures of `HTTP up`, each with a long message: more
+    // than one page of the heartbeat table, and pages far over the API's 1 MiB body.
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("kuma.db");
+    std::fs::copy(fixture("kuma2.db"), &file).expect("copy");
+    let script = "import sqlite3, sys\n\
+c = sqlite3.connect(sys.argv[1])\n\
+rows = [(1, 0, '2026-11-29 %02d:%02d:%02d.000' % (i // 3600, i // 60 % 60, i % 60), '503 - ' + 'x' * 1500, 30 + i % 7, 0, 0) for i in range(2500)]\n\
+c.executemany('insert into heartbeat (monitor_id, status, time, msg, ping, important, duration) values (?, ?, ?, ?, ?, ?, ?)', rows)\n\
+c.commit()\n\
+c.execute('pragma journal_mode=delete')\n\
+c.close()\n";
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(&file)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let server = Server::start(&[("TOCSIN_RETENTION_CHECKS_DAYS", "0")]);
+    let api = server.client();
+    let out = import(
+        &server,
+        &["kuma", file.to_str().expect("path"), "--with-history"],
+        &[],
+    );
+    let fixture_checks = kuma_heartbeats().iter().filter(|h| h.0 == 1).count();
+    let monitors = items(&server, "/v1/monitors");
+    let id = keyed(&monitors, "kuma:1")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let created = keyed(&monitors, "kuma:1")["createdAt"]
+        .as_str()
+        .expect("createdAt")
+        .to_string();
+    let mut past = Vec::new();
+    for page in 1.. {
+        let body = api
+            .get(&format!("/v1/monitors/{id}/checks?limit=100&page={page}"))
+            .body;
+        let list = body["data"].as_array().cloned().expect("checks");
+        if list.is_empty() {
+            break;
+        }
+        past.extend(
+            list.into_iter()
+                .filter(|c| c["checkedAt"].as_str().expect("time") < created.as_str()),
+        );
+    }
+    assert_eq!(past.len(), fixture_checks + 2_500, "every heartbeat, once");
+    let long = past
+        .iter()
+        .find(|c| c["checkedAt"] == "2026-11-29T00:41:38.000Z")
+        .expect("the 2,499th heartbeat");
+    assert_eq!(long["statusCode"], 503);
+    // Heartbeat 2,498 (0-based): 30 + 2,498 % 7.
+    assert_eq!(long["responseTimeMs"], 36);
+    let reason = long["reason"].as_str().expect("reason");
+    assert!(
+        reason.starts_with("503 - xxx") && reason.len() <= 1_024,
+        "kept to the API's 1 KiB: {} bytes",
+        reason.len()
+    );
+    assert!(
+        out.contains("Check history: ") && !out.contains("Not imported, for"),
+        "{out}"
+    );
+    // About 2.5 MB of history went in several requests, each under the 1 MiB body.
+    let requests = api.get(&format!(
+        "/v1/audit-log?action=monitor.history&resourceId={id}"
+    ));
+    let n = requests.body["pagination"]["total"]
+        .as_u64()
+        .expect("total");
+    assert!(n >= 3, "{n} requests: {}", requests.body);
+}
