@@ -771,5 +771,37 @@ fn a_monthly_report_goes_out_once_by_mail_with_its_pdf_and_to_a_webhook() {
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(smtp.mails_to("reports@customer.test").len(), 1);
     assert_eq!(receiver.at("/reports").len(), 1);
+
+    // An admin sends last month's now, marked as a test (a write key may not); the month
+    // due on the 1st stays as it was.
+    let api = server.client();
+    let send = "/v1/workspace/monthly-report/test";
+    api.with_key(writer["secret"].as_str().expect("secret"))
+        .post(send, &json!({}))
+        .assert_error(403, "FORBIDDEN");
+    let r = api.post(send, &json!({}));
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert_eq!(r.body["data"], json!({"month": label, "deliveries": 2}));
+    let again = support::wait_for("the test report by mail", Duration::from_secs(60), || {
+        smtp.mails_to("reports@customer.test").get(1).cloned()
+    });
+    let (subject, file, pdf) = attached_pdf(&again.data);
+    assert_eq!(
+        subject,
+        format!("[Test] Uptime report for {title}: 1 monitor, 1 target missed")
+    );
+    assert_eq!(file, format!("uptime-{label}.pdf"));
+    assert!(pdf_text(&pdf).contains(&format!("Uptime {uptime:.3} %")));
+    let hooked = support::wait_for(
+        "the test report by webhook",
+        Duration::from_secs(30),
+        || receiver.at("/reports").get(1).cloned(),
+    );
+    assert_eq!(hooked.json["test"], true);
+    assert_eq!(hooked.json["report"]["month"], label.as_str());
+    assert_eq!(
+        api.get("/v1/workspace").body["data"]["monthlyReport"]["lastSentFor"],
+        label.as_str()
+    );
     drop(server);
 }

@@ -137,6 +137,7 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(api_keys::list_api_keys, api_keys::create_api_key))
         .routes(routes!(api_keys::revoke_api_key))
         .routes(routes!(workspace::update_workspace))
+        .routes(routes!(workspace::test_monthly_report))
         .routes(routes!(members::list_members, members::add_member))
         .routes(routes!(members::update_member, members::remove_member))
         .routes(routes!(probe_ips::list_probe_ips))

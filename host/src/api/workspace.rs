@@ -353,3 +353,60 @@ pub async fn rotate_webhook_secret(
         secret: ws.webhook_secret,
     }))
 }
+
+/// What a test of the monthly report queued.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MonthlyReportTestView {
+    /// The month reported (`2026-10`): the one before this one, in the workspace's zone.
+    pub month: String,
+    /// Deliveries queued, one per channel.
+    pub deliveries: usize,
+}
+
+/// Send last month's report to the monthly report's channels now (admins), marked
+/// `"test": true`; the month due on the 1st is left as it is.
+#[utoipa::path(post, path = "/v1/workspace/monthly-report/test", tag = "workspace",
+    responses(
+        (status = 202, description = "Queued", body = SuccessBody<MonthlyReportTestView>),
+        (status = 403, description = "FORBIDDEN: not an admin", body = ErrorBody),
+        (status = 409, description = "CONFLICT: no monthly report, or none of its channels exists", body = ErrorBody),
+    ))]
+pub async fn test_monthly_report(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+) -> Result<Success<MonthlyReportTestView>, ApiError> {
+    if !p.role.is_admin() {
+        return Err(ApiError::forbidden(
+            "Only admins may send the monthly report: it carries every monitor's figures",
+        ));
+    }
+    let conflict = |message: &'static str| {
+        ApiError::new(axum::http::StatusCode::CONFLICT, "CONFLICT", message)
+    };
+    let row = state
+        .store
+        .monthly_report(&p.workspace_id)
+        .await?
+        .ok_or_else(|| {
+            conflict("Choose the monthly report's channels first (PATCH /v1/workspace)")
+        })?;
+    let queued = crate::reports::monthly::queue(
+        &state.store,
+        &row,
+        state.clock.now_ms(),
+        &state.config.public_url,
+        true,
+    )
+    .await?;
+    let Some((month, deliveries)) = queued else {
+        return Err(conflict(
+            "None of the monthly report's channels exists any more: choose them again",
+        ));
+    };
+    state.engine.outbox_wakeup.notify_one();
+    Ok(Success(
+        axum::http::StatusCode::ACCEPTED,
+        MonthlyReportTestView { month, deliveries },
+    ))
+}

@@ -197,9 +197,9 @@ pub async fn send_due(store: &Store, now: i64, public_url: &str) -> Result<usize
         let full = page.len() as u64 == PAGE;
         after = page.last().map(|r| r.workspace_id.clone());
         for row in page {
-            match send_one(store, &row, now, public_url).await {
-                Ok(true) => sent += 1,
-                Ok(false) => {}
+            match queue(store, &row, now, public_url, false).await {
+                Ok(Some(_)) => sent += 1,
+                Ok(None) => {}
                 Err(e) => {
                     tracing::warn!(workspace = %row.workspace_id, error = %e, "the monthly report could not be queued; it is tried again at the next pass");
                 }
@@ -211,19 +211,24 @@ pub async fn send_due(store: &Store, now: i64, public_url: &str) -> Result<usize
     }
 }
 
-async fn send_one(
+/// Queue the previous month's report of `row`'s workspace to its channels: when it is due
+/// (taking the month), or, with `test`, now whatever was sent (marked `"test": true`, the
+/// month left as it is). The month and how many deliveries were queued; none when
+/// nothing was.
+pub async fn queue(
     store: &Store,
     row: &MonthlyReportRow,
     now: i64,
     public_url: &str,
-) -> Result<bool, StoreError> {
+    test: bool,
+) -> Result<Option<(String, usize)>, StoreError> {
     let Some(workspace) = store.workspace(&row.workspace_id).await? else {
-        return Ok(false);
+        return Ok(None);
     };
     let zone_name = workspace.time_zone.clone().unwrap_or_else(|| "UTC".into());
     let month = previous_month(now, zone_of(Some(&zone_name)));
-    if row.sent_for.as_deref() >= Some(month.label.as_str()) {
-        return Ok(false);
+    if !test && row.sent_for.as_deref() >= Some(month.label.as_str()) {
+        return Ok(None);
     }
     let ids: Vec<String> = serde_json::from_str(&row.channel_ids).unwrap_or_default();
     let channels = store
@@ -232,7 +237,7 @@ async fn send_one(
     if channels.is_empty() {
         // Nowhere to send it: the month waits (a channel chosen again still gets it).
         tracing::warn!(workspace = %row.workspace_id, month = %month.label, "the monthly report's channels were all deleted; it is not sent");
-        return Ok(false);
+        return Ok(None);
     }
     let (report, left_out) = workspace_report(store, &row.workspace_id, &month, now).await?;
     let report_object = summary(&report, &month, &zone_name, left_out, public_url);
@@ -249,12 +254,14 @@ async fn send_one(
         json!([])
     };
     let tx = store.begin_write().await?;
-    if !tx
-        .take_report_month(&row.workspace_id, &month.label, now)
-        .await?
+    if !test
+        && !tx
+            .take_report_month(&row.workspace_id, &month.label, now)
+            .await?
     {
-        return Ok(false);
+        return Ok(None);
     }
+    let mut queued = 0;
     let origin = Origin {
         workspace_id: &row.workspace_id,
         incident_id: None,
@@ -276,15 +283,18 @@ async fn send_one(
             &target,
             kind::REPORT_MONTHLY,
             |delivery_id| {
-                json!({
+                let mut payload = json!({
                     "event": kind::REPORT_MONTHLY,
                     "timestamp": crate::time::format_ms(now),
                     "webhookId": delivery_id,
                     "report": report_object,
                     "files": files,
                     "workspace": {"id": workspace.id, "name": workspace.name},
-                })
-                .to_string()
+                });
+                if test {
+                    payload["test"] = Value::Bool(true);
+                }
+                payload.to_string()
             },
             now,
         )
@@ -298,10 +308,11 @@ async fn send_one(
             })
             .await?;
         }
+        queued += 1;
     }
     tx.commit().await?;
-    tracing::info!(workspace = %row.workspace_id, month = %month.label, channels = ids.len(), "monthly report queued");
-    Ok(true)
+    tracing::info!(workspace = %row.workspace_id, month = %month.label, channels = queued, test, "monthly report queued");
+    Ok(Some((month.label, queued)))
 }
 
 /// The pass: at start and every ten minutes, queue the reports that are due.

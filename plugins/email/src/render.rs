@@ -318,8 +318,13 @@ fn render_report(p: &Value) -> Mail {
     let monitors = r["monitors"].as_u64().unwrap_or(0);
     let missed = r["targetsMissed"].as_u64().unwrap_or(0);
     let incidents = r["incidents"].as_u64().unwrap_or(0);
+    let test = if p["test"] == Value::Bool(true) {
+        "[Test] "
+    } else {
+        ""
+    };
     let subject = format!(
-        "Uptime report for {title}: {monitors} {}, {missed} {} missed",
+        "{test}Uptime report for {title}: {monitors} {}, {missed} {} missed",
         if monitors == 1 { "monitor" } else { "monitors" },
         if missed == 1 { "target" } else { "targets" }
     );
