@@ -143,20 +143,14 @@ async fn run() {
     let workspace = workspace["data"]["id"].as_str().expect("id").to_string();
     let mut monitors = Vec::new();
     for name in ["small", "large"] {
-        let created: serde_json::Value = client
-            .post(format!("{base}/v1/monitors"))
-            .bearer_auth(KEY)
-            .json(&serde_json::json!({"name": name, "type": "heartbeat", "period": 86400}))
-            .send()
-            .await
-            .expect("create")
-            .json()
-            .await
-            .expect("json");
-        let Some(id) = created["data"]["id"].as_str() else {
-            panic!("monitor {name} was not created: {created}");
-        };
-        monitors.push(id.to_string());
+        let created = support::create_monitor(
+            &client,
+            &base,
+            KEY,
+            serde_json::json!({"name": name, "type": "heartbeat", "period": 86400}),
+        )
+        .await;
+        monitors.push(created["id"].as_str().unwrap_or_default().to_string());
     }
     let url = format!("sqlite://{}", dir.path().join("tocsin.db").display());
     let filling = Instant::now();

@@ -200,17 +200,14 @@ async fn run() {
     let (mut server, base) = support::serve(dir.path(), KEY, &env).await;
     let client = reqwest::Client::new();
     let cookie = support::owner_cookie(&client, &base, dir.path()).await;
-    let made: serde_json::Value = client
-        .post(format!("{base}/v1/monitors"))
-        .bearer_auth(KEY)
-        .json(&serde_json::json!({"name": "template", "type": "http", "method": "GET", "url": target_url, "interval": 60, "timeout": 10}))
-        .send()
-        .await
-        .expect("create")
-        .json()
-        .await
-        .expect("json");
-    let template_id = made["data"]["id"].as_str().expect("an id").to_string();
+    let made = support::create_monitor(
+        &client,
+        &base,
+        KEY,
+        serde_json::json!({"name": "template", "type": "http", "method": "GET", "url": target_url, "interval": 60, "timeout": 10}),
+    )
+    .await;
+    let template_id = made["id"].as_str().expect("an id").to_string();
     let _ = std::process::Command::new("kill")
         .arg(server.id().to_string())
         .status();

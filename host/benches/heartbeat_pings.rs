@@ -67,18 +67,15 @@ async fn run() {
     let client = reqwest::Client::new();
     let mut pings = Vec::new();
     for n in 0..MONITORS {
-        let created: serde_json::Value = client
-            .post(format!("{base}/v1/monitors"))
-            .bearer_auth(KEY)
-            .json(&serde_json::json!({"name": format!("job-{n}"), "type": "heartbeat", "period": 3600}))
-            .send()
-            .await
-            .expect("create")
-            .json()
-            .await
-            .expect("json");
-        let Some(url) = created["data"]["pingUrl"].as_str() else {
-            panic!("monitor {n} was not created: {created}");
+        let created = support::create_monitor(
+            &client,
+            &base,
+            KEY,
+            serde_json::json!({"name": format!("job-{n}"), "type": "heartbeat", "period": 3600}),
+        )
+        .await;
+        let Some(url) = created["pingUrl"].as_str() else {
+            panic!("monitor {n} has no ping URL: {created}");
         };
         pings.push(url[url.find("/ping/").expect("path")..].to_string());
     }

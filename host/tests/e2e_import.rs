@@ -700,20 +700,11 @@ fn the_dashboards_import_page_runs_the_same_plan_as_the_person_signed_in() {
     assert!(left.is_empty(), "{left:?}");
 }
 
-/// (monitor id, heartbeat id, time, status, msg, ping).
-type KumaHeartbeat = (i64, i64, String, i64, Option<String>, Option<i64>);
-
-/// The fixture's heartbeats of each Kuma monitor, oldest first, read by Python's sqlite3:
-/// (monitor id, heartbeat id, time as ISO 8601, status, msg, ping).
-fn kuma_heartbeats() -> Vec<KumaHeartbeat> {
+/// Run a Python script on `file`; what it printed.
+fn python(script: &str, file: &Path) -> Vec<u8> {
     let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import sqlite3, json, sys\n\
-c = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro&immutable=1', uri=True)\n\
-print(json.dumps(c.execute('select monitor_id, id, time, status, msg, ping from heartbeat order by monitor_id, time, id').fetchall()))",
-        ])
-        .arg(fixture("kuma2.db"))
+        .args(["-c", script])
+        .arg(file)
         .output()
         .expect("python3");
     assert!(
@@ -721,7 +712,22 @@ print(json.dumps(c.execute('select monitor_id, id, time, status, msg, ping from 
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
+    out.stdout
+}
+
+/// (monitor id, heartbeat id, time, status, msg, ping).
+type KumaHeartbeat = (i64, i64, String, i64, Option<String>, Option<i64>);
+
+/// The fixture's heartbeats of each Kuma monitor, oldest first, read by Python's sqlite3:
+/// (monitor id, heartbeat id, time as ISO 8601, status, msg, ping).
+fn kuma_heartbeats() -> Vec<KumaHeartbeat> {
+    let out = python(
+        "import sqlite3, json, sys\n\
+c = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro&immutable=1', uri=True)\n\
+print(json.dumps(c.execute('select monitor_id, id, time, status, msg, ping from heartbeat order by monitor_id, time, id').fetchall()))",
+        &fixture("kuma2.db"),
+    );
+    let rows: Vec<Value> = serde_json::from_slice(&out).expect("json");
     rows.iter()
         .map(|r| {
             let time = r[2].as_str().expect("time").replace(' ', "T") + "Z";
@@ -928,16 +934,7 @@ c.executemany('insert into heartbeat (monitor_id, status, time, msg, ping, impor
 c.commit()\n\
 c.execute('pragma journal_mode=delete')\n\
 c.close()\n";
-    let out = std::process::Command::new("python3")
-        .args(["-c", script])
-        .arg(&file)
-        .output()
-        .expect("python3");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    python(script, &file);
     let server = Server::start(&[("TOCSIN_RETENTION_CHECKS_DAYS", "0")]);
     let api = server.client();
     let out = import(

@@ -33,6 +33,38 @@ fn response_ms(i: i64) -> i32 {
     20 + (i % 50) as i32
 }
 
+/// An incident of `monitor` opened at `opened` and resolved at `resolved` (ms).
+fn resolved_incident(
+    id: &str,
+    workspace: &str,
+    monitor: &str,
+    opened: i64,
+    resolved: i64,
+) -> IncidentRow {
+    IncidentRow {
+        id: id.to_string(),
+        workspace_id: workspace.to_string(),
+        monitor_id: monitor.to_string(),
+        policy_id: None,
+        status: IncidentState::Resolved,
+        open_key: None,
+        created_at: opened,
+        acknowledged_at: None,
+        acknowledged_by: None,
+        resolved_at: Some(resolved),
+        escalate_at: None,
+        escalated_at: None,
+        failure: "{}".into(),
+        monitor: "{}".into(),
+        hold: None,
+        notified: true,
+        group_id: None,
+        remind_at: None,
+        reminders: 0,
+        escalation_step: 0,
+    }
+}
+
 /// Store the month's checks and the incidents of `monitor`.
 fn store_month(server: &Server, workspace: &str, monitor: &str, from: i64) {
     let at = move |i: i64| from + i * STEP_S * 1000;
@@ -59,27 +91,8 @@ fn store_month(server: &Server, workspace: &str, monitor: &str, from: i64) {
                 }
             })
             .collect();
-        let incident = |id: &str, opened: i64, resolved: i64| IncidentRow {
-            id: id.to_string(),
-            workspace_id: workspace.to_string(),
-            monitor_id: monitor.to_string(),
-            policy_id: None,
-            status: IncidentState::Resolved,
-            open_key: None,
-            created_at: opened,
-            acknowledged_at: None,
-            acknowledged_by: None,
-            resolved_at: Some(resolved),
-            escalate_at: None,
-            escalated_at: None,
-            failure: "{}".into(),
-            monitor: "{}".into(),
-            hold: None,
-            notified: true,
-            group_id: None,
-            remind_at: None,
-            reminders: 0,
-            escalation_step: 0,
+        let incident = |id: &str, opened: i64, resolved: i64| {
+            resolved_incident(id, workspace, monitor, opened, resolved)
         };
         let tx = store.begin_write().await.expect("tx");
         tx.insert_checks(rows).await.expect("checks");
@@ -567,28 +580,13 @@ fn a_monthly_report_goes_out_once_by_mail_with_its_pdf_and_to_a_webhook() {
                 .collect();
             let tx = store.begin_write().await.expect("tx");
             tx.insert_checks(rows).await.expect("checks");
-            tx.insert_incident(IncidentRow {
-                id: "inc_monthly".into(),
-                workspace_id: workspace.clone(),
-                monitor_id: id.clone(),
-                policy_id: None,
-                status: IncidentState::Resolved,
-                open_key: None,
-                created_at: at(100),
-                acknowledged_at: None,
-                acknowledged_by: None,
-                resolved_at: Some(at(112)),
-                escalate_at: None,
-                escalated_at: None,
-                failure: "{}".into(),
-                monitor: "{}".into(),
-                hold: None,
-                notified: true,
-                group_id: None,
-                remind_at: None,
-                reminders: 0,
-                escalation_step: 0,
-            })
+            tx.insert_incident(resolved_incident(
+                "inc_monthly",
+                &workspace,
+                &id,
+                at(100),
+                at(112),
+            ))
             .await
             .expect("incident");
             tx.commit().await.expect("commit");

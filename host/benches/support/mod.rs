@@ -96,3 +96,28 @@ pub async fn counting_target(hits: std::sync::Arc<std::sync::atomic::AtomicU64>)
     });
     url
 }
+
+/// Create a monitor through the API with `key`; the created monitor (the answer's `data`).
+/// Panics, with the answer, when it was not created.
+pub async fn create_monitor(
+    client: &reqwest::Client,
+    base: &str,
+    key: &str,
+    body: serde_json::Value,
+) -> serde_json::Value {
+    let answer: serde_json::Value = client
+        .post(format!("{base}/v1/monitors"))
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .expect("create")
+        .json()
+        .await
+        .expect("json");
+    assert!(
+        answer["data"]["id"].is_string(),
+        "the monitor was not created: {answer}"
+    );
+    answer["data"].clone()
+}

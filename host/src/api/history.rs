@@ -66,8 +66,7 @@ pub struct HistoryResult {
 /// same row.
 fn check_id(monitor_id: &str, key: &str) -> String {
     let digest = Sha256::digest(format!("{monitor_id}\n{key}").as_bytes());
-    let hex: String = digest.iter().take(13).map(|b| format!("{b:02x}")).collect();
-    format!("chk_h{hex}")
+    format!("chk_h{}", hex::encode(&digest[..13]))
 }
 
 /// Write checks a monitor had before it was created (admins).

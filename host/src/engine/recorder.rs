@@ -15,13 +15,13 @@ use super::policy::{self, Rules};
 use crate::ids::{self, prefix};
 use crate::outbox::events;
 use crate::store::live::Seen;
-use crate::store::status_pages::{DayCounts, day_of};
+use crate::store::status_pages::day_counts;
 use crate::store::{
     CheckRow, IncidentRow, IncidentState, MonitorRow, MonitorState, State as _, Store, StoreError,
     Tx,
 };
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -775,18 +775,7 @@ fn note(txn: &Tx, record: &CheckRecord, maintenance: bool, status: MonitorState,
 /// Write the check rows, the daily rollup and each monitor's new health.
 async fn persist(txn: &Tx, state: &BatchState, writes: Writes) -> Result<(), StoreError> {
     // Uptime counts the records that count; history rows do not.
-    let mut daily: BTreeMap<(String, i32), DayCounts> = BTreeMap::new();
-    for row in &writes.counted {
-        let e = daily
-            .entry((row.monitor_id.clone(), day_of(row.checked_at)))
-            .or_default();
-        e.total += 1;
-        e.up += i32::from(row.ok);
-        if let Some(ms) = row.response_time_ms {
-            e.response_ms_sum += i64::from(ms);
-            e.response_count += 1;
-        }
-    }
+    let daily = day_counts(&writes.counted);
     let mut rows = writes.counted;
     rows.extend(writes.uncounted);
     txn.insert_checks(rows).await?;

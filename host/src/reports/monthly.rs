@@ -76,31 +76,28 @@ pub fn previous_month(now_ms: i64, zone: chrono_tz::Tz) -> Month {
         .pred_opt()
         .and_then(|d| d.with_day(1))
         .unwrap_or(this_first);
-    Month {
-        label: previous_first.format("%Y-%m").to_string(),
-        title: previous_first.format("%B %Y").to_string(),
-        from_ms: midnight(zone, previous_first),
-        to_ms: midnight(zone, this_first),
+    Month::starting(previous_first, zone)
+}
+
+impl Month {
+    /// The month that starts on `first` (a 1st), in `zone`.
+    fn starting(first: NaiveDate, zone: chrono_tz::Tz) -> Month {
+        let next = first
+            .checked_add_months(chrono::Months::new(1))
+            .unwrap_or(first);
+        Month {
+            label: first.format("%Y-%m").to_string(),
+            title: first.format("%B %Y").to_string(),
+            from_ms: midnight(zone, first),
+            to_ms: midnight(zone, next),
+        }
     }
 }
 
 /// The month `2026-10` in `zone`; none for anything else.
 pub fn month_named(label: &str, zone: chrono_tz::Tz) -> Option<Month> {
     let first = NaiveDate::parse_from_str(&format!("{label}-01"), "%Y-%m-%d").ok()?;
-    if first.format("%Y-%m").to_string() != label {
-        return None;
-    }
-    let next = if first.month() == 12 {
-        NaiveDate::from_ymd_opt(first.year() + 1, 1, 1)?
-    } else {
-        NaiveDate::from_ymd_opt(first.year(), first.month() + 1, 1)?
-    };
-    Some(Month {
-        label: label.to_string(),
-        title: first.format("%B %Y").to_string(),
-        from_ms: midnight(zone, first),
-        to_ms: midnight(zone, next),
-    })
+    (first.format("%Y-%m").to_string() == label).then(|| Month::starting(first, zone))
 }
 
 /// The workspace's time zone (UTC when unset or unknown).

@@ -367,7 +367,6 @@ impl Store {
         monitor_id: &str,
         rows: Vec<CheckRow>,
     ) -> Result<HistoryWrite, StoreError> {
-        use super::status_pages::{DayCounts, day_of};
         use sea_orm::sea_query::OnConflict;
         let tx = self.begin_write().await?;
         // Read again inside the transaction: a monitor deleted since is not written to.
@@ -392,19 +391,7 @@ impl Store {
             .into_iter()
             .filter(|r| !present.contains(&r.id))
             .collect();
-        let mut daily: std::collections::BTreeMap<(String, i32), DayCounts> =
-            std::collections::BTreeMap::new();
-        for row in new.iter().filter(|r| r.counted) {
-            let e = daily
-                .entry((row.monitor_id.clone(), day_of(row.checked_at)))
-                .or_default();
-            e.total += 1;
-            e.up += i32::from(row.ok);
-            if let Some(ms) = row.response_time_ms {
-                e.response_ms_sum += i64::from(ms);
-                e.response_count += 1;
-            }
-        }
+        let daily = super::status_pages::day_counts(&new);
         let written = new.len() as u64;
         // A row another request wrote since the read above is not inserted again: then
         // the counts would be off, so nothing is written and the caller sends again.

@@ -62,6 +62,25 @@ pub struct DayCounts {
     pub response_count: i32,
 }
 
+/// The daily rollup of some check rows: those that count, by monitor and UTC day.
+pub fn day_counts<'a>(
+    rows: impl IntoIterator<Item = &'a super::CheckRow>,
+) -> BTreeMap<(String, i32), DayCounts> {
+    let mut daily: BTreeMap<(String, i32), DayCounts> = BTreeMap::new();
+    for row in rows.into_iter().filter(|r| r.counted) {
+        let e = daily
+            .entry((row.monitor_id.clone(), day_of(row.checked_at)))
+            .or_default();
+        e.total += 1;
+        e.up += i32::from(row.ok);
+        if let Some(ms) = row.response_time_ms {
+            e.response_ms_sum += i64::from(ms);
+            e.response_count += 1;
+        }
+    }
+    daily
+}
+
 /// The UTC day (days since 1970-01-01) of a time in milliseconds.
 pub fn day_of(ms: i64) -> i32 {
     i32::try_from(ms.div_euclid(DAY_MS)).unwrap_or(i32::MAX)

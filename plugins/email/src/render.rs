@@ -266,18 +266,7 @@ pub fn render(payload: &str) -> Result<Mail, String> {
             text.push_str(&format!("{label}: {url}\n"));
         }
     }
-    let mut html = format!(
-        "<!doctype html><html><body style=\"font-family:system-ui,sans-serif;color:#1f2328\"><h2 style=\"margin:0 0 12px\">{}</h2><table style=\"border-collapse:collapse\">",
-        escape(&headline)
-    );
-    for (k, v) in &facts {
-        html.push_str(&format!(
-            "<tr><td style=\"padding:2px 12px 2px 0;color:#57606a\">{}</td><td style=\"padding:2px 0\">{}</td></tr>",
-            escape(k),
-            escape(v)
-        ));
-    }
-    html.push_str("</table>");
+    let mut html = html_start(&headline, &facts);
     if let Some(url) = link {
         html.push_str(&format!(
             "<p><a href=\"{}\">Open the incident</a></p>",
@@ -385,18 +374,7 @@ fn render_report(p: &Value) -> Mail {
     if let Some(url) = link {
         text.push_str(&format!("\nOpen the report: {url}\n"));
     }
-    let mut html = format!(
-        "<!doctype html><html><body style=\"font-family:system-ui,sans-serif;color:#1f2328\"><h2 style=\"margin:0 0 12px\">{}</h2><table style=\"border-collapse:collapse\">",
-        escape(&headline)
-    );
-    for (k, v) in &facts {
-        html.push_str(&format!(
-            "<tr><td style=\"padding:2px 12px 2px 0;color:#57606a\">{}</td><td style=\"padding:2px 0\">{}</td></tr>",
-            escape(k),
-            escape(v)
-        ));
-    }
-    html.push_str("</table>");
+    let mut html = html_start(&headline, &facts);
     if !lowest.is_empty() {
         html.push_str("<h3 style=\"margin:16px 0 8px\">Lowest uptime</h3><ul>");
         for (name, figure) in &lowest {
@@ -422,6 +400,23 @@ fn render_report(p: &Value) -> Mail {
         text,
         html,
     }
+}
+
+/// The start of a mail's HTML: the document, its headline and the facts as a table.
+fn html_start(headline: &str, facts: &[(String, String)]) -> String {
+    let mut html = format!(
+        "<!doctype html><html><body style=\"font-family:system-ui,sans-serif;color:#1f2328\"><h2 style=\"margin:0 0 12px\">{}</h2><table style=\"border-collapse:collapse\">",
+        escape(headline)
+    );
+    for (k, v) in facts {
+        html.push_str(&format!(
+            "<tr><td style=\"padding:2px 12px 2px 0;color:#57606a\">{}</td><td style=\"padding:2px 0\">{}</td></tr>",
+            escape(k),
+            escape(v)
+        ));
+    }
+    html.push_str("</table>");
+    html
 }
 
 /// `2026-12-06T02:00:00.000Z` as `2026-12-06 02:00 UTC`; anything else as it is.
