@@ -753,8 +753,21 @@ where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = bool> + Send + 'static,
 {
+    timed_batch_by(|| measure::cpu_time("self"), n, f).await
+}
+
+/// [`timed_batch`] with the process's CPU read by `clock`.
+async fn timed_batch_by<F, Fut>(
+    clock: fn() -> Option<Duration>,
+    n: usize,
+    f: F,
+) -> anyhow::Result<(Duration, Duration)>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = bool> + Send + 'static,
+{
     use futures::StreamExt;
-    let cpu = measure::cpu_time("self");
+    let cpu = clock();
     let started = Instant::now();
     let ok = futures::stream::iter((0..n).map(|_| tokio::spawn(f())))
         .buffer_unordered(32)
@@ -762,7 +775,7 @@ where
         .count()
         .await;
     let wall = started.elapsed();
-    let cpu = measure::cpu_time("self")
+    let cpu = clock()
         .zip(cpu)
         .map_or(Duration::ZERO, |(a, b)| a.saturating_sub(b));
     anyhow::ensure!(ok == n, "{} of {n} baseline checks failed", n - ok);

@@ -2,12 +2,14 @@
 //! check's. The same http check is run natively and through the `http` plugin, and the
 //! plugin call is also stopped at each of its stages: a store created and dropped; a
 //! component instantiated in it (and torn down with it); its configuration validated (a
-//! guest call with no I/O). The differences between stages are the pieces. Rounds of
-//! every kind alternate, so a noisy machine weighs on all of them alike. The warm-up runs
+//! guest call with no I/O). The differences between stages are the pieces. The kinds take
+//! turns in chunks of 250 calls, each chunk in a rotated order, so neither a noisy machine
+//! nor the loopback sockets piling up in TIME_WAIT weigh on one kind more than another;
+//! CPU is the scheduler's own count per thread, to the nanosecond. The warm-up runs
 //! whole plugin checks alone and then native checks alone, and prints when, so a profile
 //! of the process (`perf record`, with `TOCSIN_PLUGIN_PERFMAP=1`) can be split by phase.
 
-use super::{Target, timed_batch};
+use super::{Target, measure, timed_batch, timed_batch_by};
 use crate::config::{Config, Overrides};
 use crate::plugins::{CallStage, PluginHost};
 use anyhow::Context;
@@ -50,7 +52,10 @@ impl Pieces {
     }
 }
 
-/// Measure `count` calls of each kind, three alternating rounds after a warm-up.
+/// Calls of each kind in one chunk of the measurement.
+const CHUNK: usize = 250;
+
+/// Measure `3 × count` calls of each kind after a warm-up, the kinds taking turns.
 pub(super) async fn run(target: &Target, cache: &Path, count: usize) -> anyhow::Result<Pieces> {
     let config = Config::build(
         None,
@@ -97,23 +102,33 @@ pub(super) async fn run(target: &Target, cache: &Path, count: usize) -> anyhow::
         unix(ended),
         alone(native_alone).as_secs_f64() * 1e6,
     );
+    // The kinds take turns in chunks, each chunk's order rotated, so none always runs
+    // first or last: every loopback connection leaves a socket in TIME_WAIT for a minute,
+    // and a connect costs more the more of them there are, so a kind measured after the
+    // others' thousands of connections would pay for them.
+    let total = count * 3;
     let mut totals = [Duration::ZERO; 6];
-    for _ in 0..3 {
-        let native = timed_batch(count, super::native_check(&plugins, &url))
-            .await?
-            .0;
-        let mut measured = [Duration::ZERO; 6];
-        measured[0] = native;
-        for (i, stage) in stages.iter().enumerate() {
-            measured[i + 1] = timed_batch(count, stage_call(&plugins, &url, *stage)?)
-                .await?
-                .0;
+    let mut done = 0;
+    let mut turn = 0;
+    while done < total {
+        let n = CHUNK.min(total - done);
+        for k in 0..totals.len() {
+            let kind = (k + turn) % totals.len();
+            let clock = measure::cpu_time_fine;
+            totals[kind] += if kind == 0 {
+                timed_batch_by(clock, n, super::native_check(&plugins, &url))
+                    .await?
+                    .0
+            } else {
+                timed_batch_by(clock, n, stage_call(&plugins, &url, stages[kind - 1])?)
+                    .await?
+                    .0
+            };
         }
-        for (t, m) in totals.iter_mut().zip(measured) {
-            *t += m;
-        }
+        done += n;
+        turn += 1;
     }
-    let per = |d: Duration| d / u32::try_from(count * 3).unwrap_or(u32::MAX).max(1);
+    let per = |d: Duration| d / u32::try_from(total).unwrap_or(u32::MAX).max(1);
     Ok(Pieces {
         native: per(totals[0]),
         store: per(totals[1]),
