@@ -15,10 +15,15 @@ use support::providers::{
     self, GOTIFY_TOKEN, MATRIX_TOKEN, OPSGENIE_KEY, PAGERDUTY_KEY, PUSHOVER_TOKEN, PUSHOVER_USER,
     Providers,
 };
+use support::sinks::FakeTelegram;
 use support::target::Target;
 use support::{Api, Server, create, wait_for};
 
 fn server(providers: &Providers) -> Server {
+    server_with(providers, &[])
+}
+
+fn server_with(providers: &Providers, extra_env: &[(&str, &str)]) -> Server {
     let dir = tempfile::tempdir().expect("dir").keep();
     std::fs::write(
         dir.join("tocsin.toml"),
@@ -30,13 +35,12 @@ fn server(providers: &Providers) -> Server {
         ),
     )
     .expect("config");
-    Server::start_in(
-        &dir,
-        &[
-            ("TOCSIN_WEBHOOK_RETRY_SCHEDULE", "300ms,300ms,300ms"),
-            ("TOCSIN_PUBLIC_URL", "https://tocsin.test"),
-        ],
-    )
+    let mut env = vec![
+        ("TOCSIN_WEBHOOK_RETRY_SCHEDULE", "300ms,300ms,300ms"),
+        ("TOCSIN_PUBLIC_URL", "https://tocsin.test"),
+    ];
+    env.extend_from_slice(extra_env);
+    Server::start_in(&dir, &env)
 }
 
 /// Every channel type, configured against the fakes.
@@ -329,6 +333,188 @@ fn every_channel_carries_an_incident_from_outage_to_recovery() {
     let mut unique = events.clone();
     unique.dedup();
     assert_eq!(events, unique);
+}
+
+/// The chat channels: every channel but the pagers.
+fn chat_channels(p: &Providers) -> Vec<(&'static str, Value)> {
+    channels(p)
+        .into_iter()
+        .filter(|(kind, _)| !["pagerduty", "opsgenie"].contains(kind))
+        .collect()
+}
+
+#[test]
+fn chat_channels_shape_their_messages_by_their_templates() {
+    let p = Providers::start();
+    let telegram = FakeTelegram::start();
+    let target = Target::start();
+    let server = server_with(
+        &p,
+        &[
+            ("TOCSIN_TELEGRAM_API_BASE", &telegram.base),
+            ("TOCSIN_TELEGRAM_BOT_TOKEN", "123456:TEST-TOKEN"),
+        ],
+    );
+    let api = server.client();
+
+    // A template naming no variable, or left open, is refused by the channel's own check,
+    // and nothing is created.
+    for (field, bad, words) in [
+        ("titleTemplate", "{{monitor.name}} down", "not a variable"),
+        ("messageTemplate", "{{reason", "closing"),
+    ] {
+        let mut body =
+            json!({"name": "s", "type": "slack", "webhookUrl": p.url("/slack/services/T/B/X")});
+        body[field] = json!(bad);
+        let r = api.post("/v1/channels", &body);
+        r.assert_error(400, "VALIDATION_ERROR");
+        let detail = r.body["error"]["details"][0].clone();
+        assert!(
+            detail["field"].as_str().is_some_and(|f| f.ends_with(field))
+                && detail["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains(words)),
+            "{}",
+            r.body
+        );
+    }
+    assert_eq!(api.get("/v1/channels").body["data"], json!([]));
+
+    // A stored channel keeps its templates and shows them (they are not secrets).
+    let stored = create(
+        &api,
+        "/v1/channels",
+        json!({"name": "ops", "type": "slack", "webhookUrl": p.url("/slack/services/T/B/X"),
+               "titleTemplate": "  {{monitor}} is {{status}}  "}),
+    );
+    let shown = api.get(&format!(
+        "/v1/channels/{}",
+        stored["id"].as_str().expect("id")
+    ));
+    assert_eq!(
+        shown.body["data"]["titleTemplate"],
+        "{{monitor}} is {{status}}"
+    );
+
+    let title = "{{monitor}} is {{status}}, severity {{severity}}";
+    let mut inline: Vec<Value> = chat_channels(&p)
+        .into_iter()
+        .map(|(kind, mut settings)| {
+            settings["type"] = json!(kind);
+            settings["titleTemplate"] = json!(title);
+            settings["messageTemplate"] =
+                json!("Failed with {{reason}} on {{target}} <!channel> *now*");
+            settings
+        })
+        .collect();
+    // Telegram reads HTML: the template's own text is escaped like the values.
+    inline.push(
+        json!({"type": "telegram", "chatId": "-1001", "titleTemplate": title,
+                       "messageTemplate": "<i>{{reason}}</i> for {{duration}}"}),
+    );
+    let policy = create(
+        &api,
+        "/v1/alert-policies",
+        json!({"name": "Templated", "failureThreshold": 1, "recoveryThreshold": 1, "channels": inline}),
+    );
+    let monitor = create(
+        &api,
+        "/v1/monitors",
+        json!({"name": "Checkout API", "type": "http", "url": target.url("/status"), "method": "GET",
+               "interval": 1, "alertPolicyId": policy["id"]}),
+    );
+    let monitor_id = monitor["id"].as_str().expect("id").to_string();
+    wait_for("the monitor up", Duration::from_secs(20), || {
+        (api.get(&format!("/v1/monitors/{monitor_id}")).body["data"]["status"] == "up")
+            .then_some(())
+    });
+    target.set_status(503);
+    for (kind, _) in chat_channels(&p) {
+        let down = wait_for(
+            &format!("{kind} told of the outage"),
+            Duration::from_secs(30),
+            || {
+                p.accepted(kind)
+                    .into_iter()
+                    .find(|a| text_of(a).contains("Checkout API is down, severity critical"))
+            },
+        );
+        let text = text_of(&down);
+        assert!(
+            text.contains("Failed with ") && text.contains("503"),
+            "{kind} carries the template's text: {text}"
+        );
+        assert!(
+            text.contains(&target.url("/status")),
+            "{kind} fills the target: {text}"
+        );
+        assert!(
+            !text.contains("DOWN: Checkout API") && !text.contains("Reason"),
+            "{kind} keeps its own headline or facts: {text}"
+        );
+    }
+    // The text is escaped as each channel escapes its own words: no mention, no markup.
+    let slack = p.accepted("slack").pop().expect("slack");
+    let section = slack.json["blocks"][1]["text"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        section.starts_with("Failed with ") && section.ends_with("&lt;!channel&gt; *now*"),
+        "{}",
+        slack.json
+    );
+    assert!(
+        !slack.json["text"].to_string().contains("<!channel>"),
+        "{}",
+        slack.json
+    );
+    let discord = p.accepted("discord").pop().expect("discord");
+    let description = discord.json["embeds"][0]["description"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        description.ends_with("\\<!channel\\> \\*now\\*"),
+        "{}",
+        discord.json
+    );
+    let down = wait_for(
+        "Telegram told of the outage",
+        Duration::from_secs(30),
+        || telegram.messages().into_iter().next(),
+    );
+    let text = down.body["text"].as_str().expect("text").to_string();
+    assert!(
+        text.starts_with("<b>Checkout API is down, severity critical</b>\n&lt;i&gt;")
+            && text.contains("503")
+            && text.contains("&lt;/i&gt; for\n"),
+        "{text}"
+    );
+
+    // The recovery fills the state and how long it lasted.
+    target.set_status(200);
+    for (kind, _) in chat_channels(&p) {
+        wait_for(
+            &format!("{kind} told of the recovery"),
+            Duration::from_secs(30),
+            || {
+                p.accepted(kind)
+                    .into_iter()
+                    .find(|a| text_of(a).contains("Checkout API is up, severity resolved"))
+            },
+        );
+    }
+    let up = wait_for(
+        "Telegram told of the recovery",
+        Duration::from_secs(30),
+        || telegram.messages().into_iter().nth(1),
+    );
+    let text = up.body["text"].as_str().expect("text");
+    assert!(
+        text.starts_with("<b>Checkout API is up, severity resolved</b>")
+            && text.contains("&lt;/i&gt; for ")
+            && text.contains(" s\n"),
+        "the recovery says how long: {text}"
+    );
 }
 
 #[test]

@@ -297,6 +297,10 @@ pub fn fields(schema: &Value, current: Option<&Map<String, Value>>, skip: &[&str
                         _ if prop.get("writeOnly") == Some(&Value::Bool(true)) => "password",
                         Some("uri" | "url") => "url",
                         Some("email") => "email",
+                        // Long text (a message template) gets a box of several lines.
+                        _ if prop.get("maxLength").and_then(Value::as_u64) >= Some(1000) => {
+                            "textarea"
+                        }
                         _ => "text",
                     };
                     f.value = text_of(&value);
@@ -443,7 +447,9 @@ mod tests {
                 "method": {"type": "string", "enum": ["GET", "HEAD"], "default": "GET"},
                 "headers": {"type": "object", "additionalProperties": {"type": "string"}},
                 "follow": {"type": "boolean", "default": true},
-                "codes": {"type": "array", "items": {"type": "string"}}
+                "codes": {"type": "array", "items": {"type": "string"}},
+                "messageTemplate": {"type": ["string", "null"], "maxLength": 2000},
+                "titleTemplate": {"type": ["string", "null"], "maxLength": 200}
             }
         });
         let current = json!({"host": "db.internal", "headers": {"X-A": "1"}});
@@ -462,6 +468,11 @@ mod tests {
         assert_eq!(by("headers").pairs, [("X-A".to_string(), "1".to_string())]);
         assert!(by("follow").checked);
         assert_eq!(by("codes").kind, "list");
+        assert_eq!(
+            (by("messageTemplate").input, by("titleTemplate").input),
+            ("textarea", "text"),
+            "long text gets a box of several lines"
+        );
         assert!(
             fields(&schema, None, &["host"])
                 .iter()

@@ -6,6 +6,9 @@
 use serde_json::Value;
 use tocsin_plugin_sdk::{Failure, Header, Receipt, http};
 
+pub mod template;
+pub use template::Templates;
+
 /// What happened, as a person reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
@@ -101,6 +104,10 @@ pub struct Alert {
     /// One-click links to act on the incident (acknowledge, snooze, resolve), as
     /// (button label, URL), in the order to show them; empty when the alert has none.
     pub actions: Vec<(&'static str, String)>,
+    /// The headline the channel's title template wrote ([`Alert::shaped`]).
+    pub custom_title: Option<String>,
+    /// The text the channel's message template wrote: shown in place of the facts.
+    pub text: Option<String>,
 }
 
 /// The payload's `actions` keys, with the words of their buttons, in order.
@@ -200,6 +207,8 @@ impl Alert {
             workspace: text(&p["workspace"]["name"]),
             group,
             actions,
+            custom_title: None,
+            text: None,
         })
     }
 
@@ -244,14 +253,23 @@ impl Alert {
         format!("#{:06X}", self.color())
     }
 
-    /// One line: `DOWN: Public API`, `[Test] RECOVERED: Public API`, `3 monitors down`.
+    /// One line: `DOWN: Public API`, `[Test] RECOVERED: Public API`, `3 monitors down`;
+    /// the channel's title template's words when it has one.
     pub fn title(&self) -> String {
         let test = if self.test { "[Test] " } else { "" };
+        match &self.custom_title {
+            Some(custom) => format!("{test}{custom}"),
+            None => format!("{test}{}", self.default_title()),
+        }
+    }
+
+    /// The headline without a template, and without the test mark.
+    pub fn default_title(&self) -> String {
         if !self.group.is_empty() {
-            return format!("{test}DOWN: {} monitors down", self.group.len());
+            return format!("DOWN: {} monitors down", self.group.len());
         }
         let m = &self.monitor;
-        let title = match &self.kind {
+        match &self.kind {
             Kind::Down => format!("DOWN: {m}"),
             Kind::Reminder { still } => format!("DOWN: {m} is {still}"),
             Kind::Recovered => format!("RECOVERED: {m}"),
@@ -300,13 +318,16 @@ impl Alert {
                 }
             ),
             Kind::Other(event) => format!("{event}: {m}"),
-        };
-        format!("{test}{title}")
+        }
     }
 
-    /// The facts a person needs, as (label, value) pairs, in reading order.
+    /// The facts a person needs, as (label, value) pairs, in reading order; none when the
+    /// channel's message template wrote a [text](Alert::text) in their place.
     pub fn facts(&self) -> Vec<(&'static str, String)> {
         let mut facts = Vec::new();
+        if self.text.is_some() {
+            return facts;
+        }
         if let Some(t) = &self.target {
             facts.push(("Target", t.clone()));
         }
@@ -364,6 +385,10 @@ impl Alert {
         for (label, value) in self.facts() {
             out.push_str(&format!("\n{label}: {value}"));
         }
+        if let Some(text) = &self.text {
+            out.push('\n');
+            out.push_str(text);
+        }
         for line in self.group_lines() {
             out.push_str(&format!("\n- {line}"));
         }
@@ -383,6 +408,7 @@ impl Alert {
             .into_iter()
             .map(|(label, value)| format!("{label}: {value}"))
             .collect();
+        lines.extend(self.text.clone());
         lines.extend(self.group_lines().into_iter().map(|l| format!("- {l}")));
         if lines.is_empty() {
             lines.push(self.title());
@@ -396,6 +422,10 @@ impl Alert {
         let mut out = format!("**{}**", escape_markdown(&self.title()));
         for (label, value) in self.facts() {
             out.push_str(&format!("\n**{label}:** {}", escape_markdown(&value)));
+        }
+        if let Some(text) = &self.text {
+            out.push('\n');
+            out.push_str(&escape_markdown(text));
         }
         for entry in self.group.iter().take(GROUP_LINES) {
             let name = escape_markdown(&entry.monitor);
@@ -502,33 +532,98 @@ pub struct Post<'a> {
     pub timeout_ms: u32,
 }
 
+/// Define a chat channel's configuration struct with the two template fields every chat
+/// channel takes appended to its own (`titleTemplate`, `messageTemplate`; see
+/// [`template`]), and `templates()` and `check_templates()` to use and check them. The
+/// struct's own fields end with a comma.
+#[macro_export]
+macro_rules! with_templates {
+    ($(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($fields)*
+            /// The message's headline, written with `{{variable}}` placeholders such as
+            /// `{{monitor}} is {{status}}`; empty for the channel's own headline.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(length(max = 200), title = "Headline template")]
+            pub title_template: Option<String>,
+            /// The message's text in place of its facts, with the same placeholders:
+            /// title, status, event, monitor, monitorId, target, reason, region, since,
+            /// duration, link, incidentId, workspace, severity. Empty for the facts.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[schemars(length(max = 2000), title = "Message template")]
+            pub message_template: Option<String>,
+        }
+
+        impl $name {
+            /// The templates, for [`Alert::shaped`]($crate::Alert::shaped).
+            pub fn templates(&self) -> $crate::Templates<'_> {
+                $crate::Templates {
+                    title: self.title_template.as_deref(),
+                    text: self.message_template.as_deref(),
+                }
+            }
+
+            /// Trim the templates (empty ones are unset) and check them; the problems, by
+            /// field.
+            pub fn check_templates(&mut self) -> Vec<tocsin_plugin_sdk::FieldError> {
+                let mut problems = Vec::new();
+                for (field, value, max) in [
+                    ("titleTemplate", &mut self.title_template, $crate::template::TITLE_MAX),
+                    ("messageTemplate", &mut self.message_template, $crate::template::TEXT_MAX),
+                ] {
+                    *value = value
+                        .take()
+                        .map(|t| t.trim().to_string())
+                        .filter(|t| !t.is_empty());
+                    if let Some(t) = value.as_deref()
+                        && let Err(m) = $crate::template::check(t, max)
+                    {
+                        problems.push(tocsin_plugin_sdk::typed::field_error(field, m));
+                    }
+                }
+                problems
+            }
+        }
+    };
+}
+
 /// The configuration of a channel that is one incoming-webhook URL (Slack, Discord, Teams,
-/// Mattermost, Rocket.Chat, Google Chat): `webhookUrl`, an absolute http(s) URL.
+/// Mattermost, Rocket.Chat, Google Chat): `webhookUrl`, an absolute http(s) URL, and the
+/// message templates.
 /// `webhook_url_config!(SlackConfig, "slack channel", "Incoming webhook URL from Slack.")`.
 #[macro_export]
 macro_rules! webhook_url_config {
     ($name:ident, $title:literal, $doc:literal) => {
-        /// The channel's configuration.
-        #[derive(
-            Debug, Clone, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema,
-        )]
-        #[serde(rename_all = "camelCase", deny_unknown_fields)]
-        #[schemars(title = $title)]
-        pub struct $name {
-            #[doc = $doc]
-            // The URL is the credential: whoever has it can post.
-            #[schemars(length(min = 1, max = 2048))]
-            #[schemars(extend("x-tocsin-secret" = true, "x-tocsin-target" = true))]
-            #[schemars(title = "Webhook URL")]
-            pub webhook_url: String,
+        $crate::with_templates! {
+            /// The channel's configuration.
+            #[derive(
+                Debug, Clone, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema,
+            )]
+            #[serde(rename_all = "camelCase", deny_unknown_fields)]
+            #[schemars(title = $title)]
+            pub struct $name {
+                #[doc = $doc]
+                // The URL is the credential: whoever has it can post.
+                #[schemars(length(min = 1, max = 2048))]
+                #[schemars(extend("x-tocsin-secret" = true, "x-tocsin-target" = true))]
+                #[schemars(title = "Webhook URL")]
+                pub webhook_url: String,
+            }
         }
 
         impl tocsin_plugin_sdk::typed::TypedConfig for $name {
             fn refine(mut self) -> Result<Self, Vec<tocsin_plugin_sdk::FieldError>> {
                 self.webhook_url = self.webhook_url.trim().to_string();
-                $crate::check_url(&self.webhook_url)
-                    .map_err(|m| vec![tocsin_plugin_sdk::typed::field_error("webhookUrl", m)])?;
-                Ok(self)
+                let mut problems = self.check_templates();
+                if let Err(m) = $crate::check_url(&self.webhook_url) {
+                    problems.insert(0, tocsin_plugin_sdk::typed::field_error("webhookUrl", m));
+                }
+                if problems.is_empty() {
+                    Ok(self)
+                } else {
+                    Err(problems)
+                }
             }
         }
     };
@@ -551,6 +646,9 @@ pub fn attachment_message(alert: &Alert) -> Value {
         "title": alert.title(),
         "fields": fields,
     });
+    if let Some(text) = &alert.text {
+        attachment["text"] = serde_json::json!(text);
+    }
     if let Some(link) = &alert.link {
         attachment["title_link"] = serde_json::json!(link);
     }

@@ -25,7 +25,9 @@ impl Channel for Plugin {
     }
 
     fn deliver(config: DiscordConfig, n: Delivery) -> Result<Receipt, Failure> {
-        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        let alert = Alert::parse(&n.payload)
+            .map_err(Failure::permanent)?
+            .shaped(config.templates());
         let separator = if config.webhook_url.contains('?') {
             '&'
         } else {
@@ -55,6 +57,15 @@ pub fn message(alert: &Alert) -> Value {
         "color": alert.color(),
         "fields": fields,
     });
+    if let Some(text) = &alert.text {
+        // The description reads Markdown: the filled-in words stay words.
+        embed["description"] = json!(
+            tocsin_chat::escape_markdown(text)
+                .chars()
+                .take(4096)
+                .collect::<String>()
+        );
+    }
     let lines = alert.group_lines();
     if !lines.is_empty() {
         embed["description"] = json!(

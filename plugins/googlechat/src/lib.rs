@@ -25,7 +25,9 @@ impl Channel for Plugin {
     }
 
     fn deliver(config: GoogleChatConfig, n: Delivery) -> Result<Receipt, Failure> {
-        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        let alert = Alert::parse(&n.payload)
+            .map_err(Failure::permanent)?
+            .shaped(config.templates());
         tocsin_chat::post(Post {
             service: "Google Chat",
             method: "POST",
@@ -46,6 +48,9 @@ pub fn message(alert: &Alert) -> Value {
     let mut text = format!("*{}*", clean(&alert.title()));
     for (label, value) in alert.facts() {
         text.push_str(&format!("\n*{label}:* {}", clean(&value)));
+    }
+    if let Some(t) = &alert.text {
+        text.push_str(&format!("\n{}", clean(t)));
     }
     for line in alert.group_lines() {
         text.push_str(&format!("\n• {}", clean(&line)));

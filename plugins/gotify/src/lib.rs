@@ -10,24 +10,26 @@ use tocsin_plugin_sdk::{
     Capability, Channel, Delivery, Failure, FieldError, Info, Receipt, export_channel,
 };
 
-/// The channel's configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(title = "gotify channel")]
-pub struct GotifyConfig {
-    /// The Gotify server, e.g. https://gotify.example.com.
-    #[schemars(length(min = 1, max = 2048), extend("x-tocsin-target" = true))]
-    #[schemars(title = "Server URL")]
-    pub server_url: String,
-    /// The application's token.
-    #[schemars(length(min = 1, max = 256), extend("writeOnly" = true))]
-    #[schemars(title = "App token")]
-    pub app_token: String,
-    /// Priority of DOWN alerts, 0 to 10 (default 8); recoveries use 4.
-    #[serde(default = "default_priority")]
-    #[schemars(range(min = 0, max = 10))]
-    #[schemars(title = "Down alert priority")]
-    pub down_priority: u8,
+tocsin_chat::with_templates! {
+    /// The channel's configuration.
+    #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    #[schemars(title = "gotify channel")]
+    pub struct GotifyConfig {
+        /// The Gotify server, e.g. https://gotify.example.com.
+        #[schemars(length(min = 1, max = 2048), extend("x-tocsin-target" = true))]
+        #[schemars(title = "Server URL")]
+        pub server_url: String,
+        /// The application's token.
+        #[schemars(length(min = 1, max = 256), extend("writeOnly" = true))]
+        #[schemars(title = "App token")]
+        pub app_token: String,
+        /// Priority of DOWN alerts, 0 to 10 (default 8); recoveries use 4.
+        #[serde(default = "default_priority")]
+        #[schemars(range(min = 0, max = 10))]
+        #[schemars(title = "Down alert priority")]
+        pub down_priority: u8,
+    }
 }
 
 fn default_priority() -> u8 {
@@ -37,8 +39,16 @@ fn default_priority() -> u8 {
 impl TypedConfig for GotifyConfig {
     fn refine(mut self) -> Result<Self, Vec<FieldError>> {
         self.server_url = self.server_url.trim().trim_end_matches('/').to_string();
-        tocsin_chat::check_url(&self.server_url).map_err(|m| vec![field_error("serverUrl", m)])?;
-        Ok(self)
+        let mut problems = Vec::new();
+        if let Err(m) = tocsin_chat::check_url(&self.server_url) {
+            problems.push(field_error("serverUrl", m));
+        }
+        problems.extend(self.check_templates());
+        if problems.is_empty() {
+            Ok(self)
+        } else {
+            Err(problems)
+        }
     }
 }
 
@@ -57,7 +67,9 @@ impl Channel for Plugin {
     }
 
     fn deliver(config: GotifyConfig, n: Delivery) -> Result<Receipt, Failure> {
-        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        let alert = Alert::parse(&n.payload)
+            .map_err(Failure::permanent)?
+            .shaped(config.templates());
         tocsin_chat::post(Post {
             service: "Gotify",
             method: "POST",

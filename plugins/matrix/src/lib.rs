@@ -11,23 +11,25 @@ use tocsin_plugin_sdk::{
     Capability, Channel, Delivery, Failure, FieldError, Header, Info, Receipt, export_channel,
 };
 
-/// The channel's configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(title = "matrix channel")]
-pub struct MatrixConfig {
-    /// The homeserver's base URL, e.g. https://matrix.example.org.
-    #[schemars(length(min = 1, max = 2048), extend("x-tocsin-target" = true))]
-    #[schemars(title = "Homeserver URL")]
-    pub homeserver_url: String,
-    /// The room id, e.g. !abcdefg:example.org (the sending user must have joined it).
-    #[schemars(length(min = 3, max = 255))]
-    #[schemars(title = "Room ID")]
-    pub room_id: String,
-    /// Access token of the sending user.
-    #[schemars(length(min = 1, max = 1024), extend("writeOnly" = true))]
-    #[schemars(title = "Access token")]
-    pub access_token: String,
+tocsin_chat::with_templates! {
+    /// The channel's configuration.
+    #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    #[schemars(title = "matrix channel")]
+    pub struct MatrixConfig {
+        /// The homeserver's base URL, e.g. https://matrix.example.org.
+        #[schemars(length(min = 1, max = 2048), extend("x-tocsin-target" = true))]
+        #[schemars(title = "Homeserver URL")]
+        pub homeserver_url: String,
+        /// The room id, e.g. !abcdefg:example.org (the sending user must have joined it).
+        #[schemars(length(min = 3, max = 255))]
+        #[schemars(title = "Room ID")]
+        pub room_id: String,
+        /// Access token of the sending user.
+        #[schemars(length(min = 1, max = 1024), extend("writeOnly" = true))]
+        #[schemars(title = "Access token")]
+        pub access_token: String,
+    }
 }
 
 impl TypedConfig for MatrixConfig {
@@ -44,6 +46,7 @@ impl TypedConfig for MatrixConfig {
                 "must be a room id such as !abcdefg:example.org",
             ));
         }
+        problems.extend(self.check_templates());
         if problems.is_empty() {
             Ok(self)
         } else {
@@ -67,7 +70,9 @@ impl Channel for Plugin {
     }
 
     fn deliver(config: MatrixConfig, n: Delivery) -> Result<Receipt, Failure> {
-        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        let alert = Alert::parse(&n.payload)
+            .map_err(Failure::permanent)?
+            .shaped(config.templates());
         // The transaction id makes a retried attempt the same message, not a second one.
         let txn = delivery_id(&n.headers)
             .unwrap_or_else(|| format!("tocsin-{}-{}", alert.dedup_key(), alert.event));
@@ -110,6 +115,9 @@ pub fn message(alert: &Alert) -> Value {
     let mut formatted = format!("<strong>{}</strong>", html(&alert.title()));
     for (label, value) in alert.facts() {
         formatted.push_str(&format!("<br><strong>{label}:</strong> {}", html(&value)));
+    }
+    if let Some(text) = &alert.text {
+        formatted.push_str(&format!("<br>{}", html(text).replace('\n', "<br>")));
     }
     let lines = alert.group_lines();
     if !lines.is_empty() {

@@ -25,7 +25,9 @@ impl Channel for Plugin {
     }
 
     fn deliver(config: MattermostConfig, n: Delivery) -> Result<Receipt, Failure> {
-        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        let alert = Alert::parse(&n.payload)
+            .map_err(Failure::permanent)?
+            .shaped(config.templates());
         tocsin_chat::post(Post {
             service: "Mattermost",
             method: "POST",

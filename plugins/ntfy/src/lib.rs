@@ -10,31 +10,33 @@ use tocsin_plugin_sdk::{
     Capability, Channel, Delivery, Failure, FieldError, Info, Receipt, export_channel,
 };
 
-/// The channel's configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(title = "ntfy channel")]
-pub struct NtfyConfig {
-    /// The ntfy server, e.g. https://ntfy.sh (the default).
-    #[serde(default = "default_server")]
-    #[schemars(length(min = 1, max = 2048), extend("x-tocsin-target" = true))]
-    #[schemars(title = "Server URL")]
-    pub server_url: String,
-    /// The topic to publish to.
-    // On a public server the topic's name is all it takes to read and post: a secret.
-    #[schemars(length(min = 1, max = 64), extend("x-tocsin-secret" = true))]
-    #[schemars(title = "Topic")]
-    pub topic: String,
-    /// Access token (tk_...) for a protected topic.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 256), extend("writeOnly" = true))]
-    #[schemars(title = "Access token")]
-    pub access_token: Option<String>,
-    /// Priority of DOWN alerts, 1 (min) to 5 (max, the default); recoveries use 3.
-    #[serde(default = "default_priority")]
-    #[schemars(range(min = 1, max = 5))]
-    #[schemars(title = "Down alert priority")]
-    pub down_priority: u8,
+tocsin_chat::with_templates! {
+    /// The channel's configuration.
+    #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    #[schemars(title = "ntfy channel")]
+    pub struct NtfyConfig {
+        /// The ntfy server, e.g. https://ntfy.sh (the default).
+        #[serde(default = "default_server")]
+        #[schemars(length(min = 1, max = 2048), extend("x-tocsin-target" = true))]
+        #[schemars(title = "Server URL")]
+        pub server_url: String,
+        /// The topic to publish to.
+        // On a public server the topic's name is all it takes to read and post: a secret.
+        #[schemars(length(min = 1, max = 64), extend("x-tocsin-secret" = true))]
+        #[schemars(title = "Topic")]
+        pub topic: String,
+        /// Access token (tk_...) for a protected topic.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(min = 1, max = 256), extend("writeOnly" = true))]
+        #[schemars(title = "Access token")]
+        pub access_token: Option<String>,
+        /// Priority of DOWN alerts, 1 (min) to 5 (max, the default); recoveries use 3.
+        #[serde(default = "default_priority")]
+        #[schemars(range(min = 1, max = 5))]
+        #[schemars(title = "Down alert priority")]
+        pub down_priority: u8,
+    }
 }
 
 fn default_server() -> String {
@@ -60,6 +62,7 @@ impl TypedConfig for NtfyConfig {
         {
             problems.push(field_error("topic", "must be letters, digits, - or _"));
         }
+        problems.extend(self.check_templates());
         if problems.is_empty() {
             Ok(self)
         } else {
@@ -83,7 +86,9 @@ impl Channel for Plugin {
     }
 
     fn deliver(config: NtfyConfig, n: Delivery) -> Result<Receipt, Failure> {
-        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        let alert = Alert::parse(&n.payload)
+            .map_err(Failure::permanent)?
+            .shaped(config.templates());
         let mut headers = vec![];
         if let Some(token) = &config.access_token {
             headers.push(tocsin_chat::header(

@@ -10,29 +10,31 @@ use tocsin_plugin_sdk::{
     Capability, Channel, Delivery, Failure, FieldError, Info, Receipt, export_channel,
 };
 
-/// The channel's configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(title = "pushover channel")]
-pub struct PushoverConfig {
-    /// The application's API token.
-    #[schemars(length(min = 30, max = 30), extend("writeOnly" = true))]
-    #[schemars(title = "API token")]
-    pub app_token: String,
-    /// The user or group key to notify.
-    #[schemars(length(min = 30, max = 30))]
-    #[schemars(title = "User key")]
-    pub user_key: String,
-    /// Only these devices of the user (comma-separated names); all when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 200))]
-    #[schemars(title = "Devices")]
-    pub device: Option<String>,
-    /// Priority of DOWN alerts, -2 to 1 (default 1, high: it bypasses quiet hours).
-    #[serde(default = "default_priority")]
-    #[schemars(range(min = -2, max = 1))]
-    #[schemars(title = "Down alert priority")]
-    pub down_priority: i8,
+tocsin_chat::with_templates! {
+    /// The channel's configuration.
+    #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    #[schemars(title = "pushover channel")]
+    pub struct PushoverConfig {
+        /// The application's API token.
+        #[schemars(length(min = 30, max = 30), extend("writeOnly" = true))]
+        #[schemars(title = "API token")]
+        pub app_token: String,
+        /// The user or group key to notify.
+        #[schemars(length(min = 30, max = 30))]
+        #[schemars(title = "User key")]
+        pub user_key: String,
+        /// Only these devices of the user (comma-separated names); all when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(length(min = 1, max = 200))]
+        #[schemars(title = "Devices")]
+        pub device: Option<String>,
+        /// Priority of DOWN alerts, -2 to 1 (default 1, high: it bypasses quiet hours).
+        #[serde(default = "default_priority")]
+        #[schemars(range(min = -2, max = 1))]
+        #[schemars(title = "Down alert priority")]
+        pub down_priority: i8,
+    }
 }
 
 fn default_priority() -> i8 {
@@ -57,6 +59,7 @@ impl TypedConfig for PushoverConfig {
                 "must be the 30 letters and digits of a user or group key",
             ));
         }
+        problems.extend(self.check_templates());
         if problems.is_empty() {
             Ok(self)
         } else {
@@ -80,7 +83,9 @@ impl Channel for Plugin {
     }
 
     fn deliver(config: PushoverConfig, n: Delivery) -> Result<Receipt, Failure> {
-        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        let alert = Alert::parse(&n.payload)
+            .map_err(Failure::permanent)?
+            .shaped(config.templates());
         let base = tocsin_chat::settings(&n.settings)["apiBase"]
             .as_str()
             .unwrap_or("https://api.pushover.net")

@@ -25,7 +25,9 @@ impl Channel for Plugin {
     }
 
     fn deliver(config: SlackConfig, n: Delivery) -> Result<Receipt, Failure> {
-        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        let alert = Alert::parse(&n.payload)
+            .map_err(Failure::permanent)?
+            .shaped(config.templates());
         tocsin_chat::post(Post {
             service: "Slack",
             method: "POST",
@@ -55,6 +57,9 @@ pub fn message(alert: &Alert) -> Value {
         .into_iter()
         .map(|(label, value)| json!({"type": "mrkdwn", "text": format!("*{label}*\n{}", mrkdwn(&value))}))
         .collect();
+    if let Some(text) = &alert.text {
+        blocks.push(json!({"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn(text).chars().take(3000).collect::<String>()}}));
+    }
     for chunk in facts.chunks(10) {
         blocks.push(json!({"type": "section", "fields": chunk}));
     }
@@ -75,7 +80,8 @@ pub fn message(alert: &Alert) -> Value {
     if !buttons.is_empty() {
         blocks.push(json!({"type": "actions", "elements": buttons}));
     }
-    json!({"text": alert.plain(), "blocks": blocks})
+    // The fallback text is mrkdwn too: escaped, so no name can mention anyone.
+    json!({"text": mrkdwn(&alert.plain()), "blocks": blocks})
 }
 
 export_channel!(Plugin);

@@ -26,7 +26,9 @@ impl Channel for Plugin {
     }
 
     fn deliver(config: TeamsConfig, n: Delivery) -> Result<Receipt, Failure> {
-        let alert = Alert::parse(&n.payload).map_err(Failure::permanent)?;
+        let alert = Alert::parse(&n.payload)
+            .map_err(Failure::permanent)?
+            .shaped(config.templates());
         tocsin_chat::post(Post {
             service: "Microsoft Teams",
             method: "POST",
@@ -54,6 +56,9 @@ pub fn message(alert: &Alert) -> Value {
         .into_iter()
         .map(|(l, v)| json!({"title": l, "value": v}))
         .collect();
+    if let Some(text) = &alert.text {
+        body.push(json!({"type": "TextBlock", "text": text, "wrap": true}));
+    }
     if !facts.is_empty() {
         body.push(json!({"type": "FactSet", "facts": facts}));
     }

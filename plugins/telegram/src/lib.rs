@@ -29,8 +29,8 @@ impl Channel for TelegramChannel {
             && serde_json::from_str::<serde_json::Value>(&n.settings)
                 .is_ok_and(|s| s["callbacks"] == serde_json::Value::Bool(true));
         let keyboard = message::keyboard(&n.payload, callbacks);
-        let text =
-            message::render_with(&n.payload, keyboard.is_some()).map_err(Failure::permanent)?;
+        let text = message::render_with(&n.payload, keyboard.is_some(), config.templates())
+            .map_err(Failure::permanent)?;
         let mut body = serde_json::json!({
             "chat_id": target.chat_id,
             "text": text,

@@ -15,22 +15,24 @@ pub struct Target {
     pub chat_id: String,
 }
 
-/// A Telegram channel's configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(title = "telegram channel")]
-pub struct TelegramConfig {
-    /// Chat id (e.g. -1001234567890) or @channelusername.
-    // Chat ids are numbers or @channelusernames; a number given as JSON is accepted too.
-    #[serde(deserialize_with = "string_or_number")]
-    #[schemars(length(min = 1, max = 64), extend("type" = ["string", "integer"]))]
-    #[schemars(title = "Chat ID")]
-    pub chat_id: String,
-    /// Bot token; defaults to the server's telegram.bot_token.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("writeOnly" = true))]
-    #[schemars(title = "Bot token")]
-    pub bot_token: Option<String>,
+tocsin_chat::with_templates! {
+    /// A Telegram channel's configuration.
+    #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    #[schemars(title = "telegram channel")]
+    pub struct TelegramConfig {
+        /// Chat id (e.g. -1001234567890) or @channelusername.
+        // Chat ids are numbers or @channelusernames; a number given as JSON is accepted too.
+        #[serde(deserialize_with = "string_or_number")]
+        #[schemars(length(min = 1, max = 64), extend("type" = ["string", "integer"]))]
+        #[schemars(title = "Chat ID")]
+        pub chat_id: String,
+        /// Bot token; defaults to the server's telegram.bot_token.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(extend("writeOnly" = true))]
+        #[schemars(title = "Bot token")]
+        pub bot_token: Option<String>,
+    }
 }
 
 fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
@@ -46,12 +48,20 @@ fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D:
 impl TypedConfig for TelegramConfig {
     fn refine(mut self) -> Result<Self, Vec<FieldError>> {
         self.chat_id = self.chat_id.trim().to_string();
-        match &self.bot_token {
-            Some(t) if !t.contains(':') || t.contains('/') => Err(vec![field_error(
+        let mut problems = Vec::new();
+        if let Some(t) = &self.bot_token
+            && (!t.contains(':') || t.contains('/'))
+        {
+            problems.push(field_error(
                 "botToken",
                 "must be a bot token such as 123456:ABC-DEF",
-            )]),
-            _ => Ok(self),
+            ));
+        }
+        problems.extend(self.check_templates());
+        if problems.is_empty() {
+            Ok(self)
+        } else {
+            Err(problems)
         }
     }
 }
@@ -144,12 +154,21 @@ pub fn keyboard(payload: &str, callbacks: bool) -> Option<Value> {
 /// Render an event payload as a message, its one-click links as inline buttons when
 /// they can be (see [`keyboard`]).
 pub fn render(payload: &str) -> Result<String, String> {
-    render_with(payload, keyboard(payload, false).is_some())
+    render_with(
+        payload,
+        keyboard(payload, false).is_some(),
+        tocsin_chat::Templates::default(),
+    )
 }
 
-/// Render an event payload as a message; `buttons` says its one-click links go out as
-/// inline buttons (else they are links in the text).
-pub fn render_with(payload: &str, buttons: bool) -> Result<String, String> {
+/// Render an event payload as a message, its words shaped by the channel's `templates`;
+/// `buttons` says its one-click links go out as inline buttons (else they are links in
+/// the text).
+pub fn render_with(
+    payload: &str,
+    buttons: bool,
+    templates: tocsin_chat::Templates<'_>,
+) -> Result<String, String> {
     let p: Value =
         serde_json::from_str(payload).map_err(|_| "The event payload is not JSON".to_string())?;
     let name = escape(p["monitor"]["name"].as_str().unwrap_or("monitor"));
@@ -179,6 +198,15 @@ pub fn render_with(payload: &str, buttons: bool) -> Result<String, String> {
         && list.len() > 1
     {
         return Ok(render_group(test, list));
+    }
+    let shaped = tocsin_chat::Alert::parse(payload)?.shaped(templates);
+    if shaped.custom_title.is_some() || shaped.text.is_some() {
+        let text = shaped
+            .text
+            .as_deref()
+            .map(|t| format!("\n{}", escape(t)))
+            .unwrap_or_default();
+        return Ok(format!("<b>{}</b>{text}{link}", escape(&shaped.title())));
     }
     let place_line = place.map(|p| format!("\n{p}")).unwrap_or_default();
     let text = match p["event"].as_str().unwrap_or("") {
@@ -360,7 +388,11 @@ mod tests {
         let back = keyboard(&http, true).expect("keyboard");
         assert_eq!(back["inline_keyboard"][0][1]["callback_data"], "a:s");
         assert!(back["inline_keyboard"][0][1].get("url").is_none());
-        assert!(!render_with(&http, true).expect("text").contains("/act/"));
+        assert!(
+            !render_with(&http, true, tocsin_chat::Templates::default())
+                .expect("text")
+                .contains("/act/")
+        );
         let text = render(&http).expect("text");
         assert!(
             text.contains("<a href=\"http://10.0.0.5:8080/act/a\">Acknowledge</a>"),
