@@ -396,14 +396,54 @@ fn chat_channels_shape_their_messages_by_their_templates() {
         "{{monitor}} is {{status}}"
     );
 
+    // Its test message is marked as a test, in the template's words.
+    let stored_id = stored["id"].as_str().expect("id").to_string();
+    let t = api.request("POST", &format!("/v1/channels/{stored_id}/test"), None);
+    assert_eq!(t.status, 200, "{}", t.body);
+    let tested = wait_for("the test message", Duration::from_secs(20), || {
+        p.accepted("slack").into_iter().next()
+    });
+    let header = tested.json["blocks"][0]["text"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        header.starts_with("[Test] ") && header.ends_with(" is down"),
+        "{}",
+        tested.json
+    );
+    // Null clears a template; the channel writes its own headline again.
+    let cleared = api.patch(
+        &format!("/v1/channels/{stored_id}"),
+        &json!({"titleTemplate": null}),
+    );
+    assert_eq!(cleared.status, 200, "{}", cleared.body);
+    assert!(
+        api.get(&format!("/v1/channels/{stored_id}")).body["data"]
+            .get("titleTemplate")
+            .is_none_or(Value::is_null)
+    );
+    api.request("POST", &format!("/v1/channels/{stored_id}/test"), None);
+    let retested = wait_for("the second test message", Duration::from_secs(20), || {
+        p.accepted("slack").into_iter().nth(1)
+    });
+    assert!(
+        retested.json["blocks"][0]["text"]["text"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("[Test] DOWN: ")),
+        "{}",
+        retested.json
+    );
+
     let title = "{{monitor}} is {{status}}, severity {{severity}}";
     let mut inline: Vec<Value> = chat_channels(&p)
         .into_iter()
         .map(|(kind, mut settings)| {
             settings["type"] = json!(kind);
             settings["titleTemplate"] = json!(title);
-            settings["messageTemplate"] =
-                json!("Failed with {{reason}} on {{target}} <!channel> *now*");
+            settings["messageTemplate"] = json!(
+                "Failed with {{reason}} on {{target}} <!channel> *now* [x](https://evil.test) @here"
+            );
             settings
         })
         .collect();
@@ -453,13 +493,14 @@ fn chat_channels_shape_their_messages_by_their_templates() {
             "{kind} keeps its own headline or facts: {text}"
         );
     }
-    // The text is escaped as each channel escapes its own words: no mention, no markup.
+    // The text is escaped as each channel escapes its own words: no mention, no link.
     let slack = p.accepted("slack").pop().expect("slack");
     let section = slack.json["blocks"][1]["text"]["text"]
         .as_str()
         .unwrap_or_default();
     assert!(
-        section.starts_with("Failed with ") && section.ends_with("&lt;!channel&gt; *now*"),
+        section.starts_with("Failed with ")
+            && section.ends_with("&lt;!channel&gt; *now* [x](https://evil.test) @here"),
         "{}",
         slack.json
     );
@@ -472,15 +513,42 @@ fn chat_channels_shape_their_messages_by_their_templates() {
     let description = discord.json["embeds"][0]["description"]
         .as_str()
         .unwrap_or_default();
+    let escaped = "\\<!channel\\> \\*now\\* \\[x\\](https://evil.test) @\u{200B}here";
+    assert!(description.ends_with(escaped), "{}", discord.json);
+    // Markdown channels: no link, no bold, no @here (a zero-width space after the @).
+    for kind in ["mattermost", "rocketchat"] {
+        let m = p.accepted(kind).pop().expect(kind);
+        let text = m.json["attachments"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.ends_with(escaped), "{kind}: {}", m.json);
+    }
+    let teams = p.accepted("teams").pop().expect("teams");
+    let needle = json!(escaped).to_string();
     assert!(
-        description.ends_with("\\<!channel\\> \\*now\\*"),
+        teams.json.to_string().contains(needle.trim_matches('"')),
         "{}",
-        discord.json
+        teams.json
+    );
+    let matrix = p.accepted("matrix").pop().expect("matrix");
+    assert_eq!(matrix.json["m.mentions"], json!({}), "{}", matrix.json);
+    assert!(
+        matrix.json["formatted_body"].as_str().is_some_and(|h| h
+            .contains("&lt;!channel&gt; *now*")
+            && !h.contains("<a href=\"https://evil")),
+        "{}",
+        matrix.json
     );
     let down = wait_for(
         "Telegram told of the outage",
         Duration::from_secs(30),
-        || telegram.messages().into_iter().next(),
+        || {
+            telegram.messages().into_iter().find(|m| {
+                m.body["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(" is down,"))
+            })
+        },
     );
     let text = down.body["text"].as_str().expect("text").to_string();
     assert!(
@@ -506,7 +574,13 @@ fn chat_channels_shape_their_messages_by_their_templates() {
     let up = wait_for(
         "Telegram told of the recovery",
         Duration::from_secs(30),
-        || telegram.messages().into_iter().nth(1),
+        || {
+            telegram.messages().into_iter().find(|m| {
+                m.body["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(" is up,"))
+            })
+        },
     );
     let text = up.body["text"].as_str().expect("text");
     assert!(

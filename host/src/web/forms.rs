@@ -219,6 +219,21 @@ fn schema_type(schema: &Value) -> Option<String> {
     }
 }
 
+/// Whether the schema allows `null` (an optional field: `["string", "null"]`).
+fn takes_null(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+        _ => schema
+            .get("anyOf")
+            .or_else(|| schema.get("oneOf"))
+            .and_then(Value::as_array)
+            .is_some_and(|alts| {
+                alts.iter()
+                    .any(|a| a.get("type").and_then(Value::as_str) == Some("null"))
+            }),
+    }
+}
+
 fn text_of(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
@@ -297,12 +312,19 @@ pub fn fields(schema: &Value, current: Option<&Map<String, Value>>, skip: &[&str
                         _ if prop.get("writeOnly") == Some(&Value::Bool(true)) => "password",
                         Some("uri" | "url") => "url",
                         Some("email") => "email",
-                        // Long text (a message template) gets a box of several lines.
-                        _ if prop.get("maxLength").and_then(Value::as_u64) >= Some(1000) => {
+                        // Text of several lines (a message template) gets a box of its own.
+                        _ if prop.get("x-tocsin-multiline") == Some(&Value::Bool(true)) => {
                             "textarea"
                         }
                         _ => "text",
                     };
+                    // An optional field emptied is sent as null, so an edit clears it; a
+                    // secret left empty is kept instead (see `mark_kept`).
+                    let secret = prop.get("writeOnly") == Some(&Value::Bool(true))
+                        || prop.get("x-tocsin-secret") == Some(&Value::Bool(true));
+                    if takes_null(prop) && !secret {
+                        f.kind = "nullable";
+                    }
                     f.value = text_of(&value);
                 }
                 Some(t @ ("integer" | "number")) => {
@@ -448,8 +470,10 @@ mod tests {
                 "headers": {"type": "object", "additionalProperties": {"type": "string"}},
                 "follow": {"type": "boolean", "default": true},
                 "codes": {"type": "array", "items": {"type": "string"}},
-                "messageTemplate": {"type": ["string", "null"], "maxLength": 2000},
-                "titleTemplate": {"type": ["string", "null"], "maxLength": 200}
+                "messageTemplate": {"type": ["string", "null"], "maxLength": 2000, "x-tocsin-multiline": true},
+                "titleTemplate": {"type": ["string", "null"], "maxLength": 200},
+                "webhookUrl": {"type": "string", "maxLength": 2048},
+                "token": {"type": ["string", "null"], "writeOnly": true}
             }
         });
         let current = json!({"host": "db.internal", "headers": {"X-A": "1"}});
@@ -469,9 +493,18 @@ mod tests {
         assert!(by("follow").checked);
         assert_eq!(by("codes").kind, "list");
         assert_eq!(
-            (by("messageTemplate").input, by("titleTemplate").input),
+            (by("messageTemplate").input, by("webhookUrl").input),
             ("textarea", "text"),
-            "long text gets a box of several lines"
+            "text marked multi-line gets a box of several lines, long text alone does not"
+        );
+        assert_eq!(
+            (
+                by("titleTemplate").kind,
+                by("webhookUrl").kind,
+                by("token").kind
+            ),
+            ("nullable", "text", "text"),
+            "an optional field emptied clears it; a secret emptied is kept"
         );
         assert!(
             fields(&schema, None, &["host"])

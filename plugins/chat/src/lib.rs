@@ -494,7 +494,9 @@ fn short(reason: &str) -> String {
     reason.chars().take(120).collect()
 }
 
-/// Escape the characters CommonMark would read as formatting.
+/// Escape the characters CommonMark would read as formatting, and keep `@` from starting
+/// a mention (`@channel`, `@here`, `@all` in Mattermost and Rocket.Chat) with a zero-width
+/// space after it.
 pub fn escape_markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -505,8 +507,29 @@ pub fn escape_markdown(text: &str) -> String {
             out.push('\\');
         }
         out.push(c);
+        if c == '@' {
+            out.push('\u{200B}');
+        }
     }
     out
+}
+
+/// `text` escaped by `escape` and at most `max` characters long, cut before escaping so a
+/// cut never splits an escape (`&amp;`, `\\*`) in two.
+pub fn escaped_within(text: &str, max: usize, escape: impl Fn(&str) -> String) -> String {
+    let escaped = |keep: usize| escape(&text.chars().take(keep).collect::<String>());
+    let fits = |keep: usize| escaped(keep).chars().count() <= max;
+    // The most characters whose escaped form fits, by halving (escaping only grows).
+    let (mut lo, mut hi) = (0, text.chars().count().min(max));
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    escaped(lo)
 }
 
 /// "3 h 5 min", "4 min 20 s", "12 s".
@@ -552,6 +575,7 @@ macro_rules! with_templates {
             /// duration, link, incidentId, workspace, severity. Empty for the facts.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             #[schemars(length(max = 2000), title = "Message template")]
+            #[schemars(extend("x-tocsin-multiline" = true))]
             pub message_template: Option<String>,
         }
 
@@ -647,7 +671,8 @@ pub fn attachment_message(alert: &Alert) -> Value {
         "fields": fields,
     });
     if let Some(text) = &alert.text {
-        attachment["text"] = serde_json::json!(text);
+        // The attachment's text reads Markdown: the filled-in words stay words.
+        attachment["text"] = serde_json::json!(escape_markdown(text));
     }
     if let Some(link) = &alert.link {
         attachment["title_link"] = serde_json::json!(link);

@@ -5,10 +5,12 @@
 
 use crate::{Alert, Kind, duration};
 
-/// Longest headline template, in characters.
+/// Longest headline template, in characters; a filled-in headline is cut to it too.
 pub const TITLE_MAX: usize = 200;
-/// Longest text template, in characters.
+/// Longest text template, in characters; a filled-in text is cut to it too.
 pub const TEXT_MAX: usize = 2000;
+/// Most characters of one filled-in value.
+pub const VALUE_MAX: usize = 300;
 
 /// The variables every chat channel's templates may use, with what each holds (the names
 /// docs/plugins.md lists).
@@ -113,16 +115,21 @@ impl Alert {
         }
     }
 
-    fn fill(&self, template: &str) -> Option<String> {
+    /// `template` filled in: each value at most [`VALUE_MAX`] characters and the whole at
+    /// most `max`, so no template can make a message a provider refuses as too long.
+    fn fill(&self, template: &str, max: usize) -> Option<String> {
         let pieces = pieces(template).ok()?;
         let mut out = String::with_capacity(template.len() + 64);
         for piece in pieces {
             match piece {
                 Piece::Literal(text) => out.push_str(text),
-                Piece::Variable(name) => out.push_str(&self.variable(name)),
+                Piece::Variable(name) => {
+                    out.extend(self.variable(name).chars().take(VALUE_MAX));
+                }
             }
         }
-        Some(out.trim().to_string()).filter(|s| !s.is_empty())
+        let out: String = out.trim().chars().take(max).collect();
+        Some(out).filter(|s| !s.is_empty())
     }
 
     /// Shape this alert's words by the channel's templates: the headline, and a text in
@@ -133,8 +140,12 @@ impl Alert {
         if !self.group.is_empty() || matches!(self.kind, Kind::Report { .. }) {
             return self;
         }
-        self.custom_title = templates.title.and_then(|t| self.fill(t));
-        self.text = templates.text.and_then(|t| self.fill(t));
+        // A headline is one line: line breaks (a reason may hold some) become spaces.
+        self.custom_title = templates
+            .title
+            .and_then(|t| self.fill(t, TITLE_MAX))
+            .map(|t| t.replace(|c: char| c.is_control(), " "));
+        self.text = templates.text.and_then(|t| self.fill(t, TEXT_MAX));
         self
     }
 }
@@ -244,6 +255,36 @@ mod tests {
         });
         assert_eq!(group.title(), "DOWN: 2 monitors down");
         assert_eq!(group.text, None);
+    }
+
+    #[test]
+    fn filled_values_are_bounded_and_a_headline_stays_one_line() {
+        let mut a = down();
+        a.reason = Some(format!("line one\nline two {}", "x".repeat(5000)));
+        let a = a.shaped(Templates {
+            title: Some("{{reason}}"),
+            text: Some(&"{{reason}} ".repeat(100)),
+        });
+        let title = a.title();
+        assert!(title.starts_with("line one line two x"), "{title}");
+        assert_eq!(title.chars().count(), TITLE_MAX);
+        assert_eq!(a.text.as_deref().map(|t| t.chars().count()), Some(TEXT_MAX));
+        assert!(
+            a.text
+                .as_deref()
+                .is_some_and(|t| t.starts_with("line one\nline two"))
+        );
+    }
+
+    #[test]
+    fn escaping_within_a_limit_never_splits_an_escape() {
+        let slack = |t: &str| t.replace('&', "&amp;");
+        let text = "a&".repeat(10);
+        let cut = crate::escaped_within(&text, 9, slack);
+        assert_eq!(cut, "a&amp;a", "cut before escaping, within 9");
+        assert_eq!(crate::escaped_within("short", 9, slack), "short");
+        let md = crate::escaped_within("**bold** @here", 100, crate::escape_markdown);
+        assert_eq!(md, "\\*\\*bold\\*\\* @\u{200B}here");
     }
 
     #[test]

@@ -59,12 +59,11 @@ pub fn message(alert: &Alert) -> Value {
     });
     if let Some(text) = &alert.text {
         // The description reads Markdown: the filled-in words stay words.
-        embed["description"] = json!(
-            tocsin_chat::escape_markdown(text)
-                .chars()
-                .take(4096)
-                .collect::<String>()
-        );
+        embed["description"] = json!(tocsin_chat::escaped_within(
+            text,
+            4096,
+            tocsin_chat::escape_markdown
+        ));
     }
     let lines = alert.group_lines();
     if !lines.is_empty() {

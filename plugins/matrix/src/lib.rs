@@ -136,6 +136,8 @@ pub fn message(alert: &Alert) -> Value {
     }
     json!({
         "msgtype": "m.text",
+        // Mentions no one: a name or reason that reads `@room` pings nobody.
+        "m.mentions": {},
         "body": alert.plain(),
         "format": "org.matrix.custom.html",
         "formatted_body": formatted,

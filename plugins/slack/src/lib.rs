@@ -58,7 +58,7 @@ pub fn message(alert: &Alert) -> Value {
         .map(|(label, value)| json!({"type": "mrkdwn", "text": format!("*{label}*\n{}", mrkdwn(&value))}))
         .collect();
     if let Some(text) = &alert.text {
-        blocks.push(json!({"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn(text).chars().take(3000).collect::<String>()}}));
+        blocks.push(json!({"type": "section", "text": {"type": "mrkdwn", "text": tocsin_chat::escaped_within(text, 3000, mrkdwn)}}));
     }
     for chunk in facts.chunks(10) {
         blocks.push(json!({"type": "section", "fields": chunk}));

@@ -57,7 +57,10 @@ pub fn message(alert: &Alert) -> Value {
         .map(|(l, v)| json!({"title": l, "value": v}))
         .collect();
     if let Some(text) = &alert.text {
-        body.push(json!({"type": "TextBlock", "text": text, "wrap": true}));
+        // A TextBlock reads Markdown: the filled-in words stay words.
+        body.push(
+            json!({"type": "TextBlock", "text": tocsin_chat::escape_markdown(text), "wrap": true}),
+        );
     }
     if !facts.is_empty() {
         body.push(json!({"type": "FactSet", "facts": facts}));
