@@ -339,3 +339,48 @@ fn keys_are_unique_put_replaces_and_dry_runs_save_nothing() {
     );
     assert_eq!(channel.status, 201, "{}", channel.body);
 }
+
+/// Secrets written plainly in a file (no `${VAR}`) are masked in every plan by what the
+/// plugins' schemas mark: a stored channel's write-only token and its secret topic, and
+/// an inline channel's webhook URL in a policy.
+#[test]
+fn plain_secrets_are_masked_in_plans_by_the_plugins_schemas() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("tocsin.yaml");
+    let f = file.to_str().expect("path");
+    let write = |topic: &str, token: &str, hook: &str| {
+        let text = format!(
+            "channels:\n  - name: push\n    type: ntfy\n    serverUrl: https://ntfy.example.test\n    topic: {topic}\n    accessToken: {token}\n\
+             alertPolicies:\n  - name: pager\n    channels:\n      - channel: push\n      - type: slack\n        webhookUrl: https://hooks.slack.test/services/T/B/{hook}\n"
+        );
+        std::fs::write(&file, text).expect("write");
+    };
+    write("topic-one-4711", "tk_first0815", "hookone1234");
+    let (ok, out) = tocsin(&server, dir.path(), &["apply", "-f", f], &[]);
+    assert!(ok, "{out}");
+    for secret in ["topic-one-4711", "tk_first0815", "hookone1234"] {
+        assert!(!out.contains(secret), "{secret} printed:\n{out}");
+    }
+    assert_eq!(items(&server, "/v1/channels").len(), 1);
+
+    write("topic-two-4712", "tk_second0816", "hooktwo5678");
+    let (ok, out) = tocsin(&server, dir.path(), &["apply", "-f", f, "--dry-run"], &[]);
+    assert!(ok, "{out}");
+    assert!(out.contains("~ change channel `push`"), "{out}");
+    assert!(
+        out.contains("    topic: (changed; it holds a secret)"),
+        "{out}"
+    );
+    assert!(out.contains("~ change alert policy `pager`"), "{out}");
+    for secret in [
+        "topic-one-4711",
+        "topic-two-4712",
+        "tk_first0815",
+        "tk_second0816",
+        "hookone1234",
+        "hooktwo5678",
+    ] {
+        assert!(!out.contains(secret), "{secret} printed:\n{out}");
+    }
+}

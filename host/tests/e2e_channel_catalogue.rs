@@ -91,6 +91,22 @@ fn channels(p: &Providers) -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// "Checkout API", checked every second against `target` under `policy`, once it is up.
+fn checkout_monitor_up(api: &Api, target: &Target, policy: &Value) -> String {
+    let monitor = create(
+        api,
+        "/v1/monitors",
+        json!({"name": "Checkout API", "type": "http", "url": target.url("/status"), "method": "GET",
+               "interval": 1, "alertPolicyId": policy["id"]}),
+    );
+    let monitor_id = monitor["id"].as_str().expect("id").to_string();
+    wait_for("the monitor up", Duration::from_secs(20), || {
+        (api.get(&format!("/v1/monitors/{monitor_id}")).body["data"]["status"] == "up")
+            .then_some(())
+    });
+    monitor_id
+}
+
 /// The text a provider's message carries, whatever its format.
 fn text_of(a: &providers::Accepted) -> String {
     a.json.to_string()
@@ -197,17 +213,7 @@ fn every_channel_carries_an_incident_from_outage_to_recovery() {
             "the policy shows a secret: {shown}"
         );
     }
-    let monitor = create(
-        &api,
-        "/v1/monitors",
-        json!({"name": "Checkout API", "type": "http", "url": target.url("/status"), "method": "GET",
-               "interval": 1, "alertPolicyId": policy["id"]}),
-    );
-    let monitor_id = monitor["id"].as_str().expect("id").to_string();
-    wait_for("the monitor up", Duration::from_secs(20), || {
-        (api.get(&format!("/v1/monitors/{monitor_id}")).body["data"]["status"] == "up")
-            .then_some(())
-    });
+    let monitor_id = checkout_monitor_up(&api, &target, &policy);
     target.set_status(503);
     let incident = wait_for("an incident", Duration::from_secs(20), || {
         api.get(&format!("/v1/incidents?monitorId={monitor_id}"))
@@ -457,17 +463,7 @@ fn chat_channels_shape_their_messages_by_their_templates() {
         "/v1/alert-policies",
         json!({"name": "Templated", "failureThreshold": 1, "recoveryThreshold": 1, "channels": inline}),
     );
-    let monitor = create(
-        &api,
-        "/v1/monitors",
-        json!({"name": "Checkout API", "type": "http", "url": target.url("/status"), "method": "GET",
-               "interval": 1, "alertPolicyId": policy["id"]}),
-    );
-    let monitor_id = monitor["id"].as_str().expect("id").to_string();
-    wait_for("the monitor up", Duration::from_secs(20), || {
-        (api.get(&format!("/v1/monitors/{monitor_id}")).body["data"]["status"] == "up")
-            .then_some(())
-    });
+    checkout_monitor_up(&api, &target, &policy);
     target.set_status(503);
     for (kind, _) in chat_channels(&p) {
         let down = wait_for(

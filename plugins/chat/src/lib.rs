@@ -661,7 +661,8 @@ pub fn attachment_message(alert: &Alert) -> Value {
         .facts()
         .into_iter()
         .map(|(label, value)| {
-            serde_json::json!({"short": label != "Reason" && label != "Target", "title": label, "value": value})
+            // Field values read Markdown: a failure's reason stays words.
+            serde_json::json!({"short": label != "Reason" && label != "Target", "title": label, "value": escape_markdown(&value)})
         })
         .collect();
     let mut attachment = serde_json::json!({
@@ -855,6 +856,22 @@ mod tests {
         );
         assert_eq!(alert.link_label(), "Open the report");
         assert!(alert.plain().contains("Incidents: 3"), "{}", alert.plain());
+    }
+
+    #[test]
+    fn a_reason_in_an_attachment_field_stays_words() {
+        let mut p: Value = serde_json::from_str(&created()).expect("json");
+        p["failure"]["reason"] = json!("see [here](https://evil.test) @channel");
+        let a = Alert::parse(&p.to_string()).expect("alert");
+        let m = attachment_message(&a);
+        let reason = m["attachments"][0]["fields"]
+            .as_array()
+            .and_then(|f| f.iter().find(|f| f["title"] == "Reason"))
+            .map(|f| f["value"].clone());
+        assert_eq!(
+            reason,
+            Some(json!("see \\[here\\](https://evil.test) @\u{200B}channel"))
+        );
     }
 
     #[test]

@@ -50,7 +50,8 @@ pub fn message(alert: &Alert) -> Value {
         .facts()
         .into_iter()
         .take(25)
-        .map(|(label, value)| json!({"name": label, "value": value.chars().take(1024).collect::<String>(), "inline": label != "Reason" && label != "Target"}))
+        // Field values read Markdown: a failure's reason stays words.
+        .map(|(label, value)| json!({"name": label, "value": tocsin_chat::escaped_within(&value, 1024, tocsin_chat::escape_markdown), "inline": label != "Reason" && label != "Target"}))
         .collect();
     let mut embed = json!({
         "title": alert.title().chars().take(256).collect::<String>(),

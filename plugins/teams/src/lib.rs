@@ -54,7 +54,7 @@ pub fn message(alert: &Alert) -> Value {
     let facts: Vec<Value> = alert
         .facts()
         .into_iter()
-        .map(|(l, v)| json!({"title": l, "value": v}))
+        .map(|(l, v)| json!({"title": l, "value": tocsin_chat::escape_markdown(&v)}))
         .collect();
     if let Some(text) = &alert.text {
         // A TextBlock reads Markdown: the filled-in words stay words.

@@ -754,8 +754,25 @@ pub async fn apply(
 ) -> anyhow::Result<String> {
     let remote = Remote::new(url, key)?;
     let inventory = Inventory::read(&remote).await?;
-    let steps = plan(&remote, doc, &inventory, options).await?;
-    carry_out(&remote, doc, &inventory, &steps, options).await
+    let mut doc = doc.clone();
+    mark_secrets(&remote, &mut doc, &inventory).await?;
+    let steps = plan(&remote, &doc, &inventory, options).await?;
+    carry_out(&remote, &doc, &inventory, &steps, options).await
+}
+
+/// Mark what the loaded plugins' schemas say is secret in `doc` and in what the server
+/// holds, so no plan prints it.
+async fn mark_secrets(
+    remote: &Remote,
+    doc: &mut Document,
+    inventory: &Inventory,
+) -> anyhow::Result<()> {
+    let catalogue = placeholders::Catalogue::of(&remote.list("/v1/plugins").await?);
+    let stored = Kind::ALL
+        .into_iter()
+        .flat_map(|kind| inventory.of(kind).iter().map(move |s| (kind, &s.view)));
+    placeholders::mark(doc, stored, &catalogue);
+    Ok(())
 }
 
 /// Like [`apply`], for a file a program made (`tocsin import`): an object the server
@@ -768,6 +785,7 @@ pub async fn apply_leaving_out(
     options: &ApplyOptions,
 ) -> anyhow::Result<(String, Vec<Refusal>)> {
     let inventory = Inventory::read(remote).await?;
+    mark_secrets(remote, doc, &inventory).await?;
     let mut left_out = Vec::new();
     // Each round leaves out at least one object, so this ends.
     let steps = loop {

@@ -47,6 +47,98 @@ impl Catalogue {
     }
 }
 
+/// Mark in `doc` what the plugins' schemas say is secret, so a printed plan never shows
+/// it: every such value, in the file and in what the server holds now (`stored`, each
+/// kind's objects as the API shows them), is masked, and a channel's (or a top-level
+/// monitor's) field that holds one is named as holding a secret. A third-party channel's
+/// token is masked as a built-in's is; the host keeps no list of secret field names.
+/// Inline channels of a policy have their values masked too.
+pub fn mark<'a>(
+    doc: &mut super::document::Document,
+    stored: impl Iterator<Item = (Kind, &'a Map<String, Value>)>,
+    catalogue: &Catalogue,
+) {
+    let mut values = Vec::new();
+    for (kind, object, fields) in &mut doc.objects {
+        fields.extend(secrets_of_object(*kind, object, catalogue, &mut values));
+    }
+    for (kind, object) in stored {
+        secrets_of_object(kind, object, catalogue, &mut values);
+    }
+    for v in values {
+        if !doc.secrets.contains(&v) {
+            doc.secrets.push(v);
+        }
+    }
+}
+
+/// The secret values of one object of `kind`, added to `values`; returns its top-level
+/// fields that hold one (none for a monitor whose settings sit in `config`, or a policy).
+fn secrets_of_object(
+    kind: Kind,
+    object: &Map<String, Value>,
+    catalogue: &Catalogue,
+    values: &mut Vec<String>,
+) -> Vec<String> {
+    match kind {
+        Kind::Channel => secrets_of(catalogue, "channel", object, values),
+        Kind::Monitor => {
+            let type_name = object.get("type").and_then(Value::as_str).unwrap_or("");
+            if catalogue.get("monitor", type_name).is_some_and(|(_, t)| *t) {
+                return secrets_of(catalogue, "monitor", object, values);
+            }
+            if let Some(Value::Object(config)) = object.get("config") {
+                let mut config = config.clone();
+                config.insert("type".into(), Value::String(type_name.to_string()));
+                secrets_of(catalogue, "monitor", &config, values);
+            }
+            Vec::new()
+        }
+        Kind::Policy => {
+            let mut policy = object.clone();
+            for list in super::document::policy_channel_lists(&mut policy) {
+                for entry in list.iter().filter_map(Value::as_object) {
+                    secrets_of(catalogue, "channel", entry, values);
+                }
+            }
+            Vec::new()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The secret values of `config` (a plugin configuration naming its `type`), added to
+/// `values`; returns the top-level fields that hold one. A type the server does not
+/// know marks nothing (the server refuses the object anyway).
+fn secrets_of(
+    catalogue: &Catalogue,
+    plugin_kind: &str,
+    config: &Map<String, Value>,
+    values: &mut Vec<String>,
+) -> Vec<String> {
+    let type_name = config.get("type").and_then(Value::as_str).unwrap_or("");
+    let Some((secrets, _)) = catalogue.get(plugin_kind, type_name) else {
+        return Vec::new();
+    };
+    let mut named = Vec::new();
+    let mut keep = |place: &[String], v: &Value| {
+        if let Some(s) = v.as_str().filter(|s| !s.is_empty()) {
+            values.push(s.to_string());
+            if let Some(first) = place.first() {
+                named.push(first.clone());
+            }
+        }
+    };
+    let mut copy = config.clone();
+    secrets.each_secret(&mut copy, &mut |place, v| keep(place, v));
+    for field in secrets.write_only_fields() {
+        if let Some(v) = config.get(&field) {
+            keep(std::slice::from_ref(&field), v);
+        }
+    }
+    named
+}
+
 /// The variables handed out so far, each name once.
 #[derive(Default)]
 pub struct Placeholders {

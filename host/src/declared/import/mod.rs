@@ -124,23 +124,10 @@ impl Translation {
         self.doc.objects.push((kind, object, secret));
     }
 
-    /// Add a channel, its credentials (webhook URLs whose path is the credential, tokens,
-    /// keys) kept out of printed plans.
+    /// Add a channel. Its credentials are kept out of printed plans by what its plugin's
+    /// schema marks secret, read from the server when the plan is made.
     pub fn add_channel(&mut self, channel: Map<String, Value>) {
-        const CREDENTIALS: [&str; 7] = [
-            "url",
-            "webhookUrl",
-            "botToken",
-            "appToken",
-            "accessToken",
-            "routingKey",
-            "apiKey",
-        ];
-        let secret: Vec<&str> = CREDENTIALS
-            .into_iter()
-            .filter(|f| channel.contains_key(*f))
-            .collect();
-        self.add(Kind::Channel, channel, &secret);
+        self.add(Kind::Channel, channel, &[]);
     }
 
     pub fn skip(&mut self, what: impl Into<String>, reason: impl Into<String>) {
