@@ -1,7 +1,8 @@
 //! Message templates: a chat channel's headline and text, written by its owner with
 //! `{{variable}}` placeholders filled from the alert. A template shapes the words only:
-//! each channel escapes and formats the result as it does its own messages, so a monitor's
-//! name can never add markup, mentions or links to a message.
+//! each channel escapes and formats the result as it does its own messages, so neither a
+//! template nor a monitor's name can add links, mentions or HTML to a message (Slack's and
+//! Google Chat's `*bold*` stays bold, as in the facts).
 
 use crate::{Alert, Kind, duration};
 
