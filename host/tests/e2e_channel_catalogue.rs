@@ -107,6 +107,19 @@ fn checkout_monitor_up(api: &Api, target: &Target, policy: &Value) -> String {
     monitor_id
 }
 
+/// The first message `kind` has accepted whose text holds `words`, waited for.
+fn told(p: &Providers, kind: &str, what: &str, words: &str) -> providers::Accepted {
+    wait_for(
+        &format!("{kind} told of {what}"),
+        Duration::from_secs(30),
+        || {
+            p.accepted(kind)
+                .into_iter()
+                .find(|a| text_of(a).contains(words))
+        },
+    )
+}
+
 /// The text a provider's message carries, whatever its format.
 fn text_of(a: &providers::Accepted) -> String {
     a.json.to_string()
@@ -223,15 +236,7 @@ fn every_channel_carries_an_incident_from_outage_to_recovery() {
     });
     let incident_id = incident["id"].as_str().expect("incident id").to_string();
     for kind in &kinds {
-        let down = wait_for(
-            &format!("{kind} told of the outage"),
-            Duration::from_secs(30),
-            || {
-                p.accepted(kind)
-                    .into_iter()
-                    .find(|a| text_of(a).contains("DOWN: Checkout API"))
-            },
-        );
+        let down = told(&p, kind, "the outage", "DOWN: Checkout API");
         let text = text_of(&down);
         assert!(text.contains("503"), "{kind} says what failed: {text}");
         assert!(
@@ -466,14 +471,11 @@ fn chat_channels_shape_their_messages_by_their_templates() {
     checkout_monitor_up(&api, &target, &policy);
     target.set_status(503);
     for (kind, _) in chat_channels(&p) {
-        let down = wait_for(
-            &format!("{kind} told of the outage"),
-            Duration::from_secs(30),
-            || {
-                p.accepted(kind)
-                    .into_iter()
-                    .find(|a| text_of(a).contains("Checkout API is down, severity critical"))
-            },
+        let down = told(
+            &p,
+            kind,
+            "the outage",
+            "Checkout API is down, severity critical",
         );
         let text = text_of(&down);
         assert!(
@@ -557,14 +559,11 @@ fn chat_channels_shape_their_messages_by_their_templates() {
     // The recovery fills the state and how long it lasted.
     target.set_status(200);
     for (kind, _) in chat_channels(&p) {
-        wait_for(
-            &format!("{kind} told of the recovery"),
-            Duration::from_secs(30),
-            || {
-                p.accepted(kind)
-                    .into_iter()
-                    .find(|a| text_of(a).contains("Checkout API is up, severity resolved"))
-            },
+        told(
+            &p,
+            kind,
+            "the recovery",
+            "Checkout API is up, severity resolved",
         );
     }
     let up = wait_for(
