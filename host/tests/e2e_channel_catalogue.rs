@@ -429,10 +429,11 @@ fn chat_channels_shape_their_messages_by_their_templates() {
         &json!({"titleTemplate": null}),
     );
     assert_eq!(cleared.status, 200, "{}", cleared.body);
+    let after = api.get(&format!("/v1/channels/{stored_id}")).body["data"].clone();
+    assert_eq!(after["name"], "ops", "{after}");
     assert!(
-        api.get(&format!("/v1/channels/{stored_id}")).body["data"]
-            .get("titleTemplate")
-            .is_none_or(Value::is_null)
+        after.get("titleTemplate").is_none_or(Value::is_null),
+        "{after}"
     );
     api.request("POST", &format!("/v1/channels/{stored_id}/test"), None);
     let retested = wait_for("the second test message", Duration::from_secs(20), || {
