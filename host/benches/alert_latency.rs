@@ -123,6 +123,7 @@ async fn run() {
             region: "local".into(),
             details: "{}".into(),
             confirmation: None,
+            probe: None,
         });
         let arrival = tokio::time::timeout(Duration::from_secs(10), async {
             loop {

@@ -35,7 +35,13 @@ pub mod prefix {
     pub const AUTH_TOKEN: &str = "tok_";
     /// An entry of the audit log.
     pub const AUDIT: &str = "aud_";
+    /// A probe running checks in a private location (`tocsin probe`).
+    pub const PROBE: &str = "prb_";
 }
+
+/// Fixed textual prefix of every probe token: never accepted as an API key, and an API
+/// key is never accepted as a probe token.
+pub const PROBE_TOKEN_PREFIX: &str = "tpb_";
 
 /// Fixed textual prefix of every key secret.
 pub const SECRET_PREFIX: &str = "tcs_";

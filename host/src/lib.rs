@@ -6,8 +6,9 @@
 //! `store` and queues the notifications in the `outbox`; the outbox worker delivers them
 //! through channel plugins. The `api` reads the `store`, asks the `engine` for changes and
 //! `plugins` for validation. Imports point the same way, down to `store`, `config` and the
-//! leaves (`ids`, `plans`, `clock`, `time`, `text`, `crypto`); `app` wires it all and `cli` holds
-//! the command-line tools. docs/architecture.md draws it.
+//! leaves (`ids`, `plans`, `clock`, `time`, `text`, `crypto`); `app` wires it all, `probe` runs
+//! checks in a private location for a server over its API, and `cli` holds the command-line
+//! tools. docs/architecture.md draws it.
 
 // No function of the server over 150 lines (clippy.toml); tests may tell longer stories.
 #![warn(clippy::too_many_lines)]
@@ -25,6 +26,7 @@ pub mod ids;
 pub mod outbox;
 pub mod plans;
 pub mod plugins;
+pub mod probe;
 pub mod reports;
 pub mod scheduler;
 pub mod store;

@@ -127,6 +127,7 @@ async fn one_bad_record_costs_only_itself(store: Store) {
         region: "local".into(),
         details: "{}".into(),
         confirmation: None,
+        probe: None,
     };
     let batch = [
         record("mon_a", "Connection refused"),

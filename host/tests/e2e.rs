@@ -41,6 +41,7 @@ mod e2e_ping_ssl;
 mod e2e_plugin_secrets;
 mod e2e_plugin_versions;
 mod e2e_polyglot;
+mod e2e_probes;
 mod e2e_quotas;
 mod e2e_regions;
 mod e2e_relays_down;

@@ -107,6 +107,7 @@ impl Fixture {
             region: "eu".into(),
             details: "{}".into(),
             confirmation: None,
+            probe: None,
         };
         write_batch(&self.store, &self.ctx, &[record])
             .await
@@ -622,6 +623,7 @@ async fn a_parent_failing_in_the_same_batch_holds_its_child_which_recovers_silen
         region: "eu".into(),
         details: "{}".into(),
         confirmation: None,
+        probe: None,
     };
     write_batch(
         &f.store,

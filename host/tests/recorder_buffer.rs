@@ -73,6 +73,7 @@ fn result(monitor_id: &str, workspace_id: &str, at: i64) -> CheckRecord {
         region: "local".into(),
         details: "{}".into(),
         confirmation: None,
+        probe: None,
     }
 }
 

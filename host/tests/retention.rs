@@ -43,6 +43,7 @@ fn record(ws: &str, id: &str, at: i64, ok: bool) -> CheckRecord {
         region: "local".into(),
         details: "{}".into(),
         confirmation: None,
+        probe: None,
     }
 }
 

@@ -36,6 +36,7 @@ fn record(monitor_id: &str, ws: &str, at: i64, ok: bool, rt: Option<u32>) -> Che
         region: "local".into(),
         details: "{}".into(),
         confirmation: None,
+        probe: None,
     }
 }
 

@@ -146,7 +146,7 @@ pub async fn limit_by_address(State(state): State<AppState>, req: Request, next:
 }
 
 /// The peer address of the connection (proxies' forwarding headers are not trusted).
-fn client_address(req: &Request) -> String {
+pub(super) fn client_address(req: &Request) -> String {
     session::peer_ip(req.extensions())
 }
 
@@ -244,6 +244,11 @@ pub fn authorize(role: Role, method: &Method, path: &str) -> Result<(), ApiError
     }
     if under(path, "/v1/api-keys") {
         return Err(ApiError::forbidden("Only admin keys may manage API keys"));
+    }
+    // A probe's token reads its location's monitors with their write-only secrets: only
+    // an admin may make one, and only an admin may see them.
+    if under(path, "/v1/probes") {
+        return Err(ApiError::forbidden("Only admins may manage probes"));
     }
     if under(path, "/v1/audit-log") || under(path, "/v1/workspace/invitations") {
         return Err(ApiError::forbidden(

@@ -38,6 +38,7 @@ impl Resource {
     pub const CHANNEL: Resource = Resource::new("CHANNEL_NOT_FOUND", "channel");
     pub const DELIVERY: Resource = Resource::new("DELIVERY_NOT_FOUND", "delivery");
     pub const API_KEY: Resource = Resource::new("API_KEY_NOT_FOUND", "API key");
+    pub const PROBE: Resource = Resource::new("PROBE_NOT_FOUND", "probe");
     pub const MEMBER: Resource = Resource::new("MEMBER_NOT_FOUND", "member");
     pub const STATUS_PAGE: Resource = Resource::new("STATUS_PAGE_NOT_FOUND", "status page");
     pub const STATUS_UPDATE: Resource = Resource::new("STATUS_UPDATE_NOT_FOUND", "status update");

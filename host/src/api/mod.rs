@@ -35,6 +35,7 @@ pub mod paging;
 pub mod pings;
 pub mod plugins;
 pub mod probe_ips;
+pub mod probes;
 pub mod public_status;
 pub mod public_subscribe;
 pub mod quota;
@@ -80,6 +81,9 @@ pub struct AppState {
     pub monitor_pages: Arc<monitor_pages::MonitorPages>,
     /// The monitors' labels as `/metrics` last read them, while none changed since.
     pub metrics_labels: Arc<metrics::LabelCache>,
+    /// Turns true when the server starts stopping: held requests (a probe's long poll)
+    /// answer at once instead of holding the shutdown up.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 /// The routes of `/v1`, with their OpenAPI description.
@@ -141,6 +145,9 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(members::list_members, members::add_member))
         .routes(routes!(members::update_member, members::remove_member))
         .routes(routes!(probe_ips::list_probe_ips))
+        .routes(routes!(probes::list_probes, probes::create_probe))
+        .routes(routes!(probes::revoke_probe))
+        .routes(routes!(probes::rotate_probe_token))
         .routes(routes!(
             status_pages::create_status_page,
             status_pages::list_status_pages
@@ -230,6 +237,13 @@ fn public_routes() -> OpenApiRouter<AppState> {
         ))
 }
 
+/// What probes in private locations call, with their own tokens (not API keys).
+fn probe_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(probes::probe_assignments))
+        .routes(routes!(probes::probe_results))
+}
+
 /// Heartbeat monitors' ping URLs: public, and not limited per address (one host may run
 /// many jobs); each ping costs a lookup by an indexed token.
 fn ping_routes() -> OpenApiRouter<AppState> {
@@ -244,9 +258,11 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     let (_, public) = public_routes().split_for_parts();
     let (_, own) = session_routes().split_for_parts();
     let (_, pings) = ping_routes().split_for_parts();
+    let (_, probes) = probe_routes().split_for_parts();
     doc.merge(public);
     doc.merge(own);
     doc.merge(pings);
+    doc.merge(probes);
     openapi::complete_responses(&mut doc);
     doc
 }
@@ -280,9 +296,11 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
     let (public, public_doc) = public_routes().split_for_parts();
     let (own, own_doc) = session_routes().split_for_parts();
     let (pings, pings_doc) = ping_routes().split_for_parts();
+    let (probes, probes_doc) = probe_routes().split_for_parts();
     doc.merge(public_doc);
     doc.merge(own_doc);
     doc.merge(pings_doc);
+    doc.merge(probes_doc);
     openapi::complete_responses(&mut doc);
     let rendered = openapi::OpenApiJson(Arc::new(
         doc.to_pretty_json().unwrap_or_else(|_| "{}".into()),
@@ -301,6 +319,10 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         state.clone(),
         auth::require_session,
     ));
+    let probes = probes.route_layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        probes::require_probe,
+    ));
     let pages = pages
         .route("/setup", axum::routing::get(pages::page))
         .route("/invite", axum::routing::get(pages::page))
@@ -316,6 +338,7 @@ pub fn router(state: AppState, pages: Router<AppState>) -> Router {
         .merge(own)
         .merge(public)
         .merge(pings)
+        .merge(probes)
         .merge(pages)
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)

@@ -231,7 +231,7 @@ pub struct UptimeView {
 }
 
 fn rules(state: &AppState) -> (u32, Vec<String>) {
-    (state.config.min_interval, state.config.region_names())
+    (state.config.min_interval, state.config.all_region_names())
 }
 
 async fn check_policy(

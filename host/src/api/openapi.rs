@@ -31,6 +31,7 @@ use utoipa::{Modify, OpenApi};
         (name = "snoozes", description = "Holding a monitor's or a tag's notifications until a time"),
         (name = "heartbeats", description = "Heartbeat monitors' ping URLs, without authentication"),
         (name = "badges", description = "Public SVG badges of a monitor's state, uptime and response time: a token per monitor, revocable"),
+        (name = "probes", description = "Probes in private locations: `/v1/probes` (admin) manages them; `/v1/probe/*` is what a probe calls, with its own `tpb_` token"),
         (name = "meta", description = "The API description"),
     )
 )]
@@ -47,6 +48,15 @@ impl Modify for BearerAuth {
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
                     .bearer_format("tcs_...")
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "probeToken",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("tpb_...")
                     .build(),
             ),
         );

@@ -216,6 +216,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             tasks.signal(),
         ),
     );
+    let (stopping_tx, stopping_rx) = watch::channel(false);
     let state = AppState {
         store: store.clone(),
         plugins: plugins.clone(),
@@ -241,6 +242,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         recorder,
         monitor_pages: Arc::default(),
         metrics_labels: Arc::default(),
+        stopping: stopping_rx,
     };
     // The decoy hash makes an unknown account's refusal cost what a wrong password costs.
     tokio::task::spawn_blocking(crate::accounts::password::prepare);
@@ -261,7 +263,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         listener,
         api::router(state, crate::web::routes()),
         api::serve::ConnectionLimits::of(&config),
-        shutdown_signal(),
+        async move {
+            shutdown_signal().await;
+            stopping_tx.send_replace(true);
+        },
     )
     .await
     .context("the HTTP server failed")?;
@@ -540,7 +545,8 @@ impl Drop for CheckRuntime {
     }
 }
 
-async fn shutdown_signal() {
+/// SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

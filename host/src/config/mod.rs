@@ -41,6 +41,10 @@ pub struct Region {
     pub ipv4: Vec<String>,
     #[serde(default)]
     pub ipv6: Vec<String>,
+    /// A private location: checked by probes (`tocsin probe`), never by a node. A monitor
+    /// checks from it only when it names it in its regions; "every region" leaves it out.
+    #[serde(default)]
+    pub private: bool,
 }
 
 pub use crate::plugins::settings::{PluginGrant, SmtpConfig, SmtpTls};
@@ -552,9 +556,25 @@ impl Config {
         Ok((config, s.read.into_inner()))
     }
 
-    /// Names of the configured regions.
+    /// Names of the regions nodes check from: what a monitor with no regions of its own
+    /// rotates over. Private locations are left out.
     pub fn region_names(&self) -> Vec<String> {
+        self.regions
+            .iter()
+            .filter(|r| !r.private)
+            .map(|r| r.name.clone())
+            .collect()
+    }
+
+    /// Names of every configured region, private locations included: what a monitor's
+    /// `regions` may name.
+    pub fn all_region_names(&self) -> Vec<String> {
         self.regions.iter().map(|r| r.name.clone()).collect()
+    }
+
+    /// Whether `name` is a configured private location.
+    pub fn is_private_location(&self, name: &str) -> bool {
+        self.regions.iter().any(|r| r.private && r.name == name)
     }
 }
 
@@ -835,17 +855,30 @@ fn regions(
             name: "local".into(),
             ipv4: vec![],
             ipv6: vec![],
+            private: false,
         }]
     });
-    let Some(first) = regions.first() else {
-        return Err(invalid("regions", "must list at least one region"));
+    let Some(first) = regions.iter().find(|r| !r.private) else {
+        return Err(invalid(
+            "regions",
+            "must list at least one region that is not private (nodes check from it)",
+        ));
     };
     let region = region.unwrap_or_else(|| first.name.clone());
-    if !regions.iter().any(|r| r.name == region) {
-        return Err(invalid(
-            "region",
-            format!("`{region}` is not one of the configured regions"),
-        ));
+    match regions.iter().find(|r| r.name == region) {
+        None => {
+            return Err(invalid(
+                "region",
+                format!("`{region}` is not one of the configured regions"),
+            ));
+        }
+        Some(r) if r.private => {
+            return Err(invalid(
+                "region",
+                format!("`{region}` is a private location: probes check from it, not nodes"),
+            ));
+        }
+        Some(_) => {}
     }
     Ok((region, regions))
 }

@@ -87,7 +87,8 @@ settings! {
         Described("`<data_dir>/cache/plugins`"),
         "compiled plugins, kept across restarts; nodes on one machine may share it";
     REGION = "region", Some("TOCSIN_REGION"), Described("first of `regions`, else `local`"), "";
-    REGIONS = "regions", TOML_ONLY, Described("`[{name = \"local\", ipv4 = [], ipv6 = []}]`"), "";
+    REGIONS = "regions", TOML_ONLY, Described("`[{name = \"local\", ipv4 = [], ipv6 = []}]`"),
+        "`private = true`: a private location, checked by probes (`tocsin probe`) only";
     PLUGIN_GRANTS = "plugin_grants.<plugin>", TOML_ONLY,
         Described("none: plugins from `plugins_dir` get no capability"),
         "`capabilities`, `http_hosts`";

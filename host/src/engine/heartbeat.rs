@@ -405,6 +405,7 @@ pub fn record(
         region: region.to_string(),
         details: details.to_string(),
         confirmation: None,
+        probe: None,
     }
 }
 

@@ -60,6 +60,18 @@ pub struct CheckRecord {
     /// Set when this record settles a request for regional confirmation.
     #[serde(skip)]
     pub confirmation: Option<Confirmation>,
+    /// Set when a probe sent this record: it is stored only if its sequence number is
+    /// above the probe's highest stored one, which moves in the same transaction, so a
+    /// batch the probe sends again is stored once.
+    #[serde(skip)]
+    pub probe: Option<ProbeSeq>,
+}
+
+/// Which probe sent a record, and its place in that probe's sequence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeSeq {
+    pub probe_id: String,
+    pub seq: i64,
 }
 
 /// How a record relates to a request to confirm a failure from another region.
@@ -343,6 +355,51 @@ impl Recorder {
     }
 }
 
+impl Recorder {
+    /// Queue records in their order, if the buffer has room for all of them now, and wait
+    /// until every one is committed (or, refused by the database, dropped and logged).
+    /// A full buffer refuses them rather than waiting, so results sent from afar never
+    /// crowd out the node's own checks.
+    pub async fn record_all_committed(&self, records: Vec<CheckRecord>) -> Committed {
+        if self.tx.capacity() < records.len() {
+            return Committed::Full;
+        }
+        let mut commits = Vec::with_capacity(records.len());
+        for record in records {
+            let (done, committed) = oneshot::channel();
+            match self.tx.try_send((record, Some(done))) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    // Those queued before it are stored; the sender sends them all again
+                    // and those come back as replays.
+                    self.queued(true);
+                    return Committed::Full;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => return Committed::Stopped,
+            }
+            self.stats.accepted.fetch_add(1, Ordering::Relaxed);
+            commits.push(committed);
+        }
+        self.queued(true);
+        for committed in commits {
+            if committed.await.is_err() {
+                return Committed::Stopped;
+            }
+        }
+        Committed::All
+    }
+}
+
+/// What became of records handed over together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Committed {
+    All,
+    /// The buffer had no room: none or only the first were queued.
+    Full,
+    /// The writer stopped (the server is stopping).
+    Stopped,
+}
+
 async fn write_loop(
     store: Store,
     ctx: EngineContext,
@@ -485,7 +542,11 @@ pub async fn write_batch(
     batch: &[CheckRecord],
 ) -> Result<(), StoreError> {
     let txn = store.begin_write().await?;
-    let batch = settle(&txn, batch).await?;
+    let (fresh, acked) = match unseen(&txn, batch).await? {
+        Some((fresh, acked)) => (std::borrow::Cow::Owned(fresh), acked),
+        None => (std::borrow::Cow::Borrowed(batch), HashMap::new()),
+    };
+    let batch = settle(&txn, &fresh).await?;
     let mut state = load(&txn, &batch).await?;
     let mut writes = Writes::default();
     for (record, counted) in &batch {
@@ -499,6 +560,9 @@ pub async fn write_batch(
         .map(|(id, (_, ms))| (id.clone(), ms.and_then(|ms| u32::try_from(ms).ok())))
         .collect();
     persist(&txn, &state, writes).await?;
+    for (probe_id, seq) in &acked {
+        txn.set_acked_seq(probe_id, *seq).await?;
+    }
     txn.commit().await?;
     // `/metrics` shows the last response time as stored (docs: api/metrics/labels.rs).
     crate::telemetry::global()
@@ -514,6 +578,43 @@ pub async fn write_batch(
         ctx.work.tell();
     }
     Ok(())
+}
+
+/// The records of `batch` not stored before: a probe's record whose sequence number is at
+/// or below the probe's highest stored one (or one already in this batch) is a replay and
+/// is left out. Also the highest sequence number of each probe in the batch, to store.
+/// None when no record came from a probe (all are kept).
+async fn unseen(
+    txn: &Tx,
+    batch: &[CheckRecord],
+) -> Result<Option<(Vec<CheckRecord>, HashMap<String, i64>)>, StoreError> {
+    let mut probes: Vec<String> = batch
+        .iter()
+        .filter_map(|r| r.probe.as_ref().map(|p| p.probe_id.clone()))
+        .collect();
+    if probes.is_empty() {
+        return Ok(None);
+    }
+    probes.sort_unstable();
+    probes.dedup();
+    let stored = txn.acked_seqs(probes).await?;
+    let mut highest: HashMap<String, i64> = HashMap::new();
+    let mut fresh = Vec::with_capacity(batch.len());
+    for record in batch {
+        if let Some(p) = &record.probe {
+            let floor = highest
+                .get(&p.probe_id)
+                .or_else(|| stored.get(&p.probe_id))
+                .copied()
+                .unwrap_or(0);
+            if p.seq <= floor {
+                continue;
+            }
+            highest.insert(p.probe_id.clone(), p.seq);
+        }
+        fresh.push(record.clone());
+    }
+    Ok(Some((fresh, highest)))
 }
 
 /// What a batch reads before deciding anything, inside its transaction.

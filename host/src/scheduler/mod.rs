@@ -922,7 +922,7 @@ impl Drop for WaitingGuard {
 
 /// A plugin's details as stored: kept when they are one JSON object within the size
 /// limit (checked without building the object), `{}` otherwise.
-fn kept_details(details: String) -> String {
+pub fn kept_details(details: String) -> String {
     if details.len() <= limits::MAX_DETAILS_BYTES
         && serde_json::from_str::<&serde_json::value::RawValue>(&details)
             .is_ok_and(|v| v.get().starts_with('{'))
@@ -982,6 +982,7 @@ pub async fn run_check(
             response_time_ms: o.response_time_ms,
             region: region.to_string(),
             confirmation: None,
+            probe: None,
             details: kept_details(o.details),
         },
         Err(reason) => CheckRecord {
@@ -995,6 +996,7 @@ pub async fn run_check(
             region: region.to_string(),
             details: "{}".into(),
             confirmation: None,
+            probe: None,
         },
     }
 }

@@ -108,6 +108,7 @@ pub mod metrics;
 pub mod monitors;
 pub mod notices;
 mod pages;
+pub mod probes;
 pub mod reports;
 pub mod retention;
 pub mod states;

@@ -130,29 +130,87 @@ impl TlsServer {
     }
 }
 
+/// A TLS front for a plain-HTTP server: accepts TLS on `listen` (any port), presenting
+/// `leaf`, and passes each connection's bytes to `upstream` and back.
+pub struct TlsProxy {
+    pub address: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for TlsProxy {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+impl TlsProxy {
+    pub fn start(leaf: &Leaf, listen: &str, upstream: std::net::SocketAddr) -> TlsProxy {
+        let acceptor = leaf.acceptor();
+        let listener = std::net::TcpListener::bind(listen).expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let address = listener.local_addr().expect("addr");
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                loop {
+                    tokio::select! {
+                        _ = &mut stopped => break,
+                        accepted = listener.accept() => {
+                            let Ok((tcp, _)) = accepted else { continue };
+                            let acceptor = acceptor.clone();
+                            tokio::spawn(async move {
+                                let Ok(mut tls) = acceptor.accept(tcp).await else { return };
+                                let Ok(mut up) = tokio::net::TcpStream::connect(upstream).await else { return };
+                                let _ = tokio::io::copy_bidirectional(&mut tls, &mut up).await;
+                            });
+                        }
+                    }
+                }
+            });
+        });
+        TlsProxy {
+            address,
+            stop: Some(stop),
+        }
+    }
+}
+
 /// A host in a network namespace of its own, joined to this one by a veth pair. Removed
 /// on drop. Needs root (or CAP_NET_ADMIN) and the `ip` tool; `create` says why not.
 pub struct NetnsHost {
-    name: String,
+    /// The namespace's name, for `ip netns exec`.
+    pub name: String,
     veth: String,
     /// The test host's address.
     pub address: String,
+    /// This side's address on the link, which the test host reaches.
+    pub host_address: String,
 }
 
 impl NetnsHost {
-    /// Addresses come from 10.213.<n>.0/30, <n> from the process id, so parallel test
-    /// processes do not collide.
+    /// Addresses come from 10.213.<n>.<4k>/30, <n> from the process id and <k> counting
+    /// the hosts this process made, so parallel tests and test processes do not collide.
     pub fn create() -> Result<NetnsHost, String> {
+        static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let k = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 60;
         let id = std::process::id() % 250;
-        let name = format!("tocsin-test-{}", std::process::id());
-        let veth = format!("tcs{id}a");
-        let peer = format!("tcs{id}b");
-        let local = format!("10.213.{id}.1/30");
-        let address = format!("10.213.{id}.2");
+        let name = format!("tocsin-test-{}-{k}", std::process::id());
+        let veth = format!("tcs{id}a{k}");
+        let peer = format!("tcs{id}b{k}");
+        let local = format!("10.213.{id}.{}/30", 4 * k + 1);
+        let address = format!("10.213.{id}.{}", 4 * k + 2);
         let host = NetnsHost {
             name: name.clone(),
             veth: veth.clone(),
             address: address.clone(),
+            host_address: format!("10.213.{id}.{}", 4 * k + 1),
         };
         let steps: Vec<Vec<String>> = vec![
             vec!["netns", "add", &name],

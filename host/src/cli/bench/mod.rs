@@ -813,6 +813,7 @@ async fn load_api(
         key_usage: Arc::default(),
         monitor_pages: Arc::default(),
         metrics_labels: Arc::default(),
+        stopping: tokio::sync::watch::channel(false).1,
         accounts: Arc::new(crate::accounts::Services {
             sso: crate::accounts::oidc::Sso::new(Vec::new(), "http://127.0.0.1", &[])
                 .map_err(anyhow::Error::msg)?,

@@ -21,6 +21,7 @@ mod key;
 mod man;
 mod migrate;
 mod plugin;
+mod probe;
 mod restore;
 mod serve;
 mod user;
@@ -46,6 +47,9 @@ pub struct Cli {
 enum Command {
     /// Run the server: API, scheduler and plugins.
     Serve(Flags),
+    /// Run checks in a private location for a server: only outbound HTTPS, no database,
+    /// results buffered on disk while the server cannot be reached.
+    Probe(probe::Args),
     /// Apply database migrations and exit.
     Migrate(Flags),
     /// Check the configuration, database, SMTP relay, Telegram bot, ICMP, plugins, clock
@@ -102,6 +106,7 @@ pub fn run() -> anyhow::Result<()> {
     let file = cli.config.as_deref();
     match cli.command {
         Command::Serve(flags) => serve::exec(file, &flags),
+        Command::Probe(args) => probe::exec(file, &args),
         Command::Migrate(flags) => migrate::exec(file, &flags),
         Command::Doctor(flags) => doctor::exec(file, &flags),
         Command::Backup(args) => backup::exec(file, args),

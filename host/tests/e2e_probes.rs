@@ -1,0 +1,497 @@
+//! End to end: probes in private locations (`tocsin probe`). A probe process reaches the
+//! server over HTTP only, checks its location's monitors and sends the results back; its
+//! failures open incidents on the server. While the server is stopped the probe keeps
+//! checking into its buffer on disk, survives `kill -9`, and when the server returns every
+//! buffered result is stored once and in order. A probe's token reads only its own
+//! location, posts results only for it, and once revoked stops the probe.
+
+use crate::support;
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::target::Target;
+use support::{Api, Server, wait_for};
+
+const CONFIG: &str = "[[regions]]\nname = \"local\"\n\n[[regions]]\nname = \"office\"\nprivate = true\n\n[[regions]]\nname = \"lab\"\nprivate = true\n";
+
+fn configured_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("tocsin.toml"), CONFIG).expect("config");
+    dir
+}
+
+/// Create a probe for `location`: (id, token).
+fn new_probe(api: &Api, name: &str, location: &str) -> (String, String) {
+    let r = api.post("/v1/probes", &json!({"name": name, "location": location}));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let data = &r.body["data"];
+    assert!(data.get("secretHash").is_none());
+    (
+        data["id"].as_str().expect("id").to_string(),
+        data["token"].as_str().expect("token").to_string(),
+    )
+}
+
+fn new_monitor(api: &Api, body: Value) -> String {
+    let r = api.post("/v1/monitors", &body);
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.body["data"]["id"].as_str().expect("id").to_string()
+}
+
+/// A running `tocsin probe`.
+struct Probe {
+    child: Child,
+    log: std::path::PathBuf,
+}
+
+impl Probe {
+    fn start(server: &str, token: &str, data_dir: &Path) -> Probe {
+        Probe::start_with(server, token, data_dir, None, &[])
+    }
+
+    /// Start a probe, in network namespace `netns` when given, with extra environment.
+    fn start_with(
+        server: &str,
+        token: &str,
+        data_dir: &Path,
+        netns: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Probe {
+        let log = data_dir.join(format!(
+            "probe-{}.log",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default()
+        ));
+        let mut command = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_tocsin")]);
+                c
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_tocsin")),
+        };
+        let child = command
+            .arg("probe")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("TOCSIN_SERVER_URL", server)
+            .env("TOCSIN_PROBE_TOKEN", token)
+            .env("TOCSIN_DATA_DIR", data_dir)
+            .env(
+                "TOCSIN_PLUGIN_CACHE_DIR",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugin-cache"),
+            )
+            .env("TOCSIN_LOG", "info")
+            .envs(env.iter().copied())
+            .current_dir(data_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log"))
+            .spawn()
+            .expect("start tocsin probe");
+        Probe { child, log }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        self.kill();
+        if std::thread::panicking() {
+            eprintln!("probe log:\n{}", self.log());
+        }
+    }
+}
+
+/// Checks of a monitor as stored, oldest first: (id, checkedAt ms, ok, region).
+fn checks(api: &Api, id: &str) -> Vec<(String, i64, bool, String)> {
+    let r = api.get(&format!("/v1/monitors/{id}/checks?limit=100"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let mut list: Vec<(String, i64, bool, String)> = r.body["data"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap_or_default().to_string(),
+                chrono::DateTime::parse_from_rfc3339(c["checkedAt"].as_str().unwrap_or_default())
+                    .map(|t| t.timestamp_millis())
+                    .unwrap_or_default(),
+                c["ok"].as_bool().unwrap_or_default(),
+                c["region"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    list.sort_by_key(|c| c.1);
+    list
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+#[test]
+fn a_probe_checks_its_location_and_its_failures_open_incidents() {
+    let target = Target::start();
+    let dir = configured_dir();
+    let server = Server::start_in(dir.path(), &[]);
+    let api = server.client();
+    // Only admins make probes, only for a private location.
+    let r = api.post("/v1/probes", &json!({"name": "x", "location": "local"}));
+    r.assert_error(400, "VALIDATION_ERROR");
+    assert!(r.body.to_string().contains("office"), "{}", r.body);
+    let write = api.post("/v1/api-keys", &json!({"name": "w", "role": "write"}));
+    let writer = api.with_key(write.body["data"]["secret"].as_str().expect("secret"));
+    writer
+        .post("/v1/probes", &json!({"name": "x", "location": "office"}))
+        .assert_error(403, "FORBIDDEN");
+    writer.get("/v1/probes").assert_error(403, "FORBIDDEN");
+    // A monitor may name a private location; "every region" leaves it out.
+    let office = new_monitor(
+        &api,
+        json!({"name": "office web", "type": "http", "url": target.url("/status"), "method": "GET", "interval": 1, "regions": ["office"]}),
+    );
+    let everywhere = new_monitor(
+        &api,
+        json!({"name": "everywhere", "type": "http", "url": target.url("/ok"), "method": "GET", "interval": 1}),
+    );
+    assert_eq!(
+        api.get(&format!("/v1/monitors/{everywhere}")).body["data"]["regions"],
+        json!(["local"])
+    );
+    let (probe_id, token) = new_probe(&api, "rack 2", "office");
+    let probe_dir = tempfile::tempdir().expect("probe dir");
+    let _probe = Probe::start(&server.base, &token, probe_dir.path());
+    let stored = wait_for("the probe's checks", Duration::from_secs(60), || {
+        let c = checks(&api, &office);
+        (c.len() >= 3).then_some(c)
+    });
+    assert!(stored.iter().all(|c| c.3 == "office" && c.2), "{stored:?}");
+    // The node never checks from the private location; the probe never checks the rest.
+    assert!(checks(&api, &everywhere).iter().all(|c| c.3 == "local"));
+    // A failure the probe sees opens an incident naming its location.
+    target.set_status(503);
+    let incident = wait_for("an incident", Duration::from_secs(60), || {
+        let r = api.get(&format!("/v1/incidents?monitorId={office}"));
+        r.body["data"].as_array().and_then(|l| l.first().cloned())
+    });
+    assert_eq!(incident["failure"]["region"], "office", "{incident}");
+    // The listing shows the probe as it reported.
+    let listed = wait_for("the probe listed", Duration::from_secs(20), || {
+        let r = api.get("/v1/probes");
+        let p = r.body["data"][0].clone();
+        (p["lastSequence"].as_i64().unwrap_or(0) > 0).then_some(p)
+    });
+    assert_eq!(listed["id"], probe_id.as_str());
+    assert_eq!(listed["location"], "office");
+    assert_eq!(listed["online"], true);
+    assert_eq!(listed["version"], env!("CARGO_PKG_VERSION"));
+    assert!(listed.get("token").is_none());
+}
+
+#[test]
+fn a_probe_buffers_while_the_server_is_away_and_nothing_is_lost_or_doubled() {
+    let target = Target::start();
+    let dir = configured_dir();
+    let listen = format!("127.0.0.1:{}", support::free_port());
+    let env = [("TOCSIN_LISTEN", listen.as_str())];
+    let mut server = Server::start_in(dir.path(), &env);
+    let api = server.client();
+    let monitor = new_monitor(
+        &api,
+        json!({"name": "office web", "type": "http", "url": target.url("/ok"), "method": "GET", "interval": 1, "regions": ["office"]}),
+    );
+    let (_, token) = new_probe(&api, "rack 2", "office");
+    let probe_dir = tempfile::tempdir().expect("probe dir");
+    let mut probe = Probe::start(&server.base, &token, probe_dir.path());
+    wait_for("the probe's first checks", Duration::from_secs(60), || {
+        (checks(&api, &monitor).len() >= 3).then_some(())
+    });
+    // The server goes away for 30 s; halfway through the probe is killed and restarted.
+    server.stop();
+    let away = now_ms();
+    std::thread::sleep(Duration::from_secs(15));
+    probe.kill();
+    let mut probe = Probe::start(&server.base, &token, probe_dir.path());
+    std::thread::sleep(Duration::from_secs(15));
+    let server = Server::start_in(dir.path(), &env);
+    let back = now_ms();
+    let api = server.client();
+    let stored = wait_for("the buffered results", Duration::from_secs(60), || {
+        let c = checks(&api, &monitor);
+        c.iter().any(|c| c.1 > back + 2_000).then_some(c)
+    });
+    let during: Vec<i64> = stored
+        .iter()
+        .map(|c| c.1)
+        .filter(|at| (away..back).contains(at))
+        .collect();
+    // About one a second for 30 s, less the second or two the restart took.
+    assert!(
+        during.len() >= 22,
+        "{} results from the 30 s away: {during:?}",
+        during.len()
+    );
+    // Each stored once: no two results of one check.
+    let mut times: Vec<i64> = stored.iter().map(|c| c.1).collect();
+    times.dedup();
+    assert_eq!(
+        times.len(),
+        stored.len(),
+        "a result stored twice: {stored:?}"
+    );
+    // In order: ids are given as results are stored, and they sort as the checks ran.
+    let mut by_id = stored.clone();
+    by_id.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        by_id.iter().map(|c| c.1).collect::<Vec<_>>(),
+        stored.iter().map(|c| c.1).collect::<Vec<_>>(),
+        "stored out of order"
+    );
+    // Nothing is left waiting.
+    let listed = wait_for("an empty buffer", Duration::from_secs(20), || {
+        let p = api.get("/v1/probes").body["data"][0].clone();
+        (p["buffered"].as_i64() == Some(0) && p["shed"].as_i64() == Some(0)).then_some(p)
+    });
+    assert_eq!(listed["online"], true);
+    probe.kill();
+}
+
+#[test]
+fn a_probe_token_reaches_only_its_location_and_a_revoked_probe_stops() {
+    let target = Target::start();
+    let dir = configured_dir();
+    let server = Server::start_in(dir.path(), &[]);
+    let api = server.client();
+    let office = new_monitor(
+        &api,
+        json!({"name": "office", "type": "http", "url": target.url("/ok"), "method": "GET", "interval": 60, "regions": ["office"], "headers": {"Authorization": "Bearer office-secret"}}),
+    );
+    let lab = new_monitor(
+        &api,
+        json!({"name": "lab", "type": "http", "url": target.url("/ok"), "method": "GET", "interval": 60, "regions": ["lab"]}),
+    );
+    new_monitor(
+        &api,
+        json!({"name": "anywhere", "type": "http", "url": target.url("/ok"), "method": "GET", "interval": 60}),
+    );
+    let (probe_id, token) = new_probe(&api, "rack 2", "office");
+    let as_probe = api.with_key(&token);
+    // Its own location's monitors, with the secrets its checks need; nothing else.
+    let r = as_probe.get("/v1/probe/assignments");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let monitors = r.body["data"]["monitors"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let ids: Vec<&str> = monitors.iter().filter_map(|m| m["id"].as_str()).collect();
+    assert_eq!(ids, [office.as_str()]);
+    assert!(r.body.to_string().contains("office-secret"));
+    as_probe
+        .get("/v1/probe/assignments?location=lab")
+        .assert_error(403, "FORBIDDEN");
+    // A probe token is no API key, and an API key is no probe token.
+    as_probe
+        .get("/v1/monitors")
+        .assert_error(401, "UNAUTHORIZED");
+    as_probe
+        .get(&format!("/v1/monitors/{lab}"))
+        .assert_error(401, "UNAUTHORIZED");
+    api.get("/v1/probe/assignments")
+        .assert_error(401, "UNAUTHORIZED");
+    // Results for another location's monitor are refused, and nothing of the batch kept.
+    let result = |seq: i64, monitor: &str| json!({"seq": seq, "monitorId": monitor, "checkedAtMs": now_ms() - 1000 + seq, "ok": true, "responseTimeMs": 5});
+    let batch = |results: Vec<Value>| json!({"version": "test", "buffered": results.len(), "shed": 0, "lagMs": 10, "checksPerSecond": 1.0, "results": results});
+    let r = as_probe.post(
+        "/v1/probe/results",
+        &batch(vec![result(1, &office), result(2, &lab)]),
+    );
+    r.assert_error(403, "PROBE_RESULT_REFUSED");
+    assert_eq!(r.body["error"]["details"][0]["field"], "results.2");
+    assert!(checks(&api, &lab).is_empty());
+    assert!(checks(&api, &office).is_empty());
+    // A batch sent twice (the answer was lost) is stored once.
+    let three = batch(vec![
+        result(1, &office),
+        result(2, &office),
+        result(3, &office),
+    ]);
+    for _ in 0..2 {
+        let r = as_probe.post("/v1/probe/results", &three);
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.body["data"]["lastSequence"], 3);
+    }
+    let r = as_probe.post(
+        "/v1/probe/results",
+        &batch(vec![
+            result(2, &office),
+            result(3, &office),
+            result(4, &office),
+        ]),
+    );
+    assert_eq!(r.body["data"]["lastSequence"], 4, "{}", r.body);
+    let stored = checks(&api, &office);
+    assert_eq!(stored.len(), 4, "{stored:?}");
+    assert!(stored.iter().all(|c| c.3 == "office"));
+    // Out of order is refused.
+    as_probe
+        .post(
+            "/v1/probe/results",
+            &batch(vec![result(6, &office), result(5, &office)]),
+        )
+        .assert_error(400, "VALIDATION_ERROR");
+    // A probe process with a fresh buffer continues after the last stored result.
+    let probe_dir = tempfile::tempdir().expect("probe dir");
+    let mut probe = Probe::start(&server.base, &token, probe_dir.path());
+    wait_for(
+        "the probe's assignments kept",
+        Duration::from_secs(60),
+        || {
+            probe_dir
+                .path()
+                .join("probe-assignments.json")
+                .is_file()
+                .then_some(())
+        },
+    );
+    // Revoked: the probe is refused within seconds and stops, keeping no secrets.
+    assert_eq!(api.delete(&format!("/v1/probes/{probe_id}")).status, 204);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = probe.child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the revoked probe still runs:\n{}",
+            probe.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(!status.success());
+    assert!(probe.log().contains("refused"), "{}", probe.log());
+    assert!(!probe_dir.path().join("probe-assignments.json").exists());
+    as_probe
+        .get("/v1/probe/assignments")
+        .assert_error(401, "UNAUTHORIZED");
+    assert!(
+        api.get("/v1/probes").body["data"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
+}
+
+#[test]
+fn a_probe_behind_a_boundary_checks_what_the_server_cannot_reach() {
+    use std::io::BufRead;
+    use support::tls::{NetnsHost, TestCa, TlsProxy};
+    let host = match NetnsHost::create() {
+        Ok(h) => h,
+        Err(why) => {
+            eprintln!("SKIPPED: cannot create a network namespace for the probe: {why}");
+            return;
+        }
+    };
+    let dir = configured_dir();
+    let server = Server::start_in(dir.path(), &[]);
+    let api = server.client();
+    // The server behind TLS on the link to the namespace, with a private CA the probe
+    // trusts through `tls_extra_roots`.
+    let ca = TestCa::new("probe test CA");
+    let leaf = ca.leaf(&[&host.host_address], -1, 30);
+    let upstream: std::net::SocketAddr = server
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("server address");
+    let proxy = TlsProxy::start(&leaf, &format!("{}:0", host.host_address), upstream);
+    let probe_dir = tempfile::tempdir().expect("probe dir");
+    let roots = probe_dir.path().join("ca.pem");
+    std::fs::write(&roots, &ca.pem).expect("ca");
+    // A target inside the namespace, on its own loopback: out of the server's reach.
+    let mut target = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &host.name,
+            env!("CARGO_BIN_EXE_tocsin"),
+            "bench-target",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the target in the namespace");
+    let mut lines = std::io::BufReader::new(target.stdout.take().expect("stdout")).lines();
+    let port: u16 = lines
+        .next()
+        .and_then(Result::ok)
+        .and_then(|l| l.strip_prefix("PORT ").and_then(|p| p.trim().parse().ok()))
+        .expect("the target's port");
+    let inside = |path: &str| format!("http://127.0.0.1:{port}{path}");
+    let up = new_monitor(
+        &api,
+        json!({"name": "inside", "type": "http", "url": inside("/ok"), "method": "GET", "interval": 1, "regions": ["office"]}),
+    );
+    let down = new_monitor(
+        &api,
+        json!({"name": "inside, failing", "type": "http", "url": inside("/fail"), "method": "GET", "interval": 1, "regions": ["office"]}),
+    );
+    let from_server = new_monitor(
+        &api,
+        json!({"name": "from the server", "type": "http", "url": inside("/ok"), "method": "GET", "interval": 1}),
+    );
+    let (_, token) = new_probe(&api, "behind the boundary", "office");
+    let url = format!("https://{}", proxy.address);
+    let roots_text = roots.display().to_string();
+    let _probe = Probe::start_with(
+        &url,
+        &token,
+        probe_dir.path(),
+        Some(&host.name),
+        &[("TOCSIN_TLS_EXTRA_ROOTS", roots_text.as_str())],
+    );
+    let reached = wait_for(
+        "the probe's checks of the inside",
+        Duration::from_secs(60),
+        || {
+            let c = checks(&api, &up);
+            (c.len() >= 2).then_some(c)
+        },
+    );
+    assert!(
+        reached.iter().all(|c| c.2 && c.3 == "office"),
+        "{reached:?}"
+    );
+    // The server itself cannot reach that address: its own checks fail.
+    let own = wait_for("the server's own check", Duration::from_secs(30), || {
+        let c = checks(&api, &from_server);
+        (!c.is_empty()).then_some(c)
+    });
+    assert!(own.iter().all(|c| !c.2 && c.3 == "local"), "{own:?}");
+    // A failure behind the boundary opens an incident on the server.
+    let incident = wait_for(
+        "an incident from the probe",
+        Duration::from_secs(60),
+        || {
+            let r = api.get(&format!("/v1/incidents?monitorId={down}"));
+            r.body["data"].as_array().and_then(|l| l.first().cloned())
+        },
+    );
+    assert_eq!(incident["failure"]["region"], "office", "{incident}");
+    let _ = target.kill();
+    let _ = target.wait();
+}
