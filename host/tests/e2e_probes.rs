@@ -367,6 +367,14 @@ fn a_probe_token_reaches_only_its_location_and_a_revoked_probe_stops() {
                 .then_some(())
         },
     );
+    // A second process with the same token is refused while the first runs.
+    let other_dir = tempfile::tempdir().expect("other probe dir");
+    let mut other = Probe::start(&server.base, &token, other_dir.path());
+    wait_for("the second probe refused", Duration::from_secs(30), || {
+        other.log().contains("Another running probe").then_some(())
+    });
+    assert!(!other_dir.path().join("probe-assignments.json").exists());
+    other.kill();
     // Revoked: the probe is refused within seconds and stops, keeping no secrets.
     assert_eq!(api.delete(&format!("/v1/probes/{probe_id}")).status, 204);
     let started = Instant::now();

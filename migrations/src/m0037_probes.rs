@@ -30,6 +30,8 @@ enum Probes {
     Shed,
     LagMs,
     RateMilli,
+    Instance,
+    InstanceSeenAt,
 }
 
 const BY_HASH: &str = "probes_secret_hash";
@@ -83,6 +85,8 @@ impl MigrationTrait for Migration {
                             .not_null()
                             .default(0),
                     )
+                    .col(ColumnDef::new(Probes::Instance).string_len(64).null())
+                    .col(ColumnDef::new(Probes::InstanceSeenAt).big_integer().null())
                     .to_owned(),
             )
             .await?;

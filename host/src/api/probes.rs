@@ -31,6 +31,9 @@ use utoipa::{IntoParams, ToSchema};
 /// A probe not heard from for this long is offline: its location's other probes take
 /// its monitors over.
 pub const PROBE_SILENCE_MS: i64 = 45_000;
+/// The header a probe names its running process by (a random id kept in its data
+/// directory): one token, one process at a time.
+pub const INSTANCE_HEADER: &str = "x-tocsin-probe-instance";
 /// Longest a probe's request for assignments is held open.
 const MAX_WAIT_SECS: u64 = 25;
 /// How often a held request looks whether the assignments changed.
@@ -296,6 +299,34 @@ pub async fn require_probe(
     };
     match state.store.probe_by_token(&token).await {
         Ok(Some(probe)) => {
+            let instance = req
+                .headers()
+                .get(INSTANCE_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            if let Some(instance) = instance.filter(|i| !i.is_empty() && i.len() <= 64) {
+                match state
+                    .store
+                    .claim_probe_instance(
+                        &probe.id,
+                        &instance,
+                        state.clock.now_ms(),
+                        PROBE_SILENCE_MS,
+                    )
+                    .await
+                {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        return ApiError::new(
+                            axum::http::StatusCode::CONFLICT,
+                            "PROBE_IN_USE",
+                            "Another running probe uses this token; give each probe its own token (POST /v1/probes)",
+                        )
+                        .into_response();
+                    }
+                    Err(e) => return ApiError::from(e).into_response(),
+                }
+            }
             req.extensions_mut().insert(probe);
             next.run(req).await
         }
@@ -416,6 +447,7 @@ async fn assignments_of(state: &AppState, probe: &ProbeRow) -> Result<Assignment
         (status = 204, description = "Unchanged since `etag` after `wait` seconds"),
         (status = 401, description = "UNAUTHORIZED: not a live probe token", body = ErrorBody),
         (status = 403, description = "FORBIDDEN: another location than the token's", body = ErrorBody),
+        (status = 409, description = "PROBE_IN_USE: another running probe (`X-Tocsin-Probe-Instance`) used this token in the last 45 seconds", body = ErrorBody),
     ))]
 pub async fn probe_assignments(
     State(state): State<AppState>,
@@ -519,7 +551,7 @@ pub struct ResultsStored {
         (status = 400, description = "VALIDATION_ERROR", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED: not a live probe token", body = ErrorBody),
         (status = 403, description = "PROBE_RESULT_REFUSED: results for monitors this probe does not check, or dated before the probe was made; `details[].field` is `results.<seq>`", body = ErrorBody),
-        (status = 409, description = "PROBE_BUSY: this probe's previous request is still being stored", body = ErrorBody),
+        (status = 409, description = "PROBE_BUSY: this probe's previous request is still being stored; PROBE_IN_USE: another running probe used this token in the last 45 seconds", body = ErrorBody),
         (status = 503, description = "UNAVAILABLE: the server's buffer is full, the database slow or the server stopping; send again", body = ErrorBody),
     ))]
 pub async fn probe_results(

@@ -529,8 +529,19 @@ pub async fn write_resiliently(store: &Store, ctx: &EngineContext, batch: &[Chec
         return;
     }
     for record in batch {
-        if let Err(e) = write_batch(store, ctx, std::slice::from_ref(record)).await {
+        let mut backoff = std::time::Duration::from_millis(200);
+        loop {
+            let Err(e) = write_batch(store, ctx, std::slice::from_ref(record)).await else {
+                break;
+            };
+            // The database went away meanwhile: this record was not refused, keep it.
+            if e.is_unavailable() || !store.ping().await {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(std::time::Duration::from_secs(5));
+                continue;
+            }
             tracing::error!(monitor = %record.monitor_id, error = %e, "a check result the database refused was dropped");
+            break;
         }
     }
 }

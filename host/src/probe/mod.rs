@@ -148,7 +148,19 @@ pub async fn run(plugins: Arc<PluginHost>, options: ProbeOptions) -> anyhow::Res
             options.data_dir.display()
         )
     })?;
+    let instance = instance_id(&options.data_dir).with_context(|| {
+        format!(
+            "cannot keep the probe's id in {}",
+            options.data_dir.display()
+        )
+    })?;
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        crate::api::probes::INSTANCE_HEADER,
+        reqwest::header::HeaderValue::from_str(&instance).context("the probe's id")?,
+    );
     let http = reqwest::Client::builder()
+        .default_headers(headers)
         .tls_certs_only(
             options
                 .roots
@@ -207,6 +219,21 @@ impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, Buffer> {
         self.buffer.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The running probe's id, kept in its data directory so a restart is the same probe.
+fn instance_id(dir: &std::path::Path) -> std::io::Result<String> {
+    let path = dir.join("probe-instance");
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        let id = text.trim();
+        if !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Ok(id.to_string());
+        }
+    }
+    std::fs::create_dir_all(dir)?;
+    let id = crate::ids::random_base62(24);
+    std::fs::write(&path, format!("{id}\n"))?;
+    Ok(id)
 }
 
 /// Where the last assignments are kept, so a probe restarted while the server is away

@@ -43,6 +43,9 @@ own_row! {
         pub lag_ms: Option<i64>,
         /// Checks a second it ran, times 1000.
         pub rate_milli: i64,
+        /// The running process that last used the token, and when.
+        pub instance: Option<String>,
+        pub instance_seen_at: Option<i64>,
     }
 }
 
@@ -99,6 +102,8 @@ impl Store {
             shed: Set(0),
             lag_ms: Set(None),
             rate_milli: Set(0),
+            instance: Set(None),
+            instance_seen_at: Set(None),
         };
         Ok((self.insert_one(model).await?.into(), token))
     }
@@ -207,6 +212,31 @@ impl Store {
             return Ok(None);
         }
         Ok(self.probe_in(workspace_id, id).await?.map(|p| (p, token)))
+    }
+
+    /// Claim a probe's token for the running process `instance`: false while another
+    /// process used it within `silence_ms` (two processes must not share one token).
+    pub async fn claim_probe_instance(
+        &self,
+        id: &str,
+        instance: &str,
+        now: i64,
+        silence_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let done = probe::Entity::update_many()
+            .col_expr(probe::Column::Instance, Expr::value(instance))
+            .col_expr(probe::Column::InstanceSeenAt, Expr::value(now))
+            .filter(probe::Column::Id.eq(id))
+            .filter(
+                sea_orm::Condition::any()
+                    .add(probe::Column::Instance.is_null())
+                    .add(probe::Column::Instance.eq(instance))
+                    .add(probe::Column::InstanceSeenAt.lt(now - silence_ms)),
+            )
+            .exec(self.db())
+            .await?
+            .rows_affected;
+        Ok(done > 0)
     }
 
     /// Note that a probe was heard from.
