@@ -21,6 +21,8 @@ struct Callers {
     http: reqwest::blocking::Client,
     cookie: String,
     csrf: String,
+    /// A probe's token, for the routes a probe calls.
+    probe_token: String,
 }
 
 impl Callers {
@@ -37,6 +39,8 @@ impl Callers {
             req = req
                 .header("cookie", format!("tocsin_session={}", self.cookie))
                 .header("x-csrf-token", &self.csrf);
+        } else if path.starts_with("/v1/probe/") {
+            req = req.bearer_auth(&self.probe_token);
         } else if path.starts_with("/v1/") {
             req = req.bearer_auth(ADMIN_KEY);
         }
@@ -116,8 +120,19 @@ fn assert_envelope(r: &Reply, what: &str) {
 
 #[test]
 fn every_body_taking_operation_answers_bad_bodies_in_the_envelope() {
-    let server = Server::start(&[]);
+    // A private location, so a probe can be made for the routes a probe calls.
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(
+        dir.path().join("tocsin.toml"),
+        "[[regions]]\nname = \"local\"\n\n[[regions]]\nname = \"office\"\nprivate = true\n",
+    )
+    .expect("config");
+    let server = Server::start_in(dir.path(), &[]);
     let doc = server.client().get("/v1/openapi.json").body;
+    let probe = server
+        .client()
+        .post("/v1/probes", &json!({"name": "p", "location": "office"}));
+    assert_eq!(probe.status, 201, "{}", probe.body);
 
     // A person signed in, for the routes of their own account.
     let link = std::fs::read_to_string(server.data_dir.join("setup-link.txt")).expect("setup");
@@ -132,6 +147,10 @@ fn every_body_taking_operation_answers_bad_bodies_in_the_envelope() {
         http: reqwest::blocking::Client::new(),
         cookie: owner.cookie.clone().expect("cookie"),
         csrf: owner.csrf.clone().expect("csrf"),
+        probe_token: probe.body["data"]["token"]
+            .as_str()
+            .expect("token")
+            .to_string(),
     };
 
     let operations = operations_with_bodies(&doc);

@@ -503,3 +503,65 @@ fn a_probe_behind_a_boundary_checks_what_the_server_cannot_reach() {
     let _ = target.kill();
     let _ = target.wait();
 }
+
+#[test]
+fn a_silent_probe_leaves_its_monitors_alone_and_its_locations_heartbeat_tells() {
+    let target = Target::start();
+    let dir = configured_dir();
+    let server = Server::start_in(dir.path(), &[]);
+    let api = server.client();
+    let office = new_monitor(
+        &api,
+        json!({"name": "office web", "type": "http", "url": target.url("/ok"), "method": "GET", "interval": 1, "regions": ["office"]}),
+    );
+    let heartbeat = new_monitor(
+        &api,
+        json!({"name": "office probes", "type": "heartbeat", "period": 10, "grace": 5}),
+    );
+    // Only a heartbeat monitor of the workspace will do.
+    api.post(
+        "/v1/probes",
+        &json!({"name": "x", "location": "office", "heartbeatMonitorId": office}),
+    )
+    .assert_error(400, "VALIDATION_ERROR");
+    let r = api.post(
+        "/v1/probes",
+        &json!({"name": "rack 2", "location": "office", "heartbeatMonitorId": heartbeat}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["data"]["heartbeatMonitorId"], heartbeat.as_str());
+    let token = r.body["data"]["token"].as_str().expect("token").to_string();
+    let probe_dir = tempfile::tempdir().expect("probe dir");
+    let mut probe = Probe::start(&server.base, &token, probe_dir.path());
+    wait_for(
+        "the probe's checks and pings",
+        Duration::from_secs(60),
+        || {
+            let pinged = checks(&api, &heartbeat)
+                .iter()
+                .any(|c| c.2 && c.3 == "office");
+            (pinged && checks(&api, &office).len() >= 3).then_some(())
+        },
+    );
+    // The probe goes silent (a lost machine).
+    probe.kill();
+    let silent = now_ms();
+    // Its location's heartbeat misses and opens one incident...
+    let incident = wait_for("the location's incident", Duration::from_secs(90), || {
+        let r = api.get(&format!("/v1/incidents?monitorId={heartbeat}"));
+        r.body["data"].as_array().and_then(|l| l.first().cloned())
+    });
+    assert_eq!(incident["monitorId"], heartbeat.as_str(), "{incident}");
+    // ...while the location's monitors get no result, keep their state, and open none.
+    let office_now = api.get(&format!("/v1/monitors/{office}")).body["data"].clone();
+    assert_eq!(office_now["status"], "up", "{office_now}");
+    assert!(checks(&api, &office).iter().all(|c| c.1 < silent + 2_000));
+    let r = api.get(&format!("/v1/incidents?monitorId={office}"));
+    assert_eq!(r.body["data"], json!([]), "{}", r.body);
+    // After 45 s of silence the probe is listed offline.
+    let listed = wait_for("the probe offline", Duration::from_secs(60), || {
+        let p = api.get("/v1/probes").body["data"][0].clone();
+        (p["online"] == false).then_some(p)
+    });
+    assert!(listed["lastContactAt"].is_string(), "{listed}");
+}

@@ -32,6 +32,7 @@ enum Probes {
     RateMilli,
     Instance,
     InstanceSeenAt,
+    HeartbeatMonitorId,
 }
 
 const BY_HASH: &str = "probes_secret_hash";
@@ -87,6 +88,11 @@ impl MigrationTrait for Migration {
                     )
                     .col(ColumnDef::new(Probes::Instance).string_len(64).null())
                     .col(ColumnDef::new(Probes::InstanceSeenAt).big_integer().null())
+                    .col(
+                        ColumnDef::new(Probes::HeartbeatMonitorId)
+                            .string_len(32)
+                            .null(),
+                    )
                     .to_owned(),
             )
             .await?;

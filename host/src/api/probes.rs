@@ -24,7 +24,7 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 use utoipa::{IntoParams, ToSchema};
 
@@ -101,6 +101,9 @@ pub struct ProbeView {
     pub checks_per_second: f64,
     /// The sequence number of its last result stored.
     pub last_sequence: i64,
+    /// The heartbeat monitor its contacts ping, if any: when every probe that pings it
+    /// goes silent it misses, and its alert policy tells someone.
+    pub heartbeat_monitor_id: Option<String>,
 }
 
 /// A probe just created, or given a new token: the listing fields and the token, shown
@@ -122,6 +125,10 @@ pub struct ProbeCreate {
     pub name: String,
     /// A private location: a configured region with `private = true`.
     pub location: String,
+    /// A heartbeat monitor of the workspace that the probe's contacts ping (at most every
+    /// 5 seconds): give it a period of 30 seconds or more and an alert policy, and link
+    /// every probe of the location to it, to hear once when the location goes silent.
+    pub heartbeat_monitor_id: Option<String>,
 }
 
 fn view(p: &ProbeRow, now: i64) -> ProbeView {
@@ -141,6 +148,7 @@ fn view(p: &ProbeRow, now: i64) -> ProbeView {
         lag_ms: p.lag_ms,
         checks_per_second: p.rate_milli as f64 / 1000.0,
         last_sequence: p.acked_seq,
+        heartbeat_monitor_id: p.heartbeat_monitor_id.clone(),
     }
 }
 
@@ -194,8 +202,28 @@ pub async fn create_probe(
             None
         }
     };
+    let heartbeat = match object.get("heartbeatMonitorId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => match state.store.monitor(&p.workspace_id, id).await? {
+            Some(m) if m.kind == crate::plugins::HEARTBEAT => Some(m.id),
+            _ => {
+                errors.push(FieldError::new(
+                    "heartbeatMonitorId",
+                    "must name a heartbeat monitor of this workspace",
+                ));
+                None
+            }
+        },
+        Some(_) => {
+            errors.push(FieldError::new(
+                "heartbeatMonitorId",
+                "must be a monitor id or null",
+            ));
+            None
+        }
+    };
     for key in object.keys() {
-        if key != "name" && key != "location" {
+        if !["name", "location", "heartbeatMonitorId"].contains(&key.as_str()) {
             errors.push(FieldError::new(key, "is not a field of a probe"));
         }
     }
@@ -205,12 +233,12 @@ pub async fn create_probe(
     };
     crate::store::audit::note(
         crate::store::audit::Change::new(Some(&p.workspace_id), "probe.create", "probe", None)
-            .after(serde_json::json!({"name": name, "location": location})),
+            .after(serde_json::json!({"name": name, "location": location, "heartbeatMonitorId": heartbeat})),
     );
     let now = state.clock.now_ms();
     let (probe, token) = state
         .store
-        .create_probe(&p.workspace_id, &name, &location, p.maker(), now)
+        .create_probe(&p.workspace_id, &name, &location, heartbeat, p.maker(), now)
         .await?;
     Ok(Success::created(ProbeWithToken {
         probe: view(&probe, now),
@@ -327,6 +355,7 @@ pub async fn require_probe(
                     Err(e) => return ApiError::from(e).into_response(),
                 }
             }
+            ping_heartbeat(&state, &probe);
             req.extensions_mut().insert(probe);
             next.run(req).await
         }
@@ -337,6 +366,64 @@ pub async fn require_probe(
         ),
         Err(e) => ApiError::from(e).into_response(),
     }
+}
+
+/// A probe's contacts ping its heartbeat monitor at most this often.
+const HEARTBEAT_EVERY_MS: i64 = 5_000;
+
+/// When each probe last pinged its heartbeat monitor.
+static PINGED: std::sync::Mutex<BTreeMap<String, i64>> = std::sync::Mutex::new(BTreeMap::new());
+
+/// Ping the probe's heartbeat monitor, at most every 5 seconds, beside the request (the
+/// ping waits for its check to be committed; the probe does not).
+fn ping_heartbeat(state: &AppState, probe: &ProbeRow) {
+    let Some(monitor_id) = probe.heartbeat_monitor_id.clone() else {
+        return;
+    };
+    let now = state.clock.now_ms();
+    {
+        let mut pinged = PINGED.lock().unwrap_or_else(|e| e.into_inner());
+        if pinged
+            .get(&probe.id)
+            .is_some_and(|at| now - at < HEARTBEAT_EVERY_MS)
+        {
+            return;
+        }
+        pinged.insert(probe.id.clone(), now);
+    }
+    let state = state.clone();
+    let probe = probe.clone();
+    tokio::spawn(async move {
+        let token = match state.store.monitor(&probe.workspace_id, &monitor_id).await {
+            Ok(Some(m)) => m.ping_token,
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(probe = %probe.id, error = %e, "cannot read the probe's heartbeat monitor");
+                None
+            }
+        };
+        let Some(token) = token else { return };
+        let ping = crate::engine::heartbeat::Ping {
+            signal: crate::engine::heartbeat::Signal::Success,
+            method: "PROBE",
+            body: b"",
+            source: Some(format!("probe {} ({})", probe.name, probe.id)),
+            user_agent: probe.version.clone(),
+        };
+        if let Err(e) = crate::engine::heartbeat::ping(
+            &state.store,
+            &state.recorder,
+            &state.engine.work,
+            &probe.location,
+            &token,
+            ping,
+            now,
+        )
+        .await
+        {
+            tracing::warn!(probe = %probe.id, error = %e, "cannot ping the probe's heartbeat monitor");
+        }
+    });
 }
 
 /// Query of `GET /v1/probe/assignments`.

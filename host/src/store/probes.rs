@@ -46,6 +46,8 @@ own_row! {
         /// The running process that last used the token, and when.
         pub instance: Option<String>,
         pub instance_seen_at: Option<i64>,
+        /// A heartbeat monitor the probe's contacts ping.
+        pub heartbeat_monitor_id: Option<String>,
     }
 }
 
@@ -81,6 +83,7 @@ impl Store {
         workspace_id: &str,
         name: &str,
         location: &str,
+        heartbeat_monitor_id: Option<String>,
         made_by: Option<String>,
         now: i64,
     ) -> Result<(ProbeRow, String), StoreError> {
@@ -104,6 +107,7 @@ impl Store {
             rate_milli: Set(0),
             instance: Set(None),
             instance_seen_at: Set(None),
+            heartbeat_monitor_id: Set(heartbeat_monitor_id),
         };
         Ok((self.insert_one(model).await?.into(), token))
     }

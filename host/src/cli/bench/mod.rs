@@ -9,6 +9,7 @@
 //! 3. optionally loads `GET /v1/monitors` and `GET /v1/incidents` with `wrk`.
 
 pub mod api_load;
+mod ingest;
 pub mod measure;
 mod pieces;
 pub mod serve;
@@ -72,6 +73,9 @@ pub struct BenchOptions {
     pub preload: bool,
     /// Only measure a plugin check's pieces apart (`baseline_checks` calls of each).
     pub plugin_pieces: bool,
+    /// Only measure a server taking probes' results: this many probes share the monitors
+    /// of one private location.
+    pub probe_ingest: Option<usize>,
 }
 
 /// The figures of one run.
@@ -154,6 +158,13 @@ pub async fn run(opts: &BenchOptions) -> anyhow::Result<Vec<BenchReport>> {
     let cache = std::env::temp_dir().join(format!("tocsin-bench-cache-{}", std::process::id()));
     let mut reports = Vec::new();
     let result = async {
+        if let Some(probes) = opts.probe_ingest {
+            for &n in &opts.monitors {
+                let report = ingest::run_one(opts, n, probes, &target, &cache).await?;
+                ingest::print(&report);
+            }
+            return anyhow::Ok(());
+        }
         if opts.plugin_pieces {
             let p = pieces::run(&target, &cache, opts.baseline_checks).await?;
             pieces::print(&p);

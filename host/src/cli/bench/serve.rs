@@ -77,13 +77,18 @@ impl ServeReport {
 const REFERENCE_MIN: usize = 1_000;
 
 /// The `tocsin serve` child.
-struct Serve {
+pub(super) struct Serve {
     child: Child,
-    base: String,
+    pub(super) base: String,
 }
 
 impl Serve {
-    fn start(data_dir: &Path, cache: &Path, database_url: &str) -> anyhow::Result<Serve> {
+    /// Start `tocsin serve` on `data_dir` (and its `tocsin.toml`, if it has one).
+    pub(super) fn start(
+        data_dir: &Path,
+        cache: &Path,
+        database_url: &str,
+    ) -> anyhow::Result<Serve> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
@@ -100,6 +105,7 @@ impl Serve {
             .env("TOCSIN_RATE_LIMIT_PER_MINUTE", "1000000000")
             .env("TOCSIN_RATE_LIMIT_BURST", "1000000000")
             .env("TOCSIN_LOG", "warn")
+            .current_dir(data_dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -111,11 +117,11 @@ impl Serve {
         })
     }
 
-    fn pid(&self) -> String {
+    pub(super) fn pid(&self) -> String {
         self.child.id().to_string()
     }
 
-    async fn wait_ready(&mut self, client: &reqwest::Client) -> anyhow::Result<()> {
+    pub(super) async fn wait_ready(&mut self, client: &reqwest::Client) -> anyhow::Result<()> {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if let Some(status) = self.child.try_wait()? {

@@ -59,6 +59,12 @@ pub struct Args {
     /// against the native check, --baseline-checks calls of each.
     #[arg(long)]
     plugin_pieces: bool,
+    /// Only measure a `tocsin serve` process taking results from probes (`tocsin probe`):
+    /// --monitors monitors in one private location shared by this many probes, which post
+    /// batches of 500 results as fast as the server takes them (e.g. `--probe-ingest 10
+    /// --monitors 100000`).
+    #[arg(long, value_name = "PROBES")]
+    probe_ingest: Option<usize>,
     /// Also print the results as a Markdown table.
     #[arg(long)]
     markdown: bool,
@@ -87,6 +93,7 @@ pub fn exec(flags: &Args) -> anyhow::Result<()> {
         preload: flags.preload,
         skip_api: flags.skip_api,
         plugin_pieces: flags.plugin_pieces,
+        probe_ingest: flags.probe_ingest.map(|p| p.max(1)),
     };
     let reports = super::runtime()?.block_on(crate::cli::bench::run(&opts))?;
     if flags.markdown {
