@@ -672,11 +672,19 @@ pub async fn probe_results(
         last = r.seq;
     }
     super::paging::finish(errors)?;
+    // The batch's own monitors only, not the whole location's: a request costs the
+    // same however many monitors the location has.
+    let mut ids: Vec<String> = body.results.iter().map(|r| r.monitor_id.clone()).collect();
+    ids.sort_unstable();
+    ids.dedup();
     let here: HashMap<String, String> = state
         .store
-        .monitors_at_location(&probe.workspace_id, &probe.location)
+        .monitors_in_workspace(&probe.workspace_id, ids)
         .await?
         .into_iter()
+        .filter(|m| m.status != crate::store::MonitorState::Paused)
+        .filter(|m| m.kind != crate::plugins::HEARTBEAT)
+        .filter(|m| m.region_list().contains(&probe.location))
         .map(|m| (m.id, m.workspace_id))
         .collect();
     let refused: Vec<FieldError> = body
