@@ -19,12 +19,18 @@ pub struct Args {
     /// Results older than this many hours are shed from the buffer.
     #[arg(long, env = "TOCSIN_PROBE_BUFFER_HOURS", default_value_t = 168)]
     buffer_hours: u32,
-    #[command(flatten)]
-    flags: Flags,
+    /// Data directory: the buffer, the kept assignments, the plugin cache.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<std::path::PathBuf>,
 }
 
 pub fn exec(file: Option<&Path>, args: &Args) -> anyhow::Result<()> {
-    let config = super::configured(file, &args.flags)?;
+    // A node's flags (listen address, database, region) mean nothing to a probe.
+    let flags = Flags {
+        data_dir: args.data_dir.clone(),
+        ..Flags::default()
+    };
+    let config = super::configured(file, &flags)?;
     if !crate::store::probes::is_well_formed_token(args.token.trim()) {
         anyhow::bail!(
             "the probe token must be `tpb_` and 40 letters and digits, as `POST /v1/probes` gave it"
