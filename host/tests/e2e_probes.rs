@@ -139,6 +139,14 @@ fn checks(api: &Api, id: &str) -> Vec<(String, i64, bool, String)> {
     list
 }
 
+/// The first incident of `monitor`, waited for up to `secs` seconds.
+fn first_incident(api: &Api, monitor: &str, what: &str, secs: u64) -> Value {
+    wait_for(what, Duration::from_secs(secs), || {
+        let r = api.get(&format!("/v1/incidents?monitorId={monitor}"));
+        r.body["data"].as_array().and_then(|l| l.first().cloned())
+    })
+}
+
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
@@ -184,10 +192,7 @@ fn a_probe_checks_its_location_and_its_failures_open_incidents() {
     assert!(checks(&api, &everywhere).iter().all(|c| c.3 == "local"));
     // A failure the probe sees opens an incident naming its location.
     target.set_status(503);
-    let incident = wait_for("an incident", Duration::from_secs(60), || {
-        let r = api.get(&format!("/v1/incidents?monitorId={office}"));
-        r.body["data"].as_array().and_then(|l| l.first().cloned())
-    });
+    let incident = first_incident(&api, &office, "an incident", 60);
     assert_eq!(incident["failure"]["region"], "office", "{incident}");
     // The listing shows the probe as it reported.
     let listed = wait_for("the probe listed", Duration::from_secs(20), || {
@@ -491,14 +496,7 @@ fn a_probe_behind_a_boundary_checks_what_the_server_cannot_reach() {
     });
     assert!(own.iter().all(|c| !c.2 && c.3 == "local"), "{own:?}");
     // A failure behind the boundary opens an incident on the server.
-    let incident = wait_for(
-        "an incident from the probe",
-        Duration::from_secs(60),
-        || {
-            let r = api.get(&format!("/v1/incidents?monitorId={down}"));
-            r.body["data"].as_array().and_then(|l| l.first().cloned())
-        },
-    );
+    let incident = first_incident(&api, &down, "an incident from the probe", 60);
     assert_eq!(incident["failure"]["region"], "office", "{incident}");
     let _ = target.kill();
     let _ = target.wait();
@@ -547,10 +545,7 @@ fn a_silent_probe_leaves_its_monitors_alone_and_its_locations_heartbeat_tells() 
     probe.kill();
     let silent = now_ms();
     // Its location's heartbeat misses and opens one incident...
-    let incident = wait_for("the location's incident", Duration::from_secs(90), || {
-        let r = api.get(&format!("/v1/incidents?monitorId={heartbeat}"));
-        r.body["data"].as_array().and_then(|l| l.first().cloned())
-    });
+    let incident = first_incident(&api, &heartbeat, "the location's incident", 90);
     assert_eq!(incident["monitorId"], heartbeat.as_str(), "{incident}");
     // ...while the location's monitors get no result, keep their state, and open none.
     let office_now = api.get(&format!("/v1/monitors/{office}")).body["data"].clone();

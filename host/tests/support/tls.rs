@@ -84,50 +84,69 @@ impl Drop for TlsServer {
 
 impl TlsServer {
     pub fn start(leaf: &Leaf) -> TlsServer {
-        let acceptor = leaf.acceptor();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.set_nonblocking(true).expect("nonblocking");
         let port = listener.local_addr().expect("addr").port();
-        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                loop {
-                    tokio::select! {
-                        _ = &mut stopped => break,
-                        accepted = listener.accept() => {
-                            let Ok((tcp, _)) = accepted else { continue };
-                            let acceptor = acceptor.clone();
-                            tokio::spawn(async move {
-                                let Ok(mut tls) = acceptor.accept(tcp).await else { return };
-                                // Read what the client sends (nothing, for a bare handshake).
-                                let mut buf = vec![0u8; 4096];
-                                let read = tokio::time::timeout(
-                                    std::time::Duration::from_secs(5),
-                                    tls.read(&mut buf),
-                                )
-                                .await;
-                                if let Ok(Ok(n)) = read && n > 0 {
-                                    let _ = tls
-                                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
-                                        .await;
-                                }
-                                let _ = tls.shutdown().await;
-                            });
-                        }
-                    }
-                }
-            });
+        let stop = accept_tls(listener, leaf.acceptor(), |mut tls| async move {
+            // Read what the client sends (nothing, for a bare handshake).
+            let mut buf = vec![0u8; 4096];
+            let read =
+                tokio::time::timeout(std::time::Duration::from_secs(5), tls.read(&mut buf)).await;
+            if let Ok(Ok(n)) = read
+                && n > 0
+            {
+                let _ = tls
+                    .write_all(
+                        b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
+                    )
+                    .await;
+            }
+            let _ = tls.shutdown().await;
         });
         TlsServer {
             port,
             stop: Some(stop),
         }
     }
+}
+
+/// Accept TLS connections on `listener` in a thread of their own, each handled by
+/// `handle`, until the returned sender is used or dropped.
+fn accept_tls<F, Fut>(
+    listener: std::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    handle: F,
+) -> tokio::sync::oneshot::Sender<()>
+where
+    F: Fn(tokio_rustls::server::TlsStream<tokio::net::TcpStream>) -> Fut + Send + Clone + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    listener.set_nonblocking(true).expect("nonblocking");
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            loop {
+                tokio::select! {
+                    _ = &mut stopped => break,
+                    accepted = listener.accept() => {
+                        let Ok((tcp, _)) = accepted else { continue };
+                        let acceptor = acceptor.clone();
+                        let handle = handle.clone();
+                        tokio::spawn(async move {
+                            if let Ok(tls) = acceptor.accept(tcp).await {
+                                handle(tls).await;
+                            }
+                        });
+                    }
+                }
+            }
+        });
+    });
+    stop
 }
 
 /// A TLS front for a plain-HTTP server: accepts TLS on `listen` (any port), presenting
@@ -147,33 +166,13 @@ impl Drop for TlsProxy {
 
 impl TlsProxy {
     pub fn start(leaf: &Leaf, listen: &str, upstream: std::net::SocketAddr) -> TlsProxy {
-        let acceptor = leaf.acceptor();
         let listener = std::net::TcpListener::bind(listen).expect("bind");
-        listener.set_nonblocking(true).expect("nonblocking");
         let address = listener.local_addr().expect("addr");
-        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                loop {
-                    tokio::select! {
-                        _ = &mut stopped => break,
-                        accepted = listener.accept() => {
-                            let Ok((tcp, _)) = accepted else { continue };
-                            let acceptor = acceptor.clone();
-                            tokio::spawn(async move {
-                                let Ok(mut tls) = acceptor.accept(tcp).await else { return };
-                                let Ok(mut up) = tokio::net::TcpStream::connect(upstream).await else { return };
-                                let _ = tokio::io::copy_bidirectional(&mut tls, &mut up).await;
-                            });
-                        }
-                    }
-                }
-            });
+        let stop = accept_tls(listener, leaf.acceptor(), move |mut tls| async move {
+            let Ok(mut up) = tokio::net::TcpStream::connect(upstream).await else {
+                return;
+            };
+            let _ = tokio::io::copy_bidirectional(&mut tls, &mut up).await;
         });
         TlsProxy {
             address,
