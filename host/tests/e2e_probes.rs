@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use support::sinks::Receiver;
 use support::target::Target;
-use support::{Api, Server, wait_for};
+use support::{Api, Server, verdicts, wait_for};
 
 const CONFIG: &str = "[[regions]]\nname = \"local\"\n\n[[regions]]\nname = \"office\"\nprivate = true\n\n[[regions]]\nname = \"lab\"\nprivate = true\n";
 
@@ -503,32 +504,85 @@ fn a_probe_behind_a_boundary_checks_what_the_server_cannot_reach() {
 }
 
 #[test]
-fn a_silent_probe_leaves_its_monitors_alone_and_its_locations_heartbeat_tells() {
+fn a_silent_probe_marks_its_location_offline_and_tells_once_without_an_incident() {
     let target = Target::start();
+    let receiver = Receiver::start();
     let dir = configured_dir();
-    let server = Server::start_in(dir.path(), &[]);
+    let server = Server::start_in(dir.path(), &[("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true")]);
     let api = server.client();
+    let secret = api.get("/v1/workspace/webhook-secret").body["data"]["secret"]
+        .as_str()
+        .expect("secret")
+        .to_string();
+    receiver.set_secret(&secret);
+    // Two monitors of the location share one policy; a third alerts through another
+    // policy with the same channel: the channel hears of the location once.
+    let hook = receiver.url("/hooks/office");
+    let policy = |name: &str| {
+        let r = api.post(
+            "/v1/alert-policies",
+            &json!({"name": name, "channels": [{"type": "webhook", "url": hook}]}),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+        r.body["data"]["id"].as_str().expect("id").to_string()
+    };
+    let (first, second) = (policy("office"), policy("office too"));
     let office = new_monitor(
         &api,
-        json!({"name": "office web", "type": "http", "url": target.url("/ok"), "method": "GET", "interval": 1, "regions": ["office"]}),
+        json!({"name": "office web", "type": "http", "url": target.url("/ok"), "method": "GET",
+               "interval": 1, "regions": ["office"], "alertPolicyId": first}),
+    );
+    let printer = new_monitor(
+        &api,
+        json!({"name": "office printer", "type": "http", "url": target.url("/ok"), "method": "GET",
+               "interval": 1, "regions": ["office"], "alertPolicyId": second}),
+    );
+    // Checked from the office and from the nodes: never stale.
+    let both = new_monitor(
+        &api,
+        json!({"name": "both", "type": "http", "url": target.url("/ok"), "method": "GET",
+               "interval": 1, "regions": ["office", "local"], "alertPolicyId": first}),
     );
     let heartbeat = new_monitor(
         &api,
         json!({"name": "office probes", "type": "heartbeat", "period": 10, "grace": 5}),
     );
+    let location = |name: &str| {
+        let all = api.get("/v1/locations").body["data"].clone();
+        all.as_array()
+            .and_then(|l| l.iter().find(|x| x["name"] == name).cloned())
+            .unwrap_or_else(|| panic!("no {name} in {all}"))
+    };
+    // Before any probe: a location nobody has heard from is unknown, not offline.
+    assert_eq!(location("office")["status"], "unknown");
+    assert_eq!(location("office")["monitors"], 3);
+    assert_eq!(location("local")["status"], "online");
+    assert_eq!(location("local")["private"], false);
     // Only a heartbeat monitor of the workspace will do.
     api.post(
         "/v1/probes",
         &json!({"name": "x", "location": "office", "heartbeatMonitorId": office}),
     )
     .assert_error(400, "VALIDATION_ERROR");
-    let r = api.post(
-        "/v1/probes",
-        &json!({"name": "rack 2", "location": "office", "heartbeatMonitorId": heartbeat}),
-    );
+    let r = api.post("/v1/probes", &json!({"name": "rack", "location": "office"}));
     assert_eq!(r.status, 201, "{}", r.body);
-    assert_eq!(r.body["data"]["heartbeatMonitorId"], heartbeat.as_str());
+    assert_eq!(r.body["data"]["heartbeatMonitorId"], Value::Null);
     let token = r.body["data"]["token"].as_str().expect("token").to_string();
+    let probe_id = r.body["data"]["id"].as_str().expect("id").to_string();
+    // Linked (and renamed) afterwards; its location cannot change.
+    let path = format!("/v1/probes/{probe_id}");
+    api.patch(&path, &json!({"location": "lab"}))
+        .assert_error(400, "VALIDATION_ERROR");
+    api.patch(&path, &json!({"heartbeatMonitorId": office}))
+        .assert_error(400, "VALIDATION_ERROR");
+    let r = api.patch(
+        &path,
+        &json!({"name": "rack 2", "heartbeatMonitorId": heartbeat}),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["data"]["name"], "rack 2");
+    assert_eq!(r.body["data"]["heartbeatMonitorId"], heartbeat.as_str());
+    assert_eq!(r.body["data"]["location"], "office");
     let probe_dir = tempfile::tempdir().expect("probe dir");
     let mut probe = Probe::start(&server.base, &token, probe_dir.path());
     wait_for(
@@ -538,25 +592,226 @@ fn a_silent_probe_leaves_its_monitors_alone_and_its_locations_heartbeat_tells() 
             let pinged = checks(&api, &heartbeat)
                 .iter()
                 .any(|c| c.2 && c.3 == "office");
-            (pinged && checks(&api, &office).len() >= 3).then_some(())
+            (pinged && checks(&api, &office).len() >= 3 && checks(&api, &printer).len() >= 3)
+                .then_some(())
         },
     );
+    let here = location("office");
+    assert_eq!(here["status"], "online", "{here}");
+    assert_eq!(
+        (here["probes"].clone(), here["onlineProbes"].clone()),
+        (json!(1), json!(1))
+    );
+    let viewer = api.get(&format!("/v1/monitors/{office}")).body["data"].clone();
+    assert_eq!(viewer["stale"], false, "{viewer}");
     // The probe goes silent (a lost machine).
     probe.kill();
     let silent = now_ms();
-    // Its location's heartbeat misses and opens one incident...
-    let incident = first_incident(&api, &heartbeat, "the location's incident", 90);
-    assert_eq!(incident["monitorId"], heartbeat.as_str(), "{incident}");
-    // ...while the location's monitors get no result, keep their state, and open none.
-    let office_now = api.get(&format!("/v1/monitors/{office}")).body["data"].clone();
-    assert_eq!(office_now["status"], "up", "{office_now}");
-    assert!(checks(&api, &office).iter().all(|c| c.1 < silent + 2_000));
-    let r = api.get(&format!("/v1/incidents?monitorId={office}"));
-    assert_eq!(r.body["data"], json!([]), "{}", r.body);
-    // After 45 s of silence the probe is listed offline.
-    let listed = wait_for("the probe offline", Duration::from_secs(60), || {
-        let p = api.get("/v1/probes").body["data"][0].clone();
-        (p["online"] == false).then_some(p)
+    // After 45 s of silence the location is offline, and the channel is told once.
+    let told = wait_for("the location's alert", Duration::from_secs(90), || {
+        let got: Vec<_> = receiver
+            .at("/hooks/office")
+            .into_iter()
+            .filter(|x| x.json["event"] == "location.offline")
+            .collect();
+        (!got.is_empty()).then_some(got)
     });
-    assert!(listed["lastContactAt"].is_string(), "{listed}");
+    let body = &told[0].json;
+    assert!(told[0].verified, "the alert is signed like any delivery");
+    assert_eq!(body["location"]["name"], "office", "{body}");
+    assert_eq!(body["location"]["status"], "offline", "{body}");
+    assert_eq!(body["location"]["monitors"], 3, "{body}");
+    assert_eq!(body["location"]["onlineProbes"], 0, "{body}");
+    assert!(body["location"]["offlineSince"].is_string(), "{body}");
+    assert!(body.get("monitor").is_none(), "{body}");
+    let here = location("office");
+    assert_eq!(here["status"], "offline", "{here}");
+    assert!(here["offlineSince"].is_string(), "{here}");
+    // Its monitors keep their state, marked stale; the one the nodes also check is not.
+    for id in [&office, &printer] {
+        let m = api.get(&format!("/v1/monitors/{id}")).body["data"].clone();
+        assert_eq!(
+            (m["status"].clone(), m["stale"].clone()),
+            (json!("up"), json!(true)),
+            "{m}"
+        );
+    }
+    let m = api.get(&format!("/v1/monitors/{both}")).body["data"].clone();
+    assert_eq!(m["stale"], false, "{m}");
+    let listed = api.get("/v1/monitors?limit=100").body["data"].clone();
+    let stale: Vec<&str> = listed
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter(|m| m["stale"] == true)
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(stale.len(), 2, "{listed}");
+    // No result since the silence, and no incident for them.
+    assert!(checks(&api, &office).iter().all(|c| c.1 < silent + 2_000));
+    for id in [&office, &printer] {
+        let r = api.get(&format!("/v1/incidents?monitorId={id}"));
+        assert_eq!(r.body["data"], json!([]), "{}", r.body);
+    }
+    // The location's heartbeat, for those who link one, misses and opens its incident.
+    let incident = first_incident(&api, &heartbeat, "the location's heartbeat incident", 90);
+    assert_eq!(incident["monitorId"], heartbeat.as_str(), "{incident}");
+    let p = api.get("/v1/probes").body["data"][0].clone();
+    assert_eq!(p["online"], false, "{p}");
+    assert!(p["lastContactAt"].is_string(), "{p}");
+    // Told once, however many passes, monitors and policies.
+    std::thread::sleep(Duration::from_secs(6));
+    let offline: Vec<_> = receiver
+        .at("/hooks/office")
+        .into_iter()
+        .filter(|x| x.json["event"] == "location.offline")
+        .collect();
+    assert_eq!(offline.len(), 1, "{offline:?}");
+    // The probe comes back: the location is online, told once, and checks resume.
+    let mut probe = Probe::start(&server.base, &token, probe_dir.path());
+    let back = wait_for("the location back", Duration::from_secs(60), || {
+        let got: Vec<_> = receiver
+            .at("/hooks/office")
+            .into_iter()
+            .filter(|x| x.json["event"] == "location.online")
+            .collect();
+        (!got.is_empty()).then_some(got)
+    });
+    assert_eq!(back[0].json["location"]["status"], "online");
+    assert_eq!(location("office")["status"], "online");
+    wait_for("fresh checks", Duration::from_secs(30), || {
+        let m = api.get(&format!("/v1/monitors/{office}")).body["data"].clone();
+        (m["stale"] == false && checks(&api, &office).iter().any(|c| c.1 > silent + 2_000))
+            .then_some(())
+    });
+    // Revoking its last probe takes the location down on purpose: nobody is told.
+    let id = api.get("/v1/probes").body["data"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(api.delete(&format!("/v1/probes/{id}")).status, 204);
+    wait_for("the revoked probe to stop", Duration::from_secs(30), || {
+        probe.child.try_wait().expect("wait")
+    });
+    assert_eq!(location("office")["status"], "unknown");
+    // A pass or two later, still nothing (the revoked probe is no silent one).
+    std::thread::sleep(Duration::from_secs(8));
+    let told: Vec<_> = receiver
+        .at("/hooks/office")
+        .into_iter()
+        .filter(|x| x.json["event"] == "location.offline")
+        .collect();
+    assert_eq!(told.len(), 1, "{told:?}");
+}
+
+#[test]
+fn regional_confirmation_asks_a_location_only_while_it_is_online() {
+    let target = Target::start();
+    let receiver = Receiver::start();
+    let dir = configured_dir();
+    let server = Server::start_in(dir.path(), &[("TOCSIN_ALLOW_INSECURE_WEBHOOKS", "true")]);
+    let api = server.client();
+    let policy = api.post(
+        "/v1/alert-policies",
+        &json!({"name": "hook", "channels": [{"type": "webhook", "url": receiver.url("/hook")}]}),
+    );
+    assert_eq!(policy.status, 201, "{}", policy.body);
+    let policy = policy.body["data"]["id"].as_str().expect("id").to_string();
+    let (probe_id, token) = new_probe(&api, "rack 1", "office");
+    let probe_dir = tempfile::tempdir().expect("probe dir");
+    let mut probe = Probe::start(&server.base, &token, probe_dir.path());
+    let confirmed = |name: &str, path: &str| {
+        new_monitor(
+            &api,
+            json!({"name": name, "type": "http", "url": target.url(path), "method": "GET",
+                   "interval": 1, "regions": ["office", "local"], "regionalConfirmation": true,
+                   "alertPolicyId": policy}),
+        )
+    };
+    // Only the probe sees the first fail, only the node the second.
+    let office_sees = confirmed("fails in the office", "/fails-in/office");
+    let node_sees = confirmed("fails from the node", "/fails-in/local");
+    // The probe's failures are asked of the node, which clears them...
+    let history = wait_for(
+        "office failures cleared by the node",
+        Duration::from_secs(60),
+        || {
+            let v = verdicts(&api, &office_sees);
+            (v.iter().filter(|c| c.3 == "cleared").count() >= 2).then_some(v)
+        },
+    );
+    // Before the first answer the other side may not have been seen live yet: such a
+    // failure counts as it is ("unavailable"); never after.
+    let first = history.iter().position(|c| c.3 == "cleared").unwrap_or(0);
+    for (i, (region, ok, counted, status)) in history.iter().enumerate() {
+        match status.as_str() {
+            "unavailable" if i < first => assert!(region == "office" && !ok, "{history:?}"),
+            "unconfirmed" => assert!(region == "office" && !ok && !counted, "{history:?}"),
+            "cleared" => assert!(region == "local" && *ok && *counted, "{history:?}"),
+            "" => assert!(*ok, "an office failure counted unasked: {history:?}"),
+            other => panic!("unexpected status {other}: {history:?}"),
+        }
+    }
+    // ...and the node's are asked of the online location, whose probe clears them.
+    let history = wait_for(
+        "node failures cleared by the probe",
+        Duration::from_secs(60),
+        || {
+            let v = verdicts(&api, &node_sees);
+            (v.iter().filter(|c| c.3 == "cleared").count() >= 2).then_some(v)
+        },
+    );
+    // Before the first answer the other side may not have been seen live yet: such a
+    // failure counts as it is ("unavailable"); never after.
+    let first = history.iter().position(|c| c.3 == "cleared").unwrap_or(0);
+    for (i, (region, ok, counted, status)) in history.iter().enumerate() {
+        match status.as_str() {
+            "unavailable" if i < first => assert!(region == "local" && !ok, "{history:?}"),
+            "unconfirmed" => assert!(region == "local" && !ok && !counted, "{history:?}"),
+            "cleared" => assert!(region == "office" && *ok && *counted, "{history:?}"),
+            "" => assert!(*ok, "a node failure counted unasked: {history:?}"),
+            other => panic!("unexpected status {other}: {history:?}"),
+        }
+    }
+    for id in [&office_sees, &node_sees] {
+        let r = api.get(&format!("/v1/incidents?monitorId={id}"));
+        assert_eq!(r.body["data"], json!([]), "{}", r.body);
+    }
+    // The location goes offline: it is asked no more, so the node's failures count as
+    // they are ("unavailable") and open an incident.
+    probe.kill();
+    wait_for("office offline", Duration::from_secs(90), || {
+        let all = api.get("/v1/locations").body["data"].clone();
+        all.as_array()
+            .and_then(|l| l.iter().find(|x| x["name"] == "office").cloned())
+            .filter(|o| o["status"] == "offline")
+    });
+    let incident = first_incident(&api, &node_sees, "the node's unconfirmable failure", 60);
+    assert_eq!(incident["failure"]["region"], "local", "{incident}");
+    let v = verdicts(&api, &node_sees);
+    assert!(
+        v.iter()
+            .any(|c| c.0 == "local" && !c.1 && c.2 && c.3 == "unavailable"),
+        "{v:?}"
+    );
+    // Its lost probe revoked while the location is offline: the location's alert closes
+    // (`location.online`, nothing checks from it now).
+    let events = |name: &str| -> Vec<Value> {
+        receiver
+            .at("/hook")
+            .into_iter()
+            .filter(|x| x.json["event"] == name)
+            .map(|x| x.json)
+            .collect()
+    };
+    wait_for("the offline alert", Duration::from_secs(30), || {
+        (!events("location.offline").is_empty()).then_some(())
+    });
+    assert_eq!(api.delete(&format!("/v1/probes/{probe_id}")).status, 204);
+    let closed = wait_for("the closing alert", Duration::from_secs(30), || {
+        events("location.online").first().cloned()
+    });
+    assert_eq!(closed["location"]["status"], "unknown", "{closed}");
+    assert_eq!(closed["location"]["probes"], 0, "{closed}");
+    assert_eq!(events("location.offline").len(), 1);
 }

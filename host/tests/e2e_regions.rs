@@ -10,7 +10,7 @@ use support::{sinks, target};
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use support::{Api, Server, wait_for};
+use support::{Api, Server, verdicts, wait_for};
 use target::Target;
 
 fn create(api: &Api, body: Value) -> String {
@@ -105,24 +105,6 @@ fn checks_rotate_over_regions_across_nodes() {
 }
 
 const TWO_REGIONS: &str = "[[regions]]\nname = \"eu\"\nipv4 = [\"203.0.113.0/28\"]\n\n[[regions]]\nname = \"us\"\nipv4 = [\"198.51.100.0/28\"]\n";
-
-/// Checks of a monitor as (region, ok, counted, confirmation status), oldest first.
-fn verdicts(api: &Api, id: &str) -> Vec<(String, bool, bool, String)> {
-    checks(api, id)
-        .iter()
-        .map(|c| {
-            (
-                c["region"].as_str().unwrap_or("").to_string(),
-                c["ok"].as_bool().unwrap_or(false),
-                c["counted"].as_bool().unwrap_or(false),
-                c["details"]["confirmation"]["status"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string(),
-            )
-        })
-        .collect()
-}
 
 #[test]
 fn regional_confirmation_clears_a_failure_one_region_sees() {

@@ -146,8 +146,9 @@ fn v1_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(members::update_member, members::remove_member))
         .routes(routes!(probe_ips::list_probe_ips))
         .routes(routes!(probes::list_probes, probes::create_probe))
-        .routes(routes!(probes::revoke_probe))
+        .routes(routes!(probes::update_probe, probes::revoke_probe))
         .routes(routes!(probes::rotate_probe_token))
+        .routes(routes!(probes::list_locations))
         .routes(routes!(
             status_pages::create_status_page,
             status_pages::list_status_pages

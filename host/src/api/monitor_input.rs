@@ -143,6 +143,9 @@ pub struct MonitorView {
     pub last_response_time_ms: Option<u32>,
     pub consecutive_failures: u32,
     pub consecutive_successes: u32,
+    /// True when every region the monitor checks from is a private location whose probes
+    /// are all silent: no check runs, and `status` is the last one its probes reported.
+    pub stale: bool,
     /// The type's own fields follow (for `http`: `url`, `method`, `headers`, ...).
     #[serde(flatten)]
     #[schema(additional_properties)]
@@ -193,6 +196,7 @@ pub fn view(
         last_response_time_ms: row.last_response_time_ms.map(count),
         consecutive_failures: count(row.consecutive_failures),
         consecutive_successes: count(row.consecutive_successes),
+        stale: false,
         type_fields: shown_fields(row, top_level, write_only),
     }
 }

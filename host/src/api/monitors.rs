@@ -443,6 +443,10 @@ pub(super) fn view_for(
     regions: &[String],
 ) -> MonitorView {
     let mut v = view(state, row, regions);
+    v.stale = state
+        .engine
+        .offline
+        .stale(&row.workspace_id, &row.region_list());
     if super::redact::applies(p) {
         let secrets = state.plugins.monitor_secrets(&row.kind);
         super::redact::monitor_fields(&secrets, &mut v.type_fields);
@@ -510,7 +514,12 @@ pub async fn list_monitors(
     // The count is taken before the read (see `monitor_pages`).
     let commits = state.store.commits();
     let read_at = std::time::Instant::now();
-    let key = super::monitor_pages::key(&p.workspace_id, redact, &query);
+    // Rendered with each monitor's `stale`, so kept per version of the offline locations.
+    let key = format!(
+        "{}\n{}",
+        super::monitor_pages::key(&p.workspace_id, redact, &query),
+        state.engine.offline.version()
+    );
     if let Some(kept) = commits.and_then(|c| state.monitor_pages.get(&key, c)) {
         return Ok(RawPaged(kept));
     }
@@ -540,6 +549,10 @@ pub async fn list_monitors(
                 });
             let mut v =
                 monitor_input::view(r, &regions, top_level, write_only, &state.config.public_url);
+            v.stale = state
+                .engine
+                .offline
+                .stale(&r.workspace_id, &r.region_list());
             if redact {
                 super::redact::monitor_fields(secrets, &mut v.type_fields);
                 hide_ping_token(&mut v);

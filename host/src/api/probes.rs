@@ -13,7 +13,8 @@ use super::AppState;
 use super::envelope::{NoContent, Success, SuccessBody};
 use super::error::{ApiError, ErrorBody, FieldError, Resource};
 use super::extract::{ApiJson, ApiObject, ApiPath, ApiQuery};
-use crate::engine::recorder::{CheckRecord, Committed, ProbeSeq};
+use crate::engine::locations::Heard;
+use crate::engine::recorder::{Ask, CheckRecord, Committed, Confirmation, ProbeSeq, annotate};
 use crate::store::keys::Principal;
 use crate::store::probes::{ProbeReport, ProbeRow};
 use axum::Extension;
@@ -28,9 +29,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 use utoipa::{IntoParams, ToSchema};
 
-/// A probe not heard from for this long is offline: its location's other probes take
-/// its monitors over.
-pub const PROBE_SILENCE_MS: i64 = 45_000;
+pub use crate::store::probes::PROBE_SILENCE_MS;
 /// The header a probe names its running process by (a random id kept in its data
 /// directory): one token, one process at a time.
 pub const INSTANCE_HEADER: &str = "x-tocsin-probe-instance";
@@ -167,6 +166,111 @@ pub async fn list_probes(
     Ok(Success::ok(rows.iter().map(|r| view(r, now)).collect()))
 }
 
+/// A region nodes check from, or a private location probes check from, and whether it is
+/// checking now.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LocationView {
+    pub name: String,
+    /// A private location (checked by this workspace's probes), or a region of nodes.
+    pub private: bool,
+    /// `online`: a node of the region, or one of the location's probes, was heard from
+    /// recently. `offline`: none was (a location's monitors then keep their states, marked
+    /// `stale`, and open no incident). `unknown`: a private location none of whose probes
+    /// was ever heard from (or that has none).
+    #[schema(example = "online")]
+    pub status: String,
+    /// Since when a private location is offline.
+    pub offline_since: Option<String>,
+    /// The location's probes that are not revoked (0 for a region of nodes).
+    pub probes: usize,
+    /// Of those, the ones heard from in the last 45 seconds.
+    pub online_probes: usize,
+    /// The workspace's monitors that name it in their `regions` (those that name none
+    /// check from every region of nodes and are not counted).
+    pub monitors: usize,
+}
+
+/// The regions and private locations monitors may check from, and whether each is
+/// checking now. Any member may read it.
+#[utoipa::path(get, path = "/v1/locations", tag = "probes",
+    responses(
+        (status = 200, description = "The configured regions and private locations, in the configuration's order", body = SuccessBody<Vec<LocationView>>),
+    ))]
+pub async fn list_locations(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+) -> Result<Success<Vec<LocationView>>, ApiError> {
+    let now = state.clock.now_ms();
+    let live_regions: std::collections::HashSet<String> = state
+        .store
+        .live_nodes(now)
+        .await?
+        .into_iter()
+        .map(|n| n.region)
+        .collect();
+    let probes = state.store.probes_of(&p.workspace_id).await?;
+    let heard = crate::engine::locations::heard(&probes, now);
+    let stored: HashMap<String, crate::store::probes::LocationRow> = state
+        .store
+        .locations_of(&p.workspace_id)
+        .await?
+        .into_iter()
+        .map(|l| (l.name.clone(), l))
+        .collect();
+    let mut out = Vec::with_capacity(state.config.regions.len());
+    for region in &state.config.regions {
+        let monitors = state
+            .store
+            .monitors_at_location(&p.workspace_id, &region.name)
+            .await?
+            .len();
+        if !region.private {
+            out.push(LocationView {
+                name: region.name.clone(),
+                private: false,
+                status: if live_regions.contains(&region.name) {
+                    "online"
+                } else {
+                    "offline"
+                }
+                .into(),
+                offline_since: None,
+                probes: 0,
+                online_probes: 0,
+                monitors,
+            });
+            continue;
+        }
+        let h = heard.get(&(p.workspace_id.clone(), region.name.clone()));
+        let row = stored.get(&region.name);
+        let (probes, online_probes) = h.map_or((0, 0), |h| (h.probes, h.online));
+        // What the locations' pass last stored (what was alerted), or what the probes say
+        // before its next pass.
+        let offline_since = row.and_then(|r| r.offline_since);
+        let status = if online_probes > 0 {
+            "online"
+        } else if probes > 0 && row.is_some() {
+            "offline"
+        } else {
+            "unknown"
+        };
+        out.push(LocationView {
+            name: region.name.clone(),
+            private: true,
+            status: status.into(),
+            offline_since: (status == "offline")
+                .then(|| offline_since.or_else(|| h.and_then(Heard::offline_since)))
+                .flatten()
+                .map(crate::time::format_ms),
+            probes,
+            online_probes,
+            monitors,
+        });
+    }
+    Ok(Success::ok(out))
+}
+
 /// Create a probe for a private location. The answer holds its token, shown this once.
 #[utoipa::path(post, path = "/v1/probes", tag = "probes", request_body = ProbeCreate,
     responses(
@@ -202,26 +306,9 @@ pub async fn create_probe(
             None
         }
     };
-    let heartbeat = match object.get("heartbeatMonitorId") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(id)) => match state.store.monitor(&p.workspace_id, id).await? {
-            Some(m) if m.kind == crate::plugins::HEARTBEAT => Some(m.id),
-            _ => {
-                errors.push(FieldError::new(
-                    "heartbeatMonitorId",
-                    "must name a heartbeat monitor of this workspace",
-                ));
-                None
-            }
-        },
-        Some(_) => {
-            errors.push(FieldError::new(
-                "heartbeatMonitorId",
-                "must be a monitor id or null",
-            ));
-            None
-        }
-    };
+    let heartbeat = heartbeat_field(&state, &p, object.get("heartbeatMonitorId"), &mut errors)
+        .await?
+        .flatten();
     for key in object.keys() {
         if !["name", "location", "heartbeatMonitorId"].contains(&key.as_str()) {
             errors.push(FieldError::new(key, "is not a field of a probe"));
@@ -244,6 +331,115 @@ pub async fn create_probe(
         probe: view(&probe, now),
         token,
     }))
+}
+
+/// `heartbeatMonitorId` as given: absent (None), null (Some(None)) or a heartbeat monitor
+/// of the workspace (Some(Some(id))); anything else is a field error.
+async fn heartbeat_field(
+    state: &AppState,
+    p: &Principal,
+    value: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) -> Result<Option<Option<String>>, ApiError> {
+    Ok(match value {
+        None => None,
+        Some(Value::Null) => Some(None),
+        Some(Value::String(id)) => match state.store.monitor(&p.workspace_id, id).await? {
+            Some(m) if m.kind == crate::plugins::HEARTBEAT => Some(Some(m.id)),
+            _ => {
+                errors.push(FieldError::new(
+                    "heartbeatMonitorId",
+                    "must name a heartbeat monitor of this workspace",
+                ));
+                None
+            }
+        },
+        Some(_) => {
+            errors.push(FieldError::new(
+                "heartbeatMonitorId",
+                "must be a monitor id or null",
+            ));
+            None
+        }
+    })
+}
+
+/// Body of `PATCH /v1/probes/{id}`: absent fields keep their values.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ProbeUpdate {
+    /// 1 to 200 characters.
+    pub name: Option<String>,
+    /// A heartbeat monitor of the workspace that the probe's contacts ping, or null for
+    /// none.
+    pub heartbeat_monitor_id: Option<String>,
+}
+
+/// Rename a probe, or link it to a heartbeat monitor (or unlink it with null). Its
+/// location and token do not change.
+#[utoipa::path(patch, path = "/v1/probes/{id}", tag = "probes", request_body = ProbeUpdate,
+    params(("id" = String, Path, description = "Probe id")),
+    responses(
+        (status = 200, description = "The probe", body = SuccessBody<ProbeView>),
+        (status = 400, description = "VALIDATION_ERROR: an empty name, not a heartbeat monitor of this workspace, or another field (`location` cannot change: make a new probe)", body = ErrorBody),
+        (status = 403, description = "FORBIDDEN: not an admin", body = ErrorBody),
+        (status = 404, description = "PROBE_NOT_FOUND", body = ErrorBody),
+    ))]
+pub async fn update_probe(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+    ApiObject(object): ApiObject,
+) -> Result<Success<ProbeView>, ApiError> {
+    let mut errors = Vec::new();
+    let name = match object.get("name") {
+        None => None,
+        given => super::fields::name(given, &mut errors),
+    };
+    let heartbeat =
+        heartbeat_field(&state, &p, object.get("heartbeatMonitorId"), &mut errors).await?;
+    for key in object.keys() {
+        if key == "location" {
+            errors.push(FieldError::new(
+                key,
+                "cannot change: a probe checks from one location (make a new probe)",
+            ));
+        } else if !["name", "heartbeatMonitorId"].contains(&key.as_str()) {
+            errors.push(FieldError::new(key, "is not a field of a probe"));
+        }
+    }
+    super::paging::finish(errors)?;
+    let Some(before) = state.store.probe_in(&p.workspace_id, &id).await? else {
+        return Err(Resource::PROBE.not_found(&id));
+    };
+    let snapshot = |r: &ProbeRow| serde_json::json!({"name": r.name, "location": r.location, "heartbeatMonitorId": r.heartbeat_monitor_id});
+    let mut after = before.clone();
+    if let Some(name) = name {
+        after.name = name;
+    }
+    if let Some(h) = heartbeat {
+        after.heartbeat_monitor_id = h;
+    }
+    crate::store::audit::note(
+        crate::store::audit::Change::new(Some(&p.workspace_id), "probe.update", "probe", Some(&id))
+            .before(snapshot(&before))
+            .after(snapshot(&after)),
+    );
+    let Some(saved) = state
+        .store
+        .update_probe(
+            &p.workspace_id,
+            &id,
+            &after.name,
+            after.heartbeat_monitor_id.as_deref(),
+        )
+        .await?
+    else {
+        crate::store::audit::discard();
+        return Err(Resource::PROBE.not_found(&id));
+    };
+    Ok(Success::ok(view(&saved, state.clock.now_ms())))
 }
 
 /// Give a probe a new token. The old one is refused from the next request on, so the
@@ -389,6 +585,11 @@ fn ping_heartbeat(state: &AppState, probe: &ProbeRow) {
         {
             return;
         }
+        // Forget revoked and silent probes' marks as they age (the map stays the size of
+        // the probes calling).
+        if pinged.len() > 64 {
+            pinged.retain(|_, at| now - *at < PROBE_SILENCE_MS);
+        }
         pinged.insert(probe.id.clone(), now);
     }
     let state = state.clone();
@@ -471,6 +672,19 @@ pub struct Assignments {
     /// This probe's share of its location's monitors (the location's online probes split
     /// them).
     pub monitors: Vec<Assignment>,
+    /// Failures seen elsewhere of some of these monitors, to check again at once (regional
+    /// confirmation): send the result with `confirms` set to the request's id.
+    #[serde(default)]
+    pub confirm: Vec<ConfirmRequest>,
+}
+
+/// A request to check a monitor again at once, to confirm a failure seen in another
+/// region.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfirmRequest {
+    pub request_id: String,
+    pub monitor_id: String,
 }
 
 /// Which of the location's online probes checks a monitor: the highest hash of the pair
@@ -514,13 +728,29 @@ async fn assignments_of(state: &AppState, probe: &ProbeRow) -> Result<Assignment
             retry_interval_secs: m.retry_interval_secs,
         })
         .collect();
+    let confirm: Vec<ConfirmRequest> = state
+        .store
+        .confirmations_for(
+            &probe.location,
+            monitors.iter().map(|m| m.id.clone()).collect(),
+            now,
+        )
+        .await?
+        .into_iter()
+        .map(|c| ConfirmRequest {
+            request_id: c.id,
+            monitor_id: c.monitor_id,
+        })
+        .collect();
     let mut h = Sha256::new();
     h.update(serde_json::to_vec(&monitors).unwrap_or_default());
+    h.update(serde_json::to_vec(&confirm).unwrap_or_default());
     Ok(Assignments {
         etag: hex::encode(&h.finalize()[..12]),
         location: probe.location.clone(),
         last_sequence: probe.acked_seq,
         monitors,
+        confirm,
     })
 }
 
@@ -596,6 +826,10 @@ pub struct ProbeResult {
     pub response_time_ms: Option<u32>,
     /// What the plugin reported, an object.
     pub details: Option<Map<String, Value>>,
+    /// The id of the confirmation request (from the assignments' `confirm`) this check
+    /// answers, if it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirms: Option<String>,
 }
 
 /// Body of `POST /v1/probe/results`: results in the order the probe took them, and how
@@ -677,7 +911,7 @@ pub async fn probe_results(
     let mut ids: Vec<String> = body.results.iter().map(|r| r.monitor_id.clone()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let here: HashMap<String, String> = state
+    let here: HashMap<String, crate::store::MonitorRow> = state
         .store
         .monitors_in_workspace(&probe.workspace_id, ids)
         .await?
@@ -685,25 +919,24 @@ pub async fn probe_results(
         .filter(|m| m.status != crate::store::MonitorState::Paused)
         .filter(|m| m.kind != crate::plugins::HEARTBEAT)
         .filter(|m| m.region_list().contains(&probe.location))
-        .map(|m| (m.id, m.workspace_id))
+        .map(|m| (m.id.clone(), m))
         .collect();
-    let refused: Vec<FieldError> = body
+    // The confirmation requests the batch answers, as stored (gone: settled already).
+    let mut asked: Vec<String> = body
         .results
         .iter()
-        .filter_map(|r| {
-            let why = if !here.contains_key(&r.monitor_id) {
-                format!(
-                    "monitor `{}` does not check from `{}` in this workspace (deleted, paused or moved?)",
-                    r.monitor_id, probe.location
-                )
-            } else if r.checked_at_ms < probe.created_at - MAX_CLOCK_AHEAD_MS {
-                "checkedAtMs is before this probe was made: is the probe's clock right?".into()
-            } else {
-                return None;
-            };
-            Some(FieldError::new(format!("results.{}", r.seq), why))
-        })
+        .filter_map(|r| r.confirms.clone())
         .collect();
+    asked.sort_unstable();
+    asked.dedup();
+    let requests: HashMap<String, crate::store::confirmations::ConfirmationRow> = state
+        .store
+        .confirmations_among(asked)
+        .await?
+        .into_iter()
+        .map(|c| (c.id.clone(), c))
+        .collect();
+    let refused = refusals(&probe, &body.results, &here, &requests);
     if !refused.is_empty() {
         return Err(ApiError::new(
             axum::http::StatusCode::FORBIDDEN,
@@ -726,7 +959,7 @@ pub async fn probe_results(
             },
         )
         .await?;
-    let records: Vec<CheckRecord> = body
+    let mut records: Vec<CheckRecord> = body
         .results
         .iter()
         .map(|r| CheckRecord {
@@ -759,6 +992,15 @@ pub async fn probe_results(
             }),
         })
         .collect();
+    confirmations(
+        &state,
+        &probe,
+        &body.results,
+        &here,
+        &requests,
+        &mut records,
+    )
+    .await?;
     let busy = |why: &str| {
         ApiError::new(
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
@@ -775,6 +1017,116 @@ pub async fn probe_results(
     Ok(Success::ok(ResultsStored {
         last_sequence: last.max(probe.acked_seq),
     }))
+}
+
+/// The results a probe may not send, by `seq`: for a monitor it does not check, dated
+/// before it was made, or answering another monitor's or location's confirmation request.
+fn refusals(
+    probe: &ProbeRow,
+    results: &[ProbeResult],
+    here: &HashMap<String, crate::store::MonitorRow>,
+    requests: &HashMap<String, crate::store::confirmations::ConfirmationRow>,
+) -> Vec<FieldError> {
+    results
+        .iter()
+        .filter_map(|r| {
+            let why = if !here.contains_key(&r.monitor_id) {
+                format!(
+                    "monitor `{}` does not check from `{}` in this workspace (deleted, paused or moved?)",
+                    r.monitor_id, probe.location
+                )
+            } else if r.checked_at_ms < probe.created_at - MAX_CLOCK_AHEAD_MS {
+                "checkedAtMs is before this probe was made: is the probe's clock right?".into()
+            } else if let Some(c) = r.confirms.as_deref().and_then(|id| requests.get(id))
+                && (c.target_region != probe.location || c.monitor_id != r.monitor_id)
+            {
+                format!(
+                    "confirmation request `{}` is not for this monitor in `{}`",
+                    c.id, probe.location
+                )
+            } else {
+                return None;
+            };
+            Some(FieldError::new(format!("results.{}", r.seq), why))
+        })
+        .collect()
+}
+
+/// Time a request needs left before its deadline to be worth writing.
+const STILL_ANSWERABLE_MS: i64 = 2_000;
+
+/// Regional confirmation for a probe's results: an answer to a request settles it (late
+/// when it was settled before); a failure of a monitor with `regionalConfirmation` asks
+/// another region that can check now (a node region, or a location of the workspace with a
+/// probe online), or counts as it is when none can.
+async fn confirmations(
+    state: &AppState,
+    probe: &ProbeRow,
+    results: &[ProbeResult],
+    here: &HashMap<String, crate::store::MonitorRow>,
+    requests: &HashMap<String, crate::store::confirmations::ConfirmationRow>,
+    records: &mut [CheckRecord],
+) -> Result<(), ApiError> {
+    let mut live: Option<crate::scheduler::confirm::LiveRegions> = None;
+    for (r, record) in results.iter().zip(records.iter_mut()) {
+        if let Some(id) = &r.confirms {
+            record.confirmation = Some(
+                match requests
+                    .get(id)
+                    .and_then(|c| serde_json::from_str::<CheckRecord>(&c.original).ok())
+                {
+                    Some(original) => Confirmation::Answer {
+                        request_id: id.clone(),
+                        original: Box::new(original),
+                    },
+                    None => Confirmation::Late {
+                        request_id: id.clone(),
+                    },
+                },
+            );
+            continue;
+        }
+        let Some(m) = here.get(&r.monitor_id) else {
+            continue;
+        };
+        if r.ok || !m.regional_confirmation {
+            continue;
+        }
+        let live = match &live {
+            Some(l) => l,
+            None => live.insert(
+                crate::scheduler::confirm::LiveRegions::read_for(
+                    &state.store,
+                    &probe.workspace_id,
+                    state.clock.now_ms(),
+                )
+                .await?,
+            ),
+        };
+        let monitor = crate::scheduler::ScheduledMonitor::from_row(m);
+        let timeout_ms = i64::try_from(monitor.timeout.as_millis()).unwrap_or(60_000);
+        let deadline_at =
+            record.checked_at + 2 * timeout_ms + crate::scheduler::confirm::DEADLINE_MARGIN_MS;
+        // A failure sent late (buffered while the server was away) is too old to be
+        // checked again elsewhere: it counts as it is.
+        let target = (deadline_at > state.clock.now_ms() + STILL_ANSWERABLE_MS)
+            .then(|| live.pick(&probe.workspace_id, &monitor.regions, &probe.location))
+            .flatten();
+        let Some(target) = target else {
+            *record = annotate(record, serde_json::json!({"status": "unavailable"}));
+            continue;
+        };
+        let every = i64::try_from(monitor.interval.as_millis())
+            .unwrap_or(i64::MAX)
+            .max(1);
+        record.confirmation = Some(Confirmation::Ask(Box::new(Ask {
+            id: crate::ids::new_id(crate::ids::prefix::CONFIRMATION),
+            round: crate::scheduler::round_of(record.checked_at, monitor.phase_ms, every),
+            target_region: target,
+            deadline_at,
+        })));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -369,9 +369,9 @@ impl Services<'_> {
         if node.clustered {
             scheduler = scheduler.claiming(&node.id);
         }
-        // Failures of monitors that ask for it are confirmed from another region before
-        // they count.
-        let confirmer = if config.region_names().len() > 1 {
+        // Failures of monitors that ask for it are confirmed from another region (or an
+        // online private location) before they count.
+        let confirmer = if config.all_region_names().len() > 1 {
             let live = crate::scheduler::confirm::LiveRegions::default();
             scheduler = scheduler.confirming(live.clone());
             Some(crate::scheduler::confirm::Confirmer {
@@ -456,6 +456,15 @@ impl Services<'_> {
         // A report is taken with its deliveries in one transaction: cut short, it is
         // queued at the next start.
         tasks.spawn(Phase::Sweeps, "monthly reports", Stop::Abort, monthly);
+        let locations = crate::engine::locations::run(
+            store.clone(),
+            clock.clone(),
+            engine.outbox_wakeup.clone(),
+            engine.offline.clone(),
+            tasks.signal(),
+        );
+        // A location moves with its deliveries in one transaction.
+        tasks.spawn(Phase::Sweeps, "locations", Stop::Abort, locations);
         let days = |d: u32| (d > 0).then(|| std::time::Duration::from_secs(u64::from(d) * 86_400));
         let retention = crate::engine::retention::run(
             store.clone(),

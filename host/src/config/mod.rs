@@ -845,6 +845,9 @@ fn check_database_url(url: &str) -> Result<(), ConfigError> {
     }
 }
 
+/// The longest region name.
+const MAX_REGION_NAME: usize = 64;
+
 /// The regions (one `local` region by default) and this node's, which must be one of them.
 fn regions(
     region: Option<String>,
@@ -858,6 +861,26 @@ fn regions(
             private: false,
         }]
     });
+    // Region names are stored with checks, nodes, probes and confirmation requests
+    // (at most 64 characters there).
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &regions {
+        if r.name.is_empty()
+            || r.name.chars().count() > MAX_REGION_NAME
+            || r.name.chars().any(char::is_control)
+        {
+            return Err(invalid(
+                "regions",
+                format!(
+                    "a region's name must be 1 to {MAX_REGION_NAME} characters, without control characters: `{}`",
+                    r.name.escape_default()
+                ),
+            ));
+        }
+        if !seen.insert(r.name.as_str()) {
+            return Err(invalid("regions", format!("`{}` is listed twice", r.name)));
+        }
+    }
     let Some(first) = regions.iter().find(|r| !r.private) else {
         return Err(invalid(
             "regions",
@@ -1251,6 +1274,27 @@ mod tests {
         assert!(err(&[("TOCSIN_EGRESS", "open")]).starts_with("egress:"));
         assert!(err(&[("TOCSIN_CHECK_THREADS", "0")]).starts_with("check_threads:"));
         assert!(err(&[("TOCSIN_CHECK_THREADS", "many")]).starts_with("check_threads:"));
+    }
+
+    #[test]
+    fn region_names_are_short_and_distinct() {
+        let r = |name: &str, private: bool| Region {
+            name: name.into(),
+            ipv4: vec![],
+            ipv6: vec![],
+            private,
+        };
+        assert!(regions(None, Some(vec![r("eu", false), r("office", true)])).is_ok());
+        let long = "x".repeat(65);
+        for bad in [
+            vec![r("eu", false), r(&long, true)],
+            vec![r("", false)],
+            vec![r("eu\n", false)],
+            vec![r("eu", false), r("eu", true)],
+        ] {
+            let e = regions(None, Some(bad)).expect_err("invalid").to_string();
+            assert!(e.starts_with("regions:"), "{e}");
+        }
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub struct EngineContext {
     pub work: crate::wake::Nudge,
     /// Where the recorder asks for fast re-checks (the scheduler listens).
     pub retries: Retries,
+    /// The private locations whose probes are all silent (the locations' pass keeps it).
+    pub offline: super::locations::OfflineLocations,
 }
 
 /// A failing check that did not open an incident, of a monitor with a `retryInterval`:
@@ -61,6 +63,7 @@ impl EngineContext {
             outbox_wakeup: Arc::new(Notify::new()),
             work: crate::wake::Nudge::polling(),
             retries: Retries::default(),
+            offline: Default::default(),
         }
     }
 

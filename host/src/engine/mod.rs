@@ -14,6 +14,7 @@ pub mod heartbeat;
 pub mod hold;
 pub mod holds;
 pub mod incidents;
+pub mod locations;
 pub mod maintenance;
 pub mod policy;
 pub mod recorder;

@@ -85,16 +85,22 @@ pub enum Confirmation {
     /// Nobody answered request `request_id` by its deadline: this record, the original
     /// failure, counts as it is.
     Expired { request_id: String },
+    /// This check answers request `request_id`, which was settled before it came (a
+    /// probe's late answer): kept as history only.
+    Late { request_id: String },
+    /// This record, a probe's failure, is not counted yet: a request to confirm it from
+    /// another region is written in its place, in the transaction that stores the probe's
+    /// sequence number (so a resent batch asks once).
+    Ask(Box<Ask>),
 }
 
-impl Confirmation {
-    fn request_id(&self) -> &str {
-        match self {
-            Confirmation::Answer { request_id, .. } | Confirmation::Expired { request_id } => {
-                request_id
-            }
-        }
-    }
+/// A request to write in the recorder's transaction, about the record that carries it.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    pub id: String,
+    pub round: i64,
+    pub target_region: String,
+    pub deadline_at: i64,
 }
 
 /// Add `"confirmation": note` to a record's details.
@@ -117,7 +123,39 @@ async fn settle(txn: &Tx, batch: &[CheckRecord]) -> Result<Vec<(CheckRecord, boo
             out.push((record.clone(), true));
             continue;
         };
-        let won = txn.settle_confirmation(link.request_id()).await?;
+        let request_id = match link {
+            Confirmation::Ask(ask) => {
+                // The original is kept in the request without its probe's sequence
+                // number (not serialised): it is counted once, when the request settles.
+                let original = serde_json::to_string(&CheckRecord {
+                    confirmation: None,
+                    probe: None,
+                    ..record.clone()
+                })
+                .map_err(|e| StoreError::Corrupt(format!("a check as JSON: {e}")))?;
+                let asked = txn
+                    .request_confirmation(crate::store::confirmations::NewConfirmation {
+                        id: &ask.id,
+                        monitor_id: &record.monitor_id,
+                        round: ask.round,
+                        from_region: &record.region,
+                        target_region: &ask.target_region,
+                        requested_at: record.checked_at,
+                        deadline_at: ask.deadline_at,
+                        original,
+                    })
+                    .await?;
+                if !asked {
+                    // The round already awaits confirmation: one check too many.
+                    tracing::debug!(monitor = %record.monitor_id, round = ask.round, "round already awaits confirmation");
+                }
+                continue;
+            }
+            Confirmation::Answer { request_id, .. }
+            | Confirmation::Expired { request_id }
+            | Confirmation::Late { request_id } => request_id,
+        };
+        let won = txn.settle_confirmation(request_id).await?;
         match link {
             // Settled already (it expired meanwhile): this check is kept as history only.
             Confirmation::Answer { original, .. } if !won => out.push((
@@ -165,7 +203,11 @@ async fn settle(txn: &Tx, batch: &[CheckRecord]) -> Result<Vec<(CheckRecord, boo
                     true,
                 ));
             }
-            Confirmation::Expired { .. } => {}
+            Confirmation::Expired { .. } | Confirmation::Ask(_) => {}
+            Confirmation::Late { .. } => out.push((
+                annotate(record, serde_json::json!({"status": "late"})),
+                false,
+            )),
         }
     }
     Ok(out)

@@ -23,6 +23,10 @@ pub mod kind {
     /// The previous month's uptime report of a workspace (its PDF goes with e-mail); not
     /// about one monitor, so not among [`ALL`].
     pub const REPORT_MONTHLY: &str = "report.monthly";
+    /// Every probe of a private location went silent; and one was heard again. About a
+    /// location, not one monitor, so not among [`ALL`].
+    pub const LOCATION_OFFLINE: &str = "location.offline";
+    pub const LOCATION_ONLINE: &str = "location.online";
     pub const ALL: [&str; 12] = [
         INCIDENT_CREATED,
         INCIDENT_REMINDER,

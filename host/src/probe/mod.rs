@@ -17,7 +17,7 @@ use crate::plugins::PluginHost;
 use crate::scheduler::{ScheduledMonitor, next_round_start, region_for_round, round_of, run_check};
 use anyhow::{Context, bail};
 use buffer::{Buffer, Limits};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -343,9 +343,28 @@ async fn run_monitors(
 ) {
     let permits = Arc::new(Semaphore::new(MAX_CONCURRENT_CHECKS));
     let mut running: HashMap<String, (Assignment, tokio::task::JoinHandle<()>)> = HashMap::new();
+    // Confirmation requests taken up (kept while the server still lists them).
+    let mut confirming: HashSet<String> = HashSet::new();
     loop {
         let current = rx.borrow_and_update().clone();
         if let Some(a) = current {
+            confirming.retain(|id| a.confirm.iter().any(|c| &c.request_id == id));
+            for c in &a.confirm {
+                let Some(m) = a.monitors.iter().find(|m| m.id == c.monitor_id) else {
+                    continue;
+                };
+                if !confirming.insert(c.request_id.clone()) {
+                    continue;
+                }
+                tokio::spawn(confirm_once(
+                    shared.clone(),
+                    plugins.clone(),
+                    permits.clone(),
+                    a.location.clone(),
+                    m.clone(),
+                    c.request_id.clone(),
+                ));
+            }
             let wanted: HashMap<&str, &Assignment> =
                 a.monitors.iter().map(|m| (m.id.as_str(), m)).collect();
             running.retain(|id, (had, task)| {
@@ -402,6 +421,25 @@ fn scheduled(m: &Assignment) -> ScheduledMonitor {
     }
 }
 
+/// Check a monitor again at once to answer a confirmation request (a failure seen in
+/// another region).
+async fn confirm_once(
+    shared: Arc<Shared>,
+    plugins: Arc<PluginHost>,
+    permits: Arc<Semaphore>,
+    location: String,
+    assignment: Assignment,
+    request_id: String,
+) {
+    let Ok(_permit) = permits.acquire().await else {
+        return;
+    };
+    let monitor = scheduled(&assignment);
+    let record = run_check(&plugins, &monitor, &location, 2, now_ms()).await;
+    shared.checks.fetch_add(1, Ordering::Relaxed);
+    keep(&shared, &record, Some(&request_id));
+}
+
 /// Check one monitor at its rounds (those of this location), and sooner after a failure
 /// when it has a retry interval.
 async fn monitor_loop(
@@ -443,34 +481,41 @@ async fn monitor_loop(
         {
             retry_at = Some(started + i64::try_from(retry.as_millis()).unwrap_or(every));
         }
-        let result = ProbeResult {
-            seq: 0,
-            monitor_id: record.monitor_id.clone(),
-            checked_at_ms: record.checked_at,
-            ok: record.ok,
-            reason: record.reason.as_deref().map(without_nul),
-            status_code: record.status_code,
-            response_time_ms: record.response_time_ms,
-            details: serde_json::from_str::<serde_json::Value>(&record.details)
-                .ok()
-                .map(details_without_nul)
-                .and_then(|d| match d {
-                    serde_json::Value::Object(m) => Some(m),
-                    _ => None,
-                }),
-        };
-        let kept = shared.lock().push(record.checked_at, now_ms(), |seq| {
-            serde_json::to_string(&ProbeResult {
-                seq,
-                ..result.clone()
-            })
-            .unwrap_or_default()
-        });
-        match kept {
-            Ok(_) => shared.queued.notify_one(),
-            Err(e) => {
-                tracing::error!(monitor = %monitor.id, error = %e, "cannot write a result to the probe's buffer; it is lost")
-            }
+        keep(&shared, &record, None);
+    }
+}
+
+/// Append a check's result to the buffer (with the confirmation request it answers, if
+/// any) and wake the sender.
+fn keep(shared: &Shared, record: &crate::engine::recorder::CheckRecord, confirms: Option<&str>) {
+    let result = ProbeResult {
+        seq: 0,
+        monitor_id: record.monitor_id.clone(),
+        checked_at_ms: record.checked_at,
+        ok: record.ok,
+        reason: record.reason.as_deref().map(without_nul),
+        status_code: record.status_code,
+        response_time_ms: record.response_time_ms,
+        details: serde_json::from_str::<serde_json::Value>(&record.details)
+            .ok()
+            .map(details_without_nul)
+            .and_then(|d| match d {
+                serde_json::Value::Object(m) => Some(m),
+                _ => None,
+            }),
+        confirms: confirms.map(str::to_string),
+    };
+    let kept = shared.lock().push(record.checked_at, now_ms(), |seq| {
+        serde_json::to_string(&ProbeResult {
+            seq,
+            ..result.clone()
+        })
+        .unwrap_or_default()
+    });
+    match kept {
+        Ok(_) => shared.queued.notify_one(),
+        Err(e) => {
+            tracing::error!(monitor = %record.monitor_id, error = %e, "cannot write a result to the probe's buffer; it is lost")
         }
     }
 }

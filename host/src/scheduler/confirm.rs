@@ -23,22 +23,77 @@ const POLL: Duration = Duration::from_millis(200);
 const LIVE_REFRESH: Duration = Duration::from_secs(2);
 /// Added to twice the monitor's timeout to make a request's deadline: time to be noticed,
 /// claimed and checked, with room for one node of the region to die and another to retry.
-const DEADLINE_MARGIN_MS: i64 = 5_000;
+pub const DEADLINE_MARGIN_MS: i64 = 5_000;
 
-/// The regions that have a live node, as last read from the database.
+/// The regions that have a live node, and the private locations with a probe heard from
+/// recently, as last read from the database.
 #[derive(Clone, Default)]
-pub struct LiveRegions(Arc<RwLock<HashSet<String>>>);
+pub struct LiveRegions(Arc<RwLock<Live>>);
+
+#[derive(Default)]
+struct Live {
+    /// Regions of nodes.
+    nodes: HashSet<String>,
+    /// (workspace, location): a location's probes are a workspace's own.
+    locations: HashSet<(String, String)>,
+}
 
 impl LiveRegions {
-    fn set(&self, regions: HashSet<String>) {
+    fn set(&self, live: Live) {
         if let Ok(mut guard) = self.0.write() {
-            *guard = regions;
+            *guard = live;
         }
     }
 
-    /// The region to ask about a failure seen in `failed_in`: the next of the monitor's
-    /// regions after it (in the monitor's order, wrapping) that has a live node.
-    pub fn pick(&self, monitor_regions: &[String], failed_in: &str) -> Option<String> {
+    /// Read them now, the locations of one workspace only.
+    pub async fn read_for(
+        store: &Store,
+        workspace_id: &str,
+        now: i64,
+    ) -> Result<LiveRegions, crate::store::StoreError> {
+        let live = LiveRegions::default();
+        live.refresh(store, Some(workspace_id), now).await?;
+        Ok(live)
+    }
+
+    async fn refresh(
+        &self,
+        store: &Store,
+        workspace_id: Option<&str>,
+        now: i64,
+    ) -> Result<(), crate::store::StoreError> {
+        let nodes = store
+            .live_nodes(now)
+            .await?
+            .into_iter()
+            .map(|n| n.region)
+            .collect();
+        let probes = match workspace_id {
+            Some(w) => store.probes_of(w).await?,
+            None => store.all_live_probes().await?,
+        };
+        let locations = probes
+            .into_iter()
+            .filter(|p| {
+                p.last_contact_at
+                    .is_some_and(|t| now - t <= crate::store::probes::PROBE_SILENCE_MS)
+            })
+            .map(|p| (p.workspace_id, p.location))
+            .collect();
+        self.set(Live { nodes, locations });
+        Ok(())
+    }
+
+    /// The region to ask about a failure of a monitor of `workspace_id` seen in
+    /// `failed_in`: the next of the monitor's regions after it (in the monitor's order,
+    /// wrapping) that has a live node, or that is a location of the workspace with a probe
+    /// online. An offline location is never asked.
+    pub fn pick(
+        &self,
+        workspace_id: &str,
+        monitor_regions: &[String],
+        failed_in: &str,
+    ) -> Option<String> {
         let live = self.0.read().ok()?;
         let start = monitor_regions
             .iter()
@@ -47,7 +102,13 @@ impl LiveRegions {
         let n = monitor_regions.len();
         (0..n)
             .map(|k| &monitor_regions[(start + k) % n])
-            .find(|r| r.as_str() != failed_in && live.contains(r.as_str()))
+            .find(|r| {
+                r.as_str() != failed_in
+                    && (live.nodes.contains(r.as_str())
+                        || live
+                            .locations
+                            .contains(&(workspace_id.to_string(), r.to_string())))
+            })
             .cloned()
     }
 }
@@ -68,7 +129,7 @@ pub async fn request_or_record(
     } else {
         &monitor.regions
     };
-    let Some(target) = live.pick(regions, &record.region) else {
+    let Some(target) = live.pick(&record.workspace_id, regions, &record.region) else {
         let note = serde_json::json!({"status": "unavailable"});
         recorder.record(annotate(&record, note));
         return;
@@ -137,9 +198,12 @@ impl Confirmer {
             }
             if last_refresh.is_none_or(|t| t.elapsed() >= LIVE_REFRESH) {
                 last_refresh = Some(tokio::time::Instant::now());
-                match self.store.live_nodes(self.clock.now_ms()).await {
-                    Ok(nodes) => self.live.set(nodes.into_iter().map(|n| n.region).collect()),
-                    Err(e) => tracing::warn!(error = %e, "cannot read the live nodes"),
+                if let Err(e) = self
+                    .live
+                    .refresh(&self.store, None, self.clock.now_ms())
+                    .await
+                {
+                    tracing::warn!(error = %e, "cannot read the live nodes and probes");
                 }
             }
             if let Err(e) = self.pass(&in_hand).await {
@@ -232,21 +296,43 @@ fn release(in_hand: &std::sync::Mutex<HashSet<String>>, id: &str) {
 mod tests {
     use super::*;
 
+    fn nodes(regions: &[&str]) -> Live {
+        Live {
+            nodes: regions.iter().map(|r| r.to_string()).collect(),
+            locations: HashSet::new(),
+        }
+    }
+
     #[test]
     fn picks_the_next_live_region_after_the_failing_one() {
         let live = LiveRegions::default();
         let regions: Vec<String> = ["eu", "us", "ap"].map(String::from).to_vec();
-        assert_eq!(live.pick(&regions, "eu"), None, "nobody alive");
-        live.set(["eu", "us", "ap"].map(String::from).into());
-        assert_eq!(live.pick(&regions, "eu").as_deref(), Some("us"));
-        assert_eq!(live.pick(&regions, "ap").as_deref(), Some("eu"));
-        live.set(["eu", "ap"].map(String::from).into());
-        assert_eq!(live.pick(&regions, "eu").as_deref(), Some("ap"));
-        live.set(["eu"].map(String::from).into());
+        assert_eq!(live.pick("wsp_a", &regions, "eu"), None, "nobody alive");
+        live.set(nodes(&["eu", "us", "ap"]));
+        assert_eq!(live.pick("wsp_a", &regions, "eu").as_deref(), Some("us"));
+        assert_eq!(live.pick("wsp_a", &regions, "ap").as_deref(), Some("eu"));
+        live.set(nodes(&["eu", "ap"]));
+        assert_eq!(live.pick("wsp_a", &regions, "eu").as_deref(), Some("ap"));
+        live.set(nodes(&["eu"]));
         assert_eq!(
-            live.pick(&regions, "eu"),
+            live.pick("wsp_a", &regions, "eu"),
             None,
             "never the failing region itself"
         );
+    }
+
+    #[test]
+    fn a_location_is_asked_only_while_its_workspaces_probe_is_online() {
+        let live = LiveRegions::default();
+        let regions: Vec<String> = ["eu", "office", "lab"].map(String::from).to_vec();
+        let mut l = nodes(&["eu"]);
+        l.locations.insert(("wsp_a".into(), "lab".into()));
+        live.set(l);
+        // office is offline: lab, online, is asked about a failure in eu.
+        assert_eq!(live.pick("wsp_a", &regions, "eu").as_deref(), Some("lab"));
+        // lab's probes are wsp_a's: another workspace's lab is not online.
+        assert_eq!(live.pick("wsp_b", &regions, "eu"), None);
+        // A probe's failure in lab is asked of a node region.
+        assert_eq!(live.pick("wsp_a", &regions, "lab").as_deref(), Some("eu"));
     }
 }

@@ -53,30 +53,48 @@ pub struct NewConfirmation<'a> {
 impl Store {
     /// Write a request. False when the round already has one (another node asked first).
     pub async fn request_confirmation(&self, c: NewConfirmation<'_>) -> Result<bool, StoreError> {
-        let row = check_confirmation::ActiveModel {
-            id: Set(c.id.to_string()),
-            monitor_id: Set(c.monitor_id.to_string()),
-            round: Set(c.round),
-            from_region: Set(c.from_region.to_string()),
-            target_region: Set(c.target_region.to_string()),
-            requested_at: Set(c.requested_at),
-            deadline_at: Set(c.deadline_at),
-            claimed_by: Set(None),
-            lease_until: Set(None),
-            original: Set(c.original),
-        };
-        let inserted = check_confirmation::Entity::insert(row)
-            .on_conflict(
-                sea_orm::sea_query::OnConflict::columns([
-                    check_confirmation::Column::MonitorId,
-                    check_confirmation::Column::Round,
-                ])
-                .do_nothing()
-                .to_owned(),
-            )
-            .exec_without_returning(self.db())
-            .await?;
-        Ok(inserted == 1)
+        insert(self.db(), c).await
+    }
+
+    /// The requests among `ids` that are still open.
+    pub async fn confirmations_among(
+        &self,
+        ids: Vec<String>,
+    ) -> Result<Vec<ConfirmationRow>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(check_confirmation::Entity::find()
+            .filter(check_confirmation::Column::Id.is_in(ids))
+            .all(self.db())
+            .await?
+            .into_iter()
+            .map(ConfirmationRow::from)
+            .collect())
+    }
+
+    /// Open requests addressed to `region` about these monitors, before their deadline,
+    /// oldest first (what a probe of a private location answers: its own monitors').
+    pub async fn confirmations_for(
+        &self,
+        region: &str,
+        monitor_ids: Vec<String>,
+        now: i64,
+    ) -> Result<Vec<ConfirmationRow>, StoreError> {
+        if monitor_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(check_confirmation::Entity::find()
+            .filter(check_confirmation::Column::TargetRegion.eq(region))
+            .filter(check_confirmation::Column::DeadlineAt.gt(now))
+            .filter(check_confirmation::Column::MonitorId.is_in(monitor_ids))
+            .order_by_asc(check_confirmation::Column::RequestedAt)
+            .limit(BATCH)
+            .all(self.db())
+            .await?
+            .into_iter()
+            .map(ConfirmationRow::from)
+            .collect())
     }
 
     /// Claim up to a batch of requests addressed to `region` for `node_id`. A claim holds
@@ -157,8 +175,46 @@ impl Store {
     }
 }
 
+/// Write a request on `conn`. False when the round already has one.
+async fn insert(
+    conn: &impl sea_orm::ConnectionTrait,
+    c: NewConfirmation<'_>,
+) -> Result<bool, StoreError> {
+    let row = check_confirmation::ActiveModel {
+        id: Set(c.id.to_string()),
+        monitor_id: Set(c.monitor_id.to_string()),
+        round: Set(c.round),
+        from_region: Set(c.from_region.to_string()),
+        target_region: Set(c.target_region.to_string()),
+        requested_at: Set(c.requested_at),
+        deadline_at: Set(c.deadline_at),
+        claimed_by: Set(None),
+        lease_until: Set(None),
+        original: Set(c.original),
+    };
+    let inserted = check_confirmation::Entity::insert(row)
+        .on_conflict(
+            sea_orm::sea_query::OnConflict::columns([
+                check_confirmation::Column::MonitorId,
+                check_confirmation::Column::Round,
+            ])
+            .do_nothing()
+            .to_owned(),
+        )
+        .exec_without_returning(conn)
+        .await?;
+    Ok(inserted == 1)
+}
+
 /// Writes that are part of a larger transaction.
 impl Tx {
+    /// Write a request in the transaction that consumes the check it is about (a
+    /// probe's failure: its sequence number moves with it). False when the round already
+    /// has one.
+    pub async fn request_confirmation(&self, c: NewConfirmation<'_>) -> Result<bool, StoreError> {
+        insert(self.conn(), c).await
+    }
+
     /// Settle a request inside the recorder's transaction. True for exactly one caller:
     /// the one whose verdict counts.
     pub async fn settle_confirmation(&self, id: &str) -> Result<bool, StoreError> {

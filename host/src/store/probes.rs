@@ -51,6 +51,23 @@ own_row! {
     }
 }
 
+own_row! {
+    /// A workspace's private location, once one of its probes has been heard from.
+    pub struct LocationRow in location "locations" {
+        key {
+            pub workspace_id: String,
+            pub name: String,
+        }
+        /// Since when all its probes are silent; None while one is heard from.
+        pub offline_since: Option<i64>,
+        pub changed_at: i64,
+    }
+}
+
+/// A probe not heard from for this long is offline, and its location's other probes take
+/// its monitors. Held requests last less than this, so a waiting probe stays online.
+pub const PROBE_SILENCE_MS: i64 = 45_000;
+
 /// What a probe reports with each request.
 #[derive(Debug, Clone, Default)]
 pub struct ProbeReport {
@@ -189,6 +206,33 @@ impl Store {
         tx.commit_if(done > 0).await
     }
 
+    /// Rename a live probe and set its heartbeat monitor; None when there is no such live
+    /// probe.
+    pub async fn update_probe(
+        &self,
+        workspace_id: &str,
+        id: &str,
+        name: &str,
+        heartbeat_monitor_id: Option<&str>,
+    ) -> Result<Option<ProbeRow>, StoreError> {
+        let done = probe::Entity::update_many()
+            .col_expr(probe::Column::Name, Expr::value(name))
+            .col_expr(
+                probe::Column::HeartbeatMonitorId,
+                Expr::value(heartbeat_monitor_id.map(str::to_string)),
+            )
+            .filter(probe::Column::Id.eq(id))
+            .filter(probe::Column::WorkspaceId.eq(workspace_id))
+            .filter(probe::Column::RevokedAt.is_null())
+            .exec(self.db())
+            .await?
+            .rows_affected;
+        if done == 0 {
+            return Ok(None);
+        }
+        self.probe_in(workspace_id, id).await
+    }
+
     /// Give a probe a new token; the old one is refused from the next request on.
     pub async fn rotate_probe_token(
         &self,
@@ -316,7 +360,118 @@ impl Store {
     }
 }
 
+/// Locations' states.
+impl Store {
+    /// Every probe that is not revoked, in every workspace (for the locations' pass).
+    pub async fn all_live_probes(&self) -> Result<Vec<ProbeRow>, StoreError> {
+        Ok(probe::Entity::find()
+            .filter(probe::Column::RevokedAt.is_null())
+            .order_by_asc(probe::Column::Id)
+            .all(self.db())
+            .await?
+            .owned())
+    }
+
+    /// Every location's stored state.
+    pub async fn all_locations(&self) -> Result<Vec<LocationRow>, StoreError> {
+        Ok(location::Entity::find()
+            .order_by_asc(location::Column::WorkspaceId)
+            .order_by_asc(location::Column::Name)
+            .all(self.db())
+            .await?
+            .owned())
+    }
+
+    /// A workspace's locations' stored states.
+    pub async fn locations_of(&self, workspace_id: &str) -> Result<Vec<LocationRow>, StoreError> {
+        Ok(location::Entity::find()
+            .filter(location::Column::WorkspaceId.eq(workspace_id))
+            .order_by_asc(location::Column::Name)
+            .all(self.db())
+            .await?
+            .owned())
+    }
+
+    /// Note a location online for the first time (nothing is told: it never was offline).
+    pub async fn location_seen(
+        &self,
+        workspace_id: &str,
+        name: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let row = location::ActiveModel {
+            workspace_id: Set(workspace_id.to_string()),
+            name: Set(name.to_string()),
+            offline_since: Set(None),
+            changed_at: Set(now),
+        };
+        location::Entity::insert(row)
+            .on_conflict(
+                sea_orm::sea_query::OnConflict::columns([
+                    location::Column::WorkspaceId,
+                    location::Column::Name,
+                ])
+                .do_nothing()
+                .to_owned(),
+            )
+            .exec_without_returning(self.db())
+            .await?;
+        Ok(())
+    }
+
+    /// Forget a location whose probes were all revoked (taken down on purpose: nobody is
+    /// told).
+    pub async fn forget_location(&self, workspace_id: &str, name: &str) -> Result<(), StoreError> {
+        location::Entity::delete_many()
+            .filter(location::Column::WorkspaceId.eq(workspace_id))
+            .filter(location::Column::Name.eq(name))
+            .exec(self.db())
+            .await?;
+        Ok(())
+    }
+}
+
 impl Tx {
+    /// Forget an offline location whose probes were all revoked. False when it is not
+    /// offline any more (another node moved it).
+    pub async fn forget_offline_location(
+        &self,
+        workspace_id: &str,
+        name: &str,
+    ) -> Result<bool, StoreError> {
+        Ok(location::Entity::delete_many()
+            .filter(location::Column::WorkspaceId.eq(workspace_id))
+            .filter(location::Column::Name.eq(name))
+            .filter(location::Column::OfflineSince.is_not_null())
+            .exec(self.conn())
+            .await?
+            .rows_affected
+            == 1)
+    }
+
+    /// Move a location from online to offline since `since` (`Some`), or back online
+    /// (`None`). False when it is not in the state it was read in (another node or an
+    /// earlier pass moved it): the caller then tells nobody.
+    pub async fn move_location(
+        &self,
+        workspace_id: &str,
+        name: &str,
+        since: Option<i64>,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let mut update = location::Entity::update_many()
+            .col_expr(location::Column::OfflineSince, Expr::value(since))
+            .col_expr(location::Column::ChangedAt, Expr::value(now))
+            .filter(location::Column::WorkspaceId.eq(workspace_id))
+            .filter(location::Column::Name.eq(name));
+        update = if since.is_some() {
+            update.filter(location::Column::OfflineSince.is_null())
+        } else {
+            update.filter(location::Column::OfflineSince.is_not_null())
+        };
+        Ok(update.exec(self.conn()).await?.rows_affected == 1)
+    }
+
     /// The highest stored sequence number of each of these probes, their rows locked
     /// until the transaction ends on PostgreSQL (two nodes storing one probe's resent
     /// batch take turns, and the second sees the first's mark). Taken before the

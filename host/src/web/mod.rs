@@ -722,6 +722,9 @@ struct MonitorPage {
     parents: Vec<(String, String)>,
     /// Until when its notifications are held, if snoozed.
     snoozed_until: Option<String>,
+    /// It checks only from private locations that are offline: its state is the last one
+    /// their probes reported.
+    stale: bool,
     /// Its key, and the tool that owns it (`tocsin apply` puts its fields back).
     key: Option<String>,
     managed_by: Option<String>,
@@ -910,6 +913,10 @@ async fn monitor(
             .snoozed_until
             .filter(|until| *until > now)
             .map(crate::time::format_ms),
+        stale: state
+            .engine
+            .offline
+            .stale(&m.workspace_id, &m.region_list()),
         ranges: RANGES.to_vec(),
         range,
         bucket_label,

@@ -461,3 +461,33 @@ where
         out
     })
 }
+
+/// Checks of a monitor as (region, ok, counted, confirmation status), oldest first.
+pub fn verdicts(api: &Api, id: &str) -> Vec<(String, bool, bool, String)> {
+    let r = api.get(&format!("/v1/monitors/{id}/checks?limit=100"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let mut list: Vec<(i64, (String, bool, bool, String))> = r.body["data"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|c| {
+            (
+                chrono::DateTime::parse_from_rfc3339(c["checkedAt"].as_str().unwrap_or_default())
+                    .map(|t| t.timestamp_millis())
+                    .unwrap_or_default(),
+                (
+                    c["region"].as_str().unwrap_or("").to_string(),
+                    c["ok"].as_bool().unwrap_or(false),
+                    c["counted"].as_bool().unwrap_or(false),
+                    c["details"]["confirmation"]["status"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                ),
+            )
+        })
+        .collect();
+    list.sort_by_key(|c| c.0);
+    list.into_iter().map(|c| c.1).collect()
+}

@@ -55,6 +55,18 @@ pub enum Kind {
         targets_missed: u64,
         incidents: u64,
     },
+    /// Every probe of a private location went silent (`online` false), or one was heard
+    /// again.
+    Location {
+        name: String,
+        online: bool,
+        /// Its last probe was revoked while it was offline: nobody checks from it now,
+        /// and the alert about it is closed.
+        retired: bool,
+        monitors: u64,
+        /// The workspace's id: a location's name is the server's, shared by workspaces.
+        workspace_id: Option<String>,
+    },
     /// Any other event, by name.
     Other(String),
 }
@@ -165,6 +177,13 @@ impl Alert {
                 targets_missed: p["report"]["targetsMissed"].as_u64().unwrap_or(0),
                 incidents: p["report"]["incidents"].as_u64().unwrap_or(0),
             },
+            "location.offline" | "location.online" => Kind::Location {
+                name: text(&p["location"]["name"]).unwrap_or_else(|| "location".into()),
+                online: event == "location.online",
+                retired: event == "location.online" && p["location"]["status"] == "unknown",
+                monitors: p["location"]["monitors"].as_u64().unwrap_or(0),
+                workspace_id: text(&p["workspace"]["id"]),
+            },
             other => Kind::Other(other.to_string()),
         };
         let group: Vec<GroupEntry> = p["group"]["incidents"]
@@ -194,14 +213,18 @@ impl Alert {
             event,
             kind,
             test: p["test"] == Value::Bool(true),
-            monitor: text(&p["monitor"]["name"]).unwrap_or_else(|| "monitor".into()),
+            monitor: text(&p["monitor"]["name"])
+                .or_else(|| text(&p["location"]["name"]).map(|n| format!("location {n}")))
+                .unwrap_or_else(|| "monitor".into()),
             monitor_id: text(&p["monitor"]["id"]),
             target: text(&p["monitor"]["url"]).or_else(|| text(&p["monitor"]["hostname"])),
             incident_id: text(&p["incident"]["id"]),
             link: text(&p["incident"]["url"]).or_else(|| text(&p["report"]["url"])),
             reason: text(&p["failure"]["reason"]),
             region: text(&p["failure"]["region"]),
-            since: text(&p["incident"]["createdAt"]).or_else(|| text(&p["flapping"]["since"])),
+            since: text(&p["incident"]["createdAt"])
+                .or_else(|| text(&p["flapping"]["since"]))
+                .or_else(|| text(&p["location"]["offlineSince"])),
             duration_seconds: p["incident"]["durationSeconds"].as_i64(),
             expires: text(&p["ssl"]["expiresAt"]),
             workspace: text(&p["workspace"]["name"]),
@@ -225,6 +248,8 @@ impl Alert {
             Kind::Down | Kind::Reminder { .. } => Severity::Critical,
             Kind::Flapping { down: true, .. } => Severity::Critical,
             Kind::Certificate { critical: true, .. } => Severity::Critical,
+            Kind::Location { online: false, .. } => Severity::Critical,
+            Kind::Location { online: true, .. } => Severity::Resolved,
             Kind::Certificate { .. }
             | Kind::Flapping { .. }
             | Kind::FlappingStarted { .. }
@@ -317,6 +342,25 @@ impl Alert {
                     "targets"
                 }
             ),
+            Kind::Location {
+                name,
+                online: false,
+                monitors,
+                ..
+            } => format!(
+                "OFFLINE: location {name} ({monitors} {} not checked)",
+                if *monitors == 1 {
+                    "monitor"
+                } else {
+                    "monitors"
+                }
+            ),
+            Kind::Location {
+                name,
+                retired: true,
+                ..
+            } => format!("CLOSED: location {name} has no probe left; nothing checks from it"),
+            Kind::Location { name, .. } => format!("ONLINE: location {name} is checking again"),
             Kind::Other(event) => format!("{event}: {m}"),
         }
     }
@@ -366,6 +410,15 @@ impl Alert {
             }
             Kind::Report { incidents, .. } => {
                 facts.push(("Incidents", incidents.to_string()));
+            }
+            Kind::Location { online: false, .. } => {
+                facts.push((
+                    "Why",
+                    "None of its probes was heard from for 45 seconds; its monitors keep their states and open no incident until one is".into(),
+                ));
+                if let Some(s) = &self.since {
+                    facts.push(("Since", s.clone()));
+                }
             }
             Kind::Degraded {
                 response_ms: Some(r),
@@ -470,6 +523,17 @@ impl Alert {
     /// resolved), for providers that track alerts (PagerDuty's `dedup_key`, Opsgenie's
     /// alias); the monitor's id for events without an incident.
     pub fn dedup_key(&self) -> String {
+        if let Kind::Location {
+            name, workspace_id, ..
+        } = &self.kind
+        {
+            // One page per location of a workspace: raised when it goes offline, closed
+            // when it is back.
+            return format!(
+                "location-{}-{name}",
+                workspace_id.as_deref().unwrap_or("workspace")
+            );
+        }
         self.incident_id
             .clone()
             .or_else(|| self.monitor_id.clone())
@@ -856,6 +920,37 @@ mod tests {
         );
         assert_eq!(alert.link_label(), "Open the report");
         assert!(alert.plain().contains("Incidents: 3"), "{}", alert.plain());
+    }
+
+    #[test]
+    fn a_location_offline_is_critical_and_says_what_is_not_checked() {
+        let p = json!({"event": "location.offline", "workspace": {"name": "Acme"},
+            "location": {"name": "office", "status": "offline", "monitors": 4,
+                         "offlineSince": "2026-12-01T10:00:00.000Z"}});
+        let alert = Alert::parse(&p.to_string()).expect("alert");
+        assert_eq!(
+            alert.title(),
+            "OFFLINE: location office (4 monitors not checked)"
+        );
+        assert_eq!(alert.severity(), Severity::Critical);
+        let plain = alert.plain();
+        assert!(plain.contains("Since: 2026-12-01T10:00:00.000Z"), "{plain}");
+        assert!(!plain.contains("Open the incident"), "{plain}");
+        assert_eq!(alert.dedup_key(), "location-workspace-office");
+        let p = json!({"event": "location.online", "workspace": {"id": "wsp_1"},
+            "location": {"name": "office", "status": "online", "monitors": 4}});
+        let alert = Alert::parse(&p.to_string()).expect("alert");
+        assert_eq!(alert.title(), "ONLINE: location office is checking again");
+        assert_eq!(alert.severity(), Severity::Resolved);
+        assert_eq!(alert.dedup_key(), "location-wsp_1-office");
+        let p = json!({"event": "location.online", "workspace": {"id": "wsp_1"},
+            "location": {"name": "office", "status": "unknown", "monitors": 4}});
+        let alert = Alert::parse(&p.to_string()).expect("alert");
+        assert_eq!(
+            alert.title(),
+            "CLOSED: location office has no probe left; nothing checks from it"
+        );
+        assert_eq!(alert.severity(), Severity::Resolved);
     }
 
     #[test]

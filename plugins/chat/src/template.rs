@@ -164,6 +164,9 @@ fn status(kind: &Kind) -> &str {
         Kind::Resumed => "resumed",
         Kind::Certificate { .. } => "certificate",
         Kind::Report { .. } => "report",
+        Kind::Location { retired: true, .. } => "unknown",
+        Kind::Location { online: true, .. } => "online",
+        Kind::Location { .. } => "offline",
         Kind::Other(event) => event,
     }
 }

@@ -242,6 +242,41 @@ pub fn render(payload: &str) -> Result<Mail, String> {
                 format!("The certificate of {name} expires in {days} days"),
             )
         }
+        kind @ ("location.offline" | "location.online") => {
+            let l = &p["location"];
+            let location = l["name"].as_str().unwrap_or("location");
+            let monitors = l["monitors"].as_u64().unwrap_or(0);
+            let noun = if monitors == 1 { "monitor" } else { "monitors" };
+            facts.push(("Monitors".into(), monitors.to_string()));
+            if let (Some(all), Some(online)) = (l["probes"].as_u64(), l["onlineProbes"].as_u64()) {
+                facts.push(("Probes online".into(), format!("{online} of {all}")));
+            }
+            if let Some(at) = l["lastContactAt"].as_str() {
+                facts.push(("Last heard from".into(), at.into()));
+            }
+            if kind == "location.online" && l["status"] == "unknown" {
+                (
+                    format!("{test}CLOSED: location {location} has no probe left"),
+                    format!(
+                        "The last probe of {location} was revoked while it was offline: nothing checks its {monitors} {noun} from there now"
+                    ),
+                )
+            } else if kind == "location.offline" {
+                (
+                    format!("{test}OFFLINE: location {location} ({monitors} {noun} not checked)"),
+                    format!(
+                        "None of the probes of {location} was heard from for 45 seconds: its monitors keep their states and open no incident until one is"
+                    ),
+                )
+            } else {
+                (
+                    format!("{test}ONLINE: location {location} is checking again"),
+                    format!(
+                        "A probe of {location} is heard from again: its {monitors} {noun} are checked"
+                    ),
+                )
+            }
+        }
         other => (format!("{test}{other}: {name}"), format!("{other}: {name}")),
     };
     if let Some(at) = p["timestamp"].as_str() {
@@ -739,6 +774,28 @@ mod tests {
             "CRITICAL: certificate for Shop expires in 5 days"
         );
         assert!(m.text.contains("Issuer: Test CA"));
+    }
+
+    #[test]
+    fn a_location_offline_mail_says_what_is_not_checked_and_why() {
+        let p = r#"{"event":"location.offline","timestamp":"2026-12-01T10:00:45.000Z","workspace":{"name":"Acme"},
+            "location":{"name":"office","status":"offline","offlineSince":"2026-12-01T10:00:45.000Z","probes":2,"onlineProbes":0,
+            "lastContactAt":"2026-12-01T10:00:00.000Z","monitors":7}}"#;
+        let mail = render(p).expect("mail");
+        assert_eq!(
+            mail.subject,
+            "OFFLINE: location office (7 monitors not checked)"
+        );
+        assert!(mail.text.contains("Probes online: 0 of 2"), "{}", mail.text);
+        assert!(
+            mail.text
+                .contains("Last heard from: 2026-12-01T10:00:00.000Z"),
+            "{}",
+            mail.text
+        );
+        assert!(!mail.text.contains("Incident:"), "{}", mail.text);
+        let back = render(&p.replace("location.offline", "location.online")).expect("mail");
+        assert_eq!(back.subject, "ONLINE: location office is checking again");
     }
 
     #[test]

@@ -74,7 +74,14 @@ impl Channel for Plugin {
             .map_err(Failure::permanent)?
             .shaped(config.templates());
         // The transaction id makes a retried attempt the same message, not a second one.
+        // Without the header, the payload's delivery id; then the incident and event (an
+        // event about no incident, a report or a location, has a delivery id).
         let txn = delivery_id(&n.headers)
+            .or_else(|| {
+                serde_json::from_str::<serde_json::Value>(&n.payload)
+                    .ok()
+                    .and_then(|p| p["webhookId"].as_str().map(|id| format!("tocsin-{id}")))
+            })
             .unwrap_or_else(|| format!("tocsin-{}-{}", alert.dedup_key(), alert.event));
         tocsin_chat::post(Post {
             service: "Matrix",

@@ -111,7 +111,7 @@ pub fn request(config: &OpsgenieConfig, alert: &Alert) -> Option<(String, Value)
         )
     };
     match &alert.kind {
-        Kind::Down | Kind::Certificate { .. } => {
+        Kind::Down | Kind::Certificate { .. } | Kind::Location { online: false, .. } => {
             let alias = match &alert.kind {
                 Kind::Certificate { .. } => format!(
                     "certificate-{}",
@@ -152,7 +152,7 @@ pub fn request(config: &OpsgenieConfig, alert: &Alert) -> Option<(String, Value)
             by_alias("acknowledge"),
             json!({"source": "Tocsin", "note": "Acknowledged in Tocsin"}),
         )),
-        Kind::Recovered => Some((
+        Kind::Recovered | Kind::Location { online: true, .. } => Some((
             by_alias("close"),
             json!({"source": "Tocsin", "note": alert.plain()}),
         )),

@@ -101,7 +101,10 @@ pub fn event(config: &PagerDutyConfig, alert: &Alert) -> Option<Value> {
     let (action, key, severity) = match &alert.kind {
         Kind::Down => ("trigger", alert.dedup_key(), config.severity.as_str()),
         Kind::Acknowledged => ("acknowledge", alert.dedup_key(), ""),
-        Kind::Recovered => ("resolve", alert.dedup_key(), ""),
+        Kind::Recovered | Kind::Location { online: true, .. } => ("resolve", alert.dedup_key(), ""),
+        Kind::Location { online: false, .. } => {
+            ("trigger", alert.dedup_key(), config.severity.as_str())
+        }
         Kind::Certificate { critical, .. } => (
             "trigger",
             format!(
@@ -157,3 +160,30 @@ pub fn event(config: &PagerDutyConfig, alert: &Alert) -> Option<Value> {
 }
 
 export_channel!(Plugin);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_location_offline_pages_once_and_its_return_resolves_the_page() {
+        let config = PagerDutyConfig {
+            routing_key: "r".repeat(32),
+            severity: "critical".into(),
+        };
+        let offline = Alert::parse(
+            r#"{"event":"location.offline","workspace":{"id":"wsp_1"},"location":{"name":"office","monitors":3}}"#,
+        )
+        .expect("alert");
+        let page = event(&config, &offline).expect("a page");
+        assert_eq!(page["event_action"], "trigger");
+        assert_eq!(page["dedup_key"], "location-wsp_1-office");
+        let online = Alert::parse(
+            r#"{"event":"location.online","workspace":{"id":"wsp_1"},"location":{"name":"office","monitors":3}}"#,
+        )
+        .expect("alert");
+        let resolve = event(&config, &online).expect("a resolve");
+        assert_eq!(resolve["event_action"], "resolve");
+        assert_eq!(resolve["dedup_key"], "location-wsp_1-office");
+    }
+}

@@ -304,6 +304,29 @@ pub fn render_with(
                 "{test}{mark} <b>Certificate expires in {days} days</b>: {name}{place_line}\nExpires {expires}"
             )
         }
+        "location.offline" | "location.online" => {
+            let l = &p["location"];
+            let where_ = escape(l["name"].as_str().unwrap_or("location"));
+            let monitors = l["monitors"].as_u64().unwrap_or(0);
+            let noun = if monitors == 1 { "monitor" } else { "monitors" };
+            if l["status"] == "unknown" {
+                format!(
+                    "{test}⚪ <b>CLOSED</b>: location {where_} has no probe left; nothing checks its {monitors} {noun} from there"
+                )
+            } else if p["event"] == "location.offline" {
+                let since = l["offlineSince"]
+                    .as_str()
+                    .map(|s| format!("\nSince {}", escape(s)))
+                    .unwrap_or_default();
+                format!(
+                    "{test}🔴 <b>OFFLINE</b>: location {where_} ({monitors} {noun} not checked)\nNone of its probes was heard from for 45 seconds; its monitors keep their states and open no incident until one is.{since}"
+                )
+            } else {
+                format!(
+                    "{test}✅ <b>ONLINE</b>: location {where_} is checking again ({monitors} {noun})"
+                )
+            }
+        }
         other => format!("{test}{}: {name}", escape(other)),
     };
     Ok(text)
@@ -367,6 +390,27 @@ pub fn schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_location_going_offline_and_back_reads_as_one_line_each() {
+        let off = serde_json::json!({"event": "location.offline",
+            "location": {"name": "office <2>", "monitors": 1, "offlineSince": "2026-12-01T10:00:00.000Z"}})
+        .to_string();
+        let text = render(&off).expect("text");
+        assert!(
+            text.starts_with(
+                "🔴 <b>OFFLINE</b>: location office &lt;2&gt; (1 monitor not checked)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("Since 2026-12-01T10:00:00.000Z"), "{text}");
+        let on = serde_json::json!({"event": "location.online", "location": {"name": "office", "monitors": 2}})
+            .to_string();
+        assert_eq!(
+            render(&on).expect("text"),
+            "✅ <b>ONLINE</b>: location office is checking again (2 monitors)"
+        );
+    }
 
     #[test]
     fn one_click_links_are_buttons_over_https_and_text_links_otherwise() {
