@@ -815,3 +815,73 @@ fn regional_confirmation_asks_a_location_only_while_it_is_online() {
     assert_eq!(closed["location"]["probes"], 0, "{closed}");
     assert_eq!(events("location.offline").len(), 1);
 }
+
+#[test]
+fn two_probes_share_a_location_and_one_takes_over_when_the_other_goes_silent() {
+    let target = Target::start();
+    let dir = configured_dir();
+    let server = Server::start_in(dir.path(), &[]);
+    let api = server.client();
+    let monitors: Vec<String> = (0..10)
+        .map(|i| {
+            new_monitor(
+                &api,
+                json!({"name": format!("office {i}"), "type": "http", "url": target.url("/ok"),
+                       "method": "GET", "interval": 1, "regions": ["office"]}),
+            )
+        })
+        .collect();
+    let (first_id, first_token) = new_probe(&api, "rack 1", "office");
+    let (second_id, second_token) = new_probe(&api, "rack 2", "office");
+    let (first_dir, second_dir) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    let mut first = Probe::start(&server.base, &first_token, first_dir.path());
+    let _second = Probe::start(&server.base, &second_token, second_dir.path());
+    let rate = |id: &str| -> f64 {
+        api.get("/v1/probes").body["data"]
+            .as_array()
+            .and_then(|l| l.iter().find(|p| p["id"] == id).cloned())
+            .and_then(|p| p["checksPerSecond"].as_f64())
+            .unwrap_or(0.0)
+    };
+    // Both check, each its own share of the location's monitors, and every monitor is
+    // checked.
+    wait_for("both probes checking", Duration::from_secs(60), || {
+        let all = monitors.iter().all(|m| checks(&api, m).len() >= 2);
+        (all && rate(&first_id) > 0.0 && rate(&second_id) > 0.0).then_some(())
+    });
+    let (one, two) = (rate(&first_id), rate(&second_id));
+    assert!(
+        one < 10.0 && two < 10.0,
+        "the share is split, not doubled: {one} and {two} checks a second for 10 monitors at 1 s"
+    );
+    // The first goes silent: after 45 s the second takes its monitors over, and every
+    // monitor is checked again.
+    first.kill();
+    let silent = now_ms();
+    wait_for(
+        "the second probe checking everything",
+        Duration::from_secs(90),
+        || {
+            monitors
+                .iter()
+                .all(|m| checks(&api, m).iter().any(|c| c.1 > silent + 45_000))
+                .then_some(())
+        },
+    );
+    let office = api.get("/v1/locations").body["data"]
+        .as_array()
+        .and_then(|l| l.iter().find(|x| x["name"] == "office").cloned())
+        .expect("office");
+    assert_eq!(office["status"], "online", "{office}");
+    assert_eq!(
+        (office["probes"].clone(), office["onlineProbes"].clone()),
+        (json!(2), json!(1))
+    );
+    for m in &monitors {
+        let r = api.get(&format!("/v1/incidents?monitorId={m}"));
+        assert_eq!(r.body["data"], json!([]), "{}", r.body);
+    }
+}
