@@ -732,7 +732,7 @@ async fn assignments_of(state: &AppState, probe: &ProbeRow) -> Result<Assignment
         .store
         .confirmations_for(
             &probe.location,
-            monitors.iter().map(|m| m.id.clone()).collect(),
+            &monitors.iter().map(|m| m.id.as_str()).collect(),
             now,
         )
         .await?

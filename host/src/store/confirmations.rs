@@ -36,6 +36,9 @@ own_row! {
 
 /// Requests claimed or swept in one pass.
 const BATCH: u64 = 64;
+/// The most open requests of one location read at once (they live seconds: one per
+/// failing round of a monitor that asks it, across the workspaces that share its name).
+const OPEN_AT_A_LOCATION: u64 = 2_000;
 
 /// A new request, before it is written.
 pub struct NewConfirmation<'a> {
@@ -73,12 +76,14 @@ impl Store {
             .collect())
     }
 
-    /// Open requests addressed to `region` about these monitors, before their deadline,
-    /// oldest first (what a probe of a private location answers: its own monitors').
+    /// Open requests addressed to `region` about monitors among `monitor_ids`, before their
+    /// deadline, oldest first (what a probe of a private location answers: its own
+    /// monitors'). The location's open requests are read and sorted here: a location can
+    /// hold more monitors than a query may name.
     pub async fn confirmations_for(
         &self,
         region: &str,
-        monitor_ids: Vec<String>,
+        monitor_ids: &std::collections::HashSet<&str>,
         now: i64,
     ) -> Result<Vec<ConfirmationRow>, StoreError> {
         if monitor_ids.is_empty() {
@@ -87,12 +92,12 @@ impl Store {
         Ok(check_confirmation::Entity::find()
             .filter(check_confirmation::Column::TargetRegion.eq(region))
             .filter(check_confirmation::Column::DeadlineAt.gt(now))
-            .filter(check_confirmation::Column::MonitorId.is_in(monitor_ids))
             .order_by_asc(check_confirmation::Column::RequestedAt)
-            .limit(BATCH)
+            .limit(OPEN_AT_A_LOCATION)
             .all(self.db())
             .await?
             .into_iter()
+            .filter(|c| monitor_ids.contains(c.monitor_id.as_str()))
             .map(ConfirmationRow::from)
             .collect())
     }

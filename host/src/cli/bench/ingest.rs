@@ -5,8 +5,8 @@
 //! through the API, fetch their share of the monitors and post batches of 500 results
 //! each, one request at a time per probe (as `tocsin probe` does), for the warm-up and
 //! the measured window. The server's CPU per stored result is read from `/proc` and set
-//! against the http check's native CPU measured in the same command, after the server
-//! stopped.
+//! against, in the same command, a fresh `tocsin serve` checking 5,000 http monitors at
+//! 20 s itself (its CPU per check), and the http check's native CPU in this process.
 
 use super::serve::Serve;
 use super::{BENCH_KEY, Target, measure};
@@ -37,12 +37,27 @@ pub struct IngestReport {
     pub refused: u64,
     /// The http check's native CPU per check in this process, after the server stopped.
     pub native_cpu: Duration,
+    /// A `tocsin serve` of its own checking [`LOCAL_MONITORS`] http monitors itself at a
+    /// 20 s interval, in the same command: its CPU per check (scheduling, plugin, request,
+    /// recorder), what a result costs the server when it runs the check.
+    pub local_cpu: Option<Duration>,
 }
+
+/// The local run's size: the side-by-side table's 5,000 monitors at 20 s.
+pub const LOCAL_MONITORS: usize = 5_000;
 
 impl IngestReport {
     /// Results stored per second per core the server used.
     pub fn per_core(&self) -> Option<f64> {
         (self.cores > 0.0).then(|| self.per_sec / self.cores)
+    }
+
+    /// The server's CPU per remote result over its CPU per check it runs itself, in the
+    /// same command.
+    pub fn local_multiple(&self) -> Option<f64> {
+        let cpu = self.cpu_per_result?;
+        let local = self.local_cpu.filter(|l| !l.is_zero())?;
+        Some(cpu.as_secs_f64() / local.as_secs_f64())
     }
 
     /// The server's CPU per remote result over the native check's, in the same command.
@@ -268,9 +283,30 @@ pub(super) async fn run_one(
             cores: cpu.map_or(0.0, |c| c.as_secs_f64() / window.as_secs_f64()),
             refused: refused.load(Ordering::Relaxed) - refused_before,
             native_cpu: Duration::ZERO,
+            local_cpu: None,
         })
     }
     .await;
+    // The same server checking for itself: a fresh one, 5,000 monitors at 20 s, measured
+    // over the same window.
+    let result = match result {
+        Ok(report) => {
+            let local = super::BenchOptions {
+                serve: true,
+                preload: true,
+                interval: 20,
+                probe_ingest: None,
+                ..opts.clone()
+            };
+            super::serve::run_one(&local, LOCAL_MONITORS, target, cache)
+                .await
+                .map(|r| IngestReport {
+                    local_cpu: r.cpu_per_check,
+                    ..report
+                })
+        }
+        Err(e) => Err(e),
+    };
     // The server has stopped: the reference, on a machine otherwise as busy.
     let result = match result {
         Ok(report) => {
@@ -313,5 +349,14 @@ pub fn print(r: &IngestReport) {
     );
     if let Some(m) = r.native_multiple() {
         println!("  a remote result costs the server {m:.2}× a native check");
+    }
+    if let Some(local) = r.local_cpu {
+        println!(
+            "  local check        {} µs of a server's CPU per check it runs itself ({LOCAL_MONITORS} http monitors at 20 s, same command)",
+            local.as_micros()
+        );
+    }
+    if let Some(m) = r.local_multiple() {
+        println!("  a remote result costs the server {m:.2}× a check it runs itself");
     }
 }
