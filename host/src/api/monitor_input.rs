@@ -37,8 +37,9 @@ const COMMON_FIELDS: [&str; 14] = [
     "regionalConfirmation",
 ];
 /// Fields the server sets.
-const READ_ONLY_FIELDS: [&str; 10] = [
+const READ_ONLY_FIELDS: [&str; 11] = [
     "id",
+    "stale",
     "pingUrl",
     "snoozedUntil",
     "status",

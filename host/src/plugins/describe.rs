@@ -11,7 +11,8 @@ use super::wit;
 pub const TOP_LEVEL_KEYWORD: &str = "x-tocsin-top-level";
 
 /// Fields every monitor object has; a top-level plugin may not reuse them.
-pub const MONITOR_FIELDS: [&str; 23] = [
+pub const MONITOR_FIELDS: [&str; 24] = [
+    "stale",
     "retryInterval",
     "degradedAfterMs",
     "slaTarget",

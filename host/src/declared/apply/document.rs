@@ -95,6 +95,7 @@ impl Kind {
                 "lastResponseTimeMs",
                 "consecutiveFailures",
                 "consecutiveSuccesses",
+                "stale",
                 "managedBy",
             ],
             Kind::Page => &["id", "url", "createdAt", "updatedAt", "managedBy"],
