@@ -400,12 +400,16 @@ fn deliveries_retry_with_the_same_webhook_id_and_redirects_fail() {
             .iter()
             .all(|r| r.json["webhookId"] == id.as_str())
     );
-    api.get("/v1/webhook-deliveries?status=failed").body["data"]
-        .as_array()
-        .expect("data")
-        .iter()
-        .find(|d| d["id"] == id.as_str())
-        .expect("listed");
+    // Failed once its fifth attempt's answer is written (just after the receiver saw it).
+    wait_for(
+        "the delivery listed as failed",
+        Duration::from_secs(10),
+        || {
+            api.get("/v1/webhook-deliveries?status=failed").body["data"]
+                .as_array()
+                .and_then(|l| l.iter().find(|d| d["id"] == id.as_str()).cloned())
+        },
+    );
     api.get("/v1/webhook-deliveries/whd_01JD6Z3Y5N8Q2W7R4T6V9X0B1C")
         .assert_error(404, "DELIVERY_NOT_FOUND");
 }

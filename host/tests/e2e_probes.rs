@@ -786,14 +786,20 @@ fn regional_confirmation_asks_a_location_only_while_it_is_online() {
             .and_then(|l| l.iter().find(|x| x["name"] == "office").cloned())
             .filter(|o| o["status"] == "offline")
     });
+    // (Until then, within the 45 s of silence, a request nobody answers expires and the
+    // failure counts at its deadline.)
+    wait_for(
+        "a node failure counted as it is",
+        Duration::from_secs(30),
+        || {
+            verdicts(&api, &node_sees)
+                .iter()
+                .any(|c| c.0 == "local" && !c.1 && c.2 && c.3 == "unavailable")
+                .then_some(())
+        },
+    );
     let incident = first_incident(&api, &node_sees, "the node's unconfirmable failure", 60);
     assert_eq!(incident["failure"]["region"], "local", "{incident}");
-    let v = verdicts(&api, &node_sees);
-    assert!(
-        v.iter()
-            .any(|c| c.0 == "local" && !c.1 && c.2 && c.3 == "unavailable"),
-        "{v:?}"
-    );
     // Its lost probe revoked while the location is offline: the location's alert closes
     // (`location.online`, nothing checks from it now).
     let events = |name: &str| -> Vec<Value> {
