@@ -4,6 +4,9 @@
 //! again. Each change is a conditional update in the transaction that queues the
 //! location's alert (`location.offline`, `location.online`), so a second node or a
 //! restart never sends one twice.
+//!
+//! A probe's row also says whether the probe answers confirmation requests (probes of
+//! earlier releases do not): only such a probe's location is asked to confirm a failure.
 
 use sea_orm_migration::prelude::*;
 
@@ -17,6 +20,12 @@ enum Locations {
     Name,
     OfflineSince,
     ChangedAt,
+}
+
+#[derive(DeriveIden)]
+enum Probes {
+    Table,
+    AnswersConfirmations,
 }
 
 #[async_trait::async_trait]
@@ -41,10 +50,31 @@ impl MigrationTrait for Migration {
                     )
                     .to_owned(),
             )
+            .await?;
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(Probes::Table)
+                    .add_column(
+                        ColumnDef::new(Probes::AnswersConfirmations)
+                            .boolean()
+                            .not_null()
+                            .default(false),
+                    )
+                    .to_owned(),
+            )
             .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(Probes::Table)
+                    .drop_column(Probes::AnswersConfirmations)
+                    .to_owned(),
+            )
+            .await?;
         manager
             .drop_table(Table::drop().table(Locations::Table).to_owned())
             .await

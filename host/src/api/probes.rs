@@ -639,6 +639,10 @@ pub struct AssignmentQuery {
     /// The location the probe thinks it checks from: refused (403) unless it is the
     /// token's own.
     pub location: Option<String>,
+    /// `true`: the probe answers confirmation requests (`confirm` in the answer). Only
+    /// then is its location asked to confirm failures seen elsewhere, and only then does
+    /// the answer list them.
+    pub confirm: Option<bool>,
 }
 
 /// A monitor a probe checks.
@@ -700,7 +704,11 @@ fn owner<'a>(monitor_id: &str, probes: &'a [String]) -> Option<&'a String> {
     })
 }
 
-async fn assignments_of(state: &AppState, probe: &ProbeRow) -> Result<Assignments, ApiError> {
+async fn assignments_of(
+    state: &AppState,
+    probe: &ProbeRow,
+    answers: bool,
+) -> Result<Assignments, ApiError> {
     let now = state.clock.now_ms();
     let mut online = state
         .store
@@ -728,20 +736,24 @@ async fn assignments_of(state: &AppState, probe: &ProbeRow) -> Result<Assignment
             retry_interval_secs: m.retry_interval_secs,
         })
         .collect();
-    let confirm: Vec<ConfirmRequest> = state
-        .store
-        .confirmations_for(
-            &probe.location,
-            &monitors.iter().map(|m| m.id.as_str()).collect(),
-            now,
-        )
-        .await?
-        .into_iter()
-        .map(|c| ConfirmRequest {
-            request_id: c.id,
-            monitor_id: c.monitor_id,
-        })
-        .collect();
+    let confirm: Vec<ConfirmRequest> = if !answers {
+        Vec::new()
+    } else {
+        state
+            .store
+            .confirmations_for(
+                &probe.location,
+                &monitors.iter().map(|m| m.id.as_str()).collect(),
+                now,
+            )
+            .await?
+            .into_iter()
+            .map(|c| ConfirmRequest {
+                request_id: c.id,
+                monitor_id: c.monitor_id,
+            })
+            .collect()
+    };
     let mut h = Sha256::new();
     h.update(serde_json::to_vec(&monitors).unwrap_or_default());
     h.update(serde_json::to_vec(&confirm).unwrap_or_default());
@@ -784,7 +796,7 @@ pub async fn probe_assignments(
     // Heard from now; a held request lasts less than the silence that makes it offline.
     state
         .store
-        .touch_probe_contact(&probe.id, state.clock.now_ms())
+        .touch_probe_contact(&probe.id, state.clock.now_ms(), q.confirm == Some(true))
         .await?;
     let mut stopping = state.stopping.clone();
     loop {
@@ -795,7 +807,7 @@ pub async fn probe_assignments(
         if current.secret_hash != probe.secret_hash {
             return Err(ApiError::unauthorized("This probe token was replaced"));
         }
-        let found = assignments_of(&state, &current).await?;
+        let found = assignments_of(&state, &current, q.confirm == Some(true)).await?;
         if q.etag.as_deref() != Some(found.etag.as_str()) {
             return Ok(Success::ok(found).into_response());
         }

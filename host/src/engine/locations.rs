@@ -375,6 +375,7 @@ mod tests {
             instance: None,
             instance_seen_at: None,
             heartbeat_monitor_id: None,
+            answers_confirmations: true,
         }
     }
 

@@ -277,6 +277,8 @@ async fn poll_assignments(shared: Arc<Shared>, tx: watch::Sender<Option<Arc<Assi
         {
             let mut q = url.query_pairs_mut();
             q.append_pair("wait", &LONG_POLL_SECS.to_string());
+            // It answers confirmation requests (`confirm`).
+            q.append_pair("confirm", "true");
             if let Some(e) = &etag {
                 q.append_pair("etag", e);
             }

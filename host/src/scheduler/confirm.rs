@@ -72,8 +72,10 @@ impl LiveRegions {
             Some(w) => store.probes_of(w).await?,
             None => store.all_live_probes().await?,
         };
+        // Probes of earlier releases do not answer: their locations are never asked.
         let locations = probes
             .into_iter()
+            .filter(|p| p.answers_confirmations)
             .filter(|p| {
                 p.last_contact_at
                     .is_some_and(|t| now - t <= crate::store::probes::PROBE_SILENCE_MS)

@@ -48,6 +48,9 @@ own_row! {
         pub instance_seen_at: Option<i64>,
         /// A heartbeat monitor the probe's contacts ping.
         pub heartbeat_monitor_id: Option<String>,
+        /// It said, when it last asked for its assignments, that it answers confirmation
+        /// requests (probes of earlier releases do not).
+        pub answers_confirmations: bool,
     }
 }
 
@@ -125,6 +128,7 @@ impl Store {
             instance: Set(None),
             instance_seen_at: Set(None),
             heartbeat_monitor_id: Set(heartbeat_monitor_id),
+            answers_confirmations: Set(false),
         };
         Ok((self.insert_one(model).await?.into(), token))
     }
@@ -288,9 +292,18 @@ impl Store {
     }
 
     /// Note that a probe was heard from.
-    pub async fn touch_probe_contact(&self, id: &str, now: i64) -> Result<(), StoreError> {
+    pub async fn touch_probe_contact(
+        &self,
+        id: &str,
+        now: i64,
+        answers_confirmations: bool,
+    ) -> Result<(), StoreError> {
         probe::Entity::update_many()
             .col_expr(probe::Column::LastContactAt, Expr::value(now))
+            .col_expr(
+                probe::Column::AnswersConfirmations,
+                Expr::value(answers_confirmations),
+            )
             .filter(probe::Column::Id.eq(id))
             .exec(self.db())
             .await?;
