@@ -109,15 +109,14 @@ impl TlsServer {
     }
 }
 
-/// Accept TLS connections on `listener` in a thread of their own, each handled by
-/// `handle`, until the returned sender is used or dropped.
-fn accept_tls<F, Fut>(
+/// Accept connections on `listener` in a thread of its own (with its own runtime), each
+/// handled by `handle` in a task, until the returned sender is used or dropped.
+fn accept_tcp<F, Fut>(
     listener: std::net::TcpListener,
-    acceptor: tokio_rustls::TlsAcceptor,
     handle: F,
 ) -> tokio::sync::oneshot::Sender<()>
 where
-    F: Fn(tokio_rustls::server::TlsStream<tokio::net::TcpStream>) -> Fut + Send + Clone + 'static,
+    F: Fn(tokio::net::TcpStream) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     listener.set_nonblocking(true).expect("nonblocking");
@@ -134,19 +133,34 @@ where
                     _ = &mut stopped => break,
                     accepted = listener.accept() => {
                         let Ok((tcp, _)) = accepted else { continue };
-                        let acceptor = acceptor.clone();
-                        let handle = handle.clone();
-                        tokio::spawn(async move {
-                            if let Ok(tls) = acceptor.accept(tcp).await {
-                                handle(tls).await;
-                            }
-                        });
+                        tokio::spawn(handle(tcp));
                     }
                 }
             }
         });
     });
     stop
+}
+
+/// Accept TLS connections on `listener` in a thread of their own, each handled by
+/// `handle`, until the returned sender is used or dropped.
+fn accept_tls<F, Fut>(
+    listener: std::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    handle: F,
+) -> tokio::sync::oneshot::Sender<()>
+where
+    F: Fn(tokio_rustls::server::TlsStream<tokio::net::TcpStream>) -> Fut + Send + Clone + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    accept_tcp(listener, move |tcp| {
+        let (acceptor, handle) = (acceptor.clone(), handle.clone());
+        async move {
+            if let Ok(tls) = acceptor.accept(tcp).await {
+                handle(tls).await;
+            }
+        }
+    })
 }
 
 /// A TLS front for a plain-HTTP server: accepts TLS on `listen` (any port), presenting
@@ -301,64 +315,56 @@ impl StartTlsSmtp {
         use tokio::io::AsyncBufReadExt;
         let acceptor = leaf.acceptor();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.set_nonblocking(true).expect("nonblocking");
         let port = listener.local_addr().expect("addr").port();
         let upgrades = Arc::new(std::sync::atomic::AtomicU32::new(0));
         let counted = upgrades.clone();
-        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+        let stop = accept_tcp(listener, move |tcp| {
+            let (acceptor, counted) = (acceptor.clone(), counted.clone());
+            async move {
+                let mut plain = tokio::io::BufReader::new(tcp);
+                let _ = plain.write_all(b"220 mx.test ESMTP\r\n").await;
+                let mut line = String::new();
                 loop {
-                    tokio::select! {
-                        _ = &mut stopped => break,
-                        accepted = listener.accept() => {
-                            let Ok((tcp, _)) = accepted else { continue };
-                            let acceptor = acceptor.clone();
-                            let counted = counted.clone();
-                            tokio::spawn(async move {
-                                let mut plain = tokio::io::BufReader::new(tcp);
-                                let _ = plain.write_all(b"220 mx.test ESMTP\r\n").await;
-                                let mut line = String::new();
-                                loop {
-                                    line.clear();
-                                    if plain.read_line(&mut line).await.unwrap_or(0) == 0 { return; }
-                                    let upper = line.trim().to_ascii_uppercase();
-                                    if upper.starts_with("EHLO") {
-                                        let _ = plain.write_all(b"250-mx.test\r\n250-PIPELINING\r\n250 STARTTLS\r\n").await;
-                                    } else if upper == "STARTTLS" {
-                                        let _ = plain.write_all(b"220 2.0.0 Ready to start TLS\r\n").await;
-                                        break;
-                                    } else {
-                                        let _ = plain.write_all(b"530 5.7.0 Must issue a STARTTLS command first\r\n").await;
-                                    }
-                                }
-                                let Ok(tls) = acceptor.accept(plain.into_inner()).await else { return };
-                                let mut tls = tokio::io::BufReader::new(tls);
-                                loop {
-                                    line.clear();
-                                    if tls.read_line(&mut line).await.unwrap_or(0) == 0 { return; }
-                                    let upper = line.trim().to_ascii_uppercase();
-                                    if upper.starts_with("EHLO") {
-                                        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                                        let _ = tls.write_all(b"250-mx.test\r\n250 AUTH PLAIN\r\n").await;
-                                    } else if upper == "QUIT" {
-                                        let _ = tls.write_all(b"221 2.0.0 Bye\r\n").await;
-                                        let _ = tls.shutdown().await;
-                                        return;
-                                    } else {
-                                        let _ = tls.write_all(b"502 5.5.1 Unrecognized command\r\n").await;
-                                    }
-                                }
-                            });
-                        }
+                    line.clear();
+                    if plain.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let upper = line.trim().to_ascii_uppercase();
+                    if upper.starts_with("EHLO") {
+                        let _ = plain
+                            .write_all(b"250-mx.test\r\n250-PIPELINING\r\n250 STARTTLS\r\n")
+                            .await;
+                    } else if upper == "STARTTLS" {
+                        let _ = plain.write_all(b"220 2.0.0 Ready to start TLS\r\n").await;
+                        break;
+                    } else {
+                        let _ = plain
+                            .write_all(b"530 5.7.0 Must issue a STARTTLS command first\r\n")
+                            .await;
                     }
                 }
-            });
+                let Ok(tls) = acceptor.accept(plain.into_inner()).await else {
+                    return;
+                };
+                let mut tls = tokio::io::BufReader::new(tls);
+                loop {
+                    line.clear();
+                    if tls.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let upper = line.trim().to_ascii_uppercase();
+                    if upper.starts_with("EHLO") {
+                        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let _ = tls.write_all(b"250-mx.test\r\n250 AUTH PLAIN\r\n").await;
+                    } else if upper == "QUIT" {
+                        let _ = tls.write_all(b"221 2.0.0 Bye\r\n").await;
+                        let _ = tls.shutdown().await;
+                        return;
+                    } else {
+                        let _ = tls.write_all(b"502 5.5.1 Unrecognized command\r\n").await;
+                    }
+                }
+            }
         });
         StartTlsSmtp {
             port,

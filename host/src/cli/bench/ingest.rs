@@ -287,38 +287,29 @@ pub(super) async fn run_one(
         })
     }
     .await;
-    // The same server checking for itself: a fresh one, 5,000 monitors at 20 s, measured
-    // over the same window.
-    let result = match result {
-        Ok(report) => {
-            let local = super::BenchOptions {
-                serve: true,
-                preload: true,
-                interval: 20,
-                probe_ingest: None,
-                ..opts.clone()
-            };
-            super::serve::run_one(&local, LOCAL_MONITORS, target, cache)
-                .await
-                .map(|r| IngestReport {
-                    local_cpu: r.cpu_per_check,
-                    ..report
-                })
-        }
-        Err(e) => Err(e),
-    };
-    // The server has stopped: the reference, on a machine otherwise as busy.
-    let result = match result {
-        Ok(report) => {
+    // Then the baselines: the same server checking for itself (a fresh one, 5,000 monitors
+    // at 20 s, measured over the same window), and, every server stopped, the native check
+    // on a machine otherwise as busy.
+    let result = async {
+        let report = result?;
+        let local = super::BenchOptions {
+            serve: true,
+            preload: true,
+            interval: 20,
+            probe_ingest: None,
+            ..opts.clone()
+        };
+        let local = super::serve::run_one(&local, LOCAL_MONITORS, target, cache).await?;
+        let (native_cpu, _) =
             super::reference_checks(target, cache, &db.url, opts.baseline_checks.max(1_000))
-                .await
-                .map(|(native_cpu, _)| IngestReport {
-                    native_cpu,
-                    ..report
-                })
-        }
-        Err(e) => Err(e),
-    };
+                .await?;
+        anyhow::Ok(IngestReport {
+            native_cpu,
+            local_cpu: local.cpu_per_check,
+            ..report
+        })
+    }
+    .await;
     db.remove().await;
     let _ = std::fs::remove_dir_all(&data_dir);
     result
