@@ -10,7 +10,6 @@
 
 use super::serve::Serve;
 use super::{BENCH_KEY, Target, measure};
-use anyhow::Context;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -74,16 +73,7 @@ async fn preload(
     database_url: &str,
     cache: &Path,
 ) -> anyhow::Result<()> {
-    let mut config = super::bench_config(cache, database_url)?;
-    config.plugin_cache_dir = cache.to_path_buf();
-    drop(crate::app::load_plugins(&config).await?);
-    let store = crate::store::Store::connect(database_url).await?;
-    store.migrate().await?;
-    let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
-    let ws = store
-        .bootstrap(crate::plans::Plan::Enterprise, Some(BENCH_KEY.into()), now)
-        .await?
-        .context("the benchmark database is not empty")?;
+    let (store, workspace_id, now) = super::serve::fresh_store(database_url, cache).await?;
     let regions = serde_json::to_string(&[LOCATION])?;
     for chunk in (0..n).collect::<Vec<_>>().chunks(20_000) {
         let rows = chunk
@@ -97,7 +87,7 @@ async fn preload(
                 status: crate::store::MonitorState::Up,
                 ..crate::store::MonitorRow::new(
                     &crate::ids::new_id(crate::ids::prefix::MONITOR),
-                    &ws.workspace_id,
+                    &workspace_id,
                     "http",
                     now,
                 )

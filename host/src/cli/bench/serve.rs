@@ -268,6 +268,19 @@ async fn preload(
     database_url: &str,
     cache: &Path,
 ) -> anyhow::Result<Duration> {
+    let (store, workspace_id, now) = fresh_store(database_url, cache).await?;
+    let took = super::seed_monitors(&store, &workspace_id, opts, n, target, now).await;
+    store.close().await;
+    took
+}
+
+/// A fresh benchmark database, migrated, with its workspace and the benchmark's admin key
+/// (the built-in plugins compiled into `cache` first, so the server finds them there):
+/// the store, the workspace's id and now.
+pub(super) async fn fresh_store(
+    database_url: &str,
+    cache: &Path,
+) -> anyhow::Result<(crate::store::Store, String, i64)> {
     let mut config = super::bench_config(cache, database_url)?;
     config.plugin_cache_dir = cache.to_path_buf();
     drop(crate::app::load_plugins(&config).await?);
@@ -278,9 +291,7 @@ async fn preload(
         .bootstrap(crate::plans::Plan::Enterprise, Some(BENCH_KEY.into()), now)
         .await?
         .context("the benchmark database is not empty")?;
-    let took = super::seed_monitors(&store, &ws.workspace_id, opts, n, target, now).await;
-    store.close().await;
-    took
+    Ok((store, ws.workspace_id, now))
 }
 
 /// How long after `since` the target answered its first request beyond `before` (None
