@@ -18,51 +18,40 @@ mod limits;
 
 const TARGET: &str = "wasm32-wasip2";
 
-/// Built-in plugins: (crate name, artifact name). Embedded in the binary.
-const BUILTINS: &[(&str, &str)] = &[
-    ("tocsin-plugin-http", "tocsin_plugin_http"),
-    ("tocsin-plugin-keyword", "tocsin_plugin_keyword"),
-    ("tocsin-plugin-ping", "tocsin_plugin_ping"),
-    ("tocsin-plugin-ssl", "tocsin_plugin_ssl"),
-    ("tocsin-plugin-webhook", "tocsin_plugin_webhook"),
-    ("tocsin-plugin-email", "tocsin_plugin_email"),
-    ("tocsin-plugin-telegram", "tocsin_plugin_telegram"),
-    ("tocsin-plugin-tcp", "tocsin_plugin_tcp"),
-    ("tocsin-plugin-redis", "tocsin_plugin_redis"),
-    ("tocsin-plugin-smtp", "tocsin_plugin_smtp"),
-    ("tocsin-plugin-postgres", "tocsin_plugin_postgres"),
-    ("tocsin-plugin-mqtt", "tocsin_plugin_mqtt"),
-    ("tocsin-plugin-mysql", "tocsin_plugin_mysql"),
-    ("tocsin-plugin-domain-expiry", "tocsin_plugin_domain_expiry"),
-    ("tocsin-plugin-dns", "tocsin_plugin_dns"),
-    ("tocsin-plugin-slack", "tocsin_plugin_slack"),
-    ("tocsin-plugin-discord", "tocsin_plugin_discord"),
-    ("tocsin-plugin-teams", "tocsin_plugin_teams"),
-    ("tocsin-plugin-mattermost", "tocsin_plugin_mattermost"),
-    ("tocsin-plugin-rocketchat", "tocsin_plugin_rocketchat"),
-    ("tocsin-plugin-googlechat", "tocsin_plugin_googlechat"),
-    ("tocsin-plugin-matrix", "tocsin_plugin_matrix"),
-    ("tocsin-plugin-ntfy", "tocsin_plugin_ntfy"),
-    ("tocsin-plugin-gotify", "tocsin_plugin_gotify"),
-    ("tocsin-plugin-pushover", "tocsin_plugin_pushover"),
-    ("tocsin-plugin-pagerduty", "tocsin_plugin_pagerduty"),
-    ("tocsin-plugin-opsgenie", "tocsin_plugin_opsgenie"),
-];
+/// A crate that builds a component: (crate name, artifact name).
+type Crate = (String, String);
 
-/// Test plugins (misbehaving ones for the runtime's limit tests, and one from "outside"
-/// for capability grants). Not embedded.
-const TEST_GUESTS: &[(&str, &str)] = &[
-    ("tocsin-guest-spin", "tocsin_guest_spin"),
-    ("tocsin-guest-hog", "tocsin_guest_hog"),
-    ("tocsin-guest-trap", "tocsin_guest_trap"),
-    ("tocsin-guest-fetch", "tocsin_guest_fetch"),
-    ("tocsin-guest-next", "tocsin_guest_next"),
-    ("tocsin-guest-future", "tocsin_guest_future"),
-    ("tocsin-guest-impostor", "tocsin_guest_impostor"),
-    ("tocsin-guest-streams", "tocsin_guest_streams"),
-    // The Rust example plugin, so the suite loads it as a user would.
-    ("tocsin-example-tcp", "tocsin_example_tcp"),
-];
+/// The crates of `folder` (each a subfolder with a Cargo.toml) that build a component
+/// (`crate-type` has `cdylib`), by folder name. Under `plugins/` these are the built-in
+/// plugins, embedded in the binary: adding a built-in is adding its folder. The others
+/// there are libraries the plugins share.
+fn components_in(folder: &Path) -> Vec<Crate> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(folder)
+        .unwrap_or_else(|e| panic!("read {}: {e}", folder.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .collect();
+    dirs.sort();
+    dirs.iter()
+        .filter_map(|dir| {
+            let manifest = std::fs::read_to_string(dir.join("Cargo.toml"))
+                .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()));
+            let component = manifest
+                .lines()
+                .any(|l| l.trim_start().starts_with("crate-type") && l.contains("\"cdylib\""));
+            let name = manifest
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("name = \""))
+                .and_then(|rest| rest.strip_suffix('"'))
+                .unwrap_or_else(|| panic!("{} names no package", dir.display()))
+                .to_string();
+            component.then(|| {
+                let artifact = name.replace('-', "_");
+                (name, artifact)
+            })
+        })
+        .collect()
+}
 
 fn main() {
     let manifest_dir =
@@ -79,7 +68,7 @@ fn main() {
         "plugins",
         "tests/guests",
         "tests/fixtures/wit",
-        "examples/plugins/rust-tcp",
+        "examples/plugins",
         "Cargo.lock",
         "host/src/plugins/engine_config.rs",
         "host/src/plugins/limits.rs",
@@ -100,7 +89,13 @@ fn main() {
         .args(["--config", "profile.release.lto=true"])
         .args(["--config", "profile.release.codegen-units=1"])
         .args(["--config", "profile.release.panic=\"abort\""]);
-    for (krate, _) in BUILTINS.iter().chain(TEST_GUESTS) {
+    let builtins = components_in(&root.join("plugins"));
+    // Test plugins (misbehaving ones for the runtime's limit tests, ones from "outside"
+    // for grants and contract versions), and the Rust example plugin, so the suite loads
+    // it as a user would. Not embedded.
+    let mut test_guests = components_in(&root.join("tests/guests"));
+    test_guests.extend(components_in(&root.join("examples/plugins")));
+    for (krate, _) in builtins.iter().chain(&test_guests) {
         cmd.args(["-p", krate]);
     }
     for var in [
@@ -132,32 +127,32 @@ fn main() {
     }
 
     let artifacts = target_dir.join(TARGET).join("release");
-    let components: Vec<PathBuf> = BUILTINS
+    let components: Vec<PathBuf> = builtins
         .iter()
         .map(|(_, artifact)| copy_artifact(&artifacts, artifact, &out_dir))
         .collect();
     let compiled = compile_ahead(&components);
-    let mut builtins = String::from(
+    let mut listing = String::from(
         "/// Built-in plugins: (file name, component bytes, the component compiled for this\n/// machine by the build, or empty when the build compiled none).\npub const BUILTIN_PLUGINS: &[(&str, &[u8], &[u8])] = &[\n",
     );
-    for (i, (_, artifact)) in BUILTINS.iter().enumerate() {
+    for (i, (_, artifact)) in builtins.iter().enumerate() {
         let ahead = match compiled.get(i) {
             Some(path) => format!("include_bytes!({:?})", path.display().to_string()),
             None => "&[]".to_string(),
         };
         writeln!(
-            builtins,
+            listing,
             "    ({artifact:?}, include_bytes!({:?}), {ahead}),",
             components[i].display().to_string()
         )
         .expect("write to a String");
     }
-    builtins.push_str("];\n");
-    std::fs::write(out_dir.join("builtin_plugins.rs"), builtins).expect("write builtin_plugins.rs");
+    listing.push_str("];\n");
+    std::fs::write(out_dir.join("builtin_plugins.rs"), listing).expect("write builtin_plugins.rs");
 
     let guests = out_dir.join("test-guests");
     std::fs::create_dir_all(&guests).expect("create the test guest folder");
-    for (_, artifact) in TEST_GUESTS {
+    for (_, artifact) in &test_guests {
         copy_artifact(&artifacts, artifact, &guests);
     }
     println!(

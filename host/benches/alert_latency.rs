@@ -97,9 +97,7 @@ async fn run() {
         wakeup: ctx.outbox_wakeup.clone(),
         settings: Arc::new(DeliverySettings {
             schedule: vec![Duration::from_secs(10)],
-            telegram_api_base: String::new(),
-            telegram_bot_token: None,
-            telegram_callbacks: false,
+            telegram: Default::default(),
             allow_insecure_webhooks: true,
             plugin_settings: Default::default(),
         }),

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod e2e_abilities;
 mod e2e_access;
 mod e2e_accounts;
 mod e2e_action_links;

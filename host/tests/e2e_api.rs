@@ -297,7 +297,7 @@ fn plugins_and_the_workspace_are_described() {
         .cloned()
         .expect("http plugin");
     assert_eq!(http["kind"], "monitor");
-    assert_eq!(http["contract"], "0.2.0");
+    assert_eq!(http["contract"], "0.3.0");
     assert_eq!(http["source"], "builtin");
     assert_eq!(http["topLevelFields"], true);
     assert_eq!(

@@ -12,6 +12,8 @@ use crate::support;
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use support::sinks::SmtpSink;
 use support::tls::{StartTlsSmtp, TestCa, TlsServer};
@@ -782,9 +784,10 @@ fn domain_expiry_asks_rdap_and_fails_when_close() {
     );
 }
 
-/// A DNS server over TCP on loopback for `example.test` (A, AAAA, MX, TXT, NS, SOA) and
-/// `alias.example.test` (CNAME); any other name is NXDOMAIN.
-fn dns_server() -> u16 {
+/// A DNS answer to query `q` for `example.test` (A, AAAA, MX, TXT, NS, SOA) and
+/// `alias.example.test` (CNAME); any other name is NXDOMAIN. With `truncated`, an empty
+/// answer with the TC bit set, as a server gives over UDP when the answer is too long.
+fn dns_response(q: &[u8], truncated: bool) -> Option<Vec<u8>> {
     fn name(labels: &str) -> Vec<u8> {
         let mut out = Vec::new();
         for l in labels.split('.') {
@@ -824,8 +827,40 @@ fn dns_server() -> u16 {
             _ => None,
         }
     }
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
+    // The question: labels from byte 12, then type and class.
+    let mut at = 12;
+    let mut labels = Vec::new();
+    while at < q.len() && q[at] != 0 {
+        let l = usize::from(q[at]);
+        labels.push(String::from_utf8_lossy(q.get(at + 1..at + 1 + l)?).into_owned());
+        at += 1 + l;
+    }
+    let question_end = at + 5;
+    let qtype = u16::from_be_bytes([*q.get(at + 1)?, *q.get(at + 2)?]);
+    let records = answer(&labels.join("."), qtype);
+    let mut r = q[..2].to_vec();
+    let flags = if truncated { 0x83 } else { 0x81 };
+    r.extend_from_slice(&[flags, if records.is_some() { 0x80 } else { 0x83 }, 0, 1]);
+    let records = if truncated {
+        Vec::new()
+    } else {
+        records.unwrap_or_default()
+    };
+    r.extend_from_slice(&(records.len() as u16).to_be_bytes());
+    r.extend_from_slice(&[0, 0, 0, 0]);
+    r.extend_from_slice(q.get(12..question_end)?);
+    for (rtype, data) in records {
+        r.extend_from_slice(&[0xc0, 0x0c]);
+        r.extend_from_slice(&rtype.to_be_bytes());
+        r.extend_from_slice(&[0, 1, 0, 0, 0x0e, 0x10]);
+        r.extend_from_slice(&(data.len() as u16).to_be_bytes());
+        r.extend_from_slice(&data);
+    }
+    Some(r)
+}
+
+/// A DNS server over TCP on `listener` (see [`dns_response`]).
+fn serve_dns_over_tcp(listener: TcpListener) {
     std::thread::spawn(move || {
         for mut s in listener.incoming().flatten() {
             let mut len = [0u8; 2];
@@ -836,35 +871,39 @@ fn dns_server() -> u16 {
             if s.read_exact(&mut q).is_err() {
                 continue;
             }
-            // The question: labels from byte 12, then type and class.
-            let mut at = 12;
-            let mut labels = Vec::new();
-            while at < q.len() && q[at] != 0 {
-                let l = usize::from(q[at]);
-                labels.push(String::from_utf8_lossy(&q[at + 1..at + 1 + l]).into_owned());
-                at += 1 + l;
-            }
-            let question_end = at + 5;
-            let qtype = u16::from_be_bytes([q[at + 1], q[at + 2]]);
-            let records = answer(&labels.join("."), qtype);
-            let mut r = q[..2].to_vec();
-            r.extend_from_slice(&[0x81, if records.is_some() { 0x80 } else { 0x83 }, 0, 1]);
-            let records = records.unwrap_or_default();
-            r.extend_from_slice(&(records.len() as u16).to_be_bytes());
-            r.extend_from_slice(&[0, 0, 0, 0]);
-            r.extend_from_slice(&q[12..question_end]);
-            for (rtype, data) in records {
-                r.extend_from_slice(&[0xc0, 0x0c]);
-                r.extend_from_slice(&rtype.to_be_bytes());
-                r.extend_from_slice(&[0, 1, 0, 0, 0x0e, 0x10]);
-                r.extend_from_slice(&(data.len() as u16).to_be_bytes());
-                r.extend_from_slice(&data);
-            }
+            let Some(r) = dns_response(&q, false) else {
+                continue;
+            };
             let mut framed = (r.len() as u16).to_be_bytes().to_vec();
             framed.extend_from_slice(&r);
             let _ = s.write_all(&framed);
         }
     });
+}
+
+/// A DNS server over UDP on `socket` (see [`dns_response`]); with `truncated`, every
+/// answer is cut (TC set), so only a client that asks again over TCP learns anything.
+/// Counts the queries it got.
+fn serve_dns_over_udp(socket: std::net::UdpSocket, truncated: bool) -> Arc<AtomicUsize> {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let count = asked.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 1500];
+        while let Ok((n, from)) = socket.recv_from(&mut buf) {
+            count.fetch_add(1, Ordering::SeqCst);
+            if let Some(r) = dns_response(&buf[..n], truncated) {
+                let _ = socket.send_to(&r, from);
+            }
+        }
+    });
+    asked
+}
+
+/// A DNS server over TCP only on loopback: its port has no UDP listener.
+fn dns_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    serve_dns_over_tcp(listener);
     port
 }
 
@@ -944,4 +983,64 @@ fn dns_asks_the_chosen_resolver_for_each_record_type() {
         assert_eq!(r.status, 422, "{}", r.body);
         assert_eq!(r.body["error"]["details"][0]["field"], field, "{}", r.body);
     }
+}
+
+#[test]
+fn dns_asks_over_udp_and_again_over_tcp_when_the_answer_is_truncated() {
+    let server = Server::start(&[]);
+    let api = server.client();
+    let ask = |name: &str, port: u16, extra: Value| {
+        let mut config = json!({"hostname": "example.test", "expected": ["192.0.2.10"],
+                                "resolver": "127.0.0.1", "port": port});
+        for (k, v) in extra.as_object().expect("object") {
+            config[k] = v.clone();
+        }
+        first_check(&api, monitor(name, "dns", config))
+    };
+
+    // A resolver that answers over UDP only, as home routers do.
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind udp");
+    let udp_port = udp.local_addr().expect("addr").port();
+    let asked = serve_dns_over_udp(udp, false);
+    let c = ask("udp only", udp_port, json!({}));
+    assert_eq!(c["ok"], true, "{c}");
+    assert_eq!(c["details"]["transport"], "udp", "{c}");
+    assert!(asked.load(Ordering::SeqCst) >= 1);
+    // Told to use TCP, the same resolver is not reached.
+    let c = ask("tcp only", udp_port, json!({"transport": "tcp"}));
+    assert_eq!(c["ok"], false, "{c}");
+    assert!(reason(&c).contains("refused the connection"), "{c}");
+
+    // A resolver whose UDP answers are truncated: the answer comes over TCP (RFC 7766).
+    let tcp = TcpListener::bind("127.0.0.1:0").expect("bind tcp");
+    let port = tcp.local_addr().expect("addr").port();
+    let udp = std::net::UdpSocket::bind(("127.0.0.1", port)).expect("bind udp on the same port");
+    serve_dns_over_tcp(tcp);
+    let truncating = serve_dns_over_udp(udp, true);
+    let c = ask("truncated", port, json!({}));
+    assert_eq!(c["ok"], true, "{c}");
+    assert_eq!(c["details"]["transport"], "tcp", "{c}");
+    assert!(
+        truncating.load(Ordering::SeqCst) >= 1,
+        "asked over UDP first"
+    );
+
+    // Nothing listens on either.
+    let closed = closed_port();
+    let c = ask("nobody", closed, json!({}));
+    assert!(reason(&c).contains("over UDP and over TCP"), "{c}");
+    let r = api.post(
+        "/v1/monitors",
+        &monitor(
+            "bad",
+            "dns",
+            json!({"hostname": "example.test", "transport": "quic"}),
+        ),
+    );
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(
+        r.body["error"]["details"][0]["field"], "config.transport",
+        "{}",
+        r.body
+    );
 }

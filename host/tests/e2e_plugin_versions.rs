@@ -1,8 +1,9 @@
 //! End to end: plugins built against contracts 0.1.0 (`tests/guests/fetch`, bindings of
-//! the frozen 0.1.0 WIT) and 0.2.0 (the Rust example on the SDK, and `tests/guests/next`)
-//! load side by side from the plugins directory and all run real checks, while a plugin built against a contract the server does not know (0.3.0,
-//! in tests/fixtures/wit) is refused with a reason that names the versions, and nothing
-//! else is disturbed by it.
+//! the frozen 0.1.0 WIT), 0.2.0 (`tests/guests/next`) and 0.3.0 (the Rust example on the
+//! SDK) load side by side from the plugins directory and all run real checks, while a
+//! plugin built against a contract the server does not know (0.4.0, in
+//! tests/fixtures/wit) is refused with a reason that names the versions, and nothing else
+//! is disturbed by it.
 
 use crate::support;
 
@@ -26,7 +27,7 @@ fn plugin_check(args: &[&str]) -> (bool, String) {
 }
 
 #[test]
-fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
+fn three_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     let tcp = guest("tocsin_example_tcp.wasm");
     let fetch = guest("tocsin_guest_fetch.wasm");
     let next = guest("tocsin_guest_next.wasm");
@@ -39,7 +40,7 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     let (ok, report) = plugin_check(&[tcp.to_str().expect("path"), &config]);
     assert!(ok, "{report}");
     assert!(
-        report.contains("a monitor plugin built against tocsin:plugin@0.2.0"),
+        report.contains("a monitor plugin built against tocsin:plugin@0.3.0"),
         "{report}"
     );
     assert!(report.contains("capabilities: net"), "{report}");
@@ -58,7 +59,7 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     let (ok, report) = plugin_check(&[future.to_str().expect("path")]);
     assert!(!ok, "{report}");
     assert!(
-        report.contains("tocsin:plugin@0.3.0") && report.contains("0.1.0, 0.2.0"),
+        report.contains("tocsin:plugin@0.4.0") && report.contains("0.1.0, 0.2.0, 0.3.0"),
         "the refusal names the plugin's version and the supported ones: {report}"
     );
 
@@ -72,7 +73,8 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     std::fs::write(
         dir.path().join("tocsin.toml"),
         "[plugin_grants.tcp-port]\ncapabilities = [\"net\"]\n\
-         [plugin_grants.test-fetch]\ncapabilities = [\"http\"]\n",
+         [plugin_grants.test-fetch]\ncapabilities = [\"http\"]\n\
+         [plugin_grants.test-next]\ncapabilities = [\"tcp\"]\n",
     )
     .expect("config");
     let server = Server::start_in(dir.path(), &[]);
@@ -137,12 +139,12 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
             .map(|p| p["contract"].clone())
     };
     assert_eq!(contract("test-fetch"), Some(json!("0.1.0")));
-    assert_eq!(contract("tcp-port"), Some(json!("0.2.0")));
+    assert_eq!(contract("tcp-port"), Some(json!("0.3.0")));
     assert_eq!(contract("test-next"), Some(json!("0.2.0")));
     assert_eq!(
         contract("http"),
-        Some(json!("0.2.0")),
-        "the built-ins are on 0.2.0"
+        Some(json!("0.3.0")),
+        "the built-ins are on 0.3.0"
     );
     let top_level = |name: &str| {
         listed
@@ -157,11 +159,11 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     assert!(
         log.lines().any(|l| l.contains("plugin refused")
             && l.contains("future.wasm")
-            && l.contains("0.3.0")),
+            && l.contains("0.4.0")),
         "{log}"
     );
 
-    // The 0.2.0 example does real work: one monitor reaches a listening port, one a closed port.
+    // The 0.3.0 example does real work: one monitor reaches a listening port, one a closed port.
     let create_monitor = |body: Value| {
         let r = api.post("/v1/monitors", &body);
         assert_eq!(r.status, 201, "{}", r.body);
@@ -203,6 +205,24 @@ fn two_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
     let c = first_check(&newer);
     assert_eq!(c["ok"], true, "{c}");
     assert_eq!(c["details"]["attempt"], 1, "{c}");
+    // Its TCP stream (0.2.0's `net.tcp-stream`, served by the newest implementation).
+    let echo = TcpListener::bind("127.0.0.1:0").expect("listen");
+    let echo_port = echo.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for mut s in echo.incoming().flatten() {
+            let mut buf = [0u8; 4];
+            if s.read_exact(&mut buf).is_ok() {
+                let _ = s.write_all(b"pong");
+            }
+        }
+    });
+    let streamer = create_monitor(
+        json!({"name": "streamer", "type": "test-next", "interval": 5,
+                                         "timeout": 5, "config": {"echoPort": echo_port}}),
+    );
+    let c = first_check(&streamer);
+    assert_eq!(c["details"]["echoed"], "pong", "{c}");
     let c = first_check(&open);
     assert_eq!(c["ok"], true, "{c}");
     assert_eq!(c["details"]["address"], format!("127.0.0.1:{port}"), "{c}");

@@ -1265,3 +1265,82 @@ async fn maintenance_is_told_once_ahead_of_each_occurrence_and_once_it_ends() {
         "the window over a monitor on no public page told nobody"
     );
 }
+
+#[tokio::test]
+async fn channels_are_told_what_their_plugin_asks_for_whatever_their_name() {
+    use std::collections::HashMap;
+    use tocsin::plugins::abilities::{Abilities, Ability, ChannelAbilities};
+    let mut f = Fixture::new().await;
+    // A `webhook` whose plugin asks for nothing, and a third-party `pager` that asks for
+    // acknowledgements, pauses and grouping: the engine goes by what they declare.
+    f.ctx.channels = ChannelAbilities::new(HashMap::from([
+        ("webhook".to_string(), Abilities::default()),
+        (
+            "pager".to_string(),
+            Abilities::of(
+                &[
+                    Ability::Acknowledgements,
+                    Ability::Pauses,
+                    Ability::Grouping,
+                ],
+                &[],
+            ),
+        ),
+    ]));
+    f.store
+        .insert_alert_policy(PolicyRow {
+            id: "pol_a".into(),
+            workspace_id: f.ws.clone(),
+            name: "declared".into(),
+            failure_threshold: 1,
+            recovery_threshold: 1,
+            notify_on_recovery: true,
+            channels: json!([{"type": "pager", "url": "https://pager.tocsin.test/k"},
+                             {"type": "webhook", "url": "https://hooks.tocsin.test/x"}])
+            .to_string(),
+            escalation: None,
+            group_window_secs: 300,
+            flap_changes: 0,
+            flap_window_minutes: 0,
+            repeat_every_minutes: 0,
+            repeat_limit: 10,
+            created_at: T0,
+            updated_at: T0,
+            apply_key: None,
+            managed_by: None,
+            degraded_threshold: 3,
+            notify_degraded: false,
+        })
+        .await
+        .expect("policy");
+    for m in ["mon_a", "mon_b"] {
+        f.monitor(m, Some("pol_a")).await;
+        f.check(m, false).await;
+    }
+    // Grouping: one pager message for both; the webhook hears of each at once.
+    assert_eq!(f.deliveries("incident.created", "pager").await, 1);
+    assert_eq!(f.deliveries("incident.created", "webhook").await, 2);
+    let incident = f.incidents("mon_a").await[0].id.clone();
+    actions::acknowledge(
+        &f.store,
+        &f.ctx,
+        &f.ws,
+        &incident,
+        "ada",
+        None,
+        f.clock.now_ms(),
+    )
+    .await
+    .expect("acknowledge");
+    assert_eq!(f.deliveries("incident.acknowledged", "pager").await, 1);
+    assert_eq!(
+        f.deliveries("incident.acknowledged", "webhook").await,
+        0,
+        "a webhook whose plugin does not ask is not told"
+    );
+    actions::set_paused(&f.store, &f.ctx, &f.ws, "mon_b", true, f.clock.now_ms())
+        .await
+        .expect("pause");
+    assert_eq!(f.deliveries("monitor.paused", "pager").await, 1);
+    assert_eq!(f.deliveries("monitor.paused", "webhook").await, 0);
+}

@@ -65,10 +65,10 @@ pub fn expect_answer(expected: Option<&str>, got: Option<&str>) -> Result<(), St
 }
 pub mod typed;
 
-/// Bindings of the `monitor` world of the frozen `tocsin:plugin@0.2.0` contract.
+/// Bindings of the `monitor` world of the frozen `tocsin:plugin@0.3.0` contract.
 pub mod monitor {
     wit_bindgen::generate!({
-        path: "../wit/v0.2.0",
+        path: "../wit/v0.3.0",
         world: "monitor",
         additional_derives: [PartialEq, Eq],
         pub_export_macro: true,
@@ -77,31 +77,31 @@ pub mod monitor {
     });
 }
 
-/// Bindings of the `channel` world of the frozen `tocsin:plugin@0.2.0` contract; the
+/// Bindings of the `channel` world of the frozen `tocsin:plugin@0.3.0` contract; the
 /// interfaces it shares with `monitor` are the same Rust types.
 pub mod channel {
     wit_bindgen::generate!({
-        path: "../wit/v0.2.0",
+        path: "../wit/v0.3.0",
         world: "channel",
         additional_derives: [PartialEq, Eq],
         pub_export_macro: true,
         export_macro_name: "export_channel_world",
         default_bindings_module: "tocsin_plugin_sdk::channel",
         with: {
-            "tocsin:plugin/types@0.2.0": crate::monitor::tocsin::plugin::types,
-            "tocsin:plugin/http@0.2.0": crate::monitor::tocsin::plugin::http,
-            "tocsin:plugin/log@0.2.0": crate::monitor::tocsin::plugin::log,
-            "tocsin:plugin/net@0.2.0": crate::monitor::tocsin::plugin::net,
+            "tocsin:plugin/types@0.3.0": crate::monitor::tocsin::plugin::types,
+            "tocsin:plugin/http@0.3.0": crate::monitor::tocsin::plugin::http,
+            "tocsin:plugin/log@0.3.0": crate::monitor::tocsin::plugin::log,
+            "tocsin:plugin/net@0.3.0": crate::monitor::tocsin::plugin::net,
         },
     });
 }
 
 pub use channel::tocsin::plugin::smtp;
 pub use monitor::tocsin::plugin::{http, log, net, tls, types};
-pub use types::{Capability, Header};
+pub use types::{Ability, Capability, Header};
 
 /// The contract version these bindings implement.
-pub const CONTRACT: &str = "0.2.0";
+pub const CONTRACT: &str = "0.3.0";
 
 use monitor::exports::tocsin::plugin::monitor_plugin::{CheckOutcome, CheckRequest};
 use typed::PluginConfig;
@@ -204,7 +204,8 @@ pub struct Delivery {
     pub event: String,
     /// The event as JSON text, exactly as the server signed it.
     pub payload: String,
-    /// Headers the server wants sent (signature, ids), for channels that send HTTP.
+    /// Headers the server wants sent (signature, ids) for a channel that asks for
+    /// [`Ability::Signing`]; empty for any other.
     pub headers: Vec<Header>,
     /// The time the delivery may take, in milliseconds.
     pub timeout_ms: u32,
@@ -259,6 +260,16 @@ pub trait Channel {
     type Config: PluginConfig;
     /// Name, version, description and capabilities.
     fn info() -> Info;
+    /// What the channel asks of the server beyond delivering (none unless it says):
+    /// `Acknowledgements`, `Pauses`, `Grouping`, `Signing`.
+    fn abilities() -> &'static [Ability] {
+        &[]
+    }
+    /// Top-level configuration fields holding a URL that must be `https://` (the server
+    /// refuses a plain `http://` one unless its operator allows insecure webhooks).
+    fn https_only() -> &'static [&'static str] {
+        &[]
+    }
     /// Deliver one notification.
     fn deliver(config: Self::Config, delivery: Delivery) -> Result<Receipt, Failure>;
 }
@@ -272,7 +283,12 @@ pub fn invalid_config_reason(problems: &[FieldError]) -> String {
     format!("Invalid configuration: {}", all.join("; "))
 }
 
-fn plugin_info<C: PluginConfig>(info: Info, kind: PluginKind) -> PluginInfo {
+fn plugin_info<C: PluginConfig>(
+    info: Info,
+    kind: PluginKind,
+    abilities: &[Ability],
+    https_only: &[&str],
+) -> PluginInfo {
     PluginInfo {
         name: info.name.into(),
         kind,
@@ -280,6 +296,8 @@ fn plugin_info<C: PluginConfig>(info: Info, kind: PluginKind) -> PluginInfo {
         description: info.description.into(),
         config_schema: C::schema().to_string(),
         capabilities: info.capabilities.to_vec(),
+        abilities: abilities.to_vec(),
+        https_only: https_only.iter().map(|f| f.to_string()).collect(),
     }
 }
 
@@ -289,7 +307,7 @@ pub mod __monitor {
     use super::*;
 
     pub fn describe<M: Monitor>() -> PluginInfo {
-        plugin_info::<M::Config>(M::info(), PluginKind::Monitor)
+        plugin_info::<M::Config>(M::info(), PluginKind::Monitor, &[], &[])
     }
 
     pub fn validate_config<M: Monitor>(text: String) -> Result<String, Vec<FieldError>> {
@@ -327,7 +345,12 @@ pub mod __channel {
     use channel::exports::tocsin::plugin::channel_plugin as wit;
 
     pub fn describe<C: Channel>() -> PluginInfo {
-        plugin_info::<C::Config>(C::info(), PluginKind::Channel)
+        plugin_info::<C::Config>(
+            C::info(),
+            PluginKind::Channel,
+            C::abilities(),
+            C::https_only(),
+        )
     }
 
     pub fn validate_config<C: Channel>(text: String) -> Result<String, Vec<FieldError>> {

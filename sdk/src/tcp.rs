@@ -1,4 +1,4 @@
-//! A buffered TCP connection over the host's `net.tcp-stream` (contract 0.2.0), for
+//! A buffered TCP connection over the host's `net.tcp-stream` (since contract 0.2.0), for
 //! plugins that speak a line or length-framed protocol (Redis, SMTP, PostgreSQL, MQTT,
 //! DNS over TCP). Every call passes the check's timeout; the host lowers it to the time
 //! left in the call, so a plugin never waits past its budget.

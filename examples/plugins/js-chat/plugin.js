@@ -3,7 +3,7 @@
 //
 // Build: npm install && npm run build   (jco and componentize-js, from npm)
 
-import { send } from "tocsin:plugin/http@0.1.0";
+import { send } from "tocsin:plugin/http@0.3.0";
 
 const SCHEMA = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
@@ -80,6 +80,10 @@ export const channelPlugin = {
       description: "Posts events to Slack- or Discord-compatible incoming webhooks.",
       configSchema: JSON.stringify(SCHEMA),
       capabilities: ["http"],
+      // What a channel asks of the server beyond delivering (contract 0.3.0): nothing.
+      // A pager would list "acknowledgements"; see docs/plugins.md.
+      abilities: [],
+      httpsOnly: [],
     };
   },
 

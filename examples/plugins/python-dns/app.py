@@ -61,6 +61,9 @@ class MonitorPlugin(wit_world.exports.MonitorPlugin):
             description="Resolves a name and checks the answer holds the expected addresses.",
             config_schema=json.dumps(SCHEMA),
             capabilities=[Capability.NET],
+            # Contract 0.3.0: what a channel asks of the server; a monitor asks nothing.
+            abilities=[],
+            https_only=[],
         )
 
     def validate_config(self, config: str) -> str:

@@ -416,7 +416,7 @@ pub async fn telegram_update(
     let answer = match read(&state, token, now).await {
         Err(r) => refusal_words(&r),
         // Only a link sent to a Telegram channel is a Telegram button.
-        Ok((link, _, _)) if link.channel_kind != "telegram" => {
+        Ok((link, _, _)) if link.channel_kind != crate::plugins::builtin::TELEGRAM => {
             refusal_words(&LinkRefusal::NotFound)
         }
         Ok((link, _, _)) => {

@@ -1,6 +1,7 @@
 //! Validating notification channel settings, shared by stored channels and the inline
 //! channels of alert policies. The channel plugin checks its own fields; the server adds
-//! its own rules (webhooks must use HTTPS unless `allow_insecure_webhooks`).
+//! its own rules (the fields a plugin names `https-only`, such as a webhook's URL, must
+//! use HTTPS unless `allow_insecure_webhooks`).
 
 use super::AppState;
 use super::error::{ApiError, FieldError};
@@ -33,22 +34,21 @@ pub async fn validate_settings(
             "is not a loaded channel type",
         )]));
     };
-    if kind == "webhook"
-        && !state.config.allow_insecure_webhooks
-        && let Some(url) = settings.get("url").and_then(Value::as_str)
-        && !url.starts_with("https://")
-    {
-        return Err(ApiError::validation(vec![FieldError::new(
-            format!("{prefix}url"),
-            "must be an https:// URL (the server does not allow insecure webhooks)",
-        )]));
-    }
     match state
         .plugins
         .validate_channel_config(&plugin, Value::Object(settings).to_string())
         .await
     {
-        Ok(Ok(normalized)) => Ok(normalized),
+        Ok(Ok(normalized)) => {
+            // On what the plugin made of it: a default it fills in counts too.
+            if !state.config.allow_insecure_webhooks {
+                let insecure = insecure_fields(&plugin.abilities().https_only, &normalized, prefix);
+                if !insecure.is_empty() {
+                    return Err(ApiError::validation(insecure));
+                }
+            }
+            Ok(normalized)
+        }
         Ok(Err(problems)) => Err(ApiError::validation(
             problems
                 .into_iter()
@@ -65,6 +65,27 @@ pub async fn validate_settings(
             "The `{kind}` plugin could not check the settings: {e}"
         ))),
     }
+}
+
+/// The https-only fields of a channel's settings (JSON text) whose value is not an
+/// `https://` URL, as field errors.
+fn insecure_fields(https_only: &[String], settings: &str, prefix: &str) -> Vec<FieldError> {
+    let settings: Value = serde_json::from_str(settings).unwrap_or(Value::Null);
+    https_only
+        .iter()
+        .filter(|f| {
+            settings
+                .get(f.as_str())
+                .and_then(Value::as_str)
+                .is_some_and(|url| !url.starts_with("https://"))
+        })
+        .map(|f| {
+            FieldError::new(
+                format!("{prefix}{f}"),
+                "must be an https:// URL (the server does not allow insecure webhooks)",
+            )
+        })
+        .collect()
 }
 
 /// Settings as the API shows them: the fields its type's schema marks write-only removed.

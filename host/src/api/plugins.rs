@@ -23,7 +23,7 @@ pub struct PluginView {
     /// JSON Schema of the type's settings.
     #[schema(value_type = Object)]
     pub config_schema: serde_json::Value,
-    /// Host capabilities it uses: `http`, `net`, `tls`, `smtp`.
+    /// Host capabilities it uses: `http`, `net`, `tls`, `smtp`, `tcp`, `udp`.
     pub capabilities: Vec<String>,
     /// Contract version it was built against, e.g. `0.1.0`.
     pub contract: String,
@@ -36,6 +36,17 @@ pub struct PluginView {
     /// Capabilities the server grants it. Built-ins get what they declare; a plugin from
     /// the plugins directory only what `[plugin_grants.<name>]` in the configuration allows.
     pub granted: Vec<String>,
+    /// Channel types: what the plugin asks of the server beyond delivering:
+    /// `acknowledgements` (told of `incident.acknowledged`), `pauses` (told of
+    /// `monitor.paused` and `monitor.resumed`), `grouping` (a policy's group window
+    /// gathers its incidents into one delivery), `signing` (deliveries carry the
+    /// workspace's signature headers). Empty for monitor types.
+    #[schema(example = json!(["acknowledgements", "pauses", "signing"]))]
+    pub abilities: Vec<String>,
+    /// Channel types: top-level settings holding a URL that must be `https://` unless the
+    /// server allows insecure webhooks. Empty for monitor types.
+    #[schema(example = json!(["url"]))]
+    pub https_only: Vec<String>,
 }
 
 /// Query of the plugin list.
@@ -85,6 +96,8 @@ pub async fn list_plugins(
             source: d.source,
             top_level_fields: d.top_level_fields,
             granted: d.granted.iter().map(|c| c.to_string()).collect(),
+            abilities: d.abilities.into_iter().map(String::from).collect(),
+            https_only: d.https_only,
         })
         .collect();
     let total = all.len() as u64;

@@ -159,6 +159,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
 
     let plugins = Arc::new(load_plugins(&config).await?);
     let mut engine = EngineContext::new(&config.public_url);
+    engine.channels = plugins.channel_abilities();
     if store.is_sqlite() {
         // Alone on its database, the node sees every write: background passes with
         // nothing pending wait to be told of work instead of polling.
@@ -485,10 +486,12 @@ impl Services<'_> {
             wakeup: engine.outbox_wakeup.clone(),
             settings: Arc::new(DeliverySettings {
                 schedule: config.webhook_retry_schedule.clone(),
-                telegram_api_base: config.telegram.api_base.clone(),
-                telegram_bot_token: config.telegram.bot_token.clone(),
-                telegram_callbacks: config.telegram.bot_token.is_some()
-                    && config.telegram.webhook_secret.is_some(),
+                telegram: crate::plugins::settings::TelegramBot {
+                    api_base: config.telegram.api_base.clone(),
+                    token: config.telegram.bot_token.clone(),
+                    callbacks: config.telegram.bot_token.is_some()
+                        && config.telegram.webhook_secret.is_some(),
+                },
                 allow_insecure_webhooks: config.allow_insecure_webhooks,
                 plugin_settings: config.plugin_settings.clone(),
             }),

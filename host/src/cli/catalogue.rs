@@ -71,13 +71,21 @@ pub fn blocks(plugins: &[PluginDescription]) -> Vec<Block> {
             fields(&p.config_schema)
         );
     }
-    let mut channel_table = String::from("| Type | Sends | Fields |\n|---|---|---|\n");
+    let mut channel_table =
+        String::from("| Type | Sends | Asks for | Fields |\n|---|---|---|---|\n");
     for p in &channels {
+        let mut asks: Vec<String> = p.abilities.iter().map(|a| format!("`{a}`")).collect();
+        asks.extend(p.https_only.iter().map(|f| format!("https `{f}`")));
         let _ = writeln!(
             channel_table,
-            "| `{}` | {} | {} |",
+            "| `{}` | {} | {} | {} |",
             p.name,
             cell(&p.description),
+            if asks.is_empty() {
+                "nothing".to_string()
+            } else {
+                asks.join(", ")
+            },
             fields(&p.config_schema)
         );
     }
@@ -286,6 +294,8 @@ mod tests {
             source: "builtin".into(),
             top_level_fields: top,
             granted: Vec::new(),
+            abilities: Vec::new(),
+            https_only: Vec::new(),
         }
     }
 
@@ -320,7 +330,12 @@ mod tests {
         let plugins = [
             plugin("http", "monitor", true, schema.clone()),
             plugin("tcp", "monitor", false, json!({"type": "object"})),
-            plugin("slack", "channel", false, schema),
+            plugin("slack", "channel", false, schema.clone()),
+            PluginDescription {
+                abilities: vec!["acknowledgements", "signing"],
+                https_only: vec!["url".into()],
+                ..plugin("pager", "channel", false, schema)
+            },
         ];
         let b = blocks(&plugins);
         assert_eq!(
@@ -329,13 +344,15 @@ mod tests {
              | `http` | Does http \\| well. | top level: `url` (required) |\n\
              | `tcp` | Does tcp \\| well. | under `config`: none |\n"
         );
-        assert!(
-            b[1].body
-                .ends_with("| `slack` | Does slack \\| well. | `url` (required) |\n")
+        assert_eq!(
+            b[1].body,
+            "| Type | Sends | Asks for | Fields |\n|---|---|---|---|\n\
+             | `slack` | Does slack \\| well. | nothing | `url` (required) |\n\
+             | `pager` | Does pager \\| well. | `acknowledgements`, `signing`, https `url` | `url` (required) |\n"
         );
         assert_eq!(
             b[2].body,
-            "- Monitors: `http`, `tcp`.\n- Channels: `slack`.\n"
+            "- Monitors: `http`, `tcp`.\n- Channels: `slack`, `pager`.\n"
         );
     }
 

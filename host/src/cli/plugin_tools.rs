@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The contract every scaffold is built against.
-const WIT: &str = include_str!("../../../wit/v0.1.0/plugin.wit");
+const WIT: &str = include_str!("../../../wit/v0.3.0/plugin.wit");
 
 /// Compile the built-ins and the plugins of `plugins_dir` into the compile cache, printing
 /// where each one's machine code comes from. Fails when any plugin fails to compile.
@@ -70,6 +70,11 @@ pub async fn check(file: &Path, config: Option<&str>, timeout: Duration) -> (Str
     let _ = writeln!(out, "version:      {}", d.version);
     let _ = writeln!(out, "description:  {}", d.description);
     let _ = writeln!(out, "capabilities: {}", list(&d.capabilities));
+    if d.kind == "channel" {
+        let _ = writeln!(out, "abilities:    {}", list(&d.abilities));
+        let https: Vec<&str> = d.https_only.iter().map(String::as_str).collect();
+        let _ = writeln!(out, "https only:   {}", list(&https));
+    }
     let _ = writeln!(
         out,
         "config schema:\n{}",
@@ -339,6 +344,9 @@ impl Guest for Plugin {
             description: "Describe what {name} checks in one sentence.".into(),
             config_schema: r#"{"type":"object","required":["url"],"properties":{"url":{"type":"string"}}}"#.into(),
             capabilities: vec![Capability::Http],
+            // What a channel asks of the server; a monitor asks nothing.
+            abilities: vec![],
+            https_only: vec![],
         }
     }
 
@@ -395,7 +403,7 @@ class MonitorPlugin(wit_world.exports.MonitorPlugin):
         schema = {"type": "object", "required": ["url"], "properties": {"url": {"type": "string"}}}
         return PluginInfo("{name}", PluginKind.MONITOR, "0.1.0",
                           "Describe what {name} checks in one sentence.",
-                          json.dumps(schema), [Capability.HTTP])
+                          json.dumps(schema), [Capability.HTTP], [], [])
 
     def validate_config(self, config: str) -> str:
         value = json.loads(config)
@@ -415,7 +423,7 @@ class MonitorPlugin(wit_world.exports.MonitorPlugin):
 "#;
 
 const JS_TEMPLATE: &str = r#"// The `{name}` monitor plugin for Tocsin. Build with `npm install && npm run build`.
-import { send } from "tocsin:plugin/http@0.1.0";
+import { send } from "tocsin:plugin/http@0.3.0";
 
 export const monitorPlugin = {
   describe() {
@@ -426,6 +434,8 @@ export const monitorPlugin = {
       description: "Describe what {name} checks in one sentence.",
       configSchema: JSON.stringify({ type: "object", required: ["url"], properties: { url: { type: "string" } } }),
       capabilities: ["http"],
+      abilities: [],
+      httpsOnly: [],
     };
   },
   validateConfig(config) {
@@ -469,7 +479,7 @@ mod tests {
                 .iter()
                 .map(|f| std::fs::read_to_string(f).expect("read"))
                 .collect();
-            assert!(all.contains("package tocsin:plugin@0.1.0;"), "{lang}");
+            assert!(all.contains("package tocsin:plugin@0.3.0;"), "{lang}");
             assert!(all.contains("my-probe"), "{lang}");
             // An existing, non-empty folder is left alone.
             assert!(scaffold(lang, "my-probe", &target).is_err());

@@ -90,8 +90,8 @@ settings! {
     REGIONS = "regions", TOML_ONLY, Described("`[{name = \"local\", ipv4 = [], ipv6 = []}]`"),
         "`private = true`: a private location, checked by probes (`tocsin probe`) only";
     PLUGIN_GRANTS = "plugin_grants.<plugin>", TOML_ONLY,
-        Described("none: plugins from `plugins_dir` get no capability"),
-        "`capabilities`, `http_hosts`";
+        Described("none: plugins from `plugins_dir` get no capability, and a channel's deliveries are not signed"),
+        "`capabilities`, `http_hosts`, `signing`";
     PLUGIN_SETTINGS = "plugin_settings.<plugin>", TOML_ONLY, Described("none"),
         "any keys, handed to a channel plugin as its `settings` with every delivery: `eventsUrl` for `pagerduty`, `apiBase` for `opsgenie` and `pushover`";
     SMTP_HOST = "smtp.host", Some("TOCSIN_SMTP_HOST"), Value(""), "the relay for e-mail";

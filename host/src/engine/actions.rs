@@ -7,6 +7,7 @@ use super::incidents::{self, Ctx};
 use super::policy::{Target, rules_of};
 use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::{self, Origin};
+use crate::plugins::abilities::Ability;
 use crate::store::{
     IncidentRow, IncidentState, MonitorChange, MonitorRow, MonitorState, Store, StoreError, Tx,
 };
@@ -62,6 +63,7 @@ pub async fn acknowledge(
     let name = txn.workspace_name(workspace_id).await?;
     let c = Ctx {
         public_url: &ctx.public_url,
+        channels: &ctx.channels,
         workspace_id,
         workspace_name: &name,
         now,
@@ -91,6 +93,7 @@ pub async fn resolve(
     let name = txn.workspace_name(workspace_id).await?;
     let c = Ctx {
         public_url: &ctx.public_url,
+        channels: &ctx.channels,
         workspace_id,
         workspace_name: &name,
         now,
@@ -128,8 +131,9 @@ async fn resolve_by_hand(
     Ok(resolved)
 }
 
-/// Pause or resume a monitor and tell its policy's webhooks. Returns the monitor and
-/// whether anything changed (pausing a paused monitor is a no-op with no event).
+/// Pause or resume a monitor and tell the channels of its policy that ask for `pauses`
+/// (webhooks). Returns the monitor and whether anything changed (pausing a paused monitor
+/// is a no-op with no event).
 pub async fn set_paused(
     store: &Store,
     ctx: &EngineContext,
@@ -157,12 +161,12 @@ pub async fn set_paused(
         .set_monitor_state(m, new_status, !paused, Some(now))
         .await?;
     let rules = rules_of(&txn, saved.alert_policy_id.as_deref()).await?;
-    let webhooks: Vec<&Target> = rules
+    let told: Vec<&Target> = rules
         .channels
         .iter()
-        .filter(|t| t.kind == "webhook")
+        .filter(|t| ctx.channels.has(&t.kind, Ability::Pauses))
         .collect();
-    if !webhooks.is_empty() {
+    if !told.is_empty() {
         let body = EventBody {
             event: if paused {
                 kind::MONITOR_PAUSED
@@ -183,7 +187,7 @@ pub async fn set_paused(
             incident_id: None,
             monitor_id: Some(id),
         };
-        for t in webhooks {
+        for t in told {
             outbox::enqueue(&txn, &origin, t, &body, now).await?;
         }
     }
@@ -321,6 +325,7 @@ pub async fn use_link(
     let name = txn.workspace_name(workspace_id).await?;
     let c = Ctx {
         public_url: &ctx.public_url,
+        channels: &ctx.channels,
         workspace_id,
         workspace_name: &name,
         now,

@@ -18,6 +18,8 @@ pub struct EngineContext {
     pub retries: Retries,
     /// The private locations whose probes are all silent (the locations' pass keeps it).
     pub offline: super::locations::OfflineLocations,
+    /// What each channel type asks of the host (acknowledgements, grouping, ...).
+    pub channels: crate::plugins::abilities::ChannelAbilities,
 }
 
 /// A failing check that did not open an incident, of a monitor with a `retryInterval`:
@@ -64,6 +66,7 @@ impl EngineContext {
             work: crate::wake::Nudge::polling(),
             retries: Retries::default(),
             offline: Default::default(),
+            channels: Default::default(),
         }
     }
 

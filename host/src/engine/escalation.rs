@@ -51,6 +51,7 @@ pub async fn escalate_due(
         let name = txn.workspace_name(&inc.workspace_id).await?;
         let c = Ctx {
             public_url: &ctx.public_url,
+            channels: &ctx.channels,
             workspace_id: &inc.workspace_id,
             workspace_name: &name,
             now,

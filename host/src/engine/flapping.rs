@@ -140,6 +140,7 @@ pub async fn summarize_due(
         let name = txn.workspace_name(&m.workspace_id).await?;
         let c = Ctx {
             public_url: &ctx.public_url,
+            channels: &ctx.channels,
             workspace_id: &m.workspace_id,
             workspace_name: &name,
             now,

@@ -277,6 +277,7 @@ async fn apply(
     let name = txn.workspace_name(&inc.workspace_id).await?;
     let c = Ctx {
         public_url: &ctx.public_url,
+        channels: &ctx.channels,
         workspace_id: &inc.workspace_id,
         workspace_name: &name,
         now,

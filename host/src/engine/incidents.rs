@@ -12,6 +12,7 @@ use super::policy::{Rules, Target};
 use crate::ids::{self, prefix};
 use crate::outbox::events::{self, EventBody, kind};
 use crate::outbox::{self, Origin};
+use crate::plugins::abilities::Ability;
 use crate::store::groups::AlertGroup;
 use crate::store::{DeliveryRow, IncidentRow, IncidentState, StoreError, Tx};
 use serde_json::{Value, json};
@@ -19,6 +20,8 @@ use serde_json::{Value, json};
 /// What every transition needs besides the incident.
 pub struct Ctx<'a> {
     pub public_url: &'a str,
+    /// What each channel type asks of the host.
+    pub channels: &'a crate::plugins::abilities::ChannelAbilities,
     pub workspace_id: &'a str,
     pub workspace_name: &'a str,
     pub now: i64,
@@ -228,17 +231,14 @@ pub async fn open(
     announce_opening(tx, ctx, inc, rules, failure).await
 }
 
-/// Channel types whose messages a policy's group window gathers into one; the others
-/// (webhooks, plugins' own types) hear of each incident at once.
-pub const GROUPED_KINDS: [&str; 2] = ["email", "telegram"];
-
 /// Most incidents one grouped message lists; later ones go out on their own.
 pub const MAX_GROUP: usize = 100;
 
 /// Tell the policy's channels an incident opened (DOWN). Under a group window the
-/// incident joins its policy's gathering group (or starts one): e-mail and Telegram hear
-/// of the whole group in one message when the window closes; other channels at once,
-/// with the group's id. Returns the incident as saved.
+/// incident joins its policy's gathering group (or starts one): channels whose plugin asks
+/// for `grouping` (e-mail and Telegram) hear of the whole group in one message when the
+/// window closes; other channels at once, with the group's id. Returns the incident as
+/// saved.
 async fn announce_opening(
     tx: &Tx,
     ctx: &Ctx<'_>,
@@ -246,11 +246,8 @@ async fn announce_opening(
     rules: &Rules,
     failure: Value,
 ) -> Result<IncidentRow, StoreError> {
-    let grouping = rules.group_window_secs > 0
-        && rules
-            .channels
-            .iter()
-            .any(|t| GROUPED_KINDS.contains(&t.kind.as_str()));
+    let grouping =
+        rules.group_window_secs > 0 && rules.channels.iter().any(|t| ctx.channels.grouped(&t.kind));
     let Some(policy_id) = inc.policy_id.clone().filter(|_| grouping) else {
         let targets: Vec<&Target> = rules.channels.iter().collect();
         notify(
@@ -293,7 +290,7 @@ async fn announce_opening(
     for t in rules
         .channels
         .iter()
-        .filter(|t| !GROUPED_KINDS.contains(&t.kind.as_str()))
+        .filter(|t| !ctx.channels.grouped(&t.kind))
     {
         outbox::enqueue_actionable(tx, &origin, t, &body, ctx.now, None, ctx.public_url).await?;
         told.push(&t.kind);
@@ -301,7 +298,7 @@ async fn announce_opening(
     let grouped: Vec<&Target> = rules
         .channels
         .iter()
-        .filter(|t| GROUPED_KINDS.contains(&t.kind.as_str()))
+        .filter(|t| ctx.channels.grouped(&t.kind))
         .collect();
     match existing {
         Some(group) => {
@@ -489,7 +486,8 @@ pub async fn close_silently(
 }
 
 /// Acknowledge an open or suppressed incident: escalation and any hold no longer apply;
-/// webhooks hear of it if they heard of its opening.
+/// the channels whose plugin asks for `acknowledgements` hear of it if they heard of its
+/// opening.
 pub async fn acknowledge(
     tx: &Tx,
     ctx: &Ctx<'_>,
@@ -520,16 +518,11 @@ pub async fn acknowledge(
     }
     let told: Vec<&Target> = audience(rules, &acked)
         .into_iter()
-        .filter(|t| TOLD_OF_ACKNOWLEDGEMENTS.contains(&t.kind.as_str()))
+        .filter(|t| ctx.channels.has(&t.kind, Ability::Acknowledgements))
         .collect();
     notify(tx, ctx, &acked, &told, kind::INCIDENT_ACKNOWLEDGED, None).await?;
     Ok(acked)
 }
-
-/// Channel types told of acknowledgements: webhooks, and the incident tools whose own
-/// alert follows Tocsin's incident (acknowledged there too). Chat and e-mail are not, so
-/// an acknowledgement does not wake anyone.
-pub const TOLD_OF_ACKNOWLEDGEMENTS: [&str; 3] = ["webhook", "pagerduty", "opsgenie"];
 
 /// Escalate an incident still open at its next step: that step's channels get the DOWN
 /// notification, once, and the step after it is timed (after the last: none, or the

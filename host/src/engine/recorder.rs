@@ -794,6 +794,7 @@ async fn apply(
     let next = health::count(h, outcome);
     let ictx = Ctx {
         public_url: &ctx.public_url,
+        channels: &ctx.channels,
         workspace_id: &m.workspace_id,
         workspace_name: state
             .workspaces

@@ -65,6 +65,7 @@ pub async fn remind_due(store: &Store, ctx: &EngineContext, now: i64) -> Result<
         let name = txn.workspace_name(&inc.workspace_id).await?;
         let c = Ctx {
             public_url: &ctx.public_url,
+            channels: &ctx.channels,
             workspace_id: &inc.workspace_id,
             workspace_name: &name,
             now,

@@ -82,7 +82,7 @@ pub fn visitor_delivery(event: &str, config: &str) -> Option<VisitorDelivery> {
 /// The channel a subscriber is reached through.
 fn target(sub: &SubscriberRow) -> Target {
     let config = match sub.kind.as_str() {
-        "webhook" => json!({"url": sub.target, SUBSCRIBER_KEY: sub.id}),
+        crate::plugins::builtin::WEBHOOK => json!({"url": sub.target, SUBSCRIBER_KEY: sub.id}),
         _ => json!({"target": sub.target}),
     };
     Target {

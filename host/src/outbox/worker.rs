@@ -3,10 +3,11 @@
 
 use super::{jitter_unit, next_delay, signing, subscribers};
 use crate::ids::{self, prefix};
+use crate::plugins::abilities::Abilities;
 use crate::plugins::relay::Attachment;
+use crate::plugins::settings::TelegramBot;
 use crate::plugins::{Notification, PluginHost};
 use crate::store::{AttemptRow, DeliveryRow, DeliveryState, Store, StoreError};
-use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore, watch};
@@ -28,37 +29,46 @@ const IDLE_POLL: Duration = Duration::from_millis(500);
 #[derive(Debug, Clone)]
 pub struct DeliverySettings {
     pub schedule: Vec<Duration>,
-    pub telegram_api_base: String,
-    pub telegram_bot_token: Option<String>,
-    /// The server receives its bot's updates: Telegram buttons may call back.
-    pub telegram_callbacks: bool,
+    /// The server's Telegram bot.
+    pub telegram: TelegramBot,
     pub allow_insecure_webhooks: bool,
     /// `[plugin_settings.<name>]` of the configuration, by plugin name.
     pub plugin_settings: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl DeliverySettings {
-    /// The `settings` JSON a channel plugin gets.
-    /// The server's own settings for built-in kinds, then the operator's
+    /// The `settings` JSON a channel plugin gets: the server's own settings for it
+    /// ([`crate::plugins::settings::channel_server_settings`]), then the operator's
     /// `[plugin_settings.<kind>]` keys over them.
-    pub fn for_kind(&self, kind: &str) -> String {
-        let mut settings = match kind {
-            "telegram" => {
-                json!({"apiBase": self.telegram_api_base, "botToken": self.telegram_bot_token,
-                       "callbacks": self.telegram_callbacks})
-            }
-            "webhook" => json!({"allowInsecure": self.allow_insecure_webhooks}),
-            _ => json!({}),
-        };
-        if let (Some(serde_json::Value::Object(extra)), serde_json::Value::Object(base)) =
-            (self.plugin_settings.get(kind), &mut settings)
-        {
+    pub fn for_channel(&self, kind: &str, abilities: &Abilities) -> String {
+        let mut settings = crate::plugins::settings::channel_server_settings(
+            kind,
+            abilities,
+            self.allow_insecure_webhooks,
+            &self.telegram,
+        );
+        if let Some(serde_json::Value::Object(extra)) = self.plugin_settings.get(kind) {
             for (k, v) in extra {
-                base.insert(k.clone(), v.clone());
+                settings.insert(k.clone(), v.clone());
             }
         }
-        settings.to_string()
+        serde_json::Value::Object(settings).to_string()
     }
+}
+
+/// The first of a channel's https-only fields whose configured URL is not `https://`.
+fn insecure_field<'a>(abilities: &'a Abilities, config: &str) -> Option<&'a str> {
+    let config: serde_json::Value = serde_json::from_str(config).ok()?;
+    abilities
+        .https_only
+        .iter()
+        .find(|f| {
+            config
+                .get(f.as_str())
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|url| !url.starts_with("https://"))
+        })
+        .map(String::as_str)
 }
 
 /// What one attempt came to.
@@ -216,7 +226,8 @@ pub async fn attempt(
             Err(e) => return fail(true, format!("Database error: {e}"), started),
         }
     }
-    let headers = if d.channel_kind == "webhook" {
+    let abilities = plugin.abilities();
+    let headers = if abilities.signing {
         let secret = match own_secret {
             Some(secret) => secret,
             None => match store.workspace(&d.workspace_id).await {
@@ -229,19 +240,35 @@ pub async fn attempt(
     } else {
         Vec::new()
     };
-    // E-mail goes to the server's own relay; anything else a visitor named is reached by
-    // the visitors' egress policy.
-    let for_visitor = visitor.is_some() && d.channel_kind != "email";
+    // A channel that reaches nothing but the server's own relay (e-mail) sends a visitor's
+    // message there; anything else a visitor named is reached by the visitors' egress
+    // policy.
+    let relay_only = plugin.description.capabilities == ["smtp"];
+    let for_visitor = visitor.is_some() && !relay_only;
+    let config = visitor.map_or_else(|| d.channel_config.clone(), |v| v.config);
+    // The switch holds for channels saved while it was on, too.
+    if !settings.allow_insecure_webhooks
+        && let Some(field) = insecure_field(&abilities, &config)
+    {
+        return fail(
+            false,
+            format!(
+                "The server does not allow insecure webhooks (allow_insecure_webhooks is off): \
+                 this channel's http:// URL in `{field}` is not sent to; change it to https://"
+            ),
+            started,
+        );
+    }
     let n = Notification {
         event: d.event.clone(),
-        config: visitor.map_or_else(|| d.channel_config.clone(), |v| v.config),
+        config,
         payload: d.payload.clone(),
         headers: headers
             .into_iter()
             .map(|(name, value)| crate::plugins::Header { name, value })
             .collect(),
         timeout_ms: DELIVERY_TIMEOUT_MS,
-        settings: settings.for_kind(&d.channel_kind),
+        settings: settings.for_channel(&d.channel_kind, &abilities),
     };
     let delivered = if for_visitor {
         plugins.deliver_for_visitor(&plugin, n).await

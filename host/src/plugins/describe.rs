@@ -40,12 +40,13 @@ pub const MONITOR_FIELDS: [&str; 24] = [
 
 impl Capability {
     /// Every capability, in the contract's order.
-    pub const ALL: [Capability; 5] = [
+    pub const ALL: [Capability; 6] = [
         Capability::Http,
         Capability::Net,
         Capability::Tls,
         Capability::Smtp,
         Capability::Tcp,
+        Capability::Udp,
     ];
 
     /// The name used in descriptions, grants and the configuration.
@@ -56,6 +57,7 @@ impl Capability {
             Capability::Tls => "tls",
             Capability::Smtp => "smtp",
             Capability::Tcp => "tcp",
+            Capability::Udp => "udp",
         }
     }
 
@@ -92,6 +94,12 @@ pub struct PluginDescription {
     /// The capabilities the server grants it: built-ins get what they declare; plugins from
     /// `plugins_dir` only what `[plugin_grants.<name>]` allows.
     pub granted: Vec<&'static str>,
+    /// Channels: what it asks of the host (`acknowledgements`, `pauses`, `grouping`,
+    /// `signing`); a plugin of a contract before 0.3.0 gets those of the built-in of its
+    /// name. Empty for monitors.
+    pub abilities: Vec<&'static str>,
+    /// Channels: top-level configuration fields whose URL must be `https://`.
+    pub https_only: Vec<String>,
 }
 
 /// The monitor type the server provides itself: it receives pings instead of making
@@ -128,6 +136,8 @@ pub fn heartbeat_description() -> PluginDescription {
         source: "builtin".into(),
         top_level_fields: true,
         granted: Vec::new(),
+        abilities: Vec::new(),
+        https_only: Vec::new(),
     }
 }
 
@@ -239,10 +249,13 @@ mod tests {
         let (_, v) =
             contract_of(["tocsin:plugin/monitor-plugin@0.2.0".to_string()]).expect("supported");
         assert_eq!(v.number, "0.2.0");
+        let (world, v) =
+            contract_of(["tocsin:plugin/channel-plugin@0.3.0".to_string()]).expect("supported");
+        assert_eq!((world, v.number), (World::Channel, "0.3.0"));
         let err = contract_of(["tocsin:plugin/monitor-plugin@9.0.0".to_string()])
             .expect_err("unsupported");
         assert!(err.to_string().contains("tocsin:plugin@9.0.0"));
-        assert!(err.to_string().contains("0.1.0, 0.2.0"), "{err}");
+        assert!(err.to_string().contains("0.1.0, 0.2.0, 0.3.0"), "{err}");
         assert!(matches!(
             contract_of(["wasi:cli/run@0.2.6".to_string()]),
             Err(LoadError::NotAPlugin)

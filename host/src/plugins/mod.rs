@@ -2,6 +2,9 @@
 //! world and version each implements, and calling them. Nothing outside this module
 //! touches wasmtime.
 
+pub mod abilities;
+pub mod builtin;
+mod datagram;
 pub mod describe;
 pub mod egress;
 mod engine_config;
@@ -106,6 +109,18 @@ pub struct ChannelPlugin {
     name: Arc<str>,
     grants: Grants,
     binding: Arc<dyn ChannelContract>,
+}
+
+impl ChannelPlugin {
+    /// What the channel asks of the host, as its description lists it.
+    pub fn abilities(&self) -> abilities::Abilities {
+        let d = &self.description;
+        let listed: Vec<wit::types::Ability> = wit::types::Ability::ALL
+            .into_iter()
+            .filter(|a| d.abilities.contains(&a.name()))
+            .collect();
+        abilities::Abilities::of(&listed, &d.https_only)
+    }
 }
 
 /// A component to load.
@@ -450,6 +465,31 @@ impl PluginHost {
             ));
         }
         let top_level = fields_at_top_level(&config_schema)?;
+        // Only a channel asks anything of the host.
+        let (abilities, https_only) = match expected {
+            PluginKind::Channel => (info.abilities, info.https_only),
+            PluginKind::Monitor => (Vec::new(), Vec::new()),
+        };
+        if https_only.len() > abilities::MAX_HTTPS_ONLY
+            || https_only
+                .iter()
+                .any(|f| f.is_empty() || f.len() > 64 || f.chars().any(char::is_control))
+        {
+            return Err(LoadError::InvalidDescription(format!(
+                "https-only must name at most {} fields, each 1 to 64 characters",
+                abilities::MAX_HTTPS_ONLY
+            )));
+        }
+        if let Some(unknown) = https_only
+            .iter()
+            .find(|f| config_schema["properties"].get(f.as_str()).is_none())
+        {
+            return Err(LoadError::InvalidDescription(format!(
+                "https-only names `{}`, which is not a property of config-schema",
+                crate::text::bounded(unknown, 64)
+            )));
+        }
+        let abilities = abilities::Abilities::of(&abilities, &https_only);
         Ok(PluginDescription {
             name: info.name,
             kind: match expected {
@@ -468,6 +508,8 @@ impl PluginHost {
             contract,
             source: origin.to_string(),
             granted: Vec::new(),
+            abilities: abilities.names(),
+            https_only: abilities.https_only,
         })
     }
 
@@ -530,6 +572,24 @@ impl PluginHost {
     /// The channel plugin for a channel type.
     pub fn channel(&self, name: &str) -> Option<Arc<ChannelPlugin>> {
         self.channels.get(name).cloned()
+    }
+
+    /// What each loaded channel type asks of the host, for the engine and the outbox.
+    pub fn channel_abilities(&self) -> abilities::ChannelAbilities {
+        abilities::ChannelAbilities::new(
+            self.channels
+                .iter()
+                .map(|(name, p)| (name.clone(), p.abilities()))
+                .collect(),
+        )
+    }
+
+    /// What channel type `kind` asks of the host (see [`abilities::ChannelAbilities::of`]).
+    pub fn channel_ability(&self, kind: &str) -> abilities::Abilities {
+        self.channels.get(kind).map_or_else(
+            || abilities::ChannelAbilities::default().of(kind),
+            |p| p.abilities(),
+        )
     }
 
     /// The services host imports use (HTTP client, SMTP, TLS verifier), for native
@@ -847,6 +907,23 @@ impl PluginHost {
             }
         };
         description.granted = grants.names();
+        // Signed deliveries carry the workspace's signature: a plugin from the plugins
+        // directory gets them only when the operator says so.
+        let signing_granted = origin == "builtin"
+            || self.grant_declared
+            || self
+                .plugin_grants
+                .get(&description.name)
+                .is_some_and(|g| g.signing);
+        if !signing_granted && description.abilities.contains(&"signing") {
+            description.abilities.retain(|a| *a != "signing");
+            tracing::warn!(
+                plugin = %description.name,
+                origin,
+                "plugin asks for signed deliveries but was not granted them; its deliveries go unsigned (grant them with signing = true under [plugin_grants.{}])",
+                description.name
+            );
+        }
         (grants, description)
     }
 }

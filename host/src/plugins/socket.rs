@@ -1,6 +1,7 @@
-//! The host side of one `net.tcp-stream` handle: its connection and what is known about
-//! it. The contract's bindings name this type for the resource, so it imports nothing of
-//! the contract; the `tcp-stream` interface itself is in `stream.rs`.
+//! The host side of one `net.tcp-stream` handle (its connection and what is known about
+//! it) and of one `net.udp-socket` handle. The contract's bindings name these types for
+//! the resources, so this file imports nothing of the contract; the interfaces themselves
+//! are in `stream.rs` and `datagram.rs`.
 
 use tokio::net::TcpStream as Socket;
 
@@ -26,4 +27,11 @@ pub struct TcpStream {
     pub(super) peer: String,
     pub(super) connect_ms: u32,
     pub(super) session: Option<Session>,
+}
+
+/// The host side of one `udp-socket` handle: a socket connected to its peer, or nothing
+/// once closed.
+pub struct UdpSocket {
+    pub(super) socket: Option<tokio::net::UdpSocket>,
+    pub(super) peer: String,
 }

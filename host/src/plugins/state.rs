@@ -153,11 +153,14 @@ impl ResourceLimiter for CallLimits {
     }
 }
 
-/// What one call has used of its stream limits.
+/// What one call has used of its stream and socket limits.
 #[derive(Debug, Default)]
 pub struct StreamUsage {
     pub open: u32,
     pub bytes: u64,
+    /// UDP sockets open, and bytes sent and received through them.
+    pub sockets: u32,
+    pub datagram_bytes: u64,
 }
 
 /// The data of one call's `Store`.
@@ -166,7 +169,7 @@ pub struct CallState {
     table: ResourceTable,
     pub limits: CallLimits,
     pub call: CallContext,
-    /// What the call has used of its TCP stream limits.
+    /// What the call has used of its TCP stream and UDP socket limits.
     pub streams: StreamUsage,
 }
 

@@ -156,7 +156,12 @@ pub async fn new_channel(
     let kind = q
         .kind
         .filter(|k| types.iter().any(|t| t.0 == *k))
-        .or_else(|| types.iter().find(|t| t.0 == "webhook").map(|t| t.0.clone()))
+        .or_else(|| {
+            types
+                .iter()
+                .find(|t| t.0 == crate::plugins::builtin::WEBHOOK)
+                .map(|t| t.0.clone())
+        })
         .or_else(|| types.first().map(|t| t.0.clone()))
         .unwrap_or_default();
     let schema = types

@@ -1433,7 +1433,12 @@ async fn monitor_form(
     types.sort_by(|a, b| a.0.cmp(&b.0));
     let kind = kind
         .filter(|k| types.iter().any(|t| t.0 == *k))
-        .or_else(|| types.iter().find(|t| t.0 == "http").map(|t| t.0.clone()))
+        .or_else(|| {
+            types
+                .iter()
+                .find(|t| t.0 == crate::plugins::builtin::HTTP)
+                .map(|t| t.0.clone())
+        })
         .or_else(|| types.first().map(|t| t.0.clone()))
         .unwrap_or_default();
     let schema = types

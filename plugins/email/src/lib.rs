@@ -5,7 +5,7 @@ pub mod render;
 
 use render::EmailConfig;
 use tocsin_plugin_sdk::{
-    Capability, Channel, Delivery, Failure, Info, Receipt, export_channel, smtp,
+    Ability, Capability, Channel, Delivery, Failure, Info, Receipt, export_channel, smtp,
 };
 
 struct EmailChannel;
@@ -20,6 +20,11 @@ impl Channel for EmailChannel {
             description: "Sends alert e-mails through the server's SMTP relay.",
             capabilities: &[Capability::Smtp],
         }
+    }
+
+    // A group window's incidents go out in one message.
+    fn abilities() -> &'static [Ability] {
+        &[Ability::Grouping]
     }
 
     fn deliver(config: EmailConfig, n: Delivery) -> Result<Receipt, Failure> {

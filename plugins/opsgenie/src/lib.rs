@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tocsin_chat::{Alert, Kind, Post, Severity};
 use tocsin_plugin_sdk::typed::{TypedConfig, field_error};
 use tocsin_plugin_sdk::{
-    Capability, Channel, Delivery, Failure, FieldError, Info, Receipt, export_channel,
+    Ability, Capability, Channel, Delivery, Failure, FieldError, Info, Receipt, export_channel,
 };
 
 /// The channel's configuration.
@@ -70,6 +70,11 @@ impl Channel for Plugin {
             description: "Creates, acknowledges and closes Opsgenie alerts as Tocsin incidents open, are acknowledged and resolve.",
             capabilities: &[Capability::Http],
         }
+    }
+
+    // The alert follows the incident: acknowledged when it is.
+    fn abilities() -> &'static [Ability] {
+        &[Ability::Acknowledgements]
     }
 
     fn deliver(config: OpsgenieConfig, n: Delivery) -> Result<Receipt, Failure> {

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tocsin_chat::{Alert, Kind, Post};
 use tocsin_plugin_sdk::typed::{TypedConfig, field_error};
 use tocsin_plugin_sdk::{
-    Capability, Channel, Delivery, Failure, FieldError, Info, Receipt, export_channel,
+    Ability, Capability, Channel, Delivery, Failure, FieldError, Info, Receipt, export_channel,
 };
 
 /// The channel's configuration.
@@ -68,6 +68,11 @@ impl Channel for Plugin {
             description: "Triggers, acknowledges and resolves PagerDuty alerts (Events API v2) as Tocsin incidents open, are acknowledged and resolve.",
             capabilities: &[Capability::Http],
         }
+    }
+
+    // The page follows the incident: acknowledged when it is.
+    fn abilities() -> &'static [Ability] {
+        &[Ability::Acknowledgements]
     }
 
     fn deliver(config: PagerDutyConfig, n: Delivery) -> Result<Receipt, Failure> {

@@ -5,7 +5,7 @@ pub mod message;
 
 use message::TelegramConfig;
 use tocsin_plugin_sdk::{
-    Capability, Channel, Delivery, Failure, Header, Info, Receipt, export_channel, http,
+    Ability, Capability, Channel, Delivery, Failure, Header, Info, Receipt, export_channel, http,
 };
 
 struct TelegramChannel;
@@ -20,6 +20,11 @@ impl Channel for TelegramChannel {
             description: "Sends alerts to a Telegram chat through the Bot API.",
             capabilities: &[Capability::Http],
         }
+    }
+
+    // A group window's incidents go out in one message.
+    fn abilities() -> &'static [Ability] {
+        &[Ability::Grouping]
     }
 
     fn deliver(config: TelegramConfig, n: Delivery) -> Result<Receipt, Failure> {

@@ -5,7 +5,7 @@ pub mod rules;
 
 use rules::WebhookConfig;
 use tocsin_plugin_sdk::{
-    Capability, Channel, Delivery, Failure, Info, Receipt, export_channel, http,
+    Ability, Capability, Channel, Delivery, Failure, Info, Receipt, export_channel, http,
 };
 
 struct WebhookChannel;
@@ -20,6 +20,16 @@ impl Channel for WebhookChannel {
             description: "Posts signed JSON events to an HTTPS endpoint.",
             capabilities: &[Capability::Http],
         }
+    }
+
+    // Tools that follow the incident: told of acknowledgements and pauses; the body is
+    // sent as the host signed it; the receiver's URL must be https unless allowed.
+    fn abilities() -> &'static [Ability] {
+        &[Ability::Acknowledgements, Ability::Pauses, Ability::Signing]
+    }
+
+    fn https_only() -> &'static [&'static str] {
+        &["url"]
     }
 
     fn deliver(config: WebhookConfig, n: Delivery) -> Result<Receipt, Failure> {

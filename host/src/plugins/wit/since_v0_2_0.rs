@@ -1,13 +1,22 @@
-//! Contract 0.2.0 (`wit/v0.2.0`), the newest: the host's imports implement it directly.
-//! Changes from 0.1.0: the `tcp-stream` resource of `net` (host side in `stream.rs`) and
-//! the `tcp` capability, `net` errors `tls`, `limit` and `closed`, `check-request.attempt`,
-//! and `net` imported by the channel world.
+//! Contract 0.2.0 (`wit/v0.2.0`), frozen. Its imports are served by the newest version's
+//! host implementation, and its exports are seen through the newest version's types: the
+//! records are the same field for field, so each maps onto its newer twin. A 0.2.0
+//! plugin's description has no abilities; it gets those the built-in channel of its name
+//! had under 0.2.0 ([`super::abilities_before_0_3_0`]).
 
-use super::{CallFuture, ChannelContract, MonitorContract, MonitorInstance, Version, export_call};
+/// The newest version's interfaces, as the host implements them.
+mod latest {
+    pub use super::super::{http, log, net, smtp, tls, types};
+}
+use super::{
+    CallFuture, ChannelContract, MonitorContract, MonitorInstance, Version, export_call, list,
+    older_version_glue, shared_twins, twin_enum, twin_record,
+};
+use crate::plugins::socket::TcpStream;
 use crate::plugins::state::CallState;
 use std::sync::Arc;
 use wasmtime::Store;
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::{HasSelf, Linker, Resource};
 
 /// World `monitor`.
 pub mod monitor {
@@ -38,9 +47,10 @@ pub mod channel {
     });
 }
 
-use channel::exports::tocsin::plugin::channel_plugin::{Failure, Notification, Receipt};
-use monitor::exports::tocsin::plugin::monitor_plugin::{CheckOutcome, CheckRequest};
-use monitor::tocsin::plugin::types::{FieldError, PluginInfo};
+use channel::exports::tocsin::plugin::channel_plugin;
+use channel::tocsin::plugin::smtp;
+use monitor::exports::tocsin::plugin::monitor_plugin;
+use monitor::tocsin::plugin::{http, log, net, tls, types};
 
 pub const VERSION: Version = Version {
     number: "0.2.0",
@@ -57,112 +67,131 @@ pub const VERSION: Version = Version {
     },
 };
 
-fn link(
-    monitors: &mut Linker<CallState>,
-    channels: &mut Linker<CallState>,
-) -> wasmtime::Result<()> {
-    monitor::Monitor::add_to_linker::<CallState, HasSelf<CallState>>(monitors, |s| s)?;
-    channel::Channel::add_to_linker::<CallState, HasSelf<CallState>>(channels, |s| s)?;
-    Ok(())
-}
+// Linking, the imports served by the newest implementation, and the exports seen through
+// the newest types: the same for every version before the newest.
+older_version_glue!();
 
-struct MonitorBinding(monitor::MonitorPre<CallState>);
-
-impl MonitorContract for MonitorBinding {
-    fn instantiate<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, ()> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            pre.instantiate_async(&mut *store).await?;
-            Ok(())
-        })
+// The stream is the same host object in both versions; only the records around it convert.
+impl net::HostTcpStream for CallState {
+    async fn open(&mut self, req: net::StreamRequest) -> Result<Resource<TcpStream>, net::Error> {
+        latest::net::HostTcpStream::open(self, req.into())
+            .await
+            .map_err(Into::into)
     }
 
-    fn describe<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, PluginInfo> {
-        export_call!(self.0, store, tocsin_plugin_monitor_plugin.call_describe())
+    async fn peer_address(&mut self, handle: Resource<TcpStream>) -> String {
+        latest::net::HostTcpStream::peer_address(self, handle).await
     }
 
-    fn validate_config<'s>(
-        &self,
-        store: &'s mut Store<CallState>,
-        config: String,
-    ) -> CallFuture<'s, Result<String, Vec<FieldError>>> {
-        export_call!(
-            self.0,
-            store,
-            tocsin_plugin_monitor_plugin.call_validate_config(&config)
-        )
+    async fn connect_ms(&mut self, handle: Resource<TcpStream>) -> u32 {
+        latest::net::HostTcpStream::connect_ms(self, handle).await
     }
 
-    fn check<'s>(
-        &self,
-        store: &'s mut Store<CallState>,
-        request: CheckRequest,
-    ) -> CallFuture<'s, CheckOutcome> {
-        export_call!(
-            self.0,
-            store,
-            tocsin_plugin_monitor_plugin.call_check(&request)
-        )
+    async fn write(
+        &mut self,
+        handle: Resource<TcpStream>,
+        data: Vec<u8>,
+        timeout_ms: u32,
+    ) -> Result<(), net::Error> {
+        latest::net::HostTcpStream::write(self, handle, data, timeout_ms)
+            .await
+            .map_err(Into::into)
     }
 
-    fn instance<'s>(
-        &self,
-        store: &'s mut Store<CallState>,
-    ) -> CallFuture<'s, Box<dyn MonitorInstance>> {
-        let pre = self.0.clone();
-        Box::pin(async move {
-            let instance = pre.instantiate_async(&mut *store).await?;
-            Ok(Box::new(KeptMonitor(Arc::new(instance))) as Box<dyn MonitorInstance>)
-        })
+    async fn read(
+        &mut self,
+        handle: Resource<TcpStream>,
+        max_bytes: u32,
+        timeout_ms: u32,
+    ) -> Result<Vec<u8>, net::Error> {
+        latest::net::HostTcpStream::read(self, handle, max_bytes, timeout_ms)
+            .await
+            .map_err(Into::into)
     }
-}
 
-struct KeptMonitor(Arc<monitor::Monitor>);
+    async fn start_tls(
+        &mut self,
+        handle: Resource<TcpStream>,
+        options: net::TlsOptions,
+        timeout_ms: u32,
+    ) -> Result<net::TlsSession, net::Error> {
+        latest::net::HostTcpStream::start_tls(self, handle, options.into(), timeout_ms)
+            .await
+            .map(Into::into)
+            .map_err(Into::into)
+    }
 
-impl MonitorInstance for KeptMonitor {
-    fn check<'s>(
-        &self,
-        store: &'s mut Store<CallState>,
-        request: CheckRequest,
-    ) -> CallFuture<'s, CheckOutcome> {
-        let instance = self.0.clone();
-        Box::pin(async move {
-            instance
-                .tocsin_plugin_monitor_plugin()
-                .call_check(&mut *store, &request)
-                .await
-        })
+    async fn tls_session(&mut self, handle: Resource<TcpStream>) -> Option<net::TlsSession> {
+        latest::net::HostTcpStream::tls_session(self, handle)
+            .await
+            .map(Into::into)
+    }
+
+    async fn close(&mut self, handle: Resource<TcpStream>) {
+        latest::net::HostTcpStream::close(self, handle).await;
+    }
+
+    async fn drop(&mut self, handle: Resource<TcpStream>) -> wasmtime::Result<()> {
+        latest::net::HostTcpStream::drop(self, handle).await
     }
 }
 
-struct ChannelBinding(channel::ChannelPre<CallState>);
-
-impl ChannelContract for ChannelBinding {
-    fn describe<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, PluginInfo> {
-        export_call!(self.0, store, tocsin_plugin_channel_plugin.call_describe())
-    }
-
-    fn validate_config<'s>(
-        &self,
-        store: &'s mut Store<CallState>,
-        config: String,
-    ) -> CallFuture<'s, Result<String, Vec<FieldError>>> {
-        export_call!(
-            self.0,
-            store,
-            tocsin_plugin_channel_plugin.call_validate_config(&config)
-        )
-    }
-
-    fn deliver<'s>(
-        &self,
-        store: &'s mut Store<CallState>,
-        notification: Notification,
-    ) -> CallFuture<'s, Result<Receipt, Failure>> {
-        export_call!(
-            self.0,
-            store,
-            tocsin_plugin_channel_plugin.call_deliver(&notification)
-        )
+// A 0.2.0 plugin's description only ever flows up; 0.3.0 added the `udp` capability,
+// which has no 0.2.0 twin.
+impl From<types::Capability> for latest::types::Capability {
+    fn from(v: types::Capability) -> Self {
+        match v {
+            types::Capability::Http => Self::Http,
+            types::Capability::Net => Self::Net,
+            types::Capability::Tls => Self::Tls,
+            types::Capability::Smtp => Self::Smtp,
+            types::Capability::Tcp => Self::Tcp,
+        }
     }
 }
+
+twin_enum!(net::Error, latest::net::Error {} payload {
+    Timeout, Dns, NotPermitted, ConnectionRefused, InvalidRequest, Denied, Other, Tls, Limit,
+    Closed
+});
+
+twin_record!(
+    net::TlsOptions,
+    latest::net::TlsOptions {
+        server_name,
+        accept_invalid_certificates
+    }
+);
+impl From<net::StreamRequest> for latest::net::StreamRequest {
+    fn from(v: net::StreamRequest) -> Self {
+        Self {
+            host: v.host,
+            port: v.port,
+            tls: v.tls.map(Into::into),
+            timeout_ms: v.timeout_ms,
+        }
+    }
+}
+twin_record!(
+    net::TlsSession,
+    latest::net::TlsSession {
+        protocol,
+        validation_error
+    }
+);
+
+twin_record!(
+    monitor_plugin::CheckRequest,
+    super::CheckRequest {
+        config,
+        timeout_ms,
+        monitor_id,
+        region,
+        settings,
+        attempt
+    }
+);
+
+// The records, enums and variants every version before the newest shares with it, and
+// the description, which gets the abilities of the built-in of its name.
+shared_twins!();

@@ -1,11 +1,11 @@
-//! A test plugin built against contract 0.3.0 (tests/fixtures/wit), a version no server
+//! A test plugin built against contract 0.4.0 (tests/fixtures/wit), a version no server
 //! supports yet, to show that such a plugin is refused with a reason.
 
 // The bindings wit-bindgen generates export functions through `unsafe` glue.
 #![allow(unsafe_code)]
 
 wit_bindgen::generate!({
-    path: "../../fixtures/wit/v0.3.0",
+    path: "../../fixtures/wit/v0.4.0",
     world: "monitor",
 });
 
@@ -19,8 +19,8 @@ impl Guest for FutureGuest {
         PluginInfo {
             name: "test-future".into(),
             kind: PluginKind::Monitor,
-            version: "0.3.0".into(),
-            description: "Built against contract 0.3.0.".into(),
+            version: "0.4.0".into(),
+            description: "Built against contract 0.4.0.".into(),
             config_schema: r#"{"type":"object"}"#.into(),
             capabilities: vec![],
         }
