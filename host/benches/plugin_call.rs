@@ -123,8 +123,7 @@ async fn run() {
     let roots = tocsin::plugins::trust::load(None).expect("roots");
     let egress = Arc::new(tocsin::plugins::egress::EgressPolicy::default());
     let services = Arc::new(HostServices {
-        http_client: tocsin::plugins::http::build_client(&roots.certs, egress.clone())
-            .expect("client"),
+        http: tocsin::plugins::http::Clients::build(&roots.certs, egress.clone()).expect("clients"),
         smtp: None,
         tls_verifier: roots.verifier,
         egress,
@@ -138,6 +137,7 @@ async fn run() {
         follow_redirects: true,
         max_redirects: 10,
         max_body_bytes: 1 << 20,
+        version: tocsin::plugins::wit::http::HttpVersion::Any,
     };
     let context = || CallContext {
         plugin: Arc::from("native"),

@@ -63,6 +63,11 @@ async fn every_built_in_plugin_conforms() {
         ),
         (
             "monitor",
+            "grpc",
+            r#"{"url":"http://127.0.0.1:9","service":"shop.Cart"}"#,
+        ),
+        (
+            "monitor",
             "domain-expiry",
             r#"{"domain":"example.test","rdapServer":"http://127.0.0.1:9"}"#,
         ),
@@ -148,6 +153,7 @@ async fn every_built_in_plugin_conforms() {
         "mysql",
         "domain-expiry",
         "dns",
+        "grpc",
         "webhook",
         "email",
         "telegram",

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use support::sinks::SmtpSink;
-use support::tls::{StartTlsSmtp, TestCa, TlsServer};
+use support::tls::{StartTlsSmtp, TestCa, TlsProxy, TlsServer};
 use support::{Api, Server, create, free_port, wait_for};
 
 const REDIS: &str = "127.0.0.1:6379";
@@ -983,6 +983,125 @@ fn dns_asks_the_chosen_resolver_for_each_record_type() {
         assert_eq!(r.status, 422, "{}", r.body);
         assert_eq!(r.body["error"]["details"][0]["field"], field, "{}", r.body);
     }
+}
+
+/// A real gRPC health server (tonic-health) on loopback, plaintext HTTP/2: the server as
+/// a whole and `shop.Cart` serving, `shop.Stock` not; every call must carry the metadata
+/// `authorization: Bearer letmein` (an interceptor answers UNAUTHENTICATED otherwise).
+fn grpc_health_server() -> std::net::SocketAddr {
+    let address: std::net::SocketAddr = ([127, 0, 0, 1], free_port()).into();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            use tonic_health::ServingStatus;
+            let (reporter, _) = tonic_health::server::health_reporter();
+            reporter
+                .set_service_status("shop.Cart", ServingStatus::Serving)
+                .await;
+            reporter
+                .set_service_status("shop.Stock", ServingStatus::NotServing)
+                .await;
+            let service = tonic_health::pb::health_server::HealthServer::with_interceptor(
+                tonic_health::server::HealthService::from_health_reporter(reporter),
+                |request: tonic::Request<()>| match request.metadata().get("authorization") {
+                    Some(v) if v == "Bearer letmein" => Ok(request),
+                    _ => Err(tonic::Status::unauthenticated("no valid token")),
+                },
+            );
+            let _ = tonic::transport::Server::builder()
+                .add_service(service)
+                .serve(address)
+                .await;
+        });
+    });
+    // Ready once it accepts connections.
+    wait_for("the gRPC server", Duration::from_secs(10), || {
+        TcpStream::connect(address).ok()
+    });
+    address
+}
+
+#[test]
+fn grpc_asks_the_standard_health_service_over_http2_and_tls() {
+    let ca = TestCa::new("gRPC CA");
+    let dir = tempfile::tempdir().expect("dir");
+    let ca_file = dir.path().join("ca.pem");
+    std::fs::write(&ca_file, &ca.pem).expect("ca");
+    let server = Server::start(&[("TOCSIN_TLS_EXTRA_ROOTS", ca_file.to_str().expect("path"))]);
+    let api = server.client();
+    let grpc = grpc_health_server();
+    let token = json!({"authorization": "Bearer letmein"});
+    let ask = |name: &str, url: &str, service: &str, metadata: &Value| {
+        first_check(
+            &api,
+            monitor(
+                name,
+                "grpc",
+                json!({"url": url, "service": service, "metadata": metadata}),
+            ),
+        )
+    };
+    let plain = format!("http://{grpc}");
+
+    let c = ask("server", &plain, "", &token);
+    assert_eq!(c["ok"], true, "{c}");
+    assert_eq!(c["details"]["status"], "SERVING", "{c}");
+    assert_eq!(c["details"]["http"], "HTTP/2.0", "{c}");
+    let c = ask("cart", &plain, "shop.Cart", &token);
+    assert_eq!(c["ok"], true, "{c}");
+    let c = ask("stock", &plain, "shop.Stock", &token);
+    assert_eq!(c["ok"], false, "{c}");
+    assert_eq!(reason(&c), "The service `shop.Stock` is NOT_SERVING", "{c}");
+    let c = ask("unknown", &plain, "shop.Gone", &token);
+    assert!(
+        reason(&c).contains("gRPC status 5 NOT_FOUND"),
+        "the status of an error travels in a trailers-only answer's headers: {c}"
+    );
+    // Metadata reaches the server: without the token, the interceptor refuses.
+    let c = ask("no token", &plain, "shop.Cart", &json!({}));
+    assert!(reason(&c).contains("16 UNAUTHENTICATED"), "{c}");
+    assert!(reason(&c).contains("no valid token"), "{c}");
+
+    // Over TLS, through a TLS front that the server trusts by the test CA.
+    let leaf = ca.leaf(&["localhost"], -1, 30);
+    let front = TlsProxy::start(&leaf, "127.0.0.1:0", grpc);
+    let tls = format!("https://localhost:{}", front.address.port());
+    let c = ask("over tls", &tls, "shop.Cart", &token);
+    assert_eq!(c["ok"], true, "{c}");
+
+    // Nothing there.
+    let c = ask(
+        "nobody",
+        &format!("http://127.0.0.1:{}", closed_port()),
+        "",
+        &token,
+    );
+    assert!(reason(&c).contains("refused the connection"), "{c}");
+    for (config, field) in [
+        (json!({"url": "grpc://x:1"}), "config.url"),
+        (json!({"url": "http://x:1/path"}), "config.url"),
+        (
+            json!({"url": "http://x:1", "metadata": {"Bad Name": "v"}}),
+            "config.metadata.Bad Name",
+        ),
+    ] {
+        let r = api.post("/v1/monitors", &monitor("bad", "grpc", config));
+        assert_eq!(r.status, 422, "{}", r.body);
+        assert_eq!(r.body["error"]["details"][0]["field"], field, "{}", r.body);
+    }
+    // A read key never sees the metadata's values.
+    let m = create(
+        &api,
+        "/v1/monitors",
+        monitor("secret", "grpc", json!({"url": plain, "metadata": token})),
+    );
+    let key = api.post("/v1/api-keys", &json!({"name": "reader", "role": "read"}));
+    let reader = api.with_key(key.body["data"]["secret"].as_str().expect("secret"));
+    let seen = reader.get(&format!("/v1/monitors/{}", m["id"].as_str().expect("id")));
+    assert!(!seen.body.to_string().contains("letmein"), "{}", seen.body);
 }
 
 #[test]

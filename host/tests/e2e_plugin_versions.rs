@@ -98,6 +98,7 @@ fn three_contract_versions_run_side_by_side_and_an_unknown_one_is_refused() {
         "heartbeat",
         "tcp",
         "dns",
+        "grpc",
         "postgres",
         "mysql",
         "redis",

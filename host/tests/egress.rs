@@ -65,6 +65,7 @@ fn get(url: String) -> Request {
         follow_redirects: true,
         max_redirects: 5,
         max_body_bytes: 4096,
+        version: tocsin::plugins::wit::http::HttpVersion::Any,
     }
 }
 

@@ -50,6 +50,7 @@ async fn send(method: &str, url: String, body: Option<&str>) -> Response {
         follow_redirects: true,
         max_redirects: 5,
         max_body_bytes: 65_536,
+        version: tocsin::plugins::wit::http::HttpVersion::Any,
     };
     tocsin::plugins::http::send(&call, request)
         .await

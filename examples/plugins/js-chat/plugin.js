@@ -111,6 +111,7 @@ export const channelPlugin = {
         followRedirects: false,
         maxRedirects: 0,
         maxBodyBytes: 4096,
+        version: "any",
       });
     } catch (e) {
       const err = e.payload ?? e;

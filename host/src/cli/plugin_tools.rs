@@ -366,6 +366,7 @@ impl Guest for Plugin {
         let request = http::Request {
             method: "GET".into(), url, headers: vec![], body: None, timeout_ms: req.timeout_ms,
             follow_redirects: true, max_redirects: 5, max_body_bytes: 65536,
+            version: http::HttpVersion::Any,
         };
         match http::send(&request) {
             Ok(r) if (200..300).contains(&r.status) => CheckOutcome {
@@ -415,7 +416,8 @@ class MonitorPlugin(wit_world.exports.MonitorPlugin):
     def check(self, req: CheckRequest) -> CheckOutcome:
         url = json.loads(req.config)["url"]
         try:
-            r = http.send(http.Request("GET", url, [], None, req.timeout_ms, True, 5, 65536))
+            r = http.send(http.Request("GET", url, [], None, req.timeout_ms, True, 5, 65536,
+                                       http.HttpVersion.ANY))
         except Err as e:
             return CheckOutcome(False, f"Request failed: {e.value}", None, None, "{}")
         ok = 200 <= r.status < 300
@@ -449,7 +451,8 @@ export const monitorPlugin = {
     const { url } = JSON.parse(req.config);
     try {
       const r = send({ method: "GET", url, headers: [], body: undefined, timeoutMs: req.timeoutMs,
-                       followRedirects: true, maxRedirects: 5, maxBodyBytes: 65536 });
+                       followRedirects: true, maxRedirects: 5, maxBodyBytes: 65536,
+                       version: "any" });
       const ok = r.status >= 200 && r.status < 300;
       return { ok, reason: ok ? undefined : `Got status ${r.status}`, statusCode: r.status,
                responseTimeMs: r.elapsedMs, details: "{}" };

@@ -5,8 +5,9 @@
 use super::egress::{EgressDenied, EgressPolicy};
 use super::limits;
 use super::state::{CallContext, CallState};
-use super::wit::http::{Error, Host, Request, Response};
+use super::wit::http::{Error, Host, HttpVersion, Request, Response};
 use super::wit::types::Header;
+use http_body_util::BodyExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, LOCATION, USER_AGENT};
 use reqwest::{Method, StatusCode, Url};
 use std::net::{IpAddr, SocketAddr};
@@ -21,6 +22,44 @@ pub fn build_client(
     roots: &[rustls::pki_types::CertificateDer<'static>],
     egress: Arc<EgressPolicy>,
 ) -> Result<reqwest::Client, reqwest::Error> {
+    builder(roots, egress).build()
+}
+
+/// The clients of one set of services, by the HTTP a request asks for.
+pub struct Clients {
+    /// HTTP/2 over TLS when the server offers it, else HTTP/1.1.
+    pub any: reqwest::Client,
+    pub http1: reqwest::Client,
+    /// HTTP/2 only: ALPN `h2` over TLS, prior knowledge (h2c) over plain TCP.
+    pub http2: reqwest::Client,
+}
+
+impl Clients {
+    pub fn build(
+        roots: &[rustls::pki_types::CertificateDer<'static>],
+        egress: Arc<EgressPolicy>,
+    ) -> Result<Clients, reqwest::Error> {
+        Ok(Clients {
+            any: builder(roots, egress.clone()).build()?,
+            http1: builder(roots, egress.clone()).http1_only().build()?,
+            http2: builder(roots, egress).http2_prior_knowledge().build()?,
+        })
+    }
+
+    fn of(&self, version: HttpVersion) -> &reqwest::Client {
+        match version {
+            HttpVersion::Any => &self.any,
+            HttpVersion::Http1 => &self.http1,
+            HttpVersion::Http2 => &self.http2,
+        }
+    }
+}
+
+/// The settings every client shares (see [`build_client`]).
+fn builder(
+    roots: &[rustls::pki_types::CertificateDer<'static>],
+    egress: Arc<EgressPolicy>,
+) -> reqwest::ClientBuilder {
     crate::crypto::install_provider();
     let certs = roots
         .iter()
@@ -43,7 +82,6 @@ pub fn build_client(
             " (uptime monitor)"
         ))
         .connect_timeout(Duration::from_secs(60))
-        .build()
 }
 
 /// The system resolver, then the egress policy: only allowed addresses are handed to the
@@ -182,13 +220,14 @@ async fn exchange(
         literal_address_allowed(&call.services.egress, &url)?;
         let mut builder = call
             .services
-            .http_client
+            .http
+            .of(req.version)
             .request(method.clone(), url.clone())
             .headers(headers.clone());
         if let Some(b) = &body {
             builder = builder.body(b.clone());
         }
-        let mut response = builder.send().await.map_err(transport_error)?;
+        let response = builder.send().await.map_err(transport_error)?;
         let status = response.status();
         if req.follow_redirects
             && status.is_redirection()
@@ -235,16 +274,40 @@ async fn exchange(
                 value: String::from_utf8_lossy(v.as_bytes()).into_owned(),
             })
             .collect();
+        let version = match response.version() {
+            reqwest::Version::HTTP_09 => "HTTP/0.9",
+            reqwest::Version::HTTP_10 => "HTTP/1.0",
+            reqwest::Version::HTTP_2 => "HTTP/2.0",
+            reqwest::Version::HTTP_3 => "HTTP/3.0",
+            _ => "HTTP/1.1",
+        }
+        .to_string();
+        // The body frame by frame: data up to the cap, then any trailers.
+        let mut frames = reqwest::Body::from(response);
         let mut collected = Vec::new();
         let mut truncated = false;
-        while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
-            let room = max_body.saturating_sub(collected.len());
-            if chunk.len() > room {
-                collected.extend_from_slice(&chunk[..room]);
-                truncated = true;
-                break;
+        let mut trailers = Vec::new();
+        while let Some(frame) = frames.frame().await {
+            let frame = frame.map_err(transport_error)?;
+            let frame = match frame.into_data() {
+                Ok(chunk) => {
+                    let room = max_body.saturating_sub(collected.len());
+                    if chunk.len() > room {
+                        collected.extend_from_slice(&chunk[..room]);
+                        truncated = true;
+                        break;
+                    }
+                    collected.extend_from_slice(&chunk);
+                    continue;
+                }
+                Err(frame) => frame,
+            };
+            if let Ok(map) = frame.into_trailers() {
+                trailers.extend(map.iter().map(|(n, v)| Header {
+                    name: n.as_str().to_string(),
+                    value: String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                }));
             }
-            collected.extend_from_slice(&chunk);
         }
         return Ok(Response {
             status: status.as_u16(),
@@ -255,6 +318,8 @@ async fn exchange(
             redirects,
             final_url: url.to_string(),
             remote_address,
+            version,
+            trailers,
         });
     }
 }
@@ -362,6 +427,7 @@ mod tests {
             follow_redirects: true,
             max_redirects: 3,
             max_body_bytes: 10,
+            version: HttpVersion::Any,
         }
     }
 

@@ -168,14 +168,14 @@ impl PluginHost {
         let egress = Arc::new(settings.egress.clone());
         let visitor_egress = Arc::new(settings.egress.for_visitors());
         let visitor_services = Arc::new(HostServices {
-            http_client: http::build_client(&roots.certs, visitor_egress.clone())?,
+            http: http::Clients::build(&roots.certs, visitor_egress.clone())?,
             // Visitors' e-mail goes through the server's relay on the ordinary path.
             smtp: None,
             tls_verifier: roots.verifier.clone(),
             egress: visitor_egress,
         });
         let services = Arc::new(HostServices {
-            http_client: http::build_client(&roots.certs, egress.clone())?,
+            http: http::Clients::build(&roots.certs, egress.clone())?,
             smtp,
             tls_verifier: roots.verifier,
             egress,

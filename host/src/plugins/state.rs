@@ -72,8 +72,9 @@ pub fn not_granted(plugin: &str, capability: Capability) -> String {
 
 /// Services host imports use, shared by every call.
 pub struct HostServices {
-    /// Never follows redirects itself; the http import follows them one by one.
-    pub http_client: reqwest::Client,
+    /// The HTTP clients, one per version a request may ask for. None follows redirects
+    /// itself; the http import follows them one by one.
+    pub http: super::http::Clients,
     /// The configured SMTP relay, if any.
     pub smtp: Option<super::relay::SmtpRelay>,
     /// Chain and name validation against the trusted roots, for TLS inspection.

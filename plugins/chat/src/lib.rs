@@ -792,6 +792,7 @@ pub fn post(post: Post<'_>) -> Result<Receipt, Failure> {
         follow_redirects: false,
         max_redirects: 0,
         max_body_bytes: 16 * 1024,
+        version: http::HttpVersion::Any,
     };
     match http::send(&request) {
         Ok(r) => judge(post.service, r.status, &r.body),

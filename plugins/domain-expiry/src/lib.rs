@@ -191,6 +191,7 @@ impl Monitor for DomainExpiry {
             follow_redirects: true,
             max_redirects: 5,
             max_body_bytes: 512 * 1024,
+            version: http::HttpVersion::Any,
         };
         let response = match http::send(&request) {
             Ok(r) => r,

@@ -26,6 +26,7 @@ pub fn request(config: &HttpConfig, timeout_ms: u32, max_body_bytes: u32) -> htt
         follow_redirects: config.follow_redirects,
         max_redirects: config.max_redirects,
         max_body_bytes,
+        version: http::HttpVersion::Any,
     }
 }
 

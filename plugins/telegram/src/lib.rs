@@ -57,6 +57,7 @@ impl Channel for TelegramChannel {
             follow_redirects: false,
             max_redirects: 0,
             max_body_bytes: 64 * 1024,
+            version: http::HttpVersion::Any,
         };
         match http::send(&request) {
             Ok(r) => message::judge(r.status, &r.body)

@@ -47,6 +47,7 @@ impl Channel for WebhookChannel {
             follow_redirects: false,
             max_redirects: 0,
             max_body_bytes: 1024,
+            version: http::HttpVersion::Any,
         };
         match http::send(&request) {
             Ok(response) => rules::judge(response.status)

@@ -750,6 +750,7 @@ fn native_check(
                     follow_redirects: true,
                     max_redirects: 10,
                     max_body_bytes: 1 << 20,
+                    version: crate::plugins::wit::http::HttpVersion::Any,
                 },
             )
             .await;

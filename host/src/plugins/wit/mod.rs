@@ -210,13 +210,38 @@ macro_rules! shared_twins {
             latest::types::FieldError { field, message }
         );
 
-        twin_record!(http::Request, latest::http::Request {
-            method, url, body, timeout_ms, follow_redirects, max_redirects, max_body_bytes
-        } lists { headers });
+        /// An older request speaks whatever HTTP the server offers, as it did.
+        impl From<http::Request> for latest::http::Request {
+            fn from(v: http::Request) -> Self {
+                Self {
+                    method: v.method,
+                    url: v.url,
+                    headers: list(v.headers),
+                    body: v.body,
+                    timeout_ms: v.timeout_ms,
+                    follow_redirects: v.follow_redirects,
+                    max_redirects: v.max_redirects,
+                    max_body_bytes: v.max_body_bytes,
+                    version: latest::http::HttpVersion::Any,
+                }
+            }
+        }
 
-        twin_record!(http::Response, latest::http::Response {
-            status, body, body_truncated, elapsed_ms, redirects, final_url, remote_address
-        } lists { headers });
+        /// An older plugin is not told the answer's version or trailers.
+        impl From<latest::http::Response> for http::Response {
+            fn from(v: latest::http::Response) -> Self {
+                Self {
+                    status: v.status,
+                    headers: list(v.headers),
+                    body: v.body,
+                    body_truncated: v.body_truncated,
+                    elapsed_ms: v.elapsed_ms,
+                    redirects: v.redirects,
+                    final_url: v.final_url,
+                    remote_address: v.remote_address,
+                }
+            }
+        }
 
         twin_enum!(http::Error, latest::http::Error {} payload {
             Timeout, Dns, ConnectionRefused, Tls, TooManyRedirects, InvalidRequest, Denied, Other

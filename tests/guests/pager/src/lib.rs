@@ -72,6 +72,7 @@ impl Channel for Pager {
             follow_redirects: false,
             max_redirects: 0,
             max_body_bytes: 1024,
+            version: http::HttpVersion::Any,
         };
         match http::send(&request) {
             Ok(r) if (200..300).contains(&r.status) => Ok(Receipt {
