@@ -138,6 +138,16 @@ async fn every_built_in_plugin_conforms() {
             "telegram",
             r#"{"chatId":"12345","botToken":"123:abc"}"#,
         ),
+        (
+            "pipeline",
+            "oncall-rota",
+            r#"{"timeZone":"Europe/Berlin","shifts":[{"days":["mon","tue","wed","thu","fri","sat","sun"],"from":"00:00","to":"24:00","channelIds":["ch_01JD6Z3Y5N8Q2W7R4T6V9X0B1C"]}]}"#,
+        ),
+        (
+            "pipeline",
+            "business-hours",
+            r#"{"timeZone":"America/New_York"}"#,
+        ),
     ];
     let described: Vec<String> = host.descriptions().into_iter().map(|d| d.name).collect();
     for name in [
@@ -169,6 +179,8 @@ async fn every_built_in_plugin_conforms() {
         "pushover",
         "pagerduty",
         "opsgenie",
+        "oncall-rota",
+        "business-hours",
     ] {
         assert!(
             samples.iter().any(|(_, n, _)| *n == name),

@@ -40,9 +40,12 @@ fn generated() -> Vec<(String, String)> {
 fn the_documented_catalogue_is_the_one_the_plugins_describe() {
     let generated = generated();
     let names: Vec<&str> = generated.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["monitors", "channels", "builtins"]);
+    assert_eq!(names, ["monitors", "channels", "pipelines", "builtins"]);
     for (file, wanted) in [
-        ("docs/plugins.md", &["monitors", "channels"][..]),
+        (
+            "docs/plugins.md",
+            &["monitors", "channels", "pipelines"][..],
+        ),
         ("README.md", &["builtins"][..]),
     ] {
         let committed = catalogue::blocks_in(&read(file))
@@ -70,8 +73,22 @@ fn the_documented_catalogue_is_the_one_the_plugins_describe() {
     }
 }
 
-/// The examples of docs/plugins.md: blocks fenced as ```json monitor TYPE or
-/// ```json channel TYPE, as (kind, type, body).
+/// `value` with every channel id (`ch_...`) replaced by `id`.
+fn with_channel(value: &Value, id: &Value) -> Value {
+    match value {
+        Value::String(s) if s.starts_with("ch_") => id.clone(),
+        Value::Array(items) => Value::Array(items.iter().map(|v| with_channel(v, id)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), with_channel(v, id)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The examples of docs/plugins.md: blocks fenced as ```json monitor TYPE,
+/// ```json channel TYPE or ```json pipeline STEP, as (kind, type, body).
 fn examples(text: &str) -> Vec<(String, String, Value)> {
     let mut found = Vec::new();
     let mut lines = text.lines();
@@ -81,7 +98,7 @@ fn examples(text: &str) -> Vec<(String, String, Value)> {
         };
         let mut words = info.split_whitespace();
         let (Some(kind), Some(kind_type), None) = (words.next(), words.next(), words.next()) else {
-            panic!("an example fence should be ```json monitor|channel TYPE: {line}");
+            panic!("an example fence should be ```json monitor|channel|pipeline TYPE: {line}");
         };
         let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
         let value: Value = serde_json::from_str(&body.join("\n"))
@@ -119,10 +136,27 @@ fn every_example_of_the_plugin_guide_is_accepted_and_errors_answer_as_it_says() 
     documented.sort();
     assert_eq!(
         documented, types,
-        "docs/plugins.md should have one example per monitor and channel type"
+        "docs/plugins.md should have one example per monitor and channel type and pipeline step"
     );
 
+    // A pipeline example's channel ids are the reader's own: here, one webhook's.
+    let channel = api.post(
+        "/v1/channels",
+        &json!({"name": "on duty", "type": "webhook", "url": "https://hooks.example.com/duty"}),
+    );
+    assert_eq!(channel.status, 201, "{}", channel.body);
+    let own = channel.body["data"]["id"].clone();
     for (kind, kind_type, body) in &examples {
+        if kind == "pipeline" {
+            assert_eq!(body["plugin"], kind_type.as_str(), "{body}");
+            let step = with_channel(body, &own);
+            let r = api.post(
+                "/v1/alert-policies?dryRun=true",
+                &json!({"name": "example", "channels": [{"channelId": own}], "pipeline": [step]}),
+            );
+            assert_eq!(r.status, 200, "pipeline example `{kind_type}`: {}", r.body);
+            continue;
+        }
         assert_eq!(body["type"], kind_type.as_str(), "{body}");
         if kind == "monitor" {
             // A dry run: the whole validation, plugin included, and no check is ever run.

@@ -39,6 +39,7 @@ mod e2e_metrics;
 mod e2e_monitor_catalogue;
 mod e2e_package;
 mod e2e_ping_ssl;
+mod e2e_pipeline;
 mod e2e_plugin_secrets;
 mod e2e_plugin_versions;
 mod e2e_polyglot;

@@ -78,6 +78,7 @@ impl Fixture {
                 managed_by: None,
                 degraded_threshold: 3,
                 notify_degraded: false,
+                pipeline: None,
             })
             .await
             .expect("policy");
@@ -798,6 +799,7 @@ async fn a_group_window_gathers_openings_into_one_message_per_grouped_channel() 
             managed_by: None,
             degraded_threshold: 3,
             notify_degraded: false,
+            pipeline: None,
         })
         .await
         .expect("policy");
@@ -881,6 +883,7 @@ async fn a_flapping_monitor_is_held_until_stable_then_summarised_once() {
             managed_by: None,
             degraded_threshold: 3,
             notify_degraded: false,
+            pipeline: None,
         })
         .await
         .expect("policy");
@@ -997,6 +1000,7 @@ async fn reminders_repeat_a_down_until_acknowledged_and_stop_at_the_limit() {
             managed_by: None,
             degraded_threshold: 3,
             notify_degraded: false,
+            pipeline: None,
         })
         .await
         .expect("policy");
@@ -1109,6 +1113,7 @@ async fn a_snooze_postpones_reminders_and_ending_it_early_brings_them_back() {
             managed_by: None,
             degraded_threshold: 3,
             notify_degraded: false,
+            pipeline: None,
         })
         .await
         .expect("policy");
@@ -1310,6 +1315,7 @@ async fn channels_are_told_what_their_plugin_asks_for_whatever_their_name() {
             managed_by: None,
             degraded_threshold: 3,
             notify_degraded: false,
+            pipeline: None,
         })
         .await
         .expect("policy");

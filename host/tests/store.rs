@@ -684,6 +684,7 @@ async fn report_months_and_files(store: &Store, workspace: &str) {
         created_at: NOW - 1,
         updated_at: NOW,
         delivered_at: None,
+        pipeline: None,
     };
     tx.insert_delivery(delivery).await.expect("delivery");
     let data: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();

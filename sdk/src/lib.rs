@@ -1,7 +1,8 @@
 //! Write Tocsin plugins in Rust.
 //!
-//! A monitor implements [`Monitor`], a channel implements [`Channel`]; one line of
-//! [`export_monitor!`] or [`export_channel!`] turns the type into the component's exports.
+//! A monitor implements [`Monitor`], a channel implements [`Channel`], a step of the alert
+//! pipeline implements [`Pipeline`]; one line of [`export_monitor!`], [`export_channel!`]
+//! or [`export_pipeline!`] turns the type into the component's exports.
 //! The configuration is one typed struct ([`typed`]): it gives the JSON Schema
 //! `describe()` returns, `validate-config` with every problem reported by field, and the
 //! canonical form the server stores. The SDK also answers a check with an invalid
@@ -96,8 +97,26 @@ pub mod channel {
     });
 }
 
+/// Bindings of the `pipeline` world of the frozen `tocsin:plugin@0.3.0` contract.
+pub mod pipeline {
+    wit_bindgen::generate!({
+        path: "../wit/v0.3.0",
+        world: "pipeline",
+        additional_derives: [PartialEq, Eq],
+        pub_export_macro: true,
+        export_macro_name: "export_pipeline_world",
+        default_bindings_module: "tocsin_plugin_sdk::pipeline",
+        with: {
+            "tocsin:plugin/types@0.3.0": crate::monitor::tocsin::plugin::types,
+            "tocsin:plugin/log@0.3.0": crate::monitor::tocsin::plugin::log,
+        },
+    });
+}
+
 pub use channel::tocsin::plugin::smtp;
 pub use monitor::tocsin::plugin::{http, log, net, tls, types};
+pub use pipeline::exports::tocsin::plugin::pipeline_plugin::{Decision, Delay};
+pub use pipeline::tocsin::plugin::clock;
 pub use types::{Ability, Capability, Header};
 
 /// The contract version these bindings implement.
@@ -274,6 +293,39 @@ pub trait Channel {
     fn deliver(config: Self::Config, delivery: Delivery) -> Result<Receipt, Failure>;
 }
 
+/// One notification on its way to one channel, as a pipeline step sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PipelineAlert {
+    /// Event kind, e.g. `incident.created`.
+    pub event: String,
+    /// The payload as the channel would get it (JSON text).
+    pub payload: String,
+    /// The stored channel it goes to, or None for one written into the policy.
+    pub channel_id: Option<String>,
+    /// The channel's type, e.g. `email`.
+    pub channel_type: String,
+    /// The monitor's tags.
+    pub tags: Vec<String>,
+    /// Now, in milliseconds since the Unix epoch.
+    pub now: i64,
+    /// How many times a step held it before.
+    pub delayed: u32,
+    /// Server settings for this plugin, as JSON text (`{}` when none).
+    pub settings: String,
+}
+
+/// A step of the alert pipeline: reads its configuration, then decides what happens to
+/// each notification (see the contract's `pipeline-plugin`). It calls no network; the
+/// [`clock`] interface gives wall-clock time in any time zone.
+pub trait Pipeline {
+    /// The configuration: its schema, parsing and canonical form.
+    type Config: PluginConfig;
+    /// Name, version and description (capabilities are ignored: a step has none).
+    fn info() -> Info;
+    /// What happens to one notification.
+    fn decide(config: Self::Config, alert: PipelineAlert) -> Decision;
+}
+
 /// The words a failed check or delivery uses for an invalid configuration.
 pub fn invalid_config_reason(problems: &[FieldError]) -> String {
     let all: Vec<String> = problems
@@ -383,6 +435,47 @@ pub mod __channel {
     }
 }
 
+/// The glue [`export_pipeline!`] uses; not for direct use.
+#[doc(hidden)]
+pub mod __pipeline {
+    use super::*;
+    use pipeline::exports::tocsin::plugin::pipeline_plugin as wit;
+
+    pub fn describe<P: Pipeline>() -> PluginInfo {
+        let mut info = plugin_info::<P::Config>(P::info(), PluginKind::Pipeline, &[], &[]);
+        info.capabilities.clear();
+        info
+    }
+
+    pub fn validate_config<P: Pipeline>(text: String) -> Result<String, Vec<FieldError>> {
+        P::Config::parse(&text).map(|c| c.canonical().to_string())
+    }
+
+    /// A configuration the server accepted but this build cannot read lets the alert go
+    /// on, and says so in the server's log.
+    pub fn decide<P: Pipeline>(a: wit::Alert) -> wit::Decision {
+        match P::Config::from_canonical(&a.config) {
+            Ok(config) => P::decide(
+                config,
+                PipelineAlert {
+                    event: a.event,
+                    payload: a.payload,
+                    channel_id: a.channel_id,
+                    channel_type: a.channel_type,
+                    tags: a.tags,
+                    now: a.now,
+                    delayed: a.delayed,
+                    settings: a.settings,
+                },
+            ),
+            Err(problems) => {
+                log::log(log::Level::Error, &invalid_config_reason(&problems));
+                wit::Decision::Deliver
+            }
+        }
+    }
+}
+
 /// Export a [`Monitor`] as the component's `monitor-plugin` interface. Only a WebAssembly
 /// build exports anything, so the crate's native unit tests build too.
 #[macro_export]
@@ -460,6 +553,45 @@ macro_rules! export_channel {
         #[cfg(not(target_arch = "wasm32"))]
         const _: () = {
             let _ = $crate::__channel::describe::<$ty>;
+        };
+    };
+}
+
+/// Export a [`Pipeline`] as the component's `pipeline-plugin` interface. Only a
+/// WebAssembly build exports anything, so the crate's native unit tests build too.
+#[macro_export]
+macro_rules! export_pipeline {
+    ($ty:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            struct TocsinPipelineExports;
+            impl $crate::pipeline::exports::tocsin::plugin::pipeline_plugin::Guest
+                for TocsinPipelineExports
+            {
+                fn describe() -> $crate::types::PluginInfo {
+                    $crate::__pipeline::describe::<$ty>()
+                }
+                fn validate_config(
+                    text: ::std::string::String,
+                ) -> ::std::result::Result<
+                    ::std::string::String,
+                    ::std::vec::Vec<$crate::types::FieldError>,
+                > {
+                    $crate::__pipeline::validate_config::<$ty>(text)
+                }
+                fn decide(
+                    a: $crate::pipeline::exports::tocsin::plugin::pipeline_plugin::Alert,
+                ) -> $crate::pipeline::exports::tocsin::plugin::pipeline_plugin::Decision {
+                    $crate::__pipeline::decide::<$ty>(a)
+                }
+            }
+            $crate::pipeline::export_pipeline_world!(TocsinPipelineExports with_types_in $crate::pipeline);
+        };
+        // Native builds (unit tests) export nothing, but still check the type implements
+        // the trait and count it as used.
+        #[cfg(not(target_arch = "wasm32"))]
+        const _: () = {
+            let _ = $crate::__pipeline::describe::<$ty>;
         };
     };
 }

@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
-const FIELDS: [&str; 14] = [
+const FIELDS: [&str; 15] = [
+    "pipeline",
     "key",
     "managedBy",
     "flapping",
@@ -108,6 +109,20 @@ pub struct FlappingBody {
     pub window_minutes: u32,
 }
 
+/// One step of an alert policy's pipeline.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct PipelineStep {
+    /// A loaded pipeline plugin (`GET /v1/plugins?kind=pipeline`), e.g. `oncall-rota`.
+    #[schema(example = "business-hours")]
+    pub plugin: String,
+    /// Its configuration, as its schema describes; the plugin fills in defaults. Every
+    /// channel id (`ch_...`) it names must be a channel of the workspace.
+    #[schema(value_type = Object)]
+    pub config: Option<Value>,
+}
+
 /// An alert policy, as created and returned.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -153,6 +168,12 @@ pub struct PolicyBody {
     /// it is fast again (`monitor.degraded_ended`).
     #[schema(default = false)]
     pub notify_degraded: Option<bool>,
+    /// Steps every notification to the policy's channels passes, in order, before it is
+    /// sent (at most 8): each step's plugin lets it go on, routes it to other channels,
+    /// adds fields (`enrichment`), holds it until a time (notifications held together can
+    /// go out as one `alert.summary`) or drops it, and the incident's timeline records what
+    /// it did. A step that fails counts as absent. `[]` or null (the default) is none.
+    pub pipeline: Option<Vec<PipelineStep>>,
     /// Your stable identifier for the policy: 1 to 100 characters (letters, digits, `-`,
     /// `_`, `.`, `:`, `/`), unique among the workspace's policies (409 `CONFLICT`).
     /// Configuration files (`tocsin apply`) match policies by it.
@@ -183,6 +204,7 @@ pub struct PolicyView {
     pub repeat_limit: i32,
     pub degraded_threshold: i32,
     pub notify_degraded: bool,
+    pub pipeline: Value,
     pub key: Option<String>,
     pub managed_by: Option<String>,
     pub created_at: String,
@@ -223,6 +245,7 @@ fn view(plugins: &PluginHost, row: &PolicyRow) -> PolicyView {
         repeat_limit: row.repeat_limit,
         degraded_threshold: row.degraded_threshold,
         notify_degraded: row.notify_degraded,
+        pipeline: super::pipeline_input::visible(plugins, row.pipeline.as_deref(), false),
         key: row.apply_key.clone(),
         managed_by: row.managed_by.clone(),
         created_at: crate::time::format_ms(row.created_at),
@@ -239,6 +262,7 @@ fn view_for(plugins: &PluginHost, p: &Principal, row: &PolicyRow) -> PolicyView 
         for list in escalation_lists(&mut v.escalation) {
             super::redact::channel_list(plugins, list);
         }
+        v.pipeline = super::pipeline_input::visible(plugins, row.pipeline.as_deref(), true);
     }
     v
 }
@@ -274,6 +298,7 @@ struct Validated {
     repeat: (i32, i32),
     /// (`degradedThreshold`, `notifyDegraded`)
     degraded: (i32, bool),
+    pipeline: Option<String>,
     managed: super::managed::Managed,
 }
 
@@ -391,6 +416,9 @@ async fn validate(
             Some(e.stored(lists).to_string())
         }
     };
+    let pipeline =
+        super::pipeline_input::validate_pipeline(state, &p.workspace_id, object.get("pipeline"))
+            .await?;
     Ok(Validated {
         name,
         failure,
@@ -402,6 +430,7 @@ async fn validate(
         flap,
         repeat,
         degraded,
+        pipeline,
         managed,
     })
 }
@@ -701,6 +730,7 @@ pub async fn create_policy(
         repeat_limit: v.repeat.1,
         degraded_threshold: v.degraded.0,
         notify_degraded: v.degraded.1,
+        pipeline: v.pipeline,
         created_at: now,
         updated_at: now,
         apply_key: v.managed.key,
@@ -838,6 +868,16 @@ async fn edit(
     merged.remove("id");
     merged.remove("createdAt");
     merged.remove("updatedAt");
+    // A pipeline sent back as it was shown keeps what the view hides (write-only values).
+    if let Some(given) = merged.get_mut("pipeline")
+        && *given == super::pipeline_input::visible(&state.plugins, row.pipeline.as_deref(), false)
+        && let Some(stored) = row
+            .pipeline
+            .as_deref()
+            .and_then(|s| serde_json::from_str(s).ok())
+    {
+        *given = stored;
+    }
     // The view hides write-only settings (a bot token): an inline channel the PATCH leaves
     // in place, or sends back as it was shown, keeps the stored ones.
     let stored_channels: Value = serde_json::from_str(&row.channels).unwrap_or(Value::Null);
@@ -919,6 +959,7 @@ async fn edit(
         repeat_limit: v.repeat.1,
         degraded_threshold: v.degraded.0,
         notify_degraded: v.degraded.1,
+        pipeline: v.pipeline,
         apply_key: v.managed.key,
         managed_by: v.managed.managed_by,
         updated_at: state.clock.now_ms(),

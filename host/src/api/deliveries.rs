@@ -22,7 +22,9 @@ pub struct DeliveryView {
     /// The same as `id`.
     pub webhook_id: String,
     pub event: String,
-    /// `pending`, `succeeded` or `failed`.
+    /// `pending`, `succeeded` or `failed`; or, when a step of the policy's alert pipeline
+    /// took it, `routed` (sent to other channels, or in a summary) or `dropped`
+    /// (`lastError` says which and why).
     pub status: String,
     pub channel_id: Option<String>,
     pub channel_type: String,
@@ -62,7 +64,7 @@ pub struct AttemptView {
 #[into_params(parameter_in = Query)]
 pub struct DeliveryListParams {
     pub channel_id: Option<String>,
-    /// `pending`, `succeeded` or `failed`.
+    /// `pending`, `succeeded`, `failed`, `routed` or `dropped`.
     pub status: Option<String>,
     pub incident_id: Option<String>,
 }

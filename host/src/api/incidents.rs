@@ -66,7 +66,10 @@ pub struct IncidentView {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TimelineEntry {
     /// `created`, `held`, `released`, `notified`, `escalated`, `reminded`, `snoozed` (from an
-    /// alert's link), `acknowledged` or `resolved`.
+    /// alert's link), `acknowledged` or `resolved`; and what the policy's alert pipeline
+    /// did to a notification: `routed`, `delayed`, `summarised`, `dropped`, or
+    /// `pipeline_failed` (a step that failed counted as absent). A pipeline entry's
+    /// details name the `step` (its index), `plugin`, `event` and `channel`.
     pub kind: String,
     pub at: String,
     #[schema(value_type = Object)]

@@ -33,6 +33,7 @@ pub mod openapi;
 pub mod pages;
 pub mod paging;
 pub mod pings;
+pub mod pipeline_input;
 pub mod plugins;
 pub mod probe_ips;
 pub mod probes;

@@ -13,10 +13,10 @@ use utoipa::{IntoParams, ToSchema};
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PluginView {
-    /// The monitor or channel type it provides.
+    /// The monitor type, channel type or pipeline step it provides.
     #[schema(example = "http")]
     pub name: String,
-    /// `monitor` or `channel`.
+    /// `monitor`, `channel` or `pipeline`.
     pub kind: String,
     pub version: String,
     pub description: String,
@@ -53,11 +53,11 @@ pub struct PluginView {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PluginListParams {
-    /// `monitor` or `channel`.
+    /// `monitor`, `channel` or `pipeline`.
     pub kind: Option<String>,
 }
 
-/// List loaded plugins, monitors first, by name.
+/// List loaded plugins, monitors first, then channels, then pipeline steps, by name.
 #[utoipa::path(get, path = "/v1/plugins", tag = "plugins", params(PageParams, PluginListParams),
     responses(
         (status = 200, description = "Loaded plugins", body = ListBody<PluginView>),
@@ -73,10 +73,11 @@ pub async fn list_plugins(
     if let Some(kind) = &q.kind
         && kind != "monitor"
         && kind != "channel"
+        && kind != "pipeline"
     {
         errors.push(super::error::FieldError::new(
             "kind",
-            "must be monitor or channel",
+            "must be monitor, channel or pipeline",
         ));
     }
     paging::finish(errors)?;

@@ -49,13 +49,13 @@ pub async fn builtin_descriptions(
     Ok(host.descriptions())
 }
 
-/// The generated parts: the monitor and channel tables of docs/plugins.md and the list
-/// of built-ins in README.md.
+/// The generated parts: the monitor, channel and pipeline step tables of docs/plugins.md
+/// and the list of built-ins in README.md.
 pub fn blocks(plugins: &[PluginDescription]) -> Vec<Block> {
     let of = |kind: &str| -> Vec<&PluginDescription> {
         plugins.iter().filter(|p| p.kind == kind).collect()
     };
-    let (monitors, channels) = (of("monitor"), of("channel"));
+    let (monitors, channels, pipelines) = (of("monitor"), of("channel"), of("pipeline"));
     let mut monitor_table = String::from("| Type | Checks | Fields |\n|---|---|---|\n");
     for p in &monitors {
         let place = if p.top_level_fields {
@@ -89,17 +89,30 @@ pub fn blocks(plugins: &[PluginDescription]) -> Vec<Block> {
             fields(&p.config_schema)
         );
     }
+    let mut pipeline_table = String::from("| Step | Does | Fields |\n|---|---|---|\n");
+    for p in &pipelines {
+        let _ = writeln!(
+            pipeline_table,
+            "| `{}` | {} | {} |",
+            p.name,
+            cell(&p.description),
+            fields(&p.config_schema)
+        );
+    }
     let names = |list: &[&PluginDescription]| -> String {
         list.iter()
             .map(|p| format!("`{}`", p.name))
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let builtins = format!(
+    let mut builtins = format!(
         "- Monitors: {}.\n- Channels: {}.\n",
         names(&monitors),
         names(&channels)
     );
+    if !pipelines.is_empty() {
+        let _ = writeln!(builtins, "- Alert pipeline steps: {}.", names(&pipelines));
+    }
     vec![
         Block {
             name: "monitors",
@@ -108,6 +121,10 @@ pub fn blocks(plugins: &[PluginDescription]) -> Vec<Block> {
         Block {
             name: "channels",
             body: channel_table,
+        },
+        Block {
+            name: "pipelines",
+            body: pipeline_table,
         },
         Block {
             name: "builtins",
@@ -351,8 +368,20 @@ mod tests {
              | `pager` | Does pager \\| well. | `acknowledgements`, `signing`, https `url` | `url` (required) |\n"
         );
         assert_eq!(
-            b[2].body,
+            b[3].body,
             "- Monitors: `http`, `tcp`.\n- Channels: `slack`, `pager`.\n"
+        );
+        assert_eq!(b[2].body, "| Step | Does | Fields |\n|---|---|---|\n");
+        let with_step = [plugin("rota", "pipeline", false, json!({"type": "object"}))];
+        let b = blocks(&with_step);
+        assert_eq!(
+            b[2].body,
+            "| Step | Does | Fields |\n|---|---|---|\n| `rota` | Does rota \\| well. | none |\n"
+        );
+        assert!(
+            b[3].body.ends_with("- Alert pipeline steps: `rota`.\n"),
+            "{}",
+            b[3].body
         );
     }
 

@@ -84,10 +84,10 @@ pub async fn check(file: &Path, config: Option<&str>, timeout: Duration) -> (Str
         return (out, true);
     };
     let budget_ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
-    let passed = if d.kind == "monitor" {
-        check_monitor(&host, &d.name, config, budget_ms, &mut out).await
-    } else {
-        deliver_test(&host, &d.name, config, budget_ms, &mut out).await
+    let passed = match d.kind {
+        "monitor" => check_monitor(&host, &d.name, config, budget_ms, &mut out).await,
+        "pipeline" => decide_test(&host, &d.name, config, &mut out).await,
+        _ => deliver_test(&host, &d.name, config, budget_ms, &mut out).await,
     };
     (out, passed)
 }
@@ -169,6 +169,55 @@ async fn check_monitor(
         }
         Err(e) => {
             let _ = writeln!(out, "check:        the plugin failed in {took} ms: {e}");
+            false
+        }
+    }
+}
+
+/// Ask a pipeline step about a sample DOWN alert to an inline webhook, now, and print
+/// its decision.
+async fn decide_test(host: &PluginHost, name: &str, config: &str, out: &mut String) -> bool {
+    let Some(plugin) = host.pipeline(name) else {
+        let _ = writeln!(out, "no pipeline step `{name}` is loaded");
+        return false;
+    };
+    let answer = host
+        .validate_pipeline_config(&plugin, config.to_string())
+        .await;
+    let Some(normalized) = validated(answer, out) else {
+        return false;
+    };
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    let (_, payload, _) = crate::cli::webhook_tools::test_delivery("whsec_plugin_check", now_ms);
+    let started = Instant::now();
+    let result = host
+        .decide(
+            &plugin,
+            crate::plugins::Alert {
+                event: "incident.created".into(),
+                payload,
+                config: normalized,
+                channel_id: None,
+                channel_type: "webhook".into(),
+                tags: Vec::new(),
+                now: now_ms,
+                delayed: 0,
+                settings: "{}".into(),
+            },
+        )
+        .await;
+    let took = started.elapsed().as_millis();
+    match result {
+        Ok(decision) => {
+            let _ = writeln!(
+                out,
+                "decided in {took} ms on a sample DOWN alert now: {}",
+                crate::outbox::pipeline::describe_decision(&decision)
+            );
+            true
+        }
+        Err(e) => {
+            let _ = writeln!(out, "decide failed after {took} ms: {e}");
             false
         }
     }

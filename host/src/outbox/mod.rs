@@ -5,6 +5,7 @@
 
 pub mod events;
 pub mod links;
+pub mod pipeline;
 pub mod signing;
 pub mod subscribers;
 pub mod worker;
@@ -123,6 +124,7 @@ async fn pending_row(
         created_at: now,
         updated_at: now,
         delivered_at: None,
+        pipeline: None,
     })
     .await?;
     Ok(())

@@ -47,7 +47,7 @@ pub fn unsubscribe_url(public_url: &str, slug: &str, token: &str) -> String {
 const SUBSCRIBER_KEY: &str = "subscriberId";
 
 /// Every event of this module starts so; no other delivery's does.
-const EVENT_PREFIX: &str = "status_page.";
+pub const EVENT_PREFIX: &str = "status_page.";
 
 /// A delivery to a target an anonymous visitor gave.
 #[derive(Debug, Clone, PartialEq, Eq)]

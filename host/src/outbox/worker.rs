@@ -1,7 +1,7 @@
 //! The delivery worker: claims due deliveries (a lease, so one worker sends each), hands
 //! each to its channel plugin, records the attempt and schedules the next one.
 
-use super::{jitter_unit, next_delay, signing, subscribers};
+use super::{jitter_unit, next_delay, pipeline, signing, subscribers};
 use crate::ids::{self, prefix};
 use crate::plugins::abilities::Abilities;
 use crate::plugins::relay::Attachment;
@@ -373,7 +373,9 @@ pub async fn record(
     let outcome = match after.status {
         DeliveryState::Succeeded => "delivered",
         DeliveryState::Failed => "failed",
-        _ => "retrying",
+        DeliveryState::Pending => "retrying",
+        DeliveryState::Routed => "routed",
+        DeliveryState::Dropped => "dropped",
     };
     let recorded = store
         .record_delivery_attempt(d.lease_until, after, attempt)
@@ -435,6 +437,31 @@ impl OutboxWorker {
                 );
                 let counted = busy.enter(&d.workspace_id, &d.id);
                 tokio::spawn(async move {
+                    // Before its first attempt, a notification passes its policy's pipeline.
+                    let stage = pipeline::Stage {
+                        store: &store,
+                        plugins: &plugins,
+                        settings: &settings.plugin_settings,
+                        now: clock.now_ms(),
+                        clock: &*clock,
+                        lease_ms: LEASE_MS,
+                    };
+                    let d = match pipeline::pass(&stage, d).await {
+                        Ok(pipeline::Passage::Deliver(d)) => *d,
+                        Ok(pipeline::Passage::Taken) => {
+                            drop(counted);
+                            drop(slot);
+                            wakeup.notify_one();
+                            return;
+                        }
+                        Err(e) => {
+                            // Its lease runs out and the pipeline is asked again.
+                            tracing::warn!(error = %e, "the alert pipeline could not be recorded; retrying");
+                            drop(counted);
+                            drop(slot);
+                            return;
+                        }
+                    };
                     let result = attempt(&store, &plugins, &settings, &d, clock.now_ms()).await;
                     if result.ok {
                         tracing::debug!(delivery = %d.id, channel = %d.channel_kind, "delivered");

@@ -173,6 +173,8 @@ pub enum LoadError {
 pub enum World {
     Monitor,
     Channel,
+    /// A step of the alert pipeline (contract 0.3.0 on).
+    Pipeline,
 }
 
 /// Read the world and contract version from a component's export names
@@ -189,6 +191,7 @@ pub fn contract_of(
         let world = match interface {
             "monitor-plugin" => World::Monitor,
             "channel-plugin" => World::Channel,
+            "pipeline-plugin" => World::Pipeline,
             _ => continue,
         };
         if let Some(v) = wit::version(version) {

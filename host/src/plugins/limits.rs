@@ -26,6 +26,10 @@ pub const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
 /// Budget of `describe` and `validate-config`, which do no I/O.
 pub const CONTROL_CALL_BUDGET: Duration = Duration::from_secs(2);
 
+/// Budget of a pipeline step's `decide`, which does no I/O: a step still deciding after
+/// it counts as absent and the notification goes on.
+pub const PIPELINE_CALL_BUDGET: Duration = Duration::from_secs(2);
+
 /// How often the epoch advances. A looping guest is noticed within one tick of its deadline.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 

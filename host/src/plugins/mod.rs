@@ -4,6 +4,7 @@
 
 pub mod abilities;
 pub mod builtin;
+mod clock;
 mod datagram;
 pub mod describe;
 pub mod egress;
@@ -32,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::Linker;
-use wit::{ChannelContract, MonitorContract};
+use wit::{ChannelContract, MonitorContract, PipelineContract};
 
 pub use describe::{HEARTBEAT, heartbeat_description};
 pub use describe::{
@@ -42,6 +43,7 @@ pub use describe::{
 pub use runtime::{CallError, Compiled};
 pub use settings::{HostSettings, PluginGrant, SmtpConfig, SmtpTls};
 pub use wit::types::{Capability, FieldError, Header, PluginKind};
+pub use wit::{Alert, Decision, Delay};
 pub use wit::{CheckOutcome, CheckRequest, DeliveryFailure, Notification, Receipt};
 
 include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
@@ -123,6 +125,13 @@ impl ChannelPlugin {
     }
 }
 
+/// A loaded pipeline plugin: a step of alert policies' pipelines.
+pub struct PipelinePlugin {
+    pub description: PluginDescription,
+    name: Arc<str>,
+    binding: Arc<dyn PipelineContract>,
+}
+
 /// A component to load.
 pub struct PluginSource {
     /// `builtin` or a file path, for messages.
@@ -145,8 +154,10 @@ pub struct PluginHost {
     trusted_certs: Vec<rustls::pki_types::CertificateDer<'static>>,
     monitors: BTreeMap<String, Arc<MonitorPlugin>>,
     channels: BTreeMap<String, Arc<ChannelPlugin>>,
+    pipelines: BTreeMap<String, Arc<PipelinePlugin>>,
     monitor_linker: Linker<CallState>,
     channel_linker: Linker<CallState>,
+    pipeline_linker: Linker<CallState>,
     /// Built-in monitors' instances idle between a workspace's checks.
     kept: kept::KeptInstances,
 }
@@ -157,8 +168,12 @@ impl PluginHost {
         let runtime = Runtime::new(cache_dir)?;
         let mut monitor_linker = runtime.new_linker()?;
         let mut channel_linker = runtime.new_linker()?;
+        let mut pipeline_linker = runtime.new_linker()?;
         for version in wit::VERSIONS {
             (version.link)(&mut monitor_linker, &mut channel_linker)?;
+            if let Some(world) = &version.pipeline {
+                (world.link)(&mut pipeline_linker)?;
+            }
         }
         let smtp = relay::SmtpRelay::from_config(&settings.smtp).map_err(anyhow::Error::msg)?;
         let roots = trust::load(settings.tls_extra_roots.as_deref())?;
@@ -190,8 +205,10 @@ impl PluginHost {
             trusted_certs: roots.certs,
             monitors: BTreeMap::new(),
             channels: BTreeMap::new(),
+            pipelines: BTreeMap::new(),
             monitor_linker,
             channel_linker,
+            pipeline_linker,
             kept: kept::KeptInstances::default(),
         })
     }
@@ -363,6 +380,29 @@ impl PluginHost {
                 );
                 Ok((description, how))
             }
+            World::Pipeline => {
+                let Some(world) = &version.pipeline else {
+                    return Err(LoadError::NotAPlugin);
+                };
+                let binding = (world.bind)(&self.pipeline_linker, &component).map_err(link)?;
+                let b = binding.clone();
+                let info = self
+                    .runtime
+                    .call(ctx, move |store| b.describe(store))
+                    .await
+                    .map_err(|e| LoadError::Describe(e.to_string()))?;
+                let (name, _, description) =
+                    self.admit(info, PluginKind::Pipeline, version, &source.origin)?;
+                self.pipelines.insert(
+                    description.name.clone(),
+                    Arc::new(PipelinePlugin {
+                        name,
+                        description: description.clone(),
+                        binding,
+                    }),
+                );
+                Ok((description, how))
+            }
         }
     }
 
@@ -417,6 +457,10 @@ impl PluginHost {
         let existing = match kind {
             PluginKind::Monitor => self.monitors.get(&description.name).map(|p| &p.description),
             PluginKind::Channel => self.channels.get(&description.name).map(|p| &p.description),
+            PluginKind::Pipeline => self
+                .pipelines
+                .get(&description.name)
+                .map(|p| &p.description),
         };
         // The server's own monitor type keeps its name.
         if kind == PluginKind::Monitor && description.name == HEARTBEAT {
@@ -468,7 +512,7 @@ impl PluginHost {
         // Only a channel asks anything of the host.
         let (abilities, https_only) = match expected {
             PluginKind::Channel => (info.abilities, info.https_only),
-            PluginKind::Monitor => (Vec::new(), Vec::new()),
+            PluginKind::Monitor | PluginKind::Pipeline => (Vec::new(), Vec::new()),
         };
         if https_only.len() > abilities::MAX_HTTPS_ONLY
             || https_only
@@ -495,6 +539,7 @@ impl PluginHost {
             kind: match expected {
                 PluginKind::Monitor => "monitor",
                 PluginKind::Channel => "channel",
+                PluginKind::Pipeline => "pipeline",
             },
             version: info.version,
             description: info.description,
@@ -513,8 +558,8 @@ impl PluginHost {
         })
     }
 
-    /// Every loaded plugin, monitors first, by name, with the server's own `heartbeat`
-    /// type among the monitors.
+    /// Every loaded plugin, monitors first, then channels, then pipeline steps, each by
+    /// name, with the server's own `heartbeat` type among the monitors.
     pub fn descriptions(&self) -> Vec<PluginDescription> {
         let mut monitors: Vec<PluginDescription> = self
             .monitors
@@ -526,6 +571,7 @@ impl PluginHost {
         monitors
             .into_iter()
             .chain(self.channels.values().map(|p| p.description.clone()))
+            .chain(self.pipelines.values().map(|p| p.description.clone()))
             .collect()
     }
 
@@ -572,6 +618,21 @@ impl PluginHost {
     /// The channel plugin for a channel type.
     pub fn channel(&self, name: &str) -> Option<Arc<ChannelPlugin>> {
         self.channels.get(name).cloned()
+    }
+
+    /// What a pipeline plugin's schema marks as write-only and secret (a plugin no longer
+    /// loaded: all of its configuration).
+    pub fn pipeline_secrets(&self, name: &str) -> secrets::SchemaSecrets {
+        self.pipelines
+            .get(name)
+            .map_or_else(secrets::SchemaSecrets::unknown, |p| {
+                secrets::SchemaSecrets::of(&p.description.config_schema)
+            })
+    }
+
+    /// The pipeline plugin of that name.
+    pub fn pipeline(&self, name: &str) -> Option<Arc<PipelinePlugin>> {
+        self.pipelines.get(name).cloned()
     }
 
     /// What each loaded channel type asks of the host, for the engine and the outbox.
@@ -798,6 +859,45 @@ impl PluginHost {
             .call(ctx, move |store| binding.validate_config(store, config))
             .await;
         count_call(&plugin.name, "validate", &result);
+        result
+    }
+
+    /// Ask a pipeline plugin to check a step's configuration.
+    pub async fn validate_pipeline_config(
+        &self,
+        plugin: &PipelinePlugin,
+        config: String,
+    ) -> Result<Result<String, Vec<FieldError>>, CallError> {
+        let binding = plugin.binding.clone();
+        let _slot = self.budgets.control.acquire().await;
+        let ctx = self.context(&plugin.name, Grants::default(), limits::CONTROL_CALL_BUDGET);
+        let result = self
+            .runtime
+            .call(ctx, move |store| binding.validate_config(store, config))
+            .await;
+        count_call(&plugin.name, "validate", &result);
+        result
+    }
+
+    /// Ask a pipeline step what happens to one notification. A step is granted nothing
+    /// but the clock and the log, and has [`limits::PIPELINE_CALL_BUDGET`].
+    pub async fn decide(
+        &self,
+        plugin: &PipelinePlugin,
+        alert: Alert,
+    ) -> Result<Decision, CallError> {
+        let binding = plugin.binding.clone();
+        let _slot = self.budgets.deliveries.acquire().await;
+        let ctx = self.context(
+            &plugin.name,
+            Grants::default(),
+            limits::PIPELINE_CALL_BUDGET,
+        );
+        let result = self
+            .runtime
+            .call(ctx, move |store| binding.decide(store, alert))
+            .await;
+        count_call(&plugin.name, "decide", &result);
         result
     }
 

@@ -44,6 +44,8 @@ own_row! {
         pub degraded_threshold: i32,
         /// Tell the channels when a monitor becomes degraded and when that ends.
         pub notify_degraded: bool,
+        /// The alert pipeline: a JSON list of `{"plugin", "config"}` steps, or None.
+        pub pipeline: Option<String>,
     }
 }
 impl PolicyRow {
@@ -72,6 +74,7 @@ impl PolicyRow {
             managed_by: None,
             degraded_threshold: 3,
             notify_degraded: false,
+            pipeline: None,
         }
     }
 }
@@ -252,8 +255,8 @@ impl Store {
             .into())
     }
 
-    /// Delete a stored channel unless a policy of its workspace names it (in `channels` or
-    /// in its escalation): then nothing changes and the policies are returned. The check
+    /// Delete a stored channel unless a policy of its workspace names it (in `channels`, in
+    /// its escalation, or in a pipeline step's configuration): then nothing changes and the policies are returned. The check
     /// and the delete are one write transaction, so a policy saved meanwhile cannot be
     /// left pointing at nothing.
     pub async fn delete_channel(
@@ -274,6 +277,7 @@ impl Store {
                     || p.escalation
                         .as_deref()
                         .is_some_and(|e| names_channel(e, id))
+                    || p.pipeline.as_deref().is_some_and(|s| mentions(s, id))
             })
             .map(|p| (p.id, p.name))
             .collect();
@@ -305,6 +309,20 @@ pub enum ChannelDeletion {
 }
 
 /// Does a stored channel list (or escalation) name the channel `id` anywhere?
+/// Whether any string of `json` is `id` (a pipeline step's configuration names channels
+/// in fields of its own, such as a rota's `channelIds`).
+fn mentions(json: &str, id: &str) -> bool {
+    fn walk(v: &serde_json::Value, id: &str) -> bool {
+        match v {
+            serde_json::Value::String(s) => s == id,
+            serde_json::Value::Object(o) => o.values().any(|v| walk(v, id)),
+            serde_json::Value::Array(a) => a.iter().any(|v| walk(v, id)),
+            _ => false,
+        }
+    }
+    serde_json::from_str(json).is_ok_and(|v: serde_json::Value| walk(&v, id))
+}
+
 fn names_channel(json: &str, id: &str) -> bool {
     fn walk(v: &serde_json::Value, id: &str) -> bool {
         match v {

@@ -51,6 +51,9 @@ own_row! {
         pub created_at: i64,
         pub updated_at: i64,
         pub delivered_at: Option<i64>,
+        /// How far the delivery came through its policy's alert pipeline (JSON written by
+        /// `outbox::pipeline`); None until the outbox first takes it.
+        pub pipeline: Option<String>,
     }
 }
 // Each attempt at a delivery.
@@ -316,8 +319,125 @@ impl Store {
     }
 }
 
+/// The alert pipeline's reads (see `outbox::pipeline`).
+impl Store {
+    /// Pending, untried deliveries to the same channel as `d` that a pipeline step holds
+    /// until the same moment: the notifications one summary gathers.
+    pub async fn held_together(&self, d: &DeliveryRow) -> Result<Vec<DeliveryRow>, StoreError> {
+        let channel = match &d.channel_id {
+            Some(id) => delivery::Column::ChannelId.eq(id.as_str()),
+            None => delivery::Column::ChannelId.is_null(),
+        };
+        Ok(delivery::Entity::find()
+            .filter(delivery::Column::WorkspaceId.eq(d.workspace_id.as_str()))
+            .filter(delivery::Column::Status.eq(DeliveryState::Pending))
+            .filter(delivery::Column::Attempts.eq(0))
+            .filter(delivery::Column::NextAttemptAt.eq(d.next_attempt_at))
+            .filter(delivery::Column::ChannelKind.eq(d.channel_kind.as_str()))
+            .filter(delivery::Column::ChannelConfig.eq(d.channel_config.as_str()))
+            .filter(channel)
+            .filter(delivery::Column::Pipeline.is_not_null())
+            .order_by_asc(delivery::Column::CreatedAt)
+            .order_by_asc(delivery::Column::Id)
+            .limit(10_000)
+            .all(self.db())
+            .await?
+            .owned())
+    }
+}
+
 /// Deliveries queued by a larger change (an incident transition, a monitor paused).
 impl Tx {
+    /// Move a delivery a pipeline step decided on to `after` (its state, payload, pipeline
+    /// progress, due time, note), if it is still as `before` was read: pending, untried,
+    /// with the same progress through the pipeline and payload, and, with `held`, still
+    /// under the lease this worker claimed. False when another worker or step moved it
+    /// first; nothing is written then.
+    pub async fn advance_delivery(
+        &self,
+        before: &DeliveryRow,
+        after: &DeliveryRow,
+        held: Option<Option<i64>>,
+    ) -> Result<bool, StoreError> {
+        let progress = match &before.pipeline {
+            Some(p) => delivery::Column::Pipeline.eq(p.as_str()),
+            None => delivery::Column::Pipeline.is_null(),
+        };
+        let lease = match held {
+            Some(Some(lease)) => Condition::all().add(delivery::Column::LeaseUntil.eq(lease)),
+            Some(None) => Condition::all().add(delivery::Column::LeaseUntil.is_null()),
+            None => Condition::all(),
+        };
+        let done = delivery::Entity::update_many()
+            .col_expr(delivery::Column::Status, Expr::value(after.status))
+            .col_expr(
+                delivery::Column::Payload,
+                Expr::value(after.payload.clone()),
+            )
+            .col_expr(
+                delivery::Column::Pipeline,
+                Expr::value(after.pipeline.clone()),
+            )
+            .col_expr(
+                delivery::Column::NextAttemptAt,
+                Expr::value(after.next_attempt_at),
+            )
+            .col_expr(delivery::Column::LeaseUntil, Expr::value(after.lease_until))
+            .col_expr(
+                delivery::Column::LastError,
+                Expr::value(after.last_error.clone()),
+            )
+            .col_expr(delivery::Column::UpdatedAt, Expr::value(after.updated_at))
+            .filter(delivery::Column::Id.eq(before.id.as_str()))
+            .filter(delivery::Column::Status.eq(DeliveryState::Pending))
+            .filter(delivery::Column::Attempts.eq(0))
+            .filter(delivery::Column::Payload.eq(before.payload.as_str()))
+            .filter(progress)
+            .filter(lease)
+            .exec(self.conn())
+            .await?;
+        if done.rows_affected == 1 {
+            self.note(super::live::Seen::Delivery {
+                workspace_id: after.workspace_id.clone(),
+                delivery_id: after.id.clone(),
+                incident_id: after.incident_id.clone(),
+            });
+        }
+        Ok(done.rows_affected == 1)
+    }
+
+    /// Whether the notification `d` carries (its incident or monitor, event and moment)
+    /// already has a delivery to channel `channel_id` that is to be sent (not routed on or
+    /// dropped): a second route there is not sent.
+    pub async fn notification_reaches(
+        &self,
+        d: &DeliveryRow,
+        channel_id: &str,
+    ) -> Result<bool, StoreError> {
+        let incident = match &d.incident_id {
+            Some(id) => delivery::Column::IncidentId.eq(id.as_str()),
+            None => delivery::Column::IncidentId.is_null(),
+        };
+        let monitor = match &d.monitor_id {
+            Some(id) => delivery::Column::MonitorId.eq(id.as_str()),
+            None => delivery::Column::MonitorId.is_null(),
+        };
+        Ok(delivery::Entity::find()
+            .filter(delivery::Column::WorkspaceId.eq(d.workspace_id.as_str()))
+            .filter(incident)
+            .filter(monitor)
+            .filter(delivery::Column::Event.eq(d.event.as_str()))
+            .filter(delivery::Column::CreatedAt.eq(d.created_at))
+            .filter(delivery::Column::ChannelId.eq(channel_id))
+            .filter(delivery::Column::Id.ne(d.id.as_str()))
+            .filter(
+                delivery::Column::Status.is_not_in([DeliveryState::Routed, DeliveryState::Dropped]),
+            )
+            .count(self.conn())
+            .await?
+            > 0)
+    }
+
     /// Queue a delivery.
     pub async fn insert_delivery(&self, row: DeliveryRow) -> Result<(), StoreError> {
         row.into_active_model()

@@ -64,6 +64,13 @@ pub enum DeliveryState {
     /// Its retry schedule ran out, or the channel refused it for good.
     #[sea_orm(string_value = "failed")]
     Failed,
+    /// A step of the alert pipeline sent it to other channels instead, or into a summary
+    /// (`last_error` says where).
+    #[sea_orm(string_value = "routed")]
+    Routed,
+    /// A step of the alert pipeline dropped it (`last_error` gives the step's reason).
+    #[sea_orm(string_value = "dropped")]
+    Dropped,
 }
 
 /// The stored names and parsing, shared by the three state types.
@@ -111,6 +118,8 @@ impl State for DeliveryState {
             DeliveryState::Pending => "pending",
             DeliveryState::Succeeded => "succeeded",
             DeliveryState::Failed => "failed",
+            DeliveryState::Routed => "routed",
+            DeliveryState::Dropped => "dropped",
         }
     }
 }

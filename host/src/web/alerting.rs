@@ -24,6 +24,8 @@ struct PolicyLine {
     failure: i32,
     recovery: i32,
     channels: String,
+    /// The pipeline's steps, `business-hours → oncall-rota`; empty for none.
+    pipeline: String,
 }
 
 struct DeliveryLine {
@@ -89,6 +91,11 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
                 channels: serde_json::from_str::<Vec<serde_json::Value>>(&x.channels)
                     .map_or(0, |v| v.len())
                     .to_string(),
+                pipeline: crate::outbox::pipeline::steps_of(x.pipeline.as_deref())
+                    .into_iter()
+                    .map(|s| s.plugin)
+                    .collect::<Vec<_>>()
+                    .join(" → "),
             })
             .collect(),
         deliveries: deliveries

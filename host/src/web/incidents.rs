@@ -177,15 +177,18 @@ fn event_text(details: &str) -> String {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(details) else {
         return String::new();
     };
-    ["note", "reason", "by", "channel"]
-        .iter()
-        .filter_map(|k| {
-            v.get(*k)
-                .and_then(|x| x.as_str())
-                .map(|s| format!("{k}: {s}"))
-        })
-        .collect::<Vec<_>>()
-        .join(" · ")
+    // A pipeline step's entry names the step's plugin, the event, where it went and why.
+    [
+        "note", "reason", "by", "plugin", "event", "channel", "until", "error",
+    ]
+    .iter()
+    .filter_map(|k| {
+        v.get(*k)
+            .and_then(|x| x.as_str())
+            .map(|s| format!("{k}: {s}"))
+    })
+    .collect::<Vec<_>>()
+    .join(" · ")
 }
 
 pub async fn show(

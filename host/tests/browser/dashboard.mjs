@@ -238,9 +238,14 @@ try {
   expect(beatCount >= 5, `the heartbeat bar shows the last checks (${beatCount})`);
   expect(await page.locator('ol.beats li.beat.down').count() >= 1, 'the failed checks are in the bar');
   expect(await page.locator('ol.beats li.beat.up').count() >= 1, 'the passing checks are in the bar');
-  // Focused and read in one step: the bar is live (a check a second), and a new beat
-  // arriving in between would otherwise be the last one, unfocused.
-  const tip = await beats.last().evaluate((el) => { el.focus(); return getComputedStyle(el, '::after').content; });
+  // Found, focused and read in one task of the page: the bar is live (a check a second)
+  // and redrawn as beats arrive, so an element found by an earlier step may already be
+  // detached (a detached element has no computed style at all).
+  const tip = await page.evaluate(() => {
+    const el = [...document.querySelectorAll('ol.beats li.beat')].at(-1);
+    el.focus();
+    return getComputedStyle(el, '::after').content;
+  });
   expect(/ago, (\d+ ms|no response), /.test(tip), `a focused check shows its time, response and result (${tip})`);
   const drawn = await page.locator('svg.chart circle, svg.chart polyline').count();
   expect(drawn >= 1, 'the response-time chart draws the first checks');

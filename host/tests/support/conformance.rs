@@ -1,17 +1,18 @@
-//! The conformance kit: the same checks for any monitor or channel plugin. A plugin passes
-//! when its description is usable (a JSON Schema object of type `object`, a valid name,
-//! capabilities it can be granted), `validate-config` answers results (never traps) for a
-//! sample, for `{}` and for junk, its normalised sample validates to itself, and a call with
-//! the sample finishes within its budget as a result, not a trap, also when the budget is
-//! tiny.
+//! The conformance kit: the same checks for any monitor, channel or pipeline plugin. A
+//! plugin passes when its description is usable (a JSON Schema object of type `object`, a
+//! valid name, capabilities it can be granted), `validate-config` answers results (never
+//! traps) for a sample, for `{}` and for junk, its normalised sample validates to itself,
+//! and a call with the sample finishes within its budget as a result, not a trap, also when
+//! the budget is tiny (a pipeline step: a decision the server can act on, within its
+//! fixed budget).
 
 #![allow(dead_code)]
 
 use std::time::{Duration, Instant};
-use tocsin::plugins::limits::DEADLINE_MARGIN;
-use tocsin::plugins::{CheckRequest, Notification, PluginHost};
+use tocsin::plugins::limits::{DEADLINE_MARGIN, PIPELINE_CALL_BUDGET};
+use tocsin::plugins::{Alert, CheckRequest, Notification, PluginHost};
 
-/// Run the kit on the plugin `name` of `kind` (`monitor` or `channel`) with a sample
+/// Run the kit on the plugin `name` of `kind` (`monitor`, `channel` or `pipeline`) with a sample
 /// configuration that should be valid. Returns the problems found (empty: conforms).
 pub async fn check_plugin(host: &PluginHost, kind: &str, name: &str, sample: &str) -> Vec<String> {
     let mut problems = Vec::new();
@@ -45,6 +46,10 @@ pub async fn check_plugin(host: &PluginHost, kind: &str, name: &str, sample: &st
             "monitor" => {
                 let p = host.monitor(name).expect("loaded");
                 host.validate_monitor_config(&p, config).await
+            }
+            "pipeline" => {
+                let p = host.pipeline(name).expect("loaded");
+                host.validate_pipeline_config(&p, config).await
             }
             _ => {
                 let p = host.channel(name).expect("loaded");
@@ -90,6 +95,45 @@ pub async fn check_plugin(host: &PluginHost, kind: &str, name: &str, sample: &st
             }
         }
         other => problems.push(format!("its own normalised config was refused: {other:?}")),
+    }
+
+    if kind == "pipeline" {
+        let p = host.pipeline(name).expect("loaded");
+        let now = 1_796_000_000_000;
+        let started = Instant::now();
+        for event in ["incident.created", "incident.resolved"] {
+            let answer = host
+                .decide(
+                    &p,
+                    Alert {
+                        event: event.into(),
+                        payload: format!(r#"{{"event":"{event}","monitor":{{"id":"mon_1","name":"Conformance"}}}}"#),
+                        config: normalized.clone(),
+                        channel_id: Some("ch_01JD6Z3Y5N8Q2W7R4T6V9X0B1C".into()),
+                        channel_type: "webhook".into(),
+                        tags: vec!["critical".into()],
+                        now,
+                        delayed: 0,
+                        settings: "{}".into(),
+                    },
+                )
+                .await;
+            match answer {
+                Ok(decision) => {
+                    if let Err(e) = tocsin::outbox::pipeline::check_decision(decision, now) {
+                        problems.push(format!(
+                            "decide({event}) answered what the server cannot use: {e}"
+                        ));
+                    }
+                }
+                Err(e) => problems.push(format!("decide({event}) failed: {e}")),
+            }
+        }
+        let took = started.elapsed();
+        if took > 2 * (PIPELINE_CALL_BUDGET + DEADLINE_MARGIN) {
+            problems.push(format!("two decisions took {took:?}"));
+        }
+        return problems;
     }
 
     // A call finishes within budget + margin, as a result, for a normal and a tiny budget.

@@ -67,6 +67,13 @@ pub enum Kind {
         /// The workspace's id: a location's name is the server's, shared by workspaces.
         workspace_id: Option<String>,
     },
+    /// What an alert pipeline step held (outside business hours, say), gathered into one
+    /// message when the hold ended: `count` notifications, listed in the group.
+    Summary {
+        count: u64,
+        /// The step that held them, e.g. `business-hours`.
+        held_by: String,
+    },
     /// Any other event, by name.
     Other(String),
 }
@@ -184,8 +191,15 @@ impl Alert {
                 monitors: p["location"]["monitors"].as_u64().unwrap_or(0),
                 workspace_id: text(&p["workspace"]["id"]),
             },
+            "alert.summary" => Kind::Summary {
+                count: p["summary"]["count"].as_u64().unwrap_or(0),
+                held_by: text(&p["summary"]["heldBy"]).unwrap_or_else(|| "a pipeline step".into()),
+            },
             other => Kind::Other(other.to_string()),
         };
+        if let Kind::Summary { .. } = kind {
+            return Ok(Alert::summary(event, kind, &p));
+        }
         let group: Vec<GroupEntry> = p["group"]["incidents"]
             .as_array()
             .filter(|list| list.len() > 1)
@@ -235,6 +249,58 @@ impl Alert {
         })
     }
 
+    /// A summary: one line per notification it gathers, no link or buttons of its own.
+    fn summary(event: String, kind: Kind, p: &Value) -> Alert {
+        let group = p["summary"]["alerts"]
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .map(|e| {
+                        let what = match e["event"].as_str().unwrap_or_default() {
+                            "incident.created" => text(&e["failure"]["reason"])
+                                .map_or_else(|| "DOWN".to_string(), |r| format!("DOWN, {r}")),
+                            "incident.resolved" => "RECOVERED".to_string(),
+                            "incident.reminder" => "still DOWN".to_string(),
+                            "incident.acknowledged" => "acknowledged".to_string(),
+                            other => other.to_string(),
+                        };
+                        let at = text(&e["timestamp"]).unwrap_or_default();
+                        GroupEntry {
+                            monitor: text(&e["monitor"]["name"])
+                                .unwrap_or_else(|| "monitor".into()),
+                            reason: if at.is_empty() {
+                                what
+                            } else {
+                                format!("{what} at {at}")
+                            },
+                            link: text(&e["incident"]["url"]),
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Alert {
+            event,
+            kind,
+            test: p["test"] == Value::Bool(true),
+            monitor: "monitors".into(),
+            monitor_id: None,
+            target: None,
+            incident_id: None,
+            link: None,
+            reason: None,
+            region: None,
+            since: None,
+            duration_seconds: None,
+            expires: None,
+            workspace: text(&p["workspace"]["name"]),
+            group,
+            actions: Vec::new(),
+            custom_title: None,
+            text: None,
+        }
+    }
+
     /// The words of the alert's link: a report's or an incident's.
     pub fn link_label(&self) -> &'static str {
         match self.kind {
@@ -259,6 +325,7 @@ impl Alert {
             | Kind::Paused
             | Kind::Resumed
             | Kind::Report { .. }
+            | Kind::Summary { .. }
             | Kind::Other(_) => Severity::Info,
         }
     }
@@ -290,7 +357,7 @@ impl Alert {
 
     /// The headline without a template, and without the test mark.
     pub fn default_title(&self) -> String {
-        if !self.group.is_empty() {
+        if !self.group.is_empty() && !matches!(self.kind, Kind::Summary { .. }) {
             return format!("DOWN: {} monitors down", self.group.len());
         }
         let m = &self.monitor;
@@ -361,6 +428,10 @@ impl Alert {
                 ..
             } => format!("CLOSED: location {name} has no probe left; nothing checks from it"),
             Kind::Location { name, .. } => format!("ONLINE: location {name} is checking again"),
+            Kind::Summary { count, held_by } => format!(
+                "Summary: {count} {} held by {held_by}",
+                if *count == 1 { "alert" } else { "alerts" }
+            ),
             Kind::Other(event) => format!("{event}: {m}"),
         }
     }
@@ -903,6 +974,33 @@ pub fn settings(text: &str) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_summary_lists_each_held_alert_and_pages_nobody() {
+        let p = json!({"event": "alert.summary", "workspace": {"name": "Acme"},
+            "summary": {"count": 2, "heldBy": "business-hours", "alerts": [
+                {"event": "incident.created", "timestamp": "2026-12-01T02:10:00Z",
+                 "monitor": {"name": "backup"}, "failure": {"reason": "Exit status 1"},
+                 "incident": {"url": "https://t.example/incidents/inc_1"}},
+                {"event": "incident.resolved", "timestamp": "2026-12-01T03:00:00Z",
+                 "monitor": {"name": "backup"}}]}});
+        let alert = Alert::parse(&p.to_string()).expect("alert");
+        assert_eq!(alert.title(), "Summary: 2 alerts held by business-hours");
+        assert_eq!(alert.severity(), Severity::Info);
+        assert_eq!(
+            alert.group_lines(),
+            [
+                "backup: DOWN, Exit status 1 at 2026-12-01T02:10:00Z",
+                "backup: RECOVERED at 2026-12-01T03:00:00Z"
+            ]
+        );
+        assert!(alert.actions.is_empty() && alert.link.is_none());
+        assert!(
+            alert.plain().contains("- backup: RECOVERED"),
+            "{}",
+            alert.plain()
+        );
+    }
 
     #[test]
     fn a_monthly_report_reads_as_one_line_with_a_link_to_the_report() {

@@ -167,6 +167,7 @@ fn status(kind: &Kind) -> &str {
         Kind::Location { retired: true, .. } => "unknown",
         Kind::Location { online: true, .. } => "online",
         Kind::Location { .. } => "offline",
+        Kind::Summary { .. } => "summary",
         Kind::Other(event) => event,
     }
 }

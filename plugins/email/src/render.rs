@@ -91,6 +91,9 @@ pub fn render(payload: &str) -> Result<Mail, String> {
     {
         return Ok(render_group(test, list));
     }
+    if p["event"] == "alert.summary" {
+        return Ok(render_summary(payload));
+    }
     if let Some(kind) = p["event"]
         .as_str()
         .and_then(|e| e.strip_prefix("status_page."))
@@ -613,6 +616,47 @@ fn render_group(test: &str, list: &[Value]) -> Mail {
     let html = format!(
         "<!doctype html><html><body style=\"font-family:system-ui,sans-serif;color:#1f2328\"><h2 style=\"margin:0 0 12px\">{}</h2><table style=\"border-collapse:collapse\"><tr style=\"text-align:left;color:#57606a\"><th>Monitor</th><th>Reason</th><th>Region</th><th>Since</th></tr>{rows}</table></body></html>",
         escape(&headline)
+    );
+    Mail {
+        subject,
+        text,
+        html,
+    }
+}
+
+/// What an alert pipeline step held, gathered into one message when the hold ended: a
+/// line (text) or row (HTML) per notification, in the words the chat channels use.
+fn render_summary(payload: &str) -> Mail {
+    let alert = match tocsin_chat::Alert::parse(payload) {
+        Ok(alert) => alert,
+        Err(e) => {
+            return Mail {
+                subject: "Summary of held alerts".into(),
+                text: e.clone(),
+                html: format!("<p>{}</p>", escape(&e)),
+            };
+        }
+    };
+    let subject = alert.title();
+    let mut text = format!("{subject}\n\n");
+    let mut rows = String::new();
+    for e in &alert.group {
+        text.push_str(&format!("- {}: {}\n", e.monitor, e.reason));
+        if let Some(u) = &e.link {
+            text.push_str(&format!("  {u}\n"));
+        }
+        let name_cell = match &e.link {
+            Some(u) => format!("<a href=\"{}\">{}</a>", escape(u), escape(&e.monitor)),
+            None => escape(&e.monitor),
+        };
+        rows.push_str(&format!(
+            "<tr><td style=\"padding:4px 12px 4px 0\">{name_cell}</td><td style=\"padding:4px 0\">{}</td></tr>",
+            escape(&e.reason)
+        ));
+    }
+    let html = format!(
+        "<!doctype html><html><body style=\"font-family:system-ui,sans-serif;color:#1f2328\"><h2 style=\"margin:0 0 12px\">{}</h2><table style=\"border-collapse:collapse\"><tr style=\"text-align:left;color:#57606a\"><th>Monitor</th><th>What happened</th></tr>{rows}</table></body></html>",
+        escape(&subject)
     );
     Mail {
         subject,

@@ -199,6 +199,15 @@ pub fn render_with(
     {
         return Ok(render_group(test, list));
     }
+    if p["event"] == "alert.summary" {
+        // What a pipeline step held: the headline and one line per held alert.
+        let alert = tocsin_chat::Alert::parse(payload)?;
+        let mut text = format!("{test}<b>{}</b>", escape(&alert.title()));
+        for line in alert.group_lines() {
+            text.push_str(&format!("\n• {}", escape(&line)));
+        }
+        return Ok(text);
+    }
     let shaped = tocsin_chat::Alert::parse(payload)?.shaped(templates);
     if shaped.custom_title.is_some() || shaped.text.is_some() {
         let text = shaped
@@ -390,6 +399,19 @@ pub fn schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_summary_lists_what_was_held() {
+        let p = serde_json::json!({"event": "alert.summary",
+            "summary": {"count": 2, "heldBy": "business-hours", "alerts": [
+                {"event": "incident.created", "monitor": {"name": "db <1>"}, "failure": {"reason": "refused"}},
+                {"event": "incident.resolved", "monitor": {"name": "db <1>"}}]}})
+        .to_string();
+        assert_eq!(
+            render(&p).expect("text"),
+            "<b>Summary: 2 alerts held by business-hours</b>\n• db &lt;1&gt;: DOWN, refused\n• db &lt;1&gt;: RECOVERED"
+        );
+    }
 
     #[test]
     fn a_location_going_offline_and_back_reads_as_one_line_each() {

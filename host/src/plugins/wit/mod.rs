@@ -21,6 +21,8 @@ pub use latest::channel::exports::tocsin::plugin::channel_plugin::{
 pub use latest::channel::tocsin::plugin::smtp;
 pub use latest::monitor::exports::tocsin::plugin::monitor_plugin::{CheckOutcome, CheckRequest};
 pub use latest::monitor::tocsin::plugin::{http, log, net, tls, types};
+pub use latest::pipeline::exports::tocsin::plugin::pipeline_plugin::{Alert, Decision, Delay};
+pub use latest::pipeline::tocsin::plugin::clock;
 
 use super::state::CallState;
 use std::future::Future;
@@ -100,6 +102,28 @@ pub trait ChannelContract: Send + Sync {
     ) -> CallFuture<'s, Result<Receipt, DeliveryFailure>>;
 }
 
+/// A pipeline component, ready to instantiate (contract 0.3.0 on).
+pub trait PipelineContract: Send + Sync {
+    fn describe<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, PluginInfo>;
+    fn validate_config<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        config: String,
+    ) -> CallFuture<'s, Result<String, Vec<FieldError>>>;
+    fn decide<'s>(&self, store: &'s mut Store<CallState>, alert: Alert)
+    -> CallFuture<'s, Decision>;
+}
+
+/// Binds a pipeline component to the newest types.
+pub type BindPipeline =
+    fn(&Linker<CallState>, &Component) -> wasmtime::Result<Arc<dyn PipelineContract>>;
+
+/// The `pipeline` world of a version that has one: its imports and its binding.
+pub struct PipelineWorld {
+    pub link: fn(&mut Linker<CallState>) -> wasmtime::Result<()>,
+    pub bind: BindPipeline,
+}
+
 /// Binds a monitor component of one version to the newest types.
 pub type BindMonitor =
     fn(&Linker<CallState>, &Component) -> wasmtime::Result<Arc<dyn MonitorContract>>;
@@ -117,6 +141,8 @@ pub struct Version {
     pub monitor: BindMonitor,
     /// Bind a channel component built against this version.
     pub channel: BindChannel,
+    /// The pipeline world, for versions that have one (0.3.0 on).
+    pub pipeline: Option<PipelineWorld>,
 }
 
 /// Every contract version this server loads, oldest first.
@@ -200,10 +226,15 @@ macro_rules! shared_twins {
     () => {
         twin_record!(types::Header, latest::types::Header { name, value });
 
-        twin_enum!(
-            types::PluginKind,
-            latest::types::PluginKind { Monitor, Channel }
-        );
+        /// A description flows only up; an older plugin is never a pipeline step.
+        impl From<types::PluginKind> for latest::types::PluginKind {
+            fn from(v: types::PluginKind) -> Self {
+                match v {
+                    types::PluginKind::Monitor => Self::Monitor,
+                    types::PluginKind::Channel => Self::Channel,
+                }
+            }
+        }
 
         twin_record!(
             types::FieldError,

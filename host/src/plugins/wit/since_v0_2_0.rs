@@ -65,6 +65,7 @@ pub const VERSION: Version = Version {
             linker.instantiate_pre(component)?,
         )?)))
     },
+    pipeline: None,
 };
 
 // Linking, the imports served by the newest implementation, and the exports seen through

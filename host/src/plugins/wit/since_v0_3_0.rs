@@ -1,9 +1,13 @@
 //! Contract 0.3.0 (`wit/v0.3.0`), the newest: the host's imports implement it directly.
 //! Changes from 0.2.0: `plugin-info.abilities` and `plugin-info.https-only`, what a channel
 //! asks of the host (read in `plugins/abilities.rs`), and the `udp-socket` resource of
-//! `net` (host side in `datagram.rs`) with the `udp` capability.
+//! `net` (host side in `datagram.rs`) with the `udp` capability; the `pipeline` world, which
+//! no older version has, and its `clock` import (host side in `clock.rs`).
 
-use super::{CallFuture, ChannelContract, MonitorContract, MonitorInstance, Version, export_call};
+use super::{
+    CallFuture, ChannelContract, MonitorContract, MonitorInstance, PipelineContract, PipelineWorld,
+    Version, export_call,
+};
 use crate::plugins::state::CallState;
 use std::sync::Arc;
 use wasmtime::Store;
@@ -39,9 +43,24 @@ pub mod channel {
     });
 }
 
+/// World `pipeline`; its shared interfaces are the monitor world's.
+pub mod pipeline {
+    wasmtime::component::bindgen!({
+        path: "../wit/v0.3.0",
+        world: "pipeline",
+        imports: { default: async },
+        exports: { default: async },
+        with: {
+            "tocsin:plugin/types": super::monitor::tocsin::plugin::types,
+            "tocsin:plugin/log": super::monitor::tocsin::plugin::log,
+        },
+    });
+}
+
 use channel::exports::tocsin::plugin::channel_plugin::{Failure, Notification, Receipt};
 use monitor::exports::tocsin::plugin::monitor_plugin::{CheckOutcome, CheckRequest};
 use monitor::tocsin::plugin::types::{FieldError, PluginInfo};
+use pipeline::exports::tocsin::plugin::pipeline_plugin::{Alert, Decision};
 
 pub const VERSION: Version = Version {
     number: "0.3.0",
@@ -56,6 +75,16 @@ pub const VERSION: Version = Version {
             linker.instantiate_pre(component)?,
         )?)))
     },
+    pipeline: Some(PipelineWorld {
+        link: |linker| {
+            pipeline::Pipeline::add_to_linker::<CallState, HasSelf<CallState>>(linker, |s| s)
+        },
+        bind: |linker, component| {
+            Ok(Arc::new(PipelineBinding(pipeline::PipelinePre::new(
+                linker.instantiate_pre(component)?,
+            )?)))
+        },
+    }),
 };
 
 fn link(
@@ -164,6 +193,38 @@ impl ChannelContract for ChannelBinding {
             self.0,
             store,
             tocsin_plugin_channel_plugin.call_deliver(&notification)
+        )
+    }
+}
+
+struct PipelineBinding(pipeline::PipelinePre<CallState>);
+
+impl PipelineContract for PipelineBinding {
+    fn describe<'s>(&self, store: &'s mut Store<CallState>) -> CallFuture<'s, PluginInfo> {
+        export_call!(self.0, store, tocsin_plugin_pipeline_plugin.call_describe())
+    }
+
+    fn validate_config<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        config: String,
+    ) -> CallFuture<'s, Result<String, Vec<FieldError>>> {
+        export_call!(
+            self.0,
+            store,
+            tocsin_plugin_pipeline_plugin.call_validate_config(&config)
+        )
+    }
+
+    fn decide<'s>(
+        &self,
+        store: &'s mut Store<CallState>,
+        alert: Alert,
+    ) -> CallFuture<'s, Decision> {
+        export_call!(
+            self.0,
+            store,
+            tocsin_plugin_pipeline_plugin.call_decide(&alert)
         )
     }
 }
