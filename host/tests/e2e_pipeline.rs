@@ -3,7 +3,8 @@
 //! routes alerts to whoever is on duty (an override over the weekly shifts), the built-in
 //! `business-hours` lets critical monitors page and holds the rest until the hours begin,
 //! then sends what it held for a channel as one summary; a third-party step
-//! (`tests/guests/jam`, on the SDK) that traps, loops or answers nonsense never loses an
+//! (`tests/guests/jam`, on the SDK) that traps, loops or answers nonsense (a route to a
+//! channel the workspace does not have among it) never loses an
 //! alert, and one that enriches or drops does what it says. Real incidents, real
 //! deliveries to a webhook receiver on loopback, the timeline read through the API.
 
@@ -410,7 +411,7 @@ fn a_step_that_traps_loops_or_answers_nonsense_never_loses_the_alert() {
         "/v1/alert-policies",
         json!({"name": "broken steps", "failureThreshold": 1, "notifyOnRecovery": false,
                "channels": [{"type": "webhook", "url": receiver.url("/hook")}],
-               "pipeline": [jam("trap"), jam("spin"), jam("nonsense"), jam("enrich")]}),
+               "pipeline": [jam("trap"), jam("spin"), jam("nonsense"), jam("stranger"), jam("enrich")]}),
     );
     let quiet = create(
         &api,
@@ -447,12 +448,18 @@ fn a_step_that_traps_loops_or_answers_nonsense_never_loses_the_alert() {
     );
     let t = timeline(&api, &api_monitor);
     let failed = entries(&t, "pipeline_failed");
-    assert_eq!(failed.len(), 3, "{t:?}");
+    assert_eq!(failed.len(), 4, "{t:?}");
     let steps: Vec<u64> = failed
         .iter()
         .filter_map(|e| e["details"]["step"].as_u64())
         .collect();
-    assert_eq!(steps, [0, 1, 2]);
+    assert_eq!(steps, [0, 1, 2, 3]);
+    assert!(
+        failed[3]["details"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("not a channel of this workspace")),
+        "{failed:?}"
+    );
     assert!(
         failed[2]["details"]["error"]
             .as_str()

@@ -868,15 +868,18 @@ async fn edit(
     merged.remove("id");
     merged.remove("createdAt");
     merged.remove("updatedAt");
-    // A pipeline sent back as it was shown keeps what the view hides (write-only values).
-    if let Some(given) = merged.get_mut("pipeline")
-        && *given == super::pipeline_input::visible(&state.plugins, row.pipeline.as_deref(), false)
-        && let Some(stored) = row
-            .pipeline
-            .as_deref()
-            .and_then(|s| serde_json::from_str(s).ok())
-    {
-        *given = stored;
+    // A pipeline sent back as it was shown (or left out of a PATCH) is kept as stored, not
+    // checked again: what the view hides (write-only values) stays, and a step whose plugin
+    // is gone or whose channel was renamed does not block an edit of something else.
+    let keep_pipeline = row.pipeline.is_some()
+        && merged.get("pipeline")
+            == Some(&super::pipeline_input::visible(
+                &state.plugins,
+                row.pipeline.as_deref(),
+                false,
+            ));
+    if keep_pipeline {
+        merged.remove("pipeline");
     }
     // The view hides write-only settings (a bot token): an inline channel the PATCH leaves
     // in place, or sends back as it was shown, keeps the stored ones.
@@ -910,7 +913,10 @@ async fn edit(
             )?);
         }
     }
-    let v = validate(state, p, &merged).await?;
+    let mut v = validate(state, p, &merged).await?;
+    if keep_pipeline {
+        v.pipeline = row.pipeline.clone();
+    }
     // Compared once normalised (defaults filled in): a carried token must not follow a
     // channel to a new server.
     let new_channels: Value = serde_json::from_str(&v.channels).unwrap_or(Value::Null);

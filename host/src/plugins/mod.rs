@@ -712,6 +712,24 @@ impl PluginHost {
         }
     }
 
+    /// `validate-config` of any kind of plugin: no grants, the control budget.
+    async fn validate_by<F>(
+        &self,
+        name: &Arc<str>,
+        call: F,
+    ) -> Result<Result<String, Vec<FieldError>>, CallError>
+    where
+        F: for<'s> FnOnce(
+            &'s mut wasmtime::Store<CallState>,
+        ) -> wit::CallFuture<'s, Result<String, Vec<FieldError>>>,
+    {
+        let _slot = self.budgets.control.acquire().await;
+        let ctx = self.context(name, Grants::default(), limits::CONTROL_CALL_BUDGET);
+        let result = self.runtime.call(ctx, call).await;
+        count_call(name, "validate", &result);
+        result
+    }
+
     /// Ask a monitor plugin to check a configuration. `Ok(Err(..))` lists the problems.
     pub async fn validate_monitor_config(
         &self,
@@ -719,14 +737,10 @@ impl PluginHost {
         config: String,
     ) -> Result<Result<String, Vec<FieldError>>, CallError> {
         let binding = plugin.binding.clone();
-        let _slot = self.budgets.control.acquire().await;
-        let ctx = self.context(&plugin.name, Grants::default(), limits::CONTROL_CALL_BUDGET);
-        let result = self
-            .runtime
-            .call(ctx, move |store| binding.validate_config(store, config))
-            .await;
-        count_call(&plugin.name, "validate", &result);
-        result
+        self.validate_by(&plugin.name, move |store| {
+            binding.validate_config(store, config)
+        })
+        .await
     }
 
     /// A check call's context: the plugin's grants, the monitor's timeout as the budget,
@@ -852,14 +866,10 @@ impl PluginHost {
         config: String,
     ) -> Result<Result<String, Vec<FieldError>>, CallError> {
         let binding = plugin.binding.clone();
-        let _slot = self.budgets.control.acquire().await;
-        let ctx = self.context(&plugin.name, Grants::default(), limits::CONTROL_CALL_BUDGET);
-        let result = self
-            .runtime
-            .call(ctx, move |store| binding.validate_config(store, config))
-            .await;
-        count_call(&plugin.name, "validate", &result);
-        result
+        self.validate_by(&plugin.name, move |store| {
+            binding.validate_config(store, config)
+        })
+        .await
     }
 
     /// Ask a pipeline plugin to check a step's configuration.
@@ -869,14 +879,10 @@ impl PluginHost {
         config: String,
     ) -> Result<Result<String, Vec<FieldError>>, CallError> {
         let binding = plugin.binding.clone();
-        let _slot = self.budgets.control.acquire().await;
-        let ctx = self.context(&plugin.name, Grants::default(), limits::CONTROL_CALL_BUDGET);
-        let result = self
-            .runtime
-            .call(ctx, move |store| binding.validate_config(store, config))
-            .await;
-        count_call(&plugin.name, "validate", &result);
-        result
+        self.validate_by(&plugin.name, move |store| {
+            binding.validate_config(store, config)
+        })
+        .await
     }
 
     /// Ask a pipeline step what happens to one notification. A step is granted nothing

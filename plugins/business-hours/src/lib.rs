@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tocsin_plugin_sdk::typed::TypedConfig;
 use tocsin_plugin_sdk::{
-    Decision, Delay, FieldError, Info, Pipeline, PipelineAlert, export_pipeline, log,
+    Decision, Delay, FieldError, Info, Pipeline, PipelineAlert, export_pipeline,
 };
 use tocsin_schedule::{
     Day, Wall, Window, check_time, check_zone, minutes_of, moment, next_opening,
@@ -132,12 +132,8 @@ impl Pipeline for BusinessHours {
     }
 
     fn decide(config: HoursConfig, alert: PipelineAlert) -> Decision {
-        let now = match Wall::now(alert.now, &config.time_zone) {
-            Ok(now) => now,
-            Err(e) => {
-                log::log(log::Level::Error, &e);
-                return Decision::Deliver;
-            }
+        let Some(now) = Wall::now_or_log(alert.now, &config.time_zone) else {
+            return Decision::Deliver;
         };
         let zone = config.time_zone.clone();
         match hold_until(&config, &alert.tags, &now, |date, minutes| {

@@ -7,9 +7,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tocsin_plugin_sdk::typed::{TypedConfig, field_error};
-use tocsin_plugin_sdk::{
-    Decision, FieldError, Info, Pipeline, PipelineAlert, export_pipeline, log,
-};
+use tocsin_plugin_sdk::{Decision, FieldError, Info, Pipeline, PipelineAlert, export_pipeline};
 use tocsin_schedule::{Day, Wall, Window, check_time, check_zone, minutes_of};
 
 /// The most shifts and overrides one rota has.
@@ -191,12 +189,8 @@ impl Pipeline for Rota {
     }
 
     fn decide(config: RotaConfig, alert: PipelineAlert) -> Decision {
-        let now = match Wall::now(alert.now, &config.time_zone) {
-            Ok(now) => now,
-            Err(e) => {
-                log::log(log::Level::Error, &e);
-                return Decision::Deliver;
-            }
+        let Some(now) = Wall::now_or_log(alert.now, &config.time_zone) else {
+            return Decision::Deliver;
         };
         match on_duty(&config, &now) {
             Some(ids) => Decision::Route(ids.to_vec()),

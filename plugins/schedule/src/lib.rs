@@ -94,6 +94,14 @@ impl Wall {
         })
     }
 
+    /// `at` in `zone`, or None (and the reason in the server's log): a step that cannot
+    /// tell the time lets the alert go on.
+    pub fn now_or_log(at: i64, zone: &str) -> Option<Wall> {
+        Wall::now(at, zone)
+            .map_err(|e| tocsin_plugin_sdk::log::log(tocsin_plugin_sdk::log::Level::Error, &e))
+            .ok()
+    }
+
     /// Minutes since midnight.
     pub fn minutes(&self) -> u16 {
         u16::from(self.hour) * 60 + u16::from(self.minute)

@@ -1,6 +1,7 @@
 //! An alert pipeline step as a third party would write it, on the SDK (contract 0.3.0),
 //! that does what its configuration says: `trap` (a panic), `spin` (loops past its
-//! budget), `nonsense` (routes to a channel that is no channel), `enrich` (adds
+//! budget), `nonsense` (routes to a channel that is no channel), `stranger` (routes to a
+//! well-formed channel id of no channel of the workspace), `enrich` (adds
 //! `{"runbook": ...}`), or `drop` (drops the alert with a reason).
 
 use schemars::JsonSchema;
@@ -15,6 +16,7 @@ pub enum Behaviour {
     Trap,
     Spin,
     Nonsense,
+    Stranger,
     Enrich,
     Drop,
 }
@@ -52,6 +54,7 @@ impl Pipeline for Jam {
                 }
             }
             Behaviour::Nonsense => Decision::Route(vec!["ch_nobody".into()]),
+            Behaviour::Stranger => Decision::Route(vec!["ch_01JD6Z3Y5N8Q2W7R4T6V9X0B1C".into()]),
             Behaviour::Enrich => Decision::Enrich(format!(
                 r#"{{"runbook":"https://runbooks.example/{}","tags":{}}}"#,
                 alert.event,
